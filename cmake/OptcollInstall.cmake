@@ -1,0 +1,20 @@
+# install(): library archives, headers, the CLI, and a CMake package so that users can
+# find_package(optcoll) and link optcoll::optcoll.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/optcoll/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/optcoll
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
+install(TARGETS optcoll_model optcoll_schedule optcoll_verify optcoll_algorithms optcoll_sim
+                optcoll_exec optcoll_plan optcoll_api optcoll optcoll_warnings
+        EXPORT optcollTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS optcoll_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT optcollTargets NAMESPACE optcoll:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/optcollConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/optcollConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/optcollConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/optcollConfig.cmake ${PROJECT_BINARY_DIR}/optcollConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)

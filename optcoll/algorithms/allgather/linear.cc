@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// allgather/linear (also allgatherv/linear) — every rank sends its block directly to every
+// other rank (to r+1, r+2, ... in turn) and copies its own block into place.
+//
+//   p = 3:  r0: 0→1, 0→2   r1: 1→2, 1→0   r2: 2→0, 2→1
+//
+// Cost (alpha-beta, full duplex, one port, regular blocks m): (p-1)·(α + mβ) + m·copy
+//   — the same as the ring, but with p(p-1) concurrent messages instead of p per step.
+// Restrictions: none.
+// Reference: the direct-send allgather ("basic linear" in Open MPI is gather + bcast;
+//            this is the all-to-all exchange of Thakur et al., IJHPCA 2005, for allgather).
+
+#include "optcoll/algorithms/patterns/ring.h"
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allgather_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+  ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/linear");
+  const Layout& layout = b.layout();
+  const Rank p = spec.nranks;
+  for (Rank r = 0; r < p; ++r) b.copy(r, input_of(layout, r), block_in(layout, Buf::kOutput, r));
+  for (Rank shift = 1; shift < p; ++shift) {
+    for (Rank r = 0; r < p; ++r) {
+      const Rank to = patterns::ring_mod(std::int64_t{r} + shift, p);
+      b.transfer(r, to, input_of(layout, r), block_in(layout, Buf::kOutput, r));
+    }
+  }
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms

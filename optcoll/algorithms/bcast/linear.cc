@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// bcast/linear — the root sends the whole message to every other rank in turn (flat tree).
+//
+//   p = 4, root 1:  1→0, then 1→2, then 1→3
+//
+// Cost (alpha-beta, one port): (p-1)·(α + nβ); with k ports ceil((p-1)/k)·(α + nβ)
+// Restrictions: none.
+// Reference: the "basic linear" algorithm of MPICH and Open MPI; Thakur, Rabenseifner, Gropp,
+//            "Optimization of collective communication operations in MPICH", IJHPCA 2005.
+
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_bcast_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+  ScheduleBuilder b(spec, "bcast/linear");
+  auto tree = patterns::flat_tree(spec.nranks, spec.root);
+  patterns::emit_tree_bcast(b, tree, output_of(b.layout(), spec.root));
+  b.set_tree(std::move(tree));
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms

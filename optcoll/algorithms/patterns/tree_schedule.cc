@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: tree -> schedule emitters shared by every tree algorithm.
+#include "optcoll/algorithms/patterns/tree_schedule.h"
+
+#include <algorithm>
+
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll::algorithms::patterns {
+namespace {
+
+using Order = std::vector<Rank>;
+
+// Ranks in pre-order (parents before children, children in the tree's order).
+Order preorder(const TreeShape& tree) {
+  Order order;
+  order.reserve(tree.children.size());
+  std::vector<Rank> stack{tree.root};
+  while (!stack.empty()) {
+    const Rank node = stack.back();
+    stack.pop_back();
+    order.push_back(node);
+    const auto& kids = tree.children[static_cast<std::size_t>(node)];
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+  return order;
+}
+
+// Per node: the smallest and largest position (or rank) in its subtree, and its size.
+struct SubtreeSpan {
+  Rank lo = 0;
+  Rank hi = 0;
+  Rank size = 0;
+};
+
+std::vector<SubtreeSpan> subtree_spans(const TreeShape& tree, const Order& pre,
+                                       const std::vector<Rank>& key) {
+  std::vector<SubtreeSpan> span(tree.children.size());
+  for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+    const auto v = static_cast<std::size_t>(*it);
+    span[v] = {key[v], key[v], 1};
+    for (const Rank c : tree.children[v]) {
+      const auto& s = span[static_cast<std::size_t>(c)];
+      span[v].lo = std::min(span[v].lo, s.lo);
+      span[v].hi = std::max(span[v].hi, s.hi);
+      span[v].size += s.size;
+    }
+  }
+  return span;
+}
+
+// Splits `count` elements into `segments` nearly equal pieces: piece i is [first, first+len).
+std::pair<Count, Count> segment_bounds(Count count, int segments, int i) {
+  const Count base = count / segments;
+  const Count extra = count % segments;
+  const Count first = i * base + std::min<Count>(i, extra);
+  return {first, base + (i < extra ? 1 : 0)};
+}
+
+// Block layout in position order: prefix[k] = total size of the blocks at positions < k.
+struct PositionLayout {
+  std::vector<Rank> rank_at;    // inverse of positions
+  std::vector<Count> prefix;    // p + 1 entries
+  PositionLayout(const Layout& layout, const std::vector<Rank>& positions) {
+    const auto p = static_cast<std::size_t>(layout.nranks());
+    OPTCOLL_CHECK(positions.size() == p, "positions hold {} entries for {} ranks", positions.size(), p);
+    rank_at.assign(p, kNoRank);
+    for (std::size_t r = 0; r < p; ++r) {
+      const auto pos = positions[r];
+      OPTCOLL_CHECK(pos >= 0 && static_cast<std::size_t>(pos) < p &&
+                        rank_at[static_cast<std::size_t>(pos)] == kNoRank,
+                    "positions are not a permutation of 0..{}", p - 1);
+      rank_at[static_cast<std::size_t>(pos)] = static_cast<Rank>(r);
+    }
+    prefix.assign(p + 1, 0);
+    for (std::size_t k = 0; k < p; ++k) prefix[k + 1] = prefix[k] + layout.block(rank_at[k]);
+  }
+  // Elements of the blocks at positions lo..hi.
+  Count elements(Rank lo, Rank hi) const {
+    return prefix[static_cast<std::size_t>(hi) + 1] - prefix[static_cast<std::size_t>(lo)];
+  }
+  // Offset of position k's block in an area that starts with position `base`'s block.
+  Count offset(Rank base, Rank k) const {
+    return prefix[static_cast<std::size_t>(k)] - prefix[static_cast<std::size_t>(base)];
+  }
+};
+
+// Runs of consecutive real ranks among positions lo..hi: calls fn(first_pos, last_pos).
+template <typename Fn>
+void for_each_rank_run(const PositionLayout& pl, Rank lo, Rank hi, Fn fn) {
+  Rank start = lo;
+  for (Rank k = lo; k <= hi; ++k) {
+    const bool last = k == hi || pl.rank_at[static_cast<std::size_t>(k) + 1] !=
+                                     pl.rank_at[static_cast<std::size_t>(k)] + 1;
+    if (last) {
+      fn(start, k);
+      start = k + 1;
+    }
+  }
+}
+
+std::vector<SubtreeSpan> checked_position_spans(const TreeShape& tree, const Order& pre,
+                                                const std::vector<Rank>& positions) {
+  auto spans = subtree_spans(tree, pre, positions);
+  for (std::size_t v = 0; v < spans.size(); ++v) {
+    OPTCOLL_CHECK(spans[v].hi - spans[v].lo + 1 == spans[v].size,
+                  "subtree of rank {} is not a contiguous run of positions", v);
+  }
+  return spans;
+}
+
+}  // namespace
+
+std::vector<Rank> virtual_positions(Rank nranks, Rank root) {
+  std::vector<Rank> positions(static_cast<std::size_t>(nranks));
+  for (Rank r = 0; r < nranks; ++r) positions[static_cast<std::size_t>(r)] = (r - root + nranks) % nranks;
+  return positions;
+}
+
+std::vector<Rank> rank_positions(Rank nranks) {
+  std::vector<Rank> positions(static_cast<std::size_t>(nranks));
+  for (Rank r = 0; r < nranks; ++r) positions[static_cast<std::size_t>(r)] = r;
+  return positions;
+}
+
+void check_tree(const TreeShape& tree, Rank nranks) {
+  const auto p = static_cast<std::size_t>(nranks);
+  OPTCOLL_CHECK(tree.children.size() == p, "tree has {} nodes for {} ranks", tree.children.size(), p);
+  OPTCOLL_CHECK(tree.root >= 0 && tree.root < nranks, "tree root {} out of range", tree.root);
+  std::vector<int> parents(p, 0);
+  for (const auto& kids : tree.children) {
+    for (const Rank c : kids) {
+      OPTCOLL_CHECK(c >= 0 && c < nranks && c != tree.root, "tree child {} invalid", c);
+      ++parents[static_cast<std::size_t>(c)];
+    }
+  }
+  for (std::size_t r = 0; r < p; ++r) {
+    if (static_cast<Rank>(r) != tree.root) {
+      OPTCOLL_CHECK(parents[r] == 1, "rank {} has {} parents in the tree", r, parents[r]);
+    }
+  }
+  OPTCOLL_CHECK(preorder(tree).size() == p, "tree does not reach every rank from the root");
+}
+
+void emit_tree_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data, int segments) {
+  check_tree(tree, b.nranks());
+  OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
+  const Order pre = preorder(tree);
+  for (int s = 0; s < segments; ++s) {
+    const auto [first, len] = segment_bounds(data.count, segments, s);
+    const Slice piece = sub(data, first, len);
+    for (const Rank v : pre) {
+      for (const Rank c : tree.children[static_cast<std::size_t>(v)]) b.transfer(v, c, piece, piece);
+    }
+  }
+}
+
+void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
+                      Slice result, int segments) {
+  check_tree(tree, b.nranks());
+  OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
+  OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
+  const Order pre = preorder(tree);
+  const auto ranks = rank_positions(b.nranks());
+  const auto spans = subtree_spans(tree, pre, ranks);  // real-rank ranges
+  // Where each rank accumulates its subtree's partial: result on the root, scratch on inner
+  // ranks, nothing on leaves (they send their contribution as it is).
+  std::vector<Slice> partial(tree.children.size());
+  for (const Rank v : pre) {
+    const auto i = static_cast<std::size_t>(v);
+    if (v == tree.root) {
+      partial[i] = result;
+    } else if (!tree.children[i].empty()) {
+      partial[i] = b.scratch(v, contribution.count);
+    } else {
+      partial[i] = contribution;
+    }
+  }
+  for (int s = 0; s < segments; ++s) {
+    const auto [first, len] = segment_bounds(contribution.count, segments, s);
+    // Post-order: children's partials are complete before their parents combine them.
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+      const Rank v = *it;
+      const auto i = static_cast<std::size_t>(v);
+      const auto& kids = tree.children[i];
+      if (kids.empty() && v != tree.root) continue;
+      const Slice acc = sub(partial[i], first, len);
+      b.copy(v, sub(contribution, first, len), acc);
+      Rank lo = v;  // lowest rank combined so far
+      for (const Rank c : kids) {
+        // Incoming on the left when the child's ranks precede everything combined so far.
+        // (A child that straddles the range is only valid for commutative operators; the
+        // verifier rejects it otherwise.)
+        const auto& cs = spans[static_cast<std::size_t>(c)];
+        const Side side = cs.hi < lo ? Side::kLeft : Side::kRight;
+        b.transfer_reduce(c, v, sub(partial[static_cast<std::size_t>(c)], first, len), acc, side);
+        lo = std::min(lo, cs.lo);
+      }
+    }
+  }
+}
+
+void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree,
+                      const std::vector<Rank>& positions, Slice root_dest) {
+  const Layout& layout = b.layout();
+  check_tree(tree, layout.nranks());
+  OPTCOLL_CHECK(root_dest.count == layout.total(), "gather destination holds {} of {} elements",
+                root_dest.count, layout.total());
+  const Order pre = preorder(tree);
+  const auto spans = checked_position_spans(tree, pre, positions);
+  const PositionLayout pl(layout, positions);
+  // data[v]: v's subtree in position order (its input block for a leaf, scratch otherwise).
+  std::vector<Slice> data(tree.children.size());
+  for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+    const Rank v = *it;
+    const auto i = static_cast<std::size_t>(v);
+    const Slice own{Buf::kInput, 0, layout.block(v)};
+    if (v == tree.root) {
+      b.copy(v, own, block_at(layout, root_dest, v));
+      for (const Rank c : tree.children[i]) {
+        const auto& cs = spans[static_cast<std::size_t>(c)];
+        const Slice from = data[static_cast<std::size_t>(c)];
+        for_each_rank_run(pl, cs.lo, cs.hi, [&](Rank k1, Rank k2) {
+          const Rank first_rank = pl.rank_at[static_cast<std::size_t>(k1)];
+          const Count offset = pl.offset(cs.lo, k1);
+          const Count len = pl.elements(k1, k2);
+          b.transfer(c, v, sub(from, offset, len),
+                     sub(root_dest, layout.displ(first_rank), len));
+        });
+      }
+      continue;
+    }
+    if (tree.children[i].empty()) {
+      data[i] = own;
+      continue;
+    }
+    const auto& vs = spans[i];
+    const Slice area = b.scratch(v, pl.elements(vs.lo, vs.hi));
+    data[i] = area;
+    b.copy(v, own, sub(area, pl.offset(vs.lo, positions[i]), layout.block(v)));
+    for (const Rank c : tree.children[i]) {
+      const auto& cs = spans[static_cast<std::size_t>(c)];
+      b.transfer(c, v, data[static_cast<std::size_t>(c)],
+                 sub(area, pl.offset(vs.lo, cs.lo), pl.elements(cs.lo, cs.hi)));
+    }
+  }
+}
+
+void emit_tree_scatter(ScheduleBuilder& b, const TreeShape& tree,
+                       const std::vector<Rank>& positions, Slice root_source) {
+  const Layout& layout = b.layout();
+  check_tree(tree, layout.nranks());
+  OPTCOLL_CHECK(root_source.count == layout.total(), "scatter source holds {} of {} elements",
+                root_source.count, layout.total());
+  const Order pre = preorder(tree);
+  const auto spans = checked_position_spans(tree, pre, positions);
+  const PositionLayout pl(layout, positions);
+  // data[v]: where v receives its subtree (its output block for a leaf, scratch otherwise).
+  std::vector<Slice> data(tree.children.size());
+  for (const Rank v : pre) {
+    const auto i = static_cast<std::size_t>(v);
+    const Slice own_out{Buf::kOutput, 0, layout.block(v)};
+    auto landing = [&](Rank c) {
+      const auto ci = static_cast<std::size_t>(c);
+      data[ci] = tree.children[ci].empty()
+                     ? Slice{Buf::kOutput, 0, layout.block(c)}
+                     : b.scratch(c, pl.elements(spans[ci].lo, spans[ci].hi));
+      return data[ci];
+    };
+    if (v == tree.root) {
+      for (const Rank c : tree.children[i]) {
+        const auto& cs = spans[static_cast<std::size_t>(c)];
+        const Slice to = landing(c);
+        for_each_rank_run(pl, cs.lo, cs.hi, [&](Rank k1, Rank k2) {
+          const Rank first_rank = pl.rank_at[static_cast<std::size_t>(k1)];
+          const Count offset = pl.offset(cs.lo, k1);
+          const Count len = pl.elements(k1, k2);
+          b.transfer(v, c, sub(root_source, layout.displ(first_rank), len), sub(to, offset, len));
+        });
+      }
+      b.copy(v, block_at(layout, root_source, v), own_out);
+      continue;
+    }
+    if (tree.children[i].empty()) continue;  // received straight into its output
+    const auto& vs = spans[i];
+    const Slice area = data[i];
+    for (const Rank c : tree.children[i]) {
+      const auto& cs = spans[static_cast<std::size_t>(c)];
+      b.transfer(v, c, sub(area, pl.offset(vs.lo, cs.lo), pl.elements(cs.lo, cs.hi)), landing(c));
+    }
+    b.copy(v, sub(area, pl.offset(vs.lo, positions[i]), layout.block(v)), own_out);
+  }
+}
+
+}  // namespace optcoll::algorithms::patterns

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: turns any TreeShape into broadcast, reduce, scatter(v) or gather(v) steps on a
+// ScheduleBuilder. Registry algorithms (binomial, linear, compositions) and planners share
+// it, so a tree's schedule is written once.
+//
+// Scatter and gather keep each subtree's blocks contiguous in a per-node scratch area,
+// ordered by `positions` (a permutation of 0..p-1): every subtree's ranks must occupy a
+// contiguous run of positions. Binomial trees use virtual ranks (r - root) mod p; trees
+// over rank ranges use the ranks themselves. Where a child's subtree is not one run of
+// consecutive real ranks (the wrap-around at rank p-1 of a relabelled tree), the root sends
+// or receives it as one message per run.
+#pragma once
+
+#include <vector>
+
+#include "optcoll/schedule/builder.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::algorithms::patterns {
+
+// positions[r] = (r - root) mod p.
+std::vector<Rank> virtual_positions(Rank nranks, Rank root);
+// positions[r] = r.
+std::vector<Rank> rank_positions(Rank nranks);
+
+// Throws InternalError unless `tree` spans all p ranks exactly once from tree.root.
+void check_tree(const TreeShape& tree, Rank nranks);
+
+// One-to-all: the root holds `data` beforehand; afterwards every rank holds it at the same
+// slice. Each edge carries it in `segments` pieces (pipelining; 1 = whole message).
+void emit_tree_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data, int segments = 1);
+
+// All-to-one: combines `contribution` (the same slice on every rank) up the tree into
+// `result` on the root. Inner ranks accumulate in scratch; each child's partial is
+// received with RecvReduce on the side its ranks lie (so rank order is kept whenever every
+// subtree spans a contiguous rank range and children are met outward in rank order).
+void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
+                      Slice result, int segments = 1);
+
+// Gather of each rank's input block (input[0, block(r))) to `root_dest` (layout.total()
+// elements in rank order on the root; block r at displ(r)).
+void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree,
+                      const std::vector<Rank>& positions, Slice root_dest);
+
+// Scatter of `root_source` (layout.total() elements in rank order on the root) so that
+// every rank r ends with its block in output[0, block(r)).
+void emit_tree_scatter(ScheduleBuilder& b, const TreeShape& tree,
+                       const std::vector<Rank>& positions, Slice root_source);
+
+}  // namespace optcoll::algorithms::patterns

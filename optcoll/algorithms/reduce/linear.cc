@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// reduce/linear — every rank sends its vector to the root, which combines them one by one,
+// moving outward from itself so that operands stay in rank order.
+//
+//   p = 5, root 2:  out = x2;  out = x1⊕out;  out = x0⊕out;  out = out⊕x3;  out = out⊕x4
+//
+// Cost (alpha-beta-gamma, one port, no overlap): n·copy + (p-1)·(α + nβ + nγ)
+// Restrictions: none (non-commutative operators are combined in rank order).
+// Reference: the "basic linear" reduce of MPICH and Open MPI.
+
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_reduce_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+  ScheduleBuilder b(spec, "reduce/linear");
+  const Rank root = spec.root;
+  TreeShape tree;
+  tree.root = root;
+  tree.children.resize(static_cast<std::size_t>(spec.nranks));
+  auto& kids = tree.children[static_cast<std::size_t>(root)];
+  for (Rank q = root - 1; q >= 0; --q) kids.push_back(q);
+  for (Rank q = root + 1; q < spec.nranks; ++q) kids.push_back(q);
+  patterns::emit_tree_reduce(b, tree, input_of(b.layout(), root), output_of(b.layout(), root));
+  b.set_tree(std::move(tree));
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms

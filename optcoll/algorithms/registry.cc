@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: expands algorithms.def twice: into declarations, then into the AlgorithmInfo table.
+#include "optcoll/algorithms/registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "optcoll/algorithms/restrictions.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll::algorithms {
+
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
+  Schedule builder(const CollectiveSpec&, const Params&);                                         \
+  std::optional<std::string> why_not(const CollectiveSpec&, const Params&);                       \
+  std::span<const ParamInfo> params();
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_ALGORITHM
+
+namespace {
+
+constexpr CollectiveKind kind_named(std::string_view name) {
+  constexpr std::array<std::pair<std::string_view, CollectiveKind>, 14> kNames{{
+      {"bcast", CollectiveKind::kBcast},
+      {"reduce", CollectiveKind::kReduce},
+      {"scatter", CollectiveKind::kScatter},
+      {"scatterv", CollectiveKind::kScatterv},
+      {"gather", CollectiveKind::kGather},
+      {"gatherv", CollectiveKind::kGatherv},
+      {"allgather", CollectiveKind::kAllgather},
+      {"allgatherv", CollectiveKind::kAllgatherv},
+      {"reduce_scatter", CollectiveKind::kReduceScatter},
+      {"reduce_scatter_block", CollectiveKind::kReduceScatterBlock},
+      {"allreduce", CollectiveKind::kAllreduce},
+      {"alltoall", CollectiveKind::kAlltoall},
+      {"alltoallv", CollectiveKind::kAlltoallv},
+      {"barrier", CollectiveKind::kBarrier},
+  }};
+  for (const auto& [n, kind] : kNames) {
+    if (n == name) return kind;
+  }
+  throw "algorithms.def names an unknown collective";  // a compile error in constant evaluation
+}
+
+constexpr AlgorithmInfo kAlgorithms[] = {
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
+  AlgorithmInfo{#collective "/" #name, kind_named(#collective), summary, cost, restrictions,       \
+                &builder, &why_not, &params},
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_ALGORITHM
+};
+
+std::string known_names(CollectiveKind kind) {
+  std::string names;
+  for (const auto& info : kAlgorithms) {
+    if (info.collective != kind) continue;
+    if (!names.empty()) names += ", ";
+    names += info.short_name();
+  }
+  return names.empty() ? std::string("none") : names;
+}
+
+}  // namespace
+
+std::span<const AlgorithmInfo> all_algorithms() { return kAlgorithms; }
+
+const AlgorithmInfo* find_algorithm(std::string_view name) {
+  for (const auto& info : kAlgorithms) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
+  std::vector<const AlgorithmInfo*> found;
+  for (const auto& info : kAlgorithms) {
+    if (info.collective == kind) found.push_back(&info);
+  }
+  return found;
+}
+
+Params resolve_params(const AlgorithmInfo& info, const Params& given) {
+  const auto declared = info.params();
+  for (const auto& [name, value] : given.values()) {
+    const bool known = std::any_of(declared.begin(), declared.end(),
+                                   [&](const ParamInfo& p) { return p.name == name; });
+    if (!known) {
+      std::string names;
+      for (const auto& p : declared) names += (names.empty() ? "" : ", ") + std::string(p.name);
+      throw_invalid("{} has no parameter '{}' (it takes: {})", info.name, name,
+                    names.empty() ? "no parameters" : names);
+    }
+  }
+  Params resolved = given;
+  for (const auto& p : declared) {
+    if (!resolved.has(p.name)) resolved.set(std::string(p.name), std::string(p.default_value));
+  }
+  return resolved;
+}
+
+Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params) {
+  validate(spec);
+  if (spec.kind != info.collective) {
+    throw_invalid("{} is an algorithm for {}, not for {}", info.name,
+                  collective_name(info.collective), collective_name(spec.kind));
+  }
+  const Params resolved = resolve_params(info, params);
+  if (auto reason = info.why_not(spec, resolved)) {
+    throw Error(ErrorCode::kNotApplicable,
+                fmt::format("{} does not apply to {}: {}", info.name, describe(spec), *reason));
+  }
+  return info.build(spec, resolved);
+}
+
+const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind) {
+  const std::string full = name.find('/') == std::string_view::npos
+                               ? fmt::format("{}/{}", collective_name(kind), name)
+                               : std::string(name);
+  const AlgorithmInfo* info = find_algorithm(full);
+  if (info == nullptr) {
+    throw_invalid("unknown algorithm '{}' for {} (known: {})", name, collective_name(kind),
+                  known_names(kind));
+  }
+  if (info->collective != kind) {
+    throw_invalid("{} is an algorithm for {}, not for {}", info->name,
+                  collective_name(info->collective), collective_name(kind));
+  }
+  return *info;
+}
+
+Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params) {
+  return build(lookup(name, spec.kind), spec, params);
+}
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the registry of algorithms, expanded from algorithms.def: the one list that the CLI,
+// selection, documentation, tests and benchmarks all read.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "optcoll/algorithms/params.h"
+#include "optcoll/model/collective.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::algorithms {
+
+using BuildFn = Schedule (*)(const CollectiveSpec&, const Params&);
+// Empty if the algorithm applies; otherwise a human reason ("needs commutative operator").
+using WhyNotFn = std::optional<std::string> (*)(const CollectiveSpec&, const Params&);
+using ParamsFn = std::span<const ParamInfo> (*)();
+
+struct AlgorithmInfo {
+  std::string_view name;  // "allgather/ring": "<collective>/<algorithm>"
+  CollectiveKind collective;
+  std::string_view summary;
+  std::string_view cost;          // the header's cost formula
+  std::string_view restrictions;  // what why_not enforces, in words
+  BuildFn build;
+  WhyNotFn why_not;
+  ParamsFn params;
+
+  std::string_view short_name() const { return name.substr(name.find('/') + 1); }
+};
+
+std::span<const AlgorithmInfo> all_algorithms();
+const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr if unknown
+std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind);
+
+// Fills in defaults; throws Error(kInvalidArgument) for a parameter the algorithm does not
+// declare (the message lists the ones it does).
+Params resolve_params(const AlgorithmInfo& info, const Params& given);
+
+// The checked way to build: validates the spec, resolves parameters, and consults why_not.
+// Throws Error(kInvalidArgument) for a bad spec or parameter and Error(kNotApplicable) with
+// the why_not reason.
+Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params = {});
+
+// As above by name. `name` is "<collective>/<algorithm>" or just "<algorithm>" (looked up
+// under spec.kind). Unknown names throw Error(kInvalidArgument) listing the known ones.
+const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind);
+Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params = {});
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: collective kinds, spec validation, buffer layouts and postconditions.
+#include "optcoll/model/collective.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+struct KindName {
+  CollectiveKind kind;
+  std::string_view name;
+};
+
+constexpr std::array<KindName, 14> kKindNames{{
+    {CollectiveKind::kBcast, "bcast"},
+    {CollectiveKind::kReduce, "reduce"},
+    {CollectiveKind::kScatter, "scatter"},
+    {CollectiveKind::kScatterv, "scatterv"},
+    {CollectiveKind::kGather, "gather"},
+    {CollectiveKind::kGatherv, "gatherv"},
+    {CollectiveKind::kAllgather, "allgather"},
+    {CollectiveKind::kAllgatherv, "allgatherv"},
+    {CollectiveKind::kReduceScatter, "reduce_scatter"},
+    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block"},
+    {CollectiveKind::kAllreduce, "allreduce"},
+    {CollectiveKind::kAlltoall, "alltoall"},
+    {CollectiveKind::kAlltoallv, "alltoallv"},
+    {CollectiveKind::kBarrier, "barrier"},
+}};
+
+constexpr std::array<CollectiveKind, 14> kAllKinds = [] {
+  std::array<CollectiveKind, 14> kinds{};
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) kinds[i] = kKindNames[i].kind;
+  return kinds;
+}();
+
+// a + b, or an error naming `what` when it would exceed kMaxCount.
+Count checked_add(Count a, Count b, std::string_view what) {
+  if (b > kMaxCount - a) {
+    throw_invalid("{} exceeds the limit of 2^48 elements", what);
+  }
+  return a + b;
+}
+
+Count checked_mul(Count a, Count b, std::string_view what) {
+  if (a != 0 && b > kMaxCount / a) {
+    throw_invalid("{} exceeds the limit of 2^48 elements ({} x {})", what, a, b);
+  }
+  return a * b;
+}
+
+
+}  // namespace
+
+std::string_view collective_name(CollectiveKind kind) {
+  for (const auto& entry : kKindNames) {
+    if (entry.kind == kind) return entry.name;
+  }
+  return "unknown";
+}
+
+std::optional<CollectiveKind> parse_collective(std::string_view name) {
+  for (const auto& entry : kKindNames) {
+    if (entry.name == name) return entry.kind;
+  }
+  return std::nullopt;
+}
+
+std::span<const CollectiveKind> all_collectives() { return kAllKinds; }
+
+bool is_rooted(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool takes_counts(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kScatterv:
+    case CollectiveKind::kGatherv:
+    case CollectiveKind::kAllgatherv:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAlltoallv:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_reduction(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllreduce:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool needs_synchronization(CollectiveKind kind) { return kind == CollectiveKind::kBarrier; }
+
+void validate(const CollectiveSpec& spec) {
+  const std::string_view name = collective_name(spec.kind);
+  if (name == "unknown") throw_invalid("unknown collective kind {}", static_cast<int>(spec.kind));
+  if (spec.nranks < 1) throw_invalid("{}: nranks must be at least 1, got {}", name, spec.nranks);
+  if (spec.nranks > (Rank{1} << 24)) {
+    throw_invalid("{}: nranks {} exceeds the limit of 2^24", name, spec.nranks);
+  }
+  if (is_rooted(spec.kind)) {
+    if (spec.root < 0 || spec.root >= spec.nranks) {
+      throw_invalid("{}: root {} out of range for nranks {}", name, spec.root, spec.nranks);
+    }
+  } else if (spec.root != 0) {
+    throw_invalid("{} has no root (got root {})", name, spec.root);
+  }
+  if (spec.elem_bytes < 1 || spec.elem_bytes > 4096) {
+    throw_invalid("{}: elem_bytes must be in 1..4096, got {}", name, spec.elem_bytes);
+  }
+  if (spec.kind == CollectiveKind::kBarrier) {
+    if (spec.count != 0 || !spec.counts.empty()) throw_invalid("barrier carries no data");
+    return;
+  }
+  if (!takes_counts(spec.kind)) {
+    if (!spec.counts.empty()) {
+      throw_invalid("{} takes a uniform count, not per-rank counts (got {} counts)", name,
+                    spec.counts.size());
+    }
+    if (spec.count < 0) throw_invalid("{}: count must be non-negative, got {}", name, spec.count);
+    if (spec.count > kMaxCount) throw_invalid("{}: count {} exceeds 2^48", name, spec.count);
+    // Block-structured kinds hold up to p blocks in one buffer.
+    const bool whole_message = spec.kind == CollectiveKind::kBcast ||
+                               spec.kind == CollectiveKind::kReduce ||
+                               spec.kind == CollectiveKind::kAllreduce;
+    if (!whole_message) checked_mul(spec.count, spec.nranks, fmt::format("{} buffer", name));
+    return;
+  }
+  if (spec.count != 0) {
+    throw_invalid("{} takes per-rank counts, not a uniform count (got count {})", name,
+                  spec.count);
+  }
+  const std::size_t p = static_cast<std::size_t>(spec.nranks);
+  const std::size_t expected = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
+  if (spec.counts.size() != expected) {
+    if (spec.kind == CollectiveKind::kAlltoallv) {
+      throw_invalid("alltoallv needs {} counts (nranks x nranks, row = sender), got {}",
+                    expected, spec.counts.size());
+    }
+    throw_invalid("{} needs {} counts (one per rank), got {}", name, expected,
+                  spec.counts.size());
+  }
+  for (std::size_t i = 0; i < spec.counts.size(); ++i) {
+    if (spec.counts[i] < 0) throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
+  }
+  if (spec.kind == CollectiveKind::kAlltoallv) {
+    for (std::size_t i = 0; i < p; ++i) {
+      Count row = 0;
+      Count col = 0;
+      for (std::size_t j = 0; j < p; ++j) {
+        row = checked_add(row, spec.counts[i * p + j], fmt::format("alltoallv: rank {}'s input", i));
+        col = checked_add(col, spec.counts[j * p + i], fmt::format("alltoallv: rank {}'s output", i));
+      }
+    }
+    return;
+  }
+  Count total = 0;
+  for (const Count c : spec.counts) total = checked_add(total, c, fmt::format("{}: the sum of counts", name));
+}
+
+CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank root) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = nranks;
+  spec.count = count;
+  spec.root = root;
+  validate(spec);
+  return spec;
+}
+
+CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> counts,
+                           Rank root) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = nranks;
+  spec.counts = std::move(counts);
+  spec.root = root;
+  validate(spec);
+  return spec;
+}
+
+Layout::Layout(CollectiveSpec spec) : spec_(std::move(spec)) {
+  validate(spec_);
+  const auto p = static_cast<std::size_t>(spec_.nranks);
+  if (spec_.kind == CollectiveKind::kAlltoallv) {
+    send_displs_.assign(p * (p + 1), 0);
+    recv_displs_.assign(p * (p + 1), 0);
+    for (std::size_t i = 0; i < p; ++i) {
+      for (std::size_t j = 0; j < p; ++j) {
+        send_displs_[i * (p + 1) + j + 1] = send_displs_[i * (p + 1) + j] + spec_.counts[i * p + j];
+        recv_displs_[j * (p + 1) + i + 1] = recv_displs_[j * (p + 1) + i] + spec_.counts[i * p + j];
+      }
+    }
+  } else if (!spec_.counts.empty()) {
+    displs_.assign(p + 1, 0);
+    for (std::size_t r = 0; r < p; ++r) displs_[r + 1] = displs_[r] + spec_.counts[r];
+  }
+}
+
+Count Layout::block(Rank r) const {
+  switch (spec_.kind) {
+    case CollectiveKind::kBarrier:
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      return 0;
+    default:
+      return spec_.counts.empty() ? spec_.count : spec_.counts[static_cast<std::size_t>(r)];
+  }
+}
+
+Count Layout::displ(Rank r) const {
+  switch (spec_.kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllreduce:
+    case CollectiveKind::kBarrier:
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      return 0;
+    default:
+      return displs_.empty() ? spec_.count * r : displs_[static_cast<std::size_t>(r)];
+  }
+}
+
+Count Layout::total() const {
+  switch (spec_.kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllreduce:
+      return spec_.count;
+    case CollectiveKind::kBarrier:
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      return 0;
+    default:
+      return displs_.empty() ? spec_.count * spec_.nranks : displs_.back();
+  }
+}
+
+Count Layout::input_count(Rank r) const {
+  const Count n = spec_.count;
+  switch (spec_.kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kBarrier:
+      return 0;
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllreduce:
+      return n;
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+      return r == spec_.root ? total() : 0;
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv:
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+      return block(r);
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+      return total();
+    case CollectiveKind::kAlltoall:
+      return n * spec_.nranks;
+    case CollectiveKind::kAlltoallv:
+      return send_displ(r, spec_.nranks - 1) + pair_count(r, spec_.nranks - 1);
+  }
+  return 0;
+}
+
+Count Layout::output_count(Rank r) const {
+  const Count n = spec_.count;
+  switch (spec_.kind) {
+    case CollectiveKind::kBarrier:
+      return 0;
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kAllreduce:
+      return n;
+    case CollectiveKind::kReduce:
+      return r == spec_.root ? n : 0;
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+      return block(r);
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv:
+      return r == spec_.root ? total() : 0;
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+      return total();
+    case CollectiveKind::kAlltoall:
+      return n * spec_.nranks;
+    case CollectiveKind::kAlltoallv:
+      return recv_displ(r, spec_.nranks - 1) + pair_count(spec_.nranks - 1, r);
+  }
+  return 0;
+}
+
+Count Layout::buffer_count(Rank r, Buf buf) const {
+  switch (buf) {
+    case Buf::kInput: return input_count(r);
+    case Buf::kOutput: return output_count(r);
+    case Buf::kScratch: break;
+  }
+  return 0;
+}
+
+Count Layout::pair_count(Rank from, Rank to) const {
+  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count;
+  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_.nranks);
+  return spec_.counts[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
+}
+
+Count Layout::send_displ(Rank from, Rank to) const {
+  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count * to;
+  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_.nranks);
+  return send_displs_[static_cast<std::size_t>(from) * (p + 1) + static_cast<std::size_t>(to)];
+}
+
+Count Layout::recv_displ(Rank to, Rank from) const {
+  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count * from;
+  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_.nranks);
+  return recv_displs_[static_cast<std::size_t>(to) * (p + 1) + static_cast<std::size_t>(from)];
+}
+
+std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf) {
+  std::vector<ValueRun> runs;
+  if (buf == Buf::kInput) {
+    const Count n = layout.input_count(r);
+    if (n > 0) runs.push_back({0, n, 0, r, r});
+  } else if (buf == Buf::kOutput && layout.kind() == CollectiveKind::kBcast &&
+             r == layout.root() && layout.total() > 0) {
+    runs.push_back({0, layout.total(), 0, r, r});
+  }
+  return runs;
+}
+
+std::vector<ValueRun> expected_output(const Layout& layout, Rank r) {
+  std::vector<ValueRun> runs;
+  const Rank p = layout.nranks();
+  const Rank root = layout.root();
+  auto add = [&runs](Count offset, Count count, Count index_base, Rank first, Rank last) {
+    if (count > 0) runs.push_back({offset, count, index_base, first, last});
+  };
+  switch (layout.kind()) {
+    case CollectiveKind::kBarrier:
+      break;
+    case CollectiveKind::kBcast:
+      add(0, layout.total(), 0, root, root);
+      break;
+    case CollectiveKind::kReduce:
+      if (r == root) add(0, layout.total(), 0, 0, p - 1);
+      break;
+    case CollectiveKind::kAllreduce:
+      add(0, layout.total(), 0, 0, p - 1);
+      break;
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+      add(0, layout.block(r), layout.displ(r), root, root);
+      break;
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv:
+      if (r != root) break;
+      [[fallthrough]];
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+      for (Rank q = 0; q < p; ++q) add(layout.displ(q), layout.block(q), 0, q, q);
+      break;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+      add(0, layout.block(r), layout.displ(r), 0, p - 1);
+      break;
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      for (Rank q = 0; q < p; ++q) {
+        add(layout.recv_displ(r, q), layout.pair_count(q, r), layout.send_displ(q, r), q, q);
+      }
+      break;
+  }
+  return runs;
+}
+
+std::string describe(const CollectiveSpec& spec) {
+  std::string text = fmt::format("{} p={}", collective_name(spec.kind), spec.nranks);
+  if (is_rooted(spec.kind)) text += fmt::format(" root={}", spec.root);
+  if (spec.kind == CollectiveKind::kBarrier) return text;
+  if (spec.counts.empty()) {
+    text += fmt::format(" count={}", spec.count);
+  } else {
+    Count total = 0;
+    for (const Count c : spec.counts) total += c;
+    constexpr std::size_t kShown = 8;
+    std::string shown;
+    for (std::size_t i = 0; i < spec.counts.size() && i < kShown; ++i) {
+      shown += (i ? "," : "") + std::to_string(spec.counts[i]);
+    }
+    if (spec.counts.size() > kShown) shown += ",...";
+    text += fmt::format(" counts=[{}] (total {})", shown, total);
+  }
+  if (!spec.commutative) text += " noncommutative";
+  return text;
+}
+
+}  // namespace optcoll

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: what a collective call *means*, independent of algorithm and backend: its kind, its
+// buffer layout per rank, and its postcondition in symbolic form (shared by the verifier and
+// the tests).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "optcoll/model/types.h"
+
+namespace optcoll {
+
+// One enumerator per MPI collective name. The v-variants are separate kinds (unlike MPI's
+// implementations, which share code) because they are separate registry keys: an algorithm is
+// registered as "gatherv/binomial" or "gather/binomial", and the CLI takes these names.
+enum class CollectiveKind : std::uint8_t {
+  kBcast,
+  kReduce,
+  kScatter,
+  kScatterv,
+  kGather,
+  kGatherv,
+  kAllgather,
+  kAllgatherv,
+  kReduceScatter,       // MPI_Reduce_scatter: per-rank recvcounts
+  kReduceScatterBlock,  // MPI_Reduce_scatter_block: uniform block
+  kAllreduce,
+  kAlltoall,
+  kAlltoallv,
+  kBarrier,
+};
+
+// "bcast", "reduce", ..., "barrier": the names used by the CLI and the registry.
+std::string_view collective_name(CollectiveKind kind);
+std::optional<CollectiveKind> parse_collective(std::string_view name);
+std::span<const CollectiveKind> all_collectives();
+
+bool is_rooted(CollectiveKind kind);       // bcast, reduce, scatter(v), gather(v)
+bool takes_counts(CollectiveKind kind);    // the v-variants and reduce_scatter
+bool is_reduction(CollectiveKind kind);    // reduce, allreduce, reduce_scatter(_block)
+
+// Describes one collective call. Data sizes are element counts.
+//
+//   count   bcast/reduce/allreduce: the message; scatter/gather/allgather/reduce_scatter_block:
+//           the per-rank block; alltoall: the block per (sender, receiver) pair.
+//   counts  scatterv/gatherv/allgatherv/reduce_scatter: one block per rank (size p);
+//           alltoallv: a p x p row-major matrix, counts[i*p + j] = elements i sends to j.
+//
+// Use validate() (or Layout, which validates) before trusting a spec from outside.
+struct CollectiveSpec {
+  CollectiveKind kind = CollectiveKind::kBcast;
+  Rank nranks = 0;
+  Rank root = 0;               // rooted kinds only; must be 0 otherwise
+  Count count = 0;             // regular kinds only; must be 0 for the v-variants
+  std::vector<Count> counts;   // v-variants only
+  bool commutative = true;     // false: the operator is only associative (rank order matters)
+  std::size_t elem_bytes = 4;  // used by sim/ (per-byte models) and as a default in exec/
+
+  bool operator==(const CollectiveSpec&) const = default;
+};
+
+// Throws Error(kInvalidArgument) naming the first problem: nranks < 1, root out of range, a
+// negative count, counts of the wrong length, a negative entry, a total above kMaxCount, ...
+void validate(const CollectiveSpec& spec);
+
+// Convenience constructors (validated).
+CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank root = 0);
+CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> counts,
+                           Rank root = 0);
+
+// The buffer layout of a (validated) spec: block sizes and displacements in O(1) each.
+class Layout {
+ public:
+  explicit Layout(CollectiveSpec spec);  // validates
+
+  const CollectiveSpec& spec() const { return spec_; }
+  CollectiveKind kind() const { return spec_.kind; }
+  Rank nranks() const { return spec_.nranks; }
+  Rank root() const { return spec_.root; }
+
+  // Block of rank r: its share of a scatter/gather/allgather/reduce_scatter buffer; the whole
+  // message for bcast/reduce/allreduce; 0 for barrier and alltoall(v) (see pair_count).
+  Count block(Rank r) const;
+  Count displ(Rank r) const;  // sum of the blocks of ranks 0..r-1
+  Count total() const;        // sum of all blocks (the message size for bcast/reduce/allreduce)
+
+  Count input_count(Rank r) const;
+  Count output_count(Rank r) const;
+  Count buffer_count(Rank r, Buf buf) const;  // input or output; scratch is the schedule's
+
+  // alltoall(v): elements `from` sends to `to`, where they sit in `from`'s input, and where
+  // they land in `to`'s output.
+  Count pair_count(Rank from, Rank to) const;
+  Count send_displ(Rank from, Rank to) const;
+  Count recv_displ(Rank to, Rank from) const;
+
+ private:
+  CollectiveSpec spec_;
+  std::vector<Count> displs_;       // p+1 prefix sums of blocks (v-variants)
+  std::vector<Count> send_displs_;  // alltoallv: p*(p+1) row prefix sums
+  std::vector<Count> recv_displs_;  // alltoallv: column prefix sums, indexed [to*(p+1)+from]
+};
+
+// A run of `count` consecutive buffer elements starting at `offset` whose symbolic value is:
+// element `index_base + k` of the combination, in rank order, of the inputs of ranks
+// first..last. A single rank's data has first == last.
+struct ValueRun {
+  Count offset = 0;
+  Count count = 0;
+  Count index_base = 0;
+  Rank first = 0;
+  Rank last = 0;
+  bool operator==(const ValueRun&) const = default;
+};
+
+// What rank r's buffer `buf` holds before the collective starts (runs sorted by offset;
+// elements not covered are undefined). Inputs hold the rank's own data; bcast's root holds
+// the message in its output buffer (MPI_Bcast has a single buffer).
+std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf);
+
+// The postcondition: what rank r's output buffer must hold afterwards (runs sorted by
+// offset, covering the whole output buffer). Barrier has no data; its postcondition is
+// synchronization (every rank finishes after every rank started), see needs_synchronization.
+std::vector<ValueRun> expected_output(const Layout& layout, Rank r);
+bool needs_synchronization(CollectiveKind kind);
+
+// One-line description for messages: "gatherv p=8 root=2 counts=[3,0,...] (total 17)".
+std::string describe(const CollectiveSpec& spec);
+
+}  // namespace optcoll

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: cost model arithmetic, validation, JSON model files and lower bounds.
+#include "optcoll/model/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+void check_parameter(std::string_view name, double value) {
+  if (std::isnan(value)) throw_invalid("model parameter {} is NaN", name);
+  if (std::isinf(value)) throw_invalid("model parameter {} is infinite", name);
+  if (value < 0) throw_invalid("model parameter {} is negative ({})", name, value);
+}
+
+std::size_t pair_index(const CostModel& model, Rank from, Rank to) {
+  return static_cast<std::size_t>(from) * static_cast<std::size_t>(model.pair_nranks) +
+         static_cast<std::size_t>(to);
+}
+
+// Smallest t with (k+1)^t >= n: rounds for one rank's data to reach n ranks with k ports.
+int spread_rounds(Count n, int ports) {
+  int rounds = 0;
+  Count reached = 1;
+  while (reached < n) {
+    reached *= (ports + 1);
+    ++rounds;
+  }
+  return rounds;
+}
+
+std::vector<std::vector<double>> read_matrix(const nlohmann::json& value, std::string_view name) {
+  if (!value.is_array()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
+  std::vector<std::vector<double>> rows;
+  for (const auto& row : value) {
+    if (!row.is_array()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
+    std::vector<double> values;
+    for (const auto& cell : row) {
+      if (!cell.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} holds a non-number", name));
+      values.push_back(cell.get<double>());
+    }
+    rows.push_back(std::move(values));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Time CostModel::latency(Rank from, Rank to) const {
+  return homogeneous() ? alpha : pair_alpha[pair_index(*this, from, to)];
+}
+
+Time CostModel::per_unit(Rank from, Rank to) const {
+  return homogeneous() ? beta : pair_beta[pair_index(*this, from, to)];
+}
+
+double CostModel::units(Count count, std::size_t elem_bytes) const {
+  const double elements = static_cast<double>(count);
+  return per_byte ? elements * static_cast<double>(elem_bytes) : elements;
+}
+
+Time CostModel::transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
+  if (count == 0) return 0;
+  return latency(from, to) + per_unit(from, to) * units(count, elem_bytes);
+}
+
+Time CostModel::copy_time(Count count, std::size_t elem_bytes) const {
+  return copy * units(count, elem_bytes);
+}
+
+Time CostModel::reduce_time(Count count, std::size_t elem_bytes) const {
+  return gamma * units(count, elem_bytes);
+}
+
+void validate(const CostModel& model) {
+  check_parameter("alpha", model.alpha);
+  check_parameter("beta", model.beta);
+  check_parameter("gamma", model.gamma);
+  check_parameter("copy", model.copy);
+  if (model.ports < 1) throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
+  if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
+  const auto cells = static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
+  if (model.pair_alpha.size() != cells || model.pair_beta.size() != cells) {
+    throw_invalid("model pair matrices must both be {} x {} ({} cells), got {} and {}",
+                  model.pair_nranks, model.pair_nranks, cells, model.pair_alpha.size(),
+                  model.pair_beta.size());
+  }
+  for (std::size_t i = 0; i < cells; ++i) {
+    const auto from = i / static_cast<std::size_t>(model.pair_nranks);
+    const auto to = i % static_cast<std::size_t>(model.pair_nranks);
+    check_parameter(fmt::format("pair_alpha[{}][{}]", from, to), model.pair_alpha[i]);
+    check_parameter(fmt::format("pair_beta[{}][{}]", from, to), model.pair_beta[i]);
+  }
+}
+
+void validate_for(const CostModel& model, Rank nranks) {
+  validate(model);
+  if (!model.homogeneous() && model.pair_nranks != nranks) {
+    throw_invalid("model pair matrices are {} x {} but the collective has {} ranks",
+                  model.pair_nranks, model.pair_nranks, nranks);
+  }
+}
+
+CostModel parse_cost_model_json(std::string_view text) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(ErrorCode::kParse, fmt::format("model file is not valid JSON: {}", e.what()));
+  }
+  if (!doc.is_object()) throw Error(ErrorCode::kParse, "model file must hold a JSON object");
+  CostModel model;
+  std::vector<std::vector<double>> pair_alpha;
+  std::vector<std::vector<double>> pair_beta;
+  for (const auto& [key, value] : doc.items()) {
+    auto number = [&](Time& field) {
+      if (!value.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
+      field = value.get<double>();
+    };
+    auto boolean = [&](bool& field) {
+      if (!value.is_boolean()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be true or false", key));
+      field = value.get<bool>();
+    };
+    if (key == "alpha") number(model.alpha);
+    else if (key == "beta") number(model.beta);
+    else if (key == "gamma") number(model.gamma);
+    else if (key == "copy") number(model.copy);
+    else if (key == "overlap") boolean(model.overlap);
+    else if (key == "per_byte") boolean(model.per_byte);
+    else if (key == "ports") {
+      if (!value.is_number_integer()) throw Error(ErrorCode::kParse, "model: ports must be an integer");
+      const auto ports = value.get<std::int64_t>();
+      if (ports < 1 || ports > 1024) throw_invalid("model parameter ports must be in 1..1024, got {}", ports);
+      model.ports = static_cast<int>(ports);
+    } else if (key == "duplex") {
+      const std::string duplex = value.is_string() ? value.get<std::string>() : "";
+      if (duplex == "half") model.duplex = Duplex::kHalf;
+      else if (duplex == "full") model.duplex = Duplex::kFull;
+      else throw Error(ErrorCode::kParse, "model: duplex must be \"half\" or \"full\"");
+    } else if (key == "pair_alpha") {
+      pair_alpha = read_matrix(value, key);
+    } else if (key == "pair_beta") {
+      pair_beta = read_matrix(value, key);
+    } else if (key == "comment" || key == "source") {
+      // Free-text provenance, e.g. written by `optcoll calibrate`.
+    } else {
+      throw Error(ErrorCode::kParse, fmt::format("model: unknown field \"{}\"", key));
+    }
+  }
+  if (pair_alpha.empty() != pair_beta.empty()) {
+    throw_invalid("model: pair_alpha and pair_beta must be given together");
+  }
+  if (!pair_alpha.empty()) {
+    const std::size_t n = pair_alpha.size();
+    for (const auto* matrix : {&pair_alpha, &pair_beta}) {
+      if (matrix->size() != n) throw_invalid("model: pair_alpha and pair_beta differ in size");
+      for (const auto& row : *matrix) {
+        if (row.size() != n) throw_invalid("model: pair matrices must be square ({} rows, a row of {})", n, row.size());
+      }
+    }
+    model.pair_nranks = static_cast<Rank>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      model.pair_alpha.insert(model.pair_alpha.end(), pair_alpha[i].begin(), pair_alpha[i].end());
+      model.pair_beta.insert(model.pair_beta.end(), pair_beta[i].begin(), pair_beta[i].end());
+    }
+  }
+  validate(model);
+  return model;
+}
+
+std::string cost_model_to_json(const CostModel& model) {
+  nlohmann::json doc = {{"alpha", model.alpha},
+                        {"beta", model.beta},
+                        {"gamma", model.gamma},
+                        {"copy", model.copy},
+                        {"ports", model.ports},
+                        {"duplex", model.duplex == Duplex::kHalf ? "half" : "full"},
+                        {"overlap", model.overlap},
+                        {"per_byte", model.per_byte}};
+  if (!model.homogeneous()) {
+    const auto n = static_cast<std::size_t>(model.pair_nranks);
+    nlohmann::json alpha = nlohmann::json::array();
+    nlohmann::json beta = nlohmann::json::array();
+    for (std::size_t i = 0; i < n; ++i) {
+      alpha.push_back(std::vector<double>(model.pair_alpha.begin() + static_cast<std::ptrdiff_t>(i * n),
+                                          model.pair_alpha.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+      beta.push_back(std::vector<double>(model.pair_beta.begin() + static_cast<std::ptrdiff_t>(i * n),
+                                         model.pair_beta.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+    }
+    doc["pair_alpha"] = alpha;
+    doc["pair_beta"] = beta;
+  }
+  return doc.dump(2);
+}
+
+CostModel reference_cluster_model() {
+  CostModel model;
+  model.alpha = 2e-6;
+  model.beta = 1e-10;
+  model.gamma = 1e-10;
+  model.copy = 5e-11;
+  model.ports = 1;
+  model.duplex = Duplex::kFull;
+  model.overlap = false;
+  model.per_byte = true;
+  return model;
+}
+
+std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
+  if (!model.homogeneous()) return std::nullopt;
+  const Rank p = layout.nranks();
+  const auto& spec = layout.spec();
+  const auto root = static_cast<std::size_t>(layout.root());
+  // Per rank: elements it must receive, and how many other ranks' data it depends on.
+  std::vector<Count> missing(static_cast<std::size_t>(p), 0);
+  std::vector<Count> sources(static_cast<std::size_t>(p), 0);
+  Count nonempty_blocks = 0;
+  for (Rank q = 0; q < p; ++q) nonempty_blocks += layout.block(q) > 0 ? 1 : 0;
+  for (Rank r = 0; r < p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    switch (spec.kind) {
+      case CollectiveKind::kBcast:
+      case CollectiveKind::kScatter:
+      case CollectiveKind::kScatterv:
+        missing[i] = i == root ? 0 : layout.output_count(r);
+        sources[i] = missing[i] > 0 ? 1 : 0;
+        break;
+      case CollectiveKind::kGather:
+      case CollectiveKind::kGatherv:
+      case CollectiveKind::kAllgather:
+      case CollectiveKind::kAllgatherv:
+        if (layout.output_count(r) == 0) break;
+        missing[i] = layout.total() - layout.block(r);
+        sources[i] = nonempty_blocks - (layout.block(r) > 0 ? 1 : 0);
+        break;
+      case CollectiveKind::kReduce:
+      case CollectiveKind::kAllreduce:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kReduceScatterBlock:
+        // Each output element combines all p inputs, so some of it must arrive from others.
+        missing[i] = p > 1 ? layout.output_count(r) : 0;
+        sources[i] = missing[i] > 0 ? p - 1 : 0;
+        break;
+      case CollectiveKind::kAlltoall:
+      case CollectiveKind::kAlltoallv:
+        for (Rank q = 0; q < p; ++q) {
+          if (q == r || layout.pair_count(q, r) == 0) continue;
+          missing[i] += layout.pair_count(q, r);
+          sources[i] += 1;
+        }
+        break;
+      case CollectiveKind::kBarrier:
+        break;
+    }
+  }
+  Count max_missing = 0;
+  Count max_sources = 0;
+  Count receivers = 0;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    max_missing = std::max(max_missing, missing[i]);
+    max_sources = std::max(max_sources, sources[i]);
+    receivers += missing[i] > 0 ? 1 : 0;
+  }
+  if (max_missing == 0) return 0.0;
+  // Latency: every message costs at least alpha, and the set of ranks that hold a given
+  // rank's data (or whose data a given rank holds) grows at most (k+1)-fold per message time.
+  const Count fan = std::max(max_sources, spec.kind == CollectiveKind::kBcast ||
+                                                  spec.kind == CollectiveKind::kScatter ||
+                                                  spec.kind == CollectiveKind::kScatterv
+                                              ? receivers
+                                              : Count{0});
+  const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
+  // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
+  const double bandwidth =
+      model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
+  return std::max(latency, bandwidth);
+}
+
+}  // namespace optcoll

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the cost model (design.md 3.8): one parameter set that covers every model of the
+// papers, plus the lower bounds that hold under it.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/model/types.h"
+
+namespace optcoll {
+
+enum class Duplex : std::uint8_t {
+  kHalf,  // at most `ports` communications in total per rank (Träff, Canon)
+  kFull,  // `ports` sends and `ports` receives at once (Chan/van de Geijn, Solomonik)
+};
+
+// Linear costs: a transfer of m units from i to j takes alpha_ij + beta_ij * m and occupies a
+// port at both ends; a local copy takes copy * m, a reduction gamma * m. Units are elements,
+// or bytes (count * elem_bytes) when `per_byte` is set, as in a calibrated model.
+//
+// Integer-valued parameters give exact integer times (the papers' tables are integers).
+struct CostModel {
+  Time alpha = 1.0;  // start-up latency per message
+  Time beta = 1.0;   // per unit transmitted
+  Time gamma = 0.0;  // per unit reduced (Reduce, and the reduction part of RecvReduce)
+  Time copy = 0.0;   // per unit copied locally (Träff's local copy cost)
+  int ports = 1;     // k: concurrent communications per rank
+  Duplex duplex = Duplex::kFull;
+  bool overlap = false;   // may Reduce/Copy run while the rank communicates?
+  bool per_byte = false;  // units are bytes rather than elements
+
+  // Optional non-homogeneous network: pair_nranks x pair_nranks matrices, row-major
+  // [from][to]. When set they replace alpha and beta for every transfer.
+  Rank pair_nranks = 0;
+  std::vector<Time> pair_alpha;
+  std::vector<Time> pair_beta;
+
+  bool homogeneous() const { return pair_nranks == 0; }
+  Time latency(Rank from, Rank to) const;
+  Time per_unit(Rank from, Rank to) const;
+  double units(Count count, std::size_t elem_bytes) const;
+
+  // Zero-element transfers cost nothing (Träff: "no communication when no data").
+  Time transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
+  Time copy_time(Count count, std::size_t elem_bytes) const;
+  Time reduce_time(Count count, std::size_t elem_bytes) const;
+
+  bool operator==(const CostModel&) const = default;
+};
+
+// Throws Error(kInvalidArgument) naming the parameter: NaN, infinite or negative values,
+// ports < 1, pair matrices that are not square.
+void validate(const CostModel& model);
+// As validate(), and the pair matrices (if any) must be nranks x nranks.
+void validate_for(const CostModel& model, Rank nranks);
+
+// Model files are JSON objects with the fields above (all optional):
+//   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
+//    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]]}
+// Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
+CostModel parse_cost_model_json(std::string_view text);
+std::string cost_model_to_json(const CostModel& model);
+
+// The CLI's default when no model is given: an assumed commodity cluster, per byte.
+// alpha = 2 us (order of magnitude of MPI small-message latency over InfiniBand or RoCE),
+// beta = 0.1 ns/B (10 GB/s per link), gamma = 0.1 ns/B (one streaming pass of a reduction
+// over data in cache-missing memory, ~10 GB/s), copy = 0.05 ns/B (memcpy at ~20 GB/s).
+// These are assumptions, not measurements: `optcoll calibrate` replaces them.
+CostModel reference_cluster_model();
+
+// A lower bound on the makespan of any schedule for `layout` under `model`, where one is
+// known: homogeneous models only. It is the larger of a latency bound (data from one rank
+// can reach at most (k+1)^t ranks after t message latencies) and a bandwidth bound (the
+// busiest receiver must take in its missing elements through k ports). Sound, not tight.
+std::optional<Time> lower_bound(const Layout& layout, const CostModel& model);
+
+}  // namespace optcoll

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: ScheduleBuilder. Algorithm authors describe transfers and local steps in program
+// order; the builder emits both halves of every message, numbers messages per ordered pair
+// (seq), and infers the least ordering that respects every data hazard (read-after-write,
+// write-after-read, write-after-write) on each rank's buffers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll {
+
+class ScheduleBuilder {
+ public:
+  // Validates `spec` (throws Error on a bad spec).
+  ScheduleBuilder(CollectiveSpec spec, std::string algorithm);
+  ~ScheduleBuilder();
+  ScheduleBuilder(ScheduleBuilder&&) noexcept;
+  ScheduleBuilder& operator=(ScheduleBuilder&&) noexcept;
+
+  const Layout& layout() const { return layout_; }
+  const CollectiveSpec& spec() const { return layout_.spec(); }
+  Rank nranks() const { return layout_.nranks(); }
+
+  // Emits the Send on `from` and the matching Recv on `to` in one call; the counts must
+  // agree. Zero-element transfers emit nothing and return {kNoOp, kNoOp}.
+  struct Transfer {
+    OpId send = kNoOp;
+    OpId recv = kNoOp;
+  };
+  Transfer transfer(Rank from, Rank to, Slice src, Slice dst);
+  // As transfer(), but the receiver combines: dst = op(incoming, dst) for Side::kLeft,
+  // dst = op(dst, incoming) for Side::kRight.
+  Transfer transfer_reduce(Rank from, Rank to, Slice src, Slice dst, Side incoming);
+  OpId copy(Rank at, Slice src, Slice dst);
+  // dst = op(src, dst) for Side::kLeft, op(dst, src) for Side::kRight.
+  OpId reduce(Rank at, Slice src, Slice dst, Side src_side);
+
+  // Grows rank `at`'s scratch area by `count` elements and returns the new slice.
+  Slice scratch(Rank at, Count count);
+
+  // Escape hatch for orderings that no data hazard implies (e.g. a model's fixed receive
+  // order). Each use in an algorithm file carries a comment saying why. kNoOp is ignored.
+  void add_dependency(Rank at, OpId before, OpId after);
+
+  void set_tree(TreeShape tree);
+
+  // Ops emitted so far on rank r (for algorithms that chain explicit dependencies).
+  OpId op_count(Rank r) const;
+
+  Schedule finish() &&;
+
+ private:
+  struct HazardMap;  // per (rank, buffer): interval map of last writer and current readers
+  struct Access {
+    Slice slice;
+    bool write;
+  };
+
+  OpId emit(Rank at, Action action, std::int32_t seq, std::initializer_list<Access> accesses);
+  void check_slice(Rank at, const Slice& slice, const char* what) const;
+  HazardMap& hazards(Rank at, Buf buf);
+  std::int32_t next_seq(Rank from, Rank to);
+
+  Layout layout_;
+  Schedule schedule_;
+  std::vector<std::unique_ptr<HazardMap>> hazards_;  // index rank * 3 + buf
+  std::unordered_map<std::uint64_t, std::int32_t> seq_;
+  std::vector<OpId> scratch_deps_;  // reused buffer
+};
+
+}  // namespace optcoll

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: small helpers over the schedule types.
+#include "optcoll/schedule/schedule.h"
+
+#include <fmt/format.h>
+
+namespace optcoll {
+
+std::vector<Rank> TreeShape::parents() const {
+  std::vector<Rank> parent(children.size(), kNoRank);
+  for (std::size_t r = 0; r < children.size(); ++r) {
+    for (const Rank child : children[r]) {
+      if (child >= 0 && static_cast<std::size_t>(child) < parent.size()) {
+        parent[static_cast<std::size_t>(child)] = static_cast<Rank>(r);
+      }
+    }
+  }
+  return parent;
+}
+
+std::size_t Schedule::op_count() const {
+  std::size_t total = 0;
+  for (const auto& program : ranks) total += program.ops.size();
+  return total;
+}
+
+bool is_communication(const Action& action) {
+  return std::holds_alternative<Send>(action) || std::holds_alternative<Recv>(action) ||
+         std::holds_alternative<RecvReduce>(action);
+}
+
+Rank peer_of(const Action& action) {
+  if (const auto* send = std::get_if<Send>(&action)) return send->peer;
+  if (const auto* recv = std::get_if<Recv>(&action)) return recv->peer;
+  if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) return recv_reduce->peer;
+  return kNoRank;
+}
+
+std::string_view buf_name(Buf buf) {
+  switch (buf) {
+    case Buf::kInput: return "in";
+    case Buf::kOutput: return "out";
+    case Buf::kScratch: return "scratch";
+  }
+  return "?";
+}
+
+std::string describe(const Slice& slice) {
+  return fmt::format("{}[{}:+{}]", buf_name(slice.buf), slice.offset, slice.count);
+}
+
+namespace {
+std::string_view side_name(Side side) { return side == Side::kLeft ? "left" : "right"; }
+
+struct ActionDescriber {
+  std::string operator()(const Send& a) const {
+    return fmt::format("send {} elems from {} to rank {}", a.src.count, describe(a.src), a.peer);
+  }
+  std::string operator()(const Recv& a) const {
+    return fmt::format("recv {} elems from rank {} into {}", a.dst.count, a.peer, describe(a.dst));
+  }
+  std::string operator()(const RecvReduce& a) const {
+    return fmt::format("recv-reduce {} elems from rank {} into {} (incoming {})", a.dst.count,
+                       a.peer, describe(a.dst), side_name(a.incoming));
+  }
+  std::string operator()(const Copy& a) const {
+    return fmt::format("copy {} elems {} -> {}", a.src.count, describe(a.src), describe(a.dst));
+  }
+  std::string operator()(const Reduce& a) const {
+    return fmt::format("reduce {} elems {} into {} (src {})", a.src.count, describe(a.src),
+                       describe(a.dst), side_name(a.src_side));
+  }
+};
+}  // namespace
+
+std::string describe(const Action& action) { return std::visit(ActionDescriber{}, action); }
+
+std::string describe_op(const Schedule& schedule, Rank rank, OpId op) {
+  const auto& ops = schedule.ranks.at(static_cast<std::size_t>(rank)).ops;
+  const Op& o = ops.at(static_cast<std::size_t>(op));
+  std::string text = describe(o.action);
+  if (is_communication(o.action)) {
+    // Messages also name their seq: the matching key an executor waits on.
+    text += fmt::format(" (seq {})", o.seq);
+  }
+  return fmt::format("rank {} op {}: {}", rank, op, text);
+}
+
+}  // namespace optcoll

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the shared representation. A Schedule is plain data: for each rank, a small DAG of
+// send / receive / receive-reduce / copy / reduce operations over slices of its input,
+// output and scratch buffers. Algorithms and planners produce it; the verifier, simulator,
+// serializers and executors read it, and none of them knows who produced it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/model/types.h"
+
+namespace optcoll {
+
+// A contiguous run of elements in one of a rank's buffers.
+struct Slice {
+  Buf buf = Buf::kInput;
+  Count offset = 0;
+  Count count = 0;
+
+  Count end() const { return offset + count; }
+  bool operator==(const Slice&) const = default;
+};
+
+// Operand order of a reduction: where the *incoming* (or src) value goes.
+//   kLeft:  dst = op(incoming, dst)      kRight: dst = op(dst, incoming)
+// For commutative operators both mean the same; for non-commutative ones the verifier checks
+// that every combination happens in rank order.
+enum class Side : std::uint8_t { kLeft, kRight };
+
+struct Send {
+  Rank peer = 0;
+  Slice src;
+  bool operator==(const Send&) const = default;
+};
+struct Recv {
+  Rank peer = 0;
+  Slice dst;
+  bool operator==(const Recv&) const = default;
+};
+struct RecvReduce {
+  Rank peer = 0;
+  Slice dst;
+  Side incoming = Side::kLeft;
+  bool operator==(const RecvReduce&) const = default;
+};
+struct Copy {
+  Slice src;
+  Slice dst;
+  bool operator==(const Copy&) const = default;
+};
+struct Reduce {
+  Slice src;
+  Slice dst;
+  Side src_side = Side::kLeft;
+  bool operator==(const Reduce&) const = default;
+};
+using Action = std::variant<Send, Recv, RecvReduce, Copy, Reduce>;
+
+using OpId = std::int32_t;  // index into RankProgram::ops
+inline constexpr OpId kNoOp = -1;
+
+struct Op {
+  Action action;
+  std::vector<OpId> after;  // same-rank ops that must complete first (all < own index)
+  std::int32_t seq = -1;    // Send/Recv/RecvReduce: k-th message on the ordered pair
+
+  bool operator==(const Op&) const = default;
+};
+
+struct RankProgram {
+  std::vector<Op> ops;  // topologically ordered
+  Count scratch_count = 0;
+
+  bool operator==(const RankProgram&) const = default;
+};
+
+// A rooted tree over ranks, with each node's children in the order it communicates with
+// them. Tree algorithms record theirs so that tools can show it (`plan --json`'s "tree").
+struct TreeShape {
+  Rank root = 0;
+  std::vector<std::vector<Rank>> children;  // children[r], in communication order
+
+  std::vector<Rank> parents() const;  // parent of each rank, kNoRank for the root
+  bool operator==(const TreeShape&) const = default;
+};
+
+struct Schedule {
+  CollectiveSpec spec;
+  std::string algorithm;  // provenance: "allreduce/ring", "plan/bcast_tree_dp", ...
+  std::vector<RankProgram> ranks;
+  std::optional<TreeShape> tree;
+
+  std::size_t op_count() const;
+  bool operator==(const Schedule&) const = default;
+};
+
+// Small helpers shared by every consumer.
+bool is_communication(const Action& action);  // Send, Recv, RecvReduce
+Rank peer_of(const Action& action);           // kNoRank for local ops
+std::string_view buf_name(Buf buf);           // "in", "out", "scratch"
+std::string describe(const Slice& slice);     // "out[64:+32]"
+std::string describe(const Action& action);   // "recv 32 elems from rank 2 into out[64:+32]"
+// "rank 3 op 7: recv 32 elems from rank 2 (seq 5) into out[64:+32]"
+std::string describe_op(const Schedule& schedule, Rank rank, OpId op);
+
+}  // namespace optcoll

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: structural checks and message matching.
+#include "optcoll/schedule/validate.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+// One message endpoint, as seen from the rank that owns it.
+struct Endpoint {
+  Rank peer;
+  std::int32_t seq;
+  OpId op;
+  Count count;
+  bool operator<(const Endpoint& other) const {
+    return std::tie(peer, seq, op) < std::tie(other.peer, other.seq, other.op);
+  }
+};
+
+class IssueList {
+ public:
+  explicit IssueList(std::size_t max) : max_(max) {}
+  bool full() const { return issues_.size() >= max_; }
+  template <typename... Args>
+  void add(Rank rank, OpId op, fmt::format_string<Args...> format, Args&&... args) {
+    if (!full()) issues_.push_back({rank, op, fmt::format(format, std::forward<Args>(args)...)});
+  }
+  std::vector<StructureIssue> take() { return std::move(issues_); }
+
+ private:
+  std::size_t max_;
+  std::vector<StructureIssue> issues_;
+};
+
+struct Endpoints {
+  std::vector<std::vector<Endpoint>> sends;  // per rank, sorted by (peer, seq)
+  std::vector<std::vector<Endpoint>> recvs;
+};
+
+// Collects message endpoints; assumes peers are in range.
+Endpoints collect_endpoints(const Schedule& schedule) {
+  Endpoints e;
+  const std::size_t p = schedule.ranks.size();
+  e.sends.resize(p);
+  e.recvs.resize(p);
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto& ops = schedule.ranks[r].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      const auto id = static_cast<OpId>(i);
+      if (const auto* s = std::get_if<Send>(&op.action)) {
+        e.sends[r].push_back({s->peer, op.seq, id, s->src.count});
+      } else if (const auto* v = std::get_if<Recv>(&op.action)) {
+        e.recvs[r].push_back({v->peer, op.seq, id, v->dst.count});
+      } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
+        e.recvs[r].push_back({rr->peer, op.seq, id, rr->dst.count});
+      }
+    }
+    std::sort(e.sends[r].begin(), e.sends[r].end());
+    std::sort(e.recvs[r].begin(), e.recvs[r].end());
+  }
+  return e;
+}
+
+const Endpoint* find_endpoint(const std::vector<Endpoint>& list, Rank peer, std::int32_t seq) {
+  const Endpoint key{peer, seq, std::numeric_limits<OpId>::min(), 0};
+  auto it = std::lower_bound(list.begin(), list.end(), key);
+  if (it == list.end() || it->peer != peer || it->seq != seq) return nullptr;
+  return &*it;
+}
+
+void check_slice(IssueList& issues, const Layout& layout, const RankProgram& program, Rank r,
+                 OpId id, const Slice& slice, const char* role) {
+  if (slice.count < 0 || slice.offset < 0) {
+    issues.add(r, id, "{} slice {} has a negative offset or count", role, describe(slice));
+    return;
+  }
+  const Count size = slice.buf == Buf::kScratch ? program.scratch_count
+                                                : layout.buffer_count(r, slice.buf);
+  if (slice.offset > size || slice.count > size - slice.offset) {
+    issues.add(r, id, "{} slice {} exceeds the {}-element {} buffer", role, describe(slice), size,
+               buf_name(slice.buf));
+  }
+}
+
+void check_peer(IssueList& issues, Rank p, Rank r, OpId id, Rank peer) {
+  if (peer < 0 || peer >= p) issues.add(r, id, "peer {} out of range for nranks {}", peer, p);
+  else if (peer == r) issues.add(r, id, "rank {} sends to or receives from itself", r);
+}
+
+}  // namespace
+
+std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues) {
+  IssueList issues(max_issues);
+  std::optional<Layout> layout;
+  try {
+    layout.emplace(schedule.spec);
+  } catch (const Error& e) {
+    issues.add(kNoRank, kNoOp, "invalid collective spec: {}", e.what());
+    return issues.take();
+  }
+  const Rank p = layout->nranks();
+  if (schedule.ranks.size() != static_cast<std::size_t>(p)) {
+    issues.add(kNoRank, kNoOp, "schedule has {} rank programs for nranks {}",
+               schedule.ranks.size(), p);
+    return issues.take();
+  }
+  bool peers_ok = true;
+  for (Rank r = 0; r < p && !issues.full(); ++r) {
+    const auto& program = schedule.ranks[static_cast<std::size_t>(r)];
+    if (program.scratch_count < 0 || program.scratch_count > kMaxCount) {
+      issues.add(r, kNoOp, "scratch size {} out of range", program.scratch_count);
+    }
+    for (std::size_t i = 0; i < program.ops.size() && !issues.full(); ++i) {
+      const Op& op = program.ops[i];
+      const auto id = static_cast<OpId>(i);
+      for (const OpId dep : op.after) {
+        if (dep < 0 || dep >= id) {
+          issues.add(r, id, "dependency on op {} does not point backwards", dep);
+        }
+      }
+      if (!std::is_sorted(op.after.begin(), op.after.end()) ||
+          std::adjacent_find(op.after.begin(), op.after.end()) != op.after.end()) {
+        issues.add(r, id, "dependency list is not sorted and unique");
+      }
+      const Layout& lay = *layout;
+      std::visit(
+          [&](const auto& a) {
+            using A = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<A, Send>) {
+              check_slice(issues, lay, program, r, id, a.src, "send");
+              check_peer(issues, p, r, id, a.peer);
+            } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>) {
+              check_slice(issues, lay, program, r, id, a.dst, "recv");
+              check_peer(issues, p, r, id, a.peer);
+            } else {
+              check_slice(issues, lay, program, r, id, a.src, "source");
+              check_slice(issues, lay, program, r, id, a.dst, "destination");
+              if (a.src.count != a.dst.count) {
+                issues.add(r, id, "source has {} elements but destination {}", a.src.count,
+                           a.dst.count);
+              }
+            }
+          },
+          op.action);
+      const Rank peer = peer_of(op.action);
+      if (peer != kNoRank && (peer < 0 || peer >= p || peer == r)) peers_ok = false;
+      if (is_communication(op.action) && op.seq < 0) {
+        issues.add(r, id, "message has no seq (got {})", op.seq);
+      }
+    }
+  }
+  if (!peers_ok || issues.full()) return issues.take();
+
+  const Endpoints e = collect_endpoints(schedule);
+  for (Rank r = 0; r < p && !issues.full(); ++r) {
+    const auto& sends = e.sends[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < sends.size() && !issues.full(); ++i) {
+      const Endpoint& s = sends[i];
+      if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
+        issues.add(r, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
+                   sends[i - 1].op);
+        continue;
+      }
+      const Endpoint* match = find_endpoint(e.recvs[static_cast<std::size_t>(s.peer)], r, s.seq);
+      if (match == nullptr) {
+        issues.add(r, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
+                   s.count, s.peer, s.seq);
+      } else if (match->count != s.count) {
+        issues.add(s.peer, match->op,
+                   "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
+                   r, s.seq, s.count);
+      }
+    }
+    const auto& recvs = e.recvs[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < recvs.size() && !issues.full(); ++i) {
+      const Endpoint& v = recvs[i];
+      if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
+        issues.add(r, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
+                   v.seq, recvs[i - 1].op);
+        continue;
+      }
+      if (find_endpoint(e.sends[static_cast<std::size_t>(v.peer)], r, v.seq) == nullptr) {
+        issues.add(r, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
+                   v.count, v.peer, v.seq);
+      }
+    }
+  }
+  return issues.take();
+}
+
+void require_well_formed(const Schedule& schedule) {
+  const auto issues = structure_issues(schedule, 5);
+  if (issues.empty()) return;
+  std::string text = fmt::format("schedule '{}' is malformed:", schedule.algorithm);
+  for (const auto& issue : issues) {
+    if (issue.rank == kNoRank) {
+      text += fmt::format(" {};", issue.message);
+    } else if (issue.op == kNoOp) {
+      text += fmt::format(" rank {}: {};", issue.rank, issue.message);
+    } else {
+      text += fmt::format(" rank {} op {}: {};", issue.rank, issue.op, issue.message);
+    }
+  }
+  text.pop_back();
+  throw Error(ErrorCode::kInvalidArgument, text);
+}
+
+std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule) {
+  const std::size_t p = schedule.ranks.size();
+  std::vector<std::vector<OpRef>> match(p);
+  for (std::size_t r = 0; r < p; ++r) match[r].resize(schedule.ranks[r].ops.size());
+  const Endpoints e = collect_endpoints(schedule);
+  for (std::size_t r = 0; r < p; ++r) {
+    for (const Endpoint& s : e.sends[r]) {
+      const Endpoint* v = find_endpoint(e.recvs[static_cast<std::size_t>(s.peer)],
+                                        static_cast<Rank>(r), s.seq);
+      OPTCOLL_CHECK(v != nullptr, "match_messages on a malformed schedule");
+      match[r][static_cast<std::size_t>(s.op)] = {s.peer, v->op};
+      match[static_cast<std::size_t>(s.peer)][static_cast<std::size_t>(v->op)] = {
+          static_cast<Rank>(r), s.op};
+    }
+  }
+  return match;
+}
+
+}  // namespace optcoll

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: structural checks of a Schedule: the shape every consumer relies on before it can
+// safely index anything (slices in bounds, peers in range, dependencies pointing backwards,
+// every message with exactly one matching receive). The verifier reports these as
+// diagnostics; the simulator and executors refuse a schedule that has any.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll {
+
+struct StructureIssue {
+  Rank rank = kNoRank;  // kNoRank: the schedule as a whole (spec, rank count)
+  OpId op = kNoOp;
+  std::string message;
+};
+
+// At most `max_issues` issues, in rank and op order.
+std::vector<StructureIssue> structure_issues(const Schedule& schedule,
+                                             std::size_t max_issues = 64);
+
+// Throws Error(kInvalidArgument) that lists the first issues, if there are any.
+void require_well_formed(const Schedule& schedule);
+
+// For a well-formed schedule: for each rank and op, the (rank, op) of the matching other
+// half of a message, or {kNoRank, kNoOp} for local ops. Built in O(ops log ops).
+struct OpRef {
+  Rank rank = kNoRank;
+  OpId op = kNoOp;
+};
+std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule);
+
+}  // namespace optcoll

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the registry-driven test grid (design.md 3.11): every registry algorithm x rank
+// counts x roots x count patterns, as CollectiveSpecs, with readable test names
+// ("gatherv_binomial_p7_root3_irregular").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/collective.h"
+
+namespace optcoll::testing {
+
+enum class CountPattern { kZero, kOne, kFive, kThousand, kIrregular };
+
+struct RegistryCase {
+  const algorithms::AlgorithmInfo* algorithm = nullptr;
+  CollectiveSpec spec;
+  std::string name;  // gtest-safe
+};
+
+// The grid: p in {1,2,3,4,5,7,8,11,16,17,31,32,33,64}.
+inline const std::vector<Rank>& full_rank_grid() {
+  static const std::vector<Rank> grid{1, 2, 3, 4, 5, 7, 8, 11, 16, 17, 31, 32, 33, 64};
+  return grid;
+}
+
+inline std::string pattern_name(CountPattern pattern) {
+  switch (pattern) {
+    case CountPattern::kZero: return "n0";
+    case CountPattern::kOne: return "n1";
+    case CountPattern::kFive: return "n5";
+    case CountPattern::kThousand: return "n1000";
+    case CountPattern::kIrregular: return "irregular";
+  }
+  return "n?";
+}
+
+// Irregular counts with zeros, deterministic in (p, i): 0, 3, 0, 7, 1, 0, 12, ...
+inline Count irregular_count(Rank p, std::size_t i) {
+  const auto h = (i * 2654435761u + static_cast<std::size_t>(p) * 40503u) % 17;
+  return h < 5 ? 0 : static_cast<Count>(h * h % 23);
+}
+
+// The spec for one grid point; the pattern applies to the uniform count or to every entry
+// of the counts (v-variants; alltoallv: the p x p matrix).
+inline CollectiveSpec grid_spec(CollectiveKind kind, Rank p, Rank root, CountPattern pattern,
+                                bool commutative = true) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = p;
+  spec.root = is_rooted(kind) ? root : 0;
+  spec.commutative = commutative;
+  if (kind == CollectiveKind::kBarrier) return spec;
+  auto value = [&](std::size_t i) -> Count {
+    switch (pattern) {
+      case CountPattern::kZero: return 0;
+      case CountPattern::kOne: return 1;
+      case CountPattern::kFive: return 5;
+      case CountPattern::kThousand: return 1000;
+      case CountPattern::kIrregular: return irregular_count(p, i);
+    }
+    return 0;
+  };
+  if (takes_counts(kind)) {
+    const std::size_t n = kind == CollectiveKind::kAlltoallv
+                              ? static_cast<std::size_t>(p) * static_cast<std::size_t>(p)
+                              : static_cast<std::size_t>(p);
+    for (std::size_t i = 0; i < n; ++i) spec.counts.push_back(value(i));
+  } else {
+    // A uniform count cannot be irregular; use a count not divisible by most p.
+    spec.count = pattern == CountPattern::kIrregular ? 37 : value(0);
+  }
+  return spec;
+}
+
+// Every applicable (algorithm, p, root, pattern) combination. Roots: 0, p/2, p-1 for rooted
+// kinds; patterns are thinned for large p to keep the suite's time in check when
+// `thin_large` is set (all patterns up to p = 17; {0, 5, irregular} above).
+inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
+                                                bool thin_large = true,
+                                                bool include_noncommutative = true) {
+  std::vector<RegistryCase> cases;
+  const std::vector<CountPattern> all{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
+                                      CountPattern::kThousand, CountPattern::kIrregular};
+  const std::vector<CountPattern> thin{CountPattern::kZero, CountPattern::kFive,
+                                       CountPattern::kIrregular};
+  for (const auto& info : algorithms::all_algorithms()) {
+    for (const Rank p : ranks) {
+      std::vector<Rank> roots{0};
+      if (is_rooted(info.collective)) {
+        if (p / 2 != 0) roots.push_back(p / 2);
+        if (p - 1 != p / 2 && p - 1 != 0) roots.push_back(p - 1);
+      }
+      const auto& patterns = (thin_large && p > 17) ? thin : all;
+      for (const Rank root : roots) {
+        for (const auto pattern : patterns) {
+          if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero) continue;
+          for (const bool commutative : {true, false}) {
+            if (!commutative && (!include_noncommutative || !is_reduction(info.collective))) continue;
+            RegistryCase c;
+            c.algorithm = &info;
+            c.spec = grid_spec(info.collective, p, root, pattern, commutative);
+            if (info.why_not(c.spec, algorithms::resolve_params(info, {}))) continue;
+            std::string name = std::string(info.name);
+            for (auto& ch : name) if (ch == '/') ch = '_';
+            name += "_p" + std::to_string(p);
+            if (is_rooted(info.collective)) name += "_root" + std::to_string(root);
+            if (info.collective != CollectiveKind::kBarrier) name += "_" + pattern_name(pattern);
+            if (!commutative) name += "_noncomm";
+            c.name = name;
+            cases.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace optcoll::testing
