@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/collective.h"
 
@@ -117,6 +119,11 @@ inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
     }
   }
   return cases;
+}
+
+// For INSTANTIATE_TEST_SUITE_P(..., ::testing::ValuesIn(registry_cases(...)), case_name).
+inline std::string case_name(const ::testing::TestParamInfo<RegistryCase>& param_info) {
+  return param_info.param.name;
 }
 
 }  // namespace optcoll::testing

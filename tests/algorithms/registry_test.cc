@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the registry: one list, consistent names, why_not honoured, clear errors.
+#include "optcoll/algorithms/registry.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/error.h"
+#include "tests/testing/registry_cases.h"
+
+namespace optcoll::algorithms {
+namespace {
+
+TEST(Registry, NamesAreUniqueAndPrefixedByTheirCollective) {
+  std::set<std::string_view> names;
+  for (const auto& info : all_algorithms()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    const auto slash = info.name.find('/');
+    ASSERT_NE(slash, std::string_view::npos) << info.name;
+    EXPECT_EQ(info.name.substr(0, slash), collective_name(info.collective));
+    EXPECT_FALSE(info.summary.empty()) << info.name;
+    EXPECT_FALSE(info.cost.empty()) << info.name;
+    EXPECT_EQ(find_algorithm(info.name), &info);
+  }
+}
+
+TEST(Registry, EveryCollectiveHasAtLeastTwoAlgorithms) {
+  for (const auto kind : all_collectives()) {
+    EXPECT_GE(algorithms_for(kind).size(), 2u) << collective_name(kind);
+  }
+}
+
+TEST(Registry, UnrestrictedAlgorithmsBuildEverywhere) {
+  // why_not is empty exactly where the builder may be used: unrestricted specs never fail.
+  for (const auto& c : testing::registry_cases({1, 2, 3, 6, 9})) {
+    EXPECT_NO_THROW(build(*c.algorithm, c.spec)) << c.name;
+  }
+}
+
+TEST(Registry, NotApplicableCarriesTheReason) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 4, 8);
+  spec.commutative = false;
+  try {
+    build("allreduce/ring", spec);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotApplicable);
+    EXPECT_NE(std::string(e.what()).find("needs a commutative operator"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, UnknownAndMismatchedNamesAreInvalidArguments) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 4, 8);
+  try {
+    build("bcast/telepathy", spec);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("unknown algorithm 'bcast/telepathy' for bcast (known: linear, binomial"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW(build("allgather/ring", spec), Error);
+  EXPECT_NO_THROW(build("binomial", spec));  // short names are looked up under the spec's kind
+}
+
+TEST(Registry, ParametersAreCheckedAgainstTheDeclaration) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 4, 8);
+  try {
+    build("bcast/binomial", spec, Params::parse("radix=4"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no parameter 'radix'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Params::parse("radix"), Error);
+  EXPECT_THROW(Params::parse("=4"), Error);
+  const Params params = Params::parse("a=1,b=xyz");
+  EXPECT_EQ(params.get_int("a"), 1);
+  EXPECT_THROW(params.get_int("b"), Error);
+  EXPECT_EQ(params.to_string(), "a=1,b=xyz");
+}
+
+}  // namespace
+}  // namespace optcoll::algorithms

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: tests of collective specs: validation messages, buffer layouts, postconditions.
+#include "optcoll/model/collective.h"
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+// Expects validate(spec) to throw kInvalidArgument with `fragment` in the message.
+void expect_invalid(const CollectiveSpec& spec, const std::string& fragment) {
+  try {
+    validate(spec);
+    FAIL() << "expected an error containing '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(CollectiveNames, RoundTripEveryKind) {
+  EXPECT_EQ(all_collectives().size(), 14u);
+  for (const auto kind : all_collectives()) {
+    const auto parsed = parse_collective(collective_name(kind));
+    ASSERT_TRUE(parsed.has_value()) << collective_name(kind);
+    EXPECT_EQ(*parsed, kind);
+  }
+  EXPECT_FALSE(parse_collective("allgatherw").has_value());
+  EXPECT_EQ(parse_collective("reduce_scatter_block"), CollectiveKind::kReduceScatterBlock);
+}
+
+TEST(CollectiveValidate, NamesEachProblem) {
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 0, 0, 4, {}}, "nranks must be at least 1, got 0");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, -3, 0, 4, {}}, "got -3");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 8, 9, 4, {}}, "root 9 out of range for nranks 8");
+  expect_invalid(CollectiveSpec{CollectiveKind::kReduce, 8, -1, 4, {}}, "root -1 out of range");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAllreduce, 8, 3, 4, {}}, "allreduce has no root");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 4, 0, -5, {}}, "count must be non-negative, got -5");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 4, 0, 0, {1, 2, 3}}, "gatherv needs 4 counts (one per rank), got 3");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAlltoallv, 3, 0, 0, {1, 2, 3}}, "alltoallv needs 9 counts");
+  expect_invalid(CollectiveSpec{CollectiveKind::kScatterv, 3, 0, 0, {1, -2, 3}}, "counts[1] is negative (-2)");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 3, 0, 0, {1, 2, 3}}, "takes a uniform count");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 3, 0, 5, {1, 2, 3}}, "takes per-rank counts");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBarrier, 3, 0, 5, {}}, "barrier carries no data");
+  const Count huge = kMaxCount / 2 + 1;
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 2, 0, 0, {huge, huge}}, "sum of counts exceeds");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAllgather, 1024, 0, kMaxCount / 512, {}}, "exceeds the limit");
+  CollectiveSpec bytes{CollectiveKind::kBcast, 2, 0, 1, {}};
+  bytes.elem_bytes = 0;
+  expect_invalid(bytes, "elem_bytes");
+}
+
+TEST(CollectiveValidate, AcceptsEdgeCases) {
+  EXPECT_NO_THROW(validate(make_spec(CollectiveKind::kBcast, 1, 0)));
+  EXPECT_NO_THROW(validate(make_spec_v(CollectiveKind::kGatherv, 3, {0, 0, 0}, 2)));
+  EXPECT_NO_THROW(validate(make_spec(CollectiveKind::kBarrier, 64, 0)));
+  EXPECT_NO_THROW(validate(make_spec_v(CollectiveKind::kGatherv, 2, {kMaxCount / 2, kMaxCount / 2})));
+}
+
+TEST(Layout, GathervDisplacementsAndSizes) {
+  const Layout layout(make_spec_v(CollectiveKind::kGatherv, 4, {3, 0, 5, 2}, 1));
+  EXPECT_EQ(layout.total(), 10);
+  EXPECT_EQ(layout.displ(0), 0);
+  EXPECT_EQ(layout.displ(2), 3);
+  EXPECT_EQ(layout.displ(3), 8);
+  EXPECT_EQ(layout.input_count(2), 5);
+  EXPECT_EQ(layout.output_count(1), 10);  // the root
+  EXPECT_EQ(layout.output_count(0), 0);
+}
+
+TEST(Layout, SizesOfEveryRegularKind) {
+  const Rank p = 4;
+  const Count n = 6;
+  struct Expect {
+    CollectiveKind kind;
+    Count root_in, root_out, other_in, other_out;
+  };
+  const Expect table[] = {
+      {CollectiveKind::kBcast, 0, n, 0, n},
+      {CollectiveKind::kReduce, n, n, n, 0},
+      {CollectiveKind::kAllreduce, n, n, n, n},
+      {CollectiveKind::kScatter, p * n, n, 0, n},
+      {CollectiveKind::kGather, n, p * n, n, 0},
+      {CollectiveKind::kAllgather, n, p * n, n, p * n},
+      {CollectiveKind::kReduceScatterBlock, p * n, n, p * n, n},
+      {CollectiveKind::kAlltoall, p * n, p * n, p * n, p * n},
+      {CollectiveKind::kBarrier, 0, 0, 0, 0},
+  };
+  for (const auto& e : table) {
+    const bool rooted = is_rooted(e.kind);
+    const Layout layout(make_spec(e.kind, p, e.kind == CollectiveKind::kBarrier ? 0 : n, rooted ? 2 : 0));
+    SCOPED_TRACE(collective_name(e.kind));
+    const Rank root = rooted ? 2 : 0;
+    const Rank other = 3;
+    EXPECT_EQ(layout.input_count(root), e.root_in);
+    EXPECT_EQ(layout.output_count(root), e.root_out);
+    EXPECT_EQ(layout.input_count(other), e.other_in);
+    EXPECT_EQ(layout.output_count(other), e.other_out);
+  }
+}
+
+TEST(Layout, AlltoallvMatrix) {
+  // counts[i*3 + j] = elements rank i sends to rank j.
+  const Layout layout(make_spec_v(CollectiveKind::kAlltoallv, 3, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(layout.input_count(0), 6);
+  EXPECT_EQ(layout.input_count(2), 24);
+  EXPECT_EQ(layout.output_count(0), 1 + 4 + 7);
+  EXPECT_EQ(layout.output_count(2), 3 + 6 + 9);
+  EXPECT_EQ(layout.pair_count(1, 2), 6);
+  EXPECT_EQ(layout.send_displ(1, 2), 4 + 5);
+  EXPECT_EQ(layout.recv_displ(2, 1), 3);
+}
+
+TEST(Postcondition, GathervAtRootOnly) {
+  const Layout layout(make_spec_v(CollectiveKind::kGatherv, 3, {2, 0, 1}, 1));
+  const auto at_root = expected_output(layout, 1);
+  ASSERT_EQ(at_root.size(), 2u);  // the empty block has no run
+  EXPECT_EQ(at_root[0], (ValueRun{0, 2, 0, 0, 0}));
+  EXPECT_EQ(at_root[1], (ValueRun{2, 1, 0, 2, 2}));
+  EXPECT_TRUE(expected_output(layout, 0).empty());
+}
+
+TEST(Postcondition, ReduceScatterAndAlltoall) {
+  const Layout rs(make_spec_v(CollectiveKind::kReduceScatter, 3, {2, 3, 1}));
+  EXPECT_EQ(expected_output(rs, 1), (std::vector<ValueRun>{{0, 3, 2, 0, 2}}));
+  const Layout a2a(make_spec(CollectiveKind::kAlltoall, 3, 2));
+  // Rank 1 receives from q the elements q sent to it: q's input [2*1, 2*1+2).
+  EXPECT_EQ(expected_output(a2a, 1),
+            (std::vector<ValueRun>{{0, 2, 2, 0, 0}, {2, 2, 2, 1, 1}, {4, 2, 2, 2, 2}}));
+}
+
+TEST(InitialContents, BcastRootHoldsMessageInOutput) {
+  const Layout layout(make_spec(CollectiveKind::kBcast, 3, 7, 2));
+  EXPECT_TRUE(initial_contents(layout, 2, Buf::kInput).empty());
+  EXPECT_EQ(initial_contents(layout, 2, Buf::kOutput), (std::vector<ValueRun>{{0, 7, 0, 2, 2}}));
+  EXPECT_TRUE(initial_contents(layout, 0, Buf::kOutput).empty());
+  const Layout reduce(make_spec(CollectiveKind::kReduce, 3, 7, 2));
+  EXPECT_EQ(initial_contents(reduce, 1, Buf::kInput), (std::vector<ValueRun>{{0, 7, 0, 1, 1}}));
+}
+
+TEST(Describe, MentionsCountsCompactly) {
+  const auto text = describe(make_spec_v(CollectiveKind::kGatherv, 10, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2));
+  EXPECT_NE(text.find("gatherv p=10 root=2"), std::string::npos) << text;
+  EXPECT_NE(text.find(",...]"), std::string::npos) << text;
+  EXPECT_NE(text.find("total 55"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace optcoll

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: tests of the cost model: arithmetic, validation, model files, lower bounds.
+#include "optcoll/model/cost_model.h"
+
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+TEST(CostModel, TransferCopyReduceTimes) {
+  CostModel m;
+  m.alpha = 10;
+  m.beta = 2;
+  m.gamma = 3;
+  m.copy = 1;
+  EXPECT_EQ(m.transfer_time(0, 1, 5, 4), 20.0);
+  EXPECT_EQ(m.transfer_time(0, 1, 0, 4), 0.0);  // empty messages cost nothing
+  EXPECT_EQ(m.copy_time(5, 4), 5.0);
+  EXPECT_EQ(m.reduce_time(5, 4), 15.0);
+  m.per_byte = true;
+  EXPECT_EQ(m.transfer_time(0, 1, 5, 8), 10.0 + 2 * 40);
+}
+
+TEST(CostModel, PairMatricesReplaceAlphaBeta) {
+  CostModel m;
+  m.pair_nranks = 2;
+  m.pair_alpha = {0, 7, 9, 0};
+  m.pair_beta = {0, 1, 3, 0};
+  EXPECT_EQ(m.transfer_time(0, 1, 10, 4), 17.0);
+  EXPECT_EQ(m.transfer_time(1, 0, 10, 4), 39.0);
+  EXPECT_NO_THROW(validate_for(m, 2));
+  EXPECT_THROW(validate_for(m, 3), Error);
+}
+
+void expect_invalid_model(const CostModel& m, const std::string& fragment) {
+  try {
+    validate(m);
+    FAIL() << "expected an error containing '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(CostModel, RejectsNanNegativeAndBadPorts) {
+  CostModel m;
+  m.alpha = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid_model(m, "alpha is NaN");
+  m = CostModel{};
+  m.beta = -1;
+  expect_invalid_model(m, "beta is negative");
+  m = CostModel{};
+  m.gamma = std::numeric_limits<double>::infinity();
+  expect_invalid_model(m, "gamma is infinite");
+  m = CostModel{};
+  m.ports = 0;
+  expect_invalid_model(m, "ports must be at least 1");
+  m = CostModel{};
+  m.pair_nranks = 2;
+  m.pair_alpha = {0, 1, 1};
+  m.pair_beta = {0, 1, 1, 0};
+  expect_invalid_model(m, "pair matrices");
+}
+
+TEST(CostModelJson, RoundTrip) {
+  CostModel m;
+  m.alpha = 1.5e-6;
+  m.beta = 2e-10;
+  m.gamma = 3;
+  m.copy = 0.25;
+  m.ports = 2;
+  m.duplex = Duplex::kHalf;
+  m.overlap = true;
+  m.per_byte = true;
+  m.pair_nranks = 2;
+  m.pair_alpha = {0, 1, 2, 0};
+  m.pair_beta = {0, 3, 4, 0};
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+}
+
+TEST(CostModelJson, RejectsMalformedFiles) {
+  auto expect_code = [](std::string_view text, ErrorCode code, const std::string& fragment) {
+    try {
+      parse_cost_model_json(text);
+      FAIL() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_code("{\"alpha\": 1", ErrorCode::kParse, "not valid JSON");
+  expect_code("[1, 2]", ErrorCode::kParse, "JSON object");
+  expect_code("{\"alpah\": 1}", ErrorCode::kParse, "unknown field \"alpah\"");
+  expect_code("{\"alpha\": \"fast\"}", ErrorCode::kParse, "alpha must be a number");
+  expect_code("{\"alpha\": -1}", ErrorCode::kInvalidArgument, "alpha is negative");
+  expect_code("{\"duplex\": \"both\"}", ErrorCode::kParse, "duplex");
+  expect_code("{\"ports\": 1.5}", ErrorCode::kParse, "ports must be an integer");
+  expect_code("{\"pair_alpha\": [[0,1],[1,0]]}", ErrorCode::kInvalidArgument, "given together");
+  expect_code("{\"pair_alpha\": [[0,1],[1]], \"pair_beta\": [[0,1],[1,0]]}",
+              ErrorCode::kInvalidArgument, "square");
+}
+
+TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
+  CostModel m;
+  m.alpha = 100;
+  m.beta = 1;
+  // p = 8: 3 latencies; bandwidth: every rank receives n.
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 300.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 1000)), m), 1000.0);
+  m.ports = 3;  // information reaches 4x as many ranks per latency
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 16, 10)), m), 200.0);
+}
+
+TEST(LowerBound, GathervCountsOnlyNonEmptyBlocks) {
+  CostModel m;
+  m.alpha = 100;
+  m.beta = 1;
+  // Two non-root blocks must reach the root: 2 latencies (3 ranks involved), 5 elements.
+  const Layout layout(make_spec_v(CollectiveKind::kGatherv, 8, {0, 2, 0, 3, 0, 0, 0, 4}, 7));
+  EXPECT_EQ(lower_bound(layout, m), 200.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec_v(CollectiveKind::kGatherv, 4, {0, 0, 0, 9}, 3)), m), 0.0);
+}
+
+TEST(LowerBound, NoneForNonHomogeneousModels) {
+  CostModel m;
+  m.pair_nranks = 2;
+  m.pair_alpha = {0, 1, 1, 0};
+  m.pair_beta = {0, 1, 1, 0};
+  EXPECT_FALSE(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 2, 1)), m).has_value());
+}
+
+}  // namespace
+}  // namespace optcoll

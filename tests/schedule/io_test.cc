@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: schedule text and JSON formats: exact round trips, and clear errors for malformed
+// or truncated files.
+#include "optcoll/schedule/io/io.h"
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
+#include "tests/testing/registry_cases.h"
+
+namespace optcoll {
+namespace {
+
+class RegistryRoundTrip : public ::testing::TestWithParam<testing::RegistryCase> {};
+
+TEST_P(RegistryRoundTrip, TextAndJsonAreFixedPoints) {
+  const auto& c = GetParam();
+  const Schedule s = algorithms::build(*c.algorithm, c.spec);
+  const std::string text = io::to_text(s);
+  const Schedule from_text = io::parse_text(text);
+  EXPECT_EQ(from_text, s);
+  EXPECT_EQ(io::to_text(from_text), text);
+  const std::string json = io::to_json(s);
+  const Schedule from_json = io::parse_json(json);
+  EXPECT_EQ(from_json, s);
+  EXPECT_EQ(io::to_json(from_json), json);
+  EXPECT_EQ(io::parse_schedule(json), s);
+  EXPECT_EQ(io::parse_schedule(text), s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, RegistryRoundTrip,
+                         ::testing::ValuesIn(testing::registry_cases({1, 2, 5, 8})),
+                         testing::case_name);
+
+Schedule small_schedule() {
+  return algorithms::build("gatherv/binomial", make_spec_v(CollectiveKind::kGatherv, 5, {1, 2, 0, 3, 1}, 2));
+}
+
+void expect_parse_error(const std::string& text, ErrorCode code, const std::string& fragment) {
+  try {
+    io::parse_schedule(text);
+    FAIL() << "accepted:\n" << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return text.replace(pos, from.size(), to);
+}
+
+TEST(TextFormat, RejectsMalformedInputWithLineNumbers) {
+  const std::string good = io::to_text(small_schedule());
+  expect_parse_error("", ErrorCode::kParse, "end of file");
+  expect_parse_error("hello\n", ErrorCode::kParse, "line 1: expected 'optcoll-schedule 1'");
+  expect_parse_error(replace_once(good, "optcoll-schedule 1", "optcoll-schedule 7"), ErrorCode::kParse,
+                     "version 7 is not supported");
+  expect_parse_error(good.substr(0, good.size() / 2), ErrorCode::kParse, "");  // truncated
+  expect_parse_error(replace_once(good, "end\n", ""), ErrorCode::kParse, "truncated");
+  expect_parse_error(replace_once(good, "collective gatherv", "collective gathervv"), ErrorCode::kParse,
+                     "unknown collective 'gathervv'");
+  expect_parse_error(replace_once(good, "nranks 5", "nranks five"), ErrorCode::kParse,
+                     "line 4: expected an integer for nranks, got 'five'");
+  expect_parse_error(replace_once(good, "counts 1 2 0 3 1", "counts 1 2 0 3"), ErrorCode::kInvalidArgument,
+                     "gatherv needs 5 counts");
+  expect_parse_error(replace_once(good, "root 2", "root 9"), ErrorCode::kInvalidArgument,
+                     "root 9 out of range");
+  expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 send 4 seq 0 in[0:1]"),
+                     ErrorCode::kParse, "expected a slice");
+  expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 sned 4 seq 0 in[0:+1]"),
+                     ErrorCode::kParse, "unknown op 'sned'");
+  expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "3 send 4 seq 0 in[0:+1]"),
+                     ErrorCode::kParse, "expected op index 0");
+  expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 send 4 tag 0 in[0:+1]"),
+                     ErrorCode::kParse, "expected 'seq'");
+  expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 send 4 seq 0 heap[0:+1]"),
+                     ErrorCode::kParse, "unknown buffer 'heap'");
+  expect_parse_error(replace_once(good, "after 0", "before 0"), ErrorCode::kParse, "expected 'after");
+  expect_parse_error(good + "extra\n", ErrorCode::kParse, "after 'end'");
+  expect_parse_error(replace_once(good, "rank 1 scratch 0", "rank 3 scratch 0"), ErrorCode::kParse,
+                     "rank 1");
+}
+
+TEST(TextFormat, CommentsAndBlankLinesAreIgnored) {
+  const Schedule s = small_schedule();
+  std::string text = io::to_text(s);
+  text = "# a comment\n\n" + replace_once(text, "nranks 5\n", "nranks 5   # five ranks\n\n");
+  EXPECT_EQ(io::parse_text(text), s);
+}
+
+TEST(JsonFormat, RejectsMalformedInput) {
+  const std::string good = io::to_json(small_schedule());
+  expect_parse_error("{", ErrorCode::kParse, "malformed");
+  expect_parse_error(good.substr(0, good.size() - 10), ErrorCode::kParse, "malformed");
+  expect_parse_error(replace_once(good, "\"format\":\"optcoll-schedule\"", "\"format\":\"x\""),
+                     ErrorCode::kParse, "format");
+  expect_parse_error(replace_once(good, "\"op\":\"send\"", "\"op\":\"sned\""), ErrorCode::kParse,
+                     "unknown op \"sned\"");
+  expect_parse_error(replace_once(good, "\"nranks\":5", "\"nranks\":-5"), ErrorCode::kParse,
+                     "out of range");
+  expect_parse_error(replace_once(good, "[\"in\",0,1]", "[\"in\",0]"), ErrorCode::kParse,
+                     "expected a slice");
+  expect_parse_error(replace_once(good, "\"ranks\":[", "\"rankz\":["), ErrorCode::kParse,
+                     "missing field \"ranks\"");
+}
+
+TEST(DotFormat, HasOneNodePerOpAndOneDashedEdgePerMessage) {
+  const Schedule s = small_schedule();
+  const std::string dot = io::to_dot(s);
+  std::size_t nodes = 0;
+  std::size_t messages = 0;
+  for (std::size_t pos = 0; (pos = dot.find("[label=\"", pos)) != std::string::npos; ++pos) ++nodes;
+  for (std::size_t pos = 0; (pos = dot.find("style=dashed", pos)) != std::string::npos; ++pos) ++messages;
+  EXPECT_EQ(nodes, s.op_count());
+  std::size_t sends = 0;
+  for (const auto& program : s.ranks) {
+    for (const auto& op : program.ops) sends += std::holds_alternative<Send>(op.action) ? 1 : 0;
+  }
+  EXPECT_EQ(messages, sends);
+}
+
+}  // namespace
+}  // namespace optcoll

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: structural checks of schedules and message matching.
+#include "optcoll/schedule/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+Schedule ring() { return algorithms::build("allgather/ring", make_spec(CollectiveKind::kAllgather, 4, 3)); }
+
+bool has_issue(const Schedule& s, const std::string& fragment) {
+  for (const auto& issue : structure_issues(s)) {
+    if (issue.message.find(fragment) != std::string::npos) return true;
+  }
+  return false;
+}
+
+Op& first_op_of_kind(Schedule& s, Rank r, std::size_t index_in_kind, bool send) {
+  std::size_t seen = 0;
+  for (auto& op : s.ranks[static_cast<std::size_t>(r)].ops) {
+    const bool is_send = std::holds_alternative<Send>(op.action);
+    const bool is_recv = std::holds_alternative<Recv>(op.action);
+    if ((send && is_send) || (!send && is_recv)) {
+      if (seen++ == index_in_kind) return op;
+    }
+  }
+  throw std::runtime_error("no such op");
+}
+
+TEST(Structure, RegistryScheduleIsWellFormed) {
+  EXPECT_TRUE(structure_issues(ring()).empty());
+  EXPECT_NO_THROW(require_well_formed(ring()));
+}
+
+TEST(Structure, FindsEachKindOfDamage) {
+  {
+    Schedule s = ring();
+    std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.offset = 11;
+    EXPECT_TRUE(has_issue(s, "exceeds the 12-element out buffer"));
+  }
+  {
+    Schedule s = ring();
+    std::get<Send>(first_op_of_kind(s, 1, 0, true).action).peer = 9;
+    EXPECT_TRUE(has_issue(s, "peer 9 out of range"));
+  }
+  {
+    Schedule s = ring();
+    first_op_of_kind(s, 0, 0, true).seq = 42;
+    EXPECT_TRUE(has_issue(s, "(seq 42) has no matching receive"));
+    EXPECT_TRUE(has_issue(s, "has no matching send"));
+  }
+  {
+    Schedule s = ring();
+    std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.count = 2;
+    EXPECT_TRUE(has_issue(s, "recv of 2 elems from rank 0 (seq 0) matched a send of 3 elems"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks[2].ops[1].after = {5};
+    EXPECT_TRUE(has_issue(s, "does not point backwards"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks.pop_back();
+    EXPECT_TRUE(has_issue(s, "3 rank programs for nranks 4"));
+  }
+  {
+    Schedule s = ring();
+    s.spec.root = 2;  // allgather has no root
+    EXPECT_TRUE(has_issue(s, "invalid collective spec"));
+  }
+}
+
+TEST(Structure, RequireWellFormedThrowsNamingTheProblem) {
+  Schedule s = ring();
+  first_op_of_kind(s, 0, 0, true).seq = 42;
+  try {
+    require_well_formed(s);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("rank 0 op"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Matching, PairsEverySendWithItsReceive) {
+  const Schedule s = ring();
+  const auto match = match_messages(s);
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < s.ranks[r].ops.size(); ++i) {
+      const auto& op = s.ranks[r].ops[i];
+      const OpRef other = match[r][i];
+      if (!is_communication(op.action)) {
+        EXPECT_EQ(other.rank, kNoRank);
+        continue;
+      }
+      ASSERT_NE(other.rank, kNoRank);
+      EXPECT_EQ(other.rank, peer_of(op.action));
+      const auto& peer_op = s.ranks[static_cast<std::size_t>(other.rank)].ops[static_cast<std::size_t>(other.op)];
+      EXPECT_EQ(peer_op.seq, op.seq);
+      EXPECT_EQ(peer_of(peer_op.action), static_cast<Rank>(r));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace optcoll
