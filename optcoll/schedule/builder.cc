@@ -3,6 +3,7 @@
 #include "optcoll/schedule/builder.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -10,62 +11,120 @@
 
 namespace optcoll {
 
-// Covers the touched part of one buffer with disjoint segments [start, end), each with the
-// op that last wrote it and the ops that read it since. Untouched gaps are absent.
+// Covers the touched part of one buffer with disjoint segments [start, end), sorted by
+// start, each with the op that last wrote it and the ops that read it since. Untouched gaps
+// are absent. A sorted vector rather than a node-based map: algorithms touch slices in
+// order, so new segments are almost always appended, and an access usually matches an
+// existing segment exactly and updates it in place.
 struct ScheduleBuilder::HazardMap {
+  // Readers since the last write: usually one or two, kept inline; more spill to a vector.
+  class Readers {
+   public:
+    Readers() = default;
+    explicit Readers(OpId first) { add(first); }
+    void add(OpId op) {
+      if (inline_count_ < kInline) {
+        inline_[inline_count_++] = op;
+      } else {
+        more_.push_back(op);
+      }
+    }
+    void clear() {
+      inline_count_ = 0;
+      more_.clear();
+    }
+    void append_to(std::vector<OpId>& out) const {
+      out.insert(out.end(), inline_.begin(), inline_.begin() + inline_count_);
+      out.insert(out.end(), more_.begin(), more_.end());
+    }
+
+   private:
+    static constexpr int kInline = 2;
+    std::array<OpId, kInline> inline_{};
+    int inline_count_ = 0;
+    std::vector<OpId> more_;
+  };
   struct Segment {
+    Count start = 0;
     Count end = 0;
     OpId writer = kNoOp;
-    std::vector<OpId> readers;
+    Readers readers;
   };
-  std::map<Count, Segment> segments;  // keyed by start
+  std::vector<Segment> segments;
+
+  // Index of the first segment that ends after `a`.
+  std::size_t first_after(Count a) const {
+    if (segments.empty() || segments.back().end <= a) return segments.size();  // appending
+    auto it = std::upper_bound(segments.begin(), segments.end(), a,
+                               [](Count x, const Segment& s) { return x < s.end; });
+    return static_cast<std::size_t>(it - segments.begin());
+  }
 
   // Appends to `deps` the ops an access of [a, b) must follow.
   void collect(Count a, Count b, bool write, std::vector<OpId>& deps) const {
-    auto it = segments.upper_bound(a);
-    if (it != segments.begin()) --it;
-    for (; it != segments.end() && it->first < b; ++it) {
-      if (it->second.end <= a) continue;
-      if (it->second.writer != kNoOp) deps.push_back(it->second.writer);
-      if (write) deps.insert(deps.end(), it->second.readers.begin(), it->second.readers.end());
+    if (segments.empty() || segments.back().end <= a) return;  // untouched: nothing to follow
+    for (std::size_t i = first_after(a); i < segments.size() && segments[i].start < b; ++i) {
+      const Segment& s = segments[i];
+      if (s.writer != kNoOp) deps.push_back(s.writer);
+      if (write) s.readers.append_to(deps);
     }
   }
 
-  // Makes `at` a segment boundary (if it falls inside a segment).
+  // Makes `at` a segment boundary if it falls strictly inside a segment.
   void split(Count at) {
-    auto it = segments.upper_bound(at);
-    if (it == segments.begin()) return;
-    --it;
-    if (it->first == at || it->second.end <= at) return;
-    Segment tail = it->second;
-    it->second.end = at;
-    segments.emplace_hint(std::next(it), at, std::move(tail));
+    const std::size_t i = first_after(at);
+    if (i == segments.size() || segments[i].start >= at) return;
+    Segment tail = segments[i];
+    tail.start = at;
+    segments[i].end = at;
+    segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(tail));
   }
 
   void record(Count a, Count b, OpId op, bool write) {
+    std::size_t i = first_after(a);
+    if (i < segments.size() && segments[i].start == a && segments[i].end == b) {
+      // The common case: the access covers exactly one existing segment.
+      Segment& s = segments[i];
+      if (write) {
+        s.writer = op;
+        s.readers.clear();
+      } else {
+        s.readers.add(op);
+      }
+      return;
+    }
     split(a);
     split(b);
+    i = first_after(a);
     if (write) {
-      auto first = segments.lower_bound(a);
-      auto last = segments.lower_bound(b);
-      segments.erase(first, last);
-      segments.emplace(a, Segment{b, op, {}});
+      std::size_t j = i;
+      while (j < segments.size() && segments[j].start < b) ++j;
+      if (j > i) {
+        // Reuse the first covered segment, drop the rest.
+        Segment& s = segments[i];
+        s.start = a;
+        s.end = b;
+        s.writer = op;
+        s.readers.clear();
+        segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                       segments.begin() + static_cast<std::ptrdiff_t>(j));
+      } else {
+        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i), Segment{a, b, op, {}});
+      }
       return;
     }
     // Read: add `op` to every covered segment, creating segments for untouched gaps.
     Count cursor = a;
-    auto it = segments.lower_bound(a);
     while (cursor < b) {
-      if (it == segments.end() || it->first > cursor) {
-        const Count gap_end = it == segments.end() ? b : std::min(b, it->first);
-        it = segments.emplace_hint(it, cursor, Segment{gap_end, kNoOp, {op}});
+      if (i == segments.size() || segments[i].start > cursor) {
+        const Count gap_end = i == segments.size() ? b : std::min(b, segments[i].start);
+        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i), Segment{cursor, gap_end, kNoOp, Readers(op)});
         cursor = gap_end;
-        ++it;
-        continue;
+      } else {
+        segments[i].readers.add(op);
+        cursor = segments[i].end;
       }
-      it->second.readers.push_back(op);
-      cursor = it->second.end;
-      ++it;
+      ++i;
     }
   }
 };
@@ -76,6 +135,7 @@ ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::string algorithm)
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
   hazards_.resize(static_cast<std::size_t>(layout_.nranks()) * 3);
+  seq_.resize(static_cast<std::size_t>(layout_.nranks()));
 }
 
 ScheduleBuilder::~ScheduleBuilder() = default;
@@ -83,9 +143,7 @@ ScheduleBuilder::ScheduleBuilder(ScheduleBuilder&&) noexcept = default;
 ScheduleBuilder& ScheduleBuilder::operator=(ScheduleBuilder&&) noexcept = default;
 
 ScheduleBuilder::HazardMap& ScheduleBuilder::hazards(Rank at, Buf buf) {
-  auto& slot = hazards_[static_cast<std::size_t>(at) * 3 + static_cast<std::size_t>(buf)];
-  if (!slot) slot = std::make_unique<HazardMap>();
-  return *slot;
+  return hazards_[static_cast<std::size_t>(at) * 3 + static_cast<std::size_t>(buf)];
 }
 
 void ScheduleBuilder::check_slice(Rank at, const Slice& slice, const char* what) const {
@@ -101,9 +159,14 @@ void ScheduleBuilder::check_slice(Rank at, const Slice& slice, const char* what)
 }
 
 std::int32_t ScheduleBuilder::next_seq(Rank from, Rank to) {
-  const auto key = static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(nranks()) +
-                   static_cast<std::uint64_t>(to);
-  return seq_[key]++;
+  // Per sender, (receiver, messages so far) sorted by receiver: a rank talks to few peers,
+  // or (linear algorithms) to many in increasing order, so lookups are short and inserts
+  // are appends.
+  auto& peers = seq_[static_cast<std::size_t>(from)];
+  auto it = std::lower_bound(peers.begin(), peers.end(), to,
+                             [](const std::pair<Rank, std::int32_t>& e, Rank r) { return e.first < r; });
+  if (it == peers.end() || it->first != to) it = peers.insert(it, {to, 0});
+  return it->second++;
 }
 
 OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
@@ -118,8 +181,11 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
   for (const Access& access : accesses) {
     hazards(at, access.slice.buf).record(access.slice.offset, access.slice.end(), id, access.write);
   }
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  if (deps.size() > 1) {
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  }
+  if (program.ops.empty()) program.ops.reserve(8);
   program.ops.push_back(Op{std::move(action), deps, seq});
   return id;
 }

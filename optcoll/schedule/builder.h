@@ -5,10 +5,9 @@
 // write-after-read, write-after-write) on each rank's buffers.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "optcoll/model/collective.h"
@@ -70,8 +69,8 @@ class ScheduleBuilder {
 
   Layout layout_;
   Schedule schedule_;
-  std::vector<std::unique_ptr<HazardMap>> hazards_;  // index rank * 3 + buf
-  std::unordered_map<std::uint64_t, std::int32_t> seq_;
+  std::vector<HazardMap> hazards_;  // index rank * 3 + buf
+  std::vector<std::vector<std::pair<Rank, std::int32_t>>> seq_;  // per sender: (receiver, count)
   std::vector<OpId> scratch_deps_;  // reused buffer
 };
 

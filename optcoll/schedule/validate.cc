@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -40,41 +41,89 @@ class IssueList {
   std::vector<StructureIssue> issues_;
 };
 
+// Message endpoints of every rank in one flat array (no per-rank allocations, which
+// dominate at p = 2^20): rank r's are items[start[r] .. start[r+1]), sorted by (peer, seq, op).
+struct EndpointTable {
+  std::vector<Endpoint> items;
+  std::vector<std::size_t> start;  // p + 1 offsets
+
+  std::span<const Endpoint> of(std::size_t r) const {
+    return std::span<const Endpoint>(items).subspan(start[r], start[r + 1] - start[r]);
+  }
+  void sort_each_rank() {
+    for (std::size_t r = 0; r + 1 < start.size(); ++r) {
+      const auto first = items.begin() + static_cast<std::ptrdiff_t>(start[r]);
+      const auto last = items.begin() + static_cast<std::ptrdiff_t>(start[r + 1]);
+      if (!std::is_sorted(first, last)) std::sort(first, last);
+    }
+  }
+};
+
 struct Endpoints {
-  std::vector<std::vector<Endpoint>> sends;  // per rank, sorted by (peer, seq)
-  std::vector<std::vector<Endpoint>> recvs;
+  EndpointTable sends;
+  EndpointTable recvs;
 };
 
 // Collects message endpoints; assumes peers are in range.
 Endpoints collect_endpoints(const Schedule& schedule) {
   Endpoints e;
   const std::size_t p = schedule.ranks.size();
-  e.sends.resize(p);
-  e.recvs.resize(p);
+  e.sends.start.assign(p + 1, 0);
+  e.recvs.start.assign(p + 1, 0);
+  e.sends.items.reserve(schedule.op_count() / 2);
+  e.recvs.items.reserve(schedule.op_count() / 2);
   for (std::size_t r = 0; r < p; ++r) {
+    e.sends.start[r] = e.sends.items.size();
+    e.recvs.start[r] = e.recvs.items.size();
     const auto& ops = schedule.ranks[r].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       const auto id = static_cast<OpId>(i);
       if (const auto* s = std::get_if<Send>(&op.action)) {
-        e.sends[r].push_back({s->peer, op.seq, id, s->src.count});
+        e.sends.items.push_back({s->peer, op.seq, id, s->src.count});
       } else if (const auto* v = std::get_if<Recv>(&op.action)) {
-        e.recvs[r].push_back({v->peer, op.seq, id, v->dst.count});
+        e.recvs.items.push_back({v->peer, op.seq, id, v->dst.count});
       } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
-        e.recvs[r].push_back({rr->peer, op.seq, id, rr->dst.count});
+        e.recvs.items.push_back({rr->peer, op.seq, id, rr->dst.count});
       }
     }
-    std::sort(e.sends[r].begin(), e.sends[r].end());
-    std::sort(e.recvs[r].begin(), e.recvs[r].end());
   }
+  e.sends.start[p] = e.sends.items.size();
+  e.recvs.start[p] = e.recvs.items.size();
+  e.sends.sort_each_rank();
+  e.recvs.sort_each_rank();
   return e;
 }
 
-const Endpoint* find_endpoint(const std::vector<Endpoint>& list, Rank peer, std::int32_t seq) {
-  const Endpoint key{peer, seq, std::numeric_limits<OpId>::min(), 0};
-  auto it = std::lower_bound(list.begin(), list.end(), key);
-  if (it == list.end() || it->peer != peer || it->seq != seq) return nullptr;
-  return &*it;
+// Calls fn(r, i, match) for endpoint i of every rank r in `from`, where `match` is the first
+// endpoint in `to` of rank `peer` that names r with the same seq, or nullptr. Walks each
+// (rank, peer) block of both tables in step: linear time plus one binary search per pair,
+// rather than one per message. Assumes peers are in range.
+template <typename Fn>
+void for_each_match(const EndpointTable& from, const EndpointTable& to, Fn&& fn) {
+  const std::size_t p = from.start.size() - 1;
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto mine = from.of(r);
+    std::span<const Endpoint> theirs;
+    std::size_t cursor = 0;
+    const auto me = static_cast<Rank>(r);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const Endpoint& x = mine[i];
+      if (i == 0 || x.peer != mine[i - 1].peer) {
+        theirs = to.of(static_cast<std::size_t>(x.peer));
+        const Endpoint key{me, std::numeric_limits<std::int32_t>::min(),
+                           std::numeric_limits<OpId>::min(), 0};
+        cursor = static_cast<std::size_t>(
+            std::lower_bound(theirs.begin(), theirs.end(), key) - theirs.begin());
+      }
+      while (cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq < x.seq) {
+        ++cursor;
+      }
+      const bool found =
+          cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq == x.seq;
+      fn(r, i, found ? &theirs[cursor] : nullptr);
+    }
+  }
 }
 
 void check_slice(IssueList& issues, const Layout& layout, const RankProgram& program, Rank r,
@@ -161,39 +210,34 @@ std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size
   if (!peers_ok || issues.full()) return issues.take();
 
   const Endpoints e = collect_endpoints(schedule);
-  for (Rank r = 0; r < p && !issues.full(); ++r) {
-    const auto& sends = e.sends[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < sends.size() && !issues.full(); ++i) {
-      const Endpoint& s = sends[i];
-      if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
-        issues.add(r, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
-                   sends[i - 1].op);
-        continue;
-      }
-      const Endpoint* match = find_endpoint(e.recvs[static_cast<std::size_t>(s.peer)], r, s.seq);
-      if (match == nullptr) {
-        issues.add(r, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
-                   s.count, s.peer, s.seq);
-      } else if (match->count != s.count) {
-        issues.add(s.peer, match->op,
-                   "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
-                   r, s.seq, s.count);
-      }
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+    const auto sends = e.sends.of(r);
+    const Endpoint& s = sends[i];
+    const auto rank = static_cast<Rank>(r);
+    if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
+      issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
+                 sends[i - 1].op);
+    } else if (match == nullptr) {
+      issues.add(rank, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
+                 s.count, s.peer, s.seq);
+    } else if (match->count != s.count) {
+      issues.add(s.peer, match->op,
+                 "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
+                 rank, s.seq, s.count);
     }
-    const auto& recvs = e.recvs[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < recvs.size() && !issues.full(); ++i) {
-      const Endpoint& v = recvs[i];
-      if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
-        issues.add(r, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
-                   v.seq, recvs[i - 1].op);
-        continue;
-      }
-      if (find_endpoint(e.sends[static_cast<std::size_t>(v.peer)], r, v.seq) == nullptr) {
-        issues.add(r, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
-                   v.count, v.peer, v.seq);
-      }
+  });
+  for_each_match(e.recvs, e.sends, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+    const auto recvs = e.recvs.of(r);
+    const Endpoint& v = recvs[i];
+    const auto rank = static_cast<Rank>(r);
+    if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
+      issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
+                 v.seq, recvs[i - 1].op);
+    } else if (match == nullptr) {
+      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
+                 v.count, v.peer, v.seq);
     }
-  }
+  });
   return issues.take();
 }
 
@@ -219,17 +263,36 @@ std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule) {
   std::vector<std::vector<OpRef>> match(p);
   for (std::size_t r = 0; r < p; ++r) match[r].resize(schedule.ranks[r].ops.size());
   const Endpoints e = collect_endpoints(schedule);
-  for (std::size_t r = 0; r < p; ++r) {
-    for (const Endpoint& s : e.sends[r]) {
-      const Endpoint* v = find_endpoint(e.recvs[static_cast<std::size_t>(s.peer)],
-                                        static_cast<Rank>(r), s.seq);
-      OPTCOLL_CHECK(v != nullptr, "match_messages on a malformed schedule");
-      match[r][static_cast<std::size_t>(s.op)] = {s.peer, v->op};
-      match[static_cast<std::size_t>(s.peer)][static_cast<std::size_t>(v->op)] = {
-          static_cast<Rank>(r), s.op};
-    }
-  }
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
+    OPTCOLL_CHECK(v != nullptr, "match_messages on a malformed schedule");
+    const Endpoint& s = e.sends.of(r)[i];
+    match[r][static_cast<std::size_t>(s.op)] = {s.peer, v->op};
+    match[static_cast<std::size_t>(s.peer)][static_cast<std::size_t>(v->op)] = {
+        static_cast<Rank>(r), s.op};
+  });
   return match;
+}
+
+std::vector<std::uint32_t> match_messages_flat(const Schedule& schedule) {
+  const std::size_t p = schedule.ranks.size();
+  std::vector<std::uint32_t> base(p + 1, 0);
+  for (std::size_t r = 0; r < p; ++r) {
+    const std::size_t next = base[r] + schedule.ranks[r].ops.size();
+    OPTCOLL_CHECK(next < kNoPartner, "match_messages_flat: {} ops exceed 2^32 - 1", next);
+    base[r + 1] = static_cast<std::uint32_t>(next);
+  }
+  std::vector<std::uint32_t> partner(base[p], kNoPartner);
+  const Endpoints e = collect_endpoints(schedule);
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
+    OPTCOLL_CHECK(v != nullptr, "match_messages_flat on a malformed schedule");
+    const Endpoint& s = e.sends.of(r)[i];
+    const std::uint32_t send = base[r] + static_cast<std::uint32_t>(s.op);
+    const std::uint32_t recv =
+        base[static_cast<std::size_t>(s.peer)] + static_cast<std::uint32_t>(v->op);
+    partner[send] = recv;
+    partner[recv] = send;
+  });
+  return partner;
 }
 
 }  // namespace optcoll

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,13 @@ struct OpRef {
   OpId op = kNoOp;
 };
 std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule);
+
+// The same matching in flat form, for consumers that number ops globally, rank by rank
+// (op i of rank r is op_base(r) + i, op_base(r) = the ops of ranks 0..r-1): partner[g] is
+// the global number of the other half of g's message, or kNoPartner for local ops. Cheaper
+// than match_messages at large p (no per-rank vectors). Throws InternalError on a
+// malformed schedule or one with 2^32 - 1 ops or more.
+inline constexpr std::uint32_t kNoPartner = 0xffffffffu;
+std::vector<std::uint32_t> match_messages_flat(const Schedule& schedule);
 
 }  // namespace optcoll

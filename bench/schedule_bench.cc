@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: schedule construction throughput: the builder (hazard inference, seq numbering) on
+// the foundation's scale targets, bcast/binomial at p = 2^20 and allreduce/ring at p = 1024.
+#include <benchmark/benchmark.h>
+
+#include "optcoll/algorithms/registry.h"
+
+namespace {
+
+using optcoll::CollectiveKind;
+
+void build_and_count(benchmark::State& state, const char* algorithm, const optcoll::CollectiveSpec& spec) {
+  std::size_t ops = 0;
+  for (auto _ : state) {
+    const auto schedule = optcoll::algorithms::build(algorithm, spec);
+    ops = schedule.op_count();
+    benchmark::DoNotOptimize(ops);
+  }
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["ops_per_second"] =
+      benchmark::Counter(static_cast<double>(ops) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+
+void BM_BuildBcastBinomial(benchmark::State& state) {
+  build_and_count(state, "bcast/binomial",
+                  optcoll::make_spec(CollectiveKind::kBcast, static_cast<optcoll::Rank>(state.range(0)), 1000));
+}
+BENCHMARK(BM_BuildBcastBinomial)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+void BM_BuildAllreduceRing(benchmark::State& state) {
+  build_and_count(state, "allreduce/ring",
+                  optcoll::make_spec(CollectiveKind::kAllreduce, static_cast<optcoll::Rank>(state.range(0)), 1 << 20));
+}
+BENCHMARK(BM_BuildAllreduceRing)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();
