@@ -30,6 +30,7 @@ class IssueList {
  public:
   explicit IssueList(std::size_t max) : max_(max) {}
   bool full() const { return issues_.size() >= max_; }
+  bool empty() const { return issues_.empty(); }
   template <typename... Args>
   void add(Rank rank, OpId op, fmt::format_string<Args...> format, Args&&... args) {
     if (!full()) issues_.push_back({rank, op, fmt::format(format, std::forward<Args>(args)...)});
@@ -64,34 +65,48 @@ struct Endpoints {
   EndpointTable recvs;
 };
 
-// Collects message endpoints; assumes peers are in range.
-Endpoints collect_endpoints(const Schedule& schedule) {
+// Appends op `id`'s endpoint, if it is a message, to rank r's tables (which must be the last).
+void add_endpoint(Endpoints& e, const Op& op, OpId id) {
+  if (const auto* s = std::get_if<Send>(&op.action)) {
+    e.sends.items.push_back({s->peer, op.seq, id, s->src.count});
+  } else if (const auto* v = std::get_if<Recv>(&op.action)) {
+    e.recvs.items.push_back({v->peer, op.seq, id, v->dst.count});
+  } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
+    e.recvs.items.push_back({rr->peer, op.seq, id, rr->dst.count});
+  }
+}
+
+void begin_rank(Endpoints& e, std::size_t r) {
+  e.sends.start[r] = e.sends.items.size();
+  e.recvs.start[r] = e.recvs.items.size();
+}
+
+void finish_endpoints(Endpoints& e, std::size_t p) {
+  begin_rank(e, p);
+  e.sends.sort_each_rank();
+  e.recvs.sort_each_rank();
+}
+
+Endpoints empty_endpoints(const Schedule& schedule) {
   Endpoints e;
   const std::size_t p = schedule.ranks.size();
   e.sends.start.assign(p + 1, 0);
   e.recvs.start.assign(p + 1, 0);
   e.sends.items.reserve(schedule.op_count() / 2);
   e.recvs.items.reserve(schedule.op_count() / 2);
+  return e;
+}
+
+// Collects message endpoints; assumes peers are in range.
+Endpoints collect_endpoints(const Schedule& schedule) {
+  Endpoints e = empty_endpoints(schedule);
+  const std::size_t p = schedule.ranks.size();
   for (std::size_t r = 0; r < p; ++r) {
-    e.sends.start[r] = e.sends.items.size();
-    e.recvs.start[r] = e.recvs.items.size();
+    begin_rank(e, r);
     const auto& ops = schedule.ranks[r].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto& op = ops[i];
-      const auto id = static_cast<OpId>(i);
-      if (const auto* s = std::get_if<Send>(&op.action)) {
-        e.sends.items.push_back({s->peer, op.seq, id, s->src.count});
-      } else if (const auto* v = std::get_if<Recv>(&op.action)) {
-        e.recvs.items.push_back({v->peer, op.seq, id, v->dst.count});
-      } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
-        e.recvs.items.push_back({rr->peer, op.seq, id, rr->dst.count});
-      }
-    }
+    for (std::size_t i = 0; i < ops.size(); ++i) add_endpoint(e, ops[i], static_cast<OpId>(i));
   }
-  e.sends.start[p] = e.sends.items.size();
-  e.recvs.start[p] = e.recvs.items.size();
-  e.sends.sort_each_rank();
-  e.recvs.sort_each_rank();
+  finish_endpoints(e, p);
   return e;
 }
 
@@ -126,6 +141,50 @@ void for_each_match(const EndpointTable& from, const EndpointTable& to, Fn&& fn)
   }
 }
 
+// match_messages_flat() over collected endpoints of a well-formed schedule.
+std::vector<std::uint32_t> flat_partners(const Schedule& schedule, const Endpoints& e) {
+  const std::size_t p = schedule.ranks.size();
+  std::vector<std::uint32_t> base(p + 1, 0);
+  for (std::size_t r = 0; r < p; ++r) {
+    const std::size_t next = base[r] + schedule.ranks[r].ops.size();
+    OPTCOLL_CHECK(next < kNoPartner, "match_messages_flat: {} ops exceed 2^32 - 1", next);
+    base[r + 1] = static_cast<std::uint32_t>(next);
+  }
+  std::vector<std::uint32_t> partner(base[p], kNoPartner);
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
+    OPTCOLL_CHECK(v != nullptr, "match_messages_flat on a malformed schedule");
+    const Endpoint& s = e.sends.of(r)[i];
+    const std::uint32_t send = base[r] + static_cast<std::uint32_t>(s.op);
+    const std::uint32_t recv =
+        base[static_cast<std::size_t>(s.peer)] + static_cast<std::uint32_t>(v->op);
+    partner[send] = recv;
+    partner[recv] = send;
+  });
+  return partner;
+}
+
+// Software prefetching for the pass over every op. Each rank's ops are a heap block of
+// their own, as is every op's `after` list; hardware prefetchers stop at page boundaries,
+// so without this a pass over 5M ops waits on a cache (and TLB) miss per op.
+constexpr std::size_t kPrefetchAhead = 16;
+
+void prefetch_rank(const Schedule& schedule, std::size_t r) {
+  if (r + kPrefetchAhead >= schedule.ranks.size()) return;
+  const auto* ops = reinterpret_cast<const char*>(schedule.ranks[r + kPrefetchAhead].ops.data());
+  __builtin_prefetch(ops);
+  __builtin_prefetch(ops + 64);
+  __builtin_prefetch(ops + 128);
+}
+
+void prefetch_op(const std::vector<Op>& ops, std::size_t i) {
+  if (i + kPrefetchAhead < ops.size()) __builtin_prefetch(ops[i + kPrefetchAhead].after.data());
+  if (i + 3 * kPrefetchAhead < ops.size()) {
+    const auto* ahead = reinterpret_cast<const char*>(&ops[i + 3 * kPrefetchAhead]);
+    __builtin_prefetch(ahead);
+    __builtin_prefetch(ahead + 64);
+  }
+}
+
 void check_slice(IssueList& issues, const Layout& layout, const RankProgram& program, Rank r,
                  OpId id, const Slice& slice, const char* role) {
   if (slice.count < 0 || slice.offset < 0) {
@@ -145,9 +204,10 @@ void check_peer(IssueList& issues, Rank p, Rank r, OpId id, Rank peer) {
   else if (peer == r) issues.add(r, id, "rank {} sends to or receives from itself", r);
 }
 
-}  // namespace
-
-std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues) {
+// structure_issues(); if `partner` is given and there are no issues, also the flat matching.
+// Message endpoints are collected in the same pass as the per-op checks.
+std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_t max_issues,
+                                            std::vector<std::uint32_t>* partner) {
   IssueList issues(max_issues);
   std::optional<Layout> layout;
   try {
@@ -163,12 +223,16 @@ std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size
     return issues.take();
   }
   bool peers_ok = true;
+  Endpoints e = empty_endpoints(schedule);
   for (Rank r = 0; r < p && !issues.full(); ++r) {
     const auto& program = schedule.ranks[static_cast<std::size_t>(r)];
+    begin_rank(e, static_cast<std::size_t>(r));
+    prefetch_rank(schedule, static_cast<std::size_t>(r));
     if (program.scratch_count < 0 || program.scratch_count > kMaxCount) {
       issues.add(r, kNoOp, "scratch size {} out of range", program.scratch_count);
     }
     for (std::size_t i = 0; i < program.ops.size() && !issues.full(); ++i) {
+      prefetch_op(program.ops, i);
       const Op& op = program.ops[i];
       const auto id = static_cast<OpId>(i);
       for (const OpId dep : op.after) {
@@ -205,11 +269,12 @@ std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size
       if (is_communication(op.action) && op.seq < 0) {
         issues.add(r, id, "message has no seq (got {})", op.seq);
       }
+      add_endpoint(e, op, id);
     }
   }
   if (!peers_ok || issues.full()) return issues.take();
 
-  const Endpoints e = collect_endpoints(schedule);
+  finish_endpoints(e, static_cast<std::size_t>(p));
   for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* match) {
     const auto sends = e.sends.of(r);
     const Endpoint& s = sends[i];
@@ -238,7 +303,19 @@ std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size
                  v.count, v.peer, v.seq);
     }
   });
+  if (partner != nullptr && issues.empty()) *partner = flat_partners(schedule, e);
   return issues.take();
+}
+
+}  // namespace
+
+std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues) {
+  return check_structure(schedule, max_issues, nullptr);
+}
+
+std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues,
+                                             std::vector<std::uint32_t>& partner) {
+  return check_structure(schedule, max_issues, &partner);
 }
 
 void require_well_formed(const Schedule& schedule) {
@@ -274,25 +351,7 @@ std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule) {
 }
 
 std::vector<std::uint32_t> match_messages_flat(const Schedule& schedule) {
-  const std::size_t p = schedule.ranks.size();
-  std::vector<std::uint32_t> base(p + 1, 0);
-  for (std::size_t r = 0; r < p; ++r) {
-    const std::size_t next = base[r] + schedule.ranks[r].ops.size();
-    OPTCOLL_CHECK(next < kNoPartner, "match_messages_flat: {} ops exceed 2^32 - 1", next);
-    base[r + 1] = static_cast<std::uint32_t>(next);
-  }
-  std::vector<std::uint32_t> partner(base[p], kNoPartner);
-  const Endpoints e = collect_endpoints(schedule);
-  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
-    OPTCOLL_CHECK(v != nullptr, "match_messages_flat on a malformed schedule");
-    const Endpoint& s = e.sends.of(r)[i];
-    const std::uint32_t send = base[r] + static_cast<std::uint32_t>(s.op);
-    const std::uint32_t recv =
-        base[static_cast<std::size_t>(s.peer)] + static_cast<std::uint32_t>(v->op);
-    partner[send] = recv;
-    partner[recv] = send;
-  });
-  return partner;
+  return flat_partners(schedule, collect_endpoints(schedule));
 }
 
 }  // namespace optcoll

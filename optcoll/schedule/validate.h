@@ -24,6 +24,11 @@ struct StructureIssue {
 std::vector<StructureIssue> structure_issues(const Schedule& schedule,
                                              std::size_t max_issues = 64);
 
+// As above; when there is no issue, also stores match_messages_flat(schedule) in `partner`,
+// from the same pass over the ops (each pass over a 5M-op schedule costs ~0.1 s).
+std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues,
+                                             std::vector<std::uint32_t>& partner);
+
 // Throws Error(kInvalidArgument) that lists the first issues, if there are any.
 void require_well_formed(const Schedule& schedule);
 

@@ -107,5 +107,37 @@ TEST(Matching, PairsEverySendWithItsReceive) {
   }
 }
 
+TEST(Matching, FlatFormAgreesWithPerRankForm) {
+  const Schedule s =
+      algorithms::build("reduce/binomial", make_spec(CollectiveKind::kReduce, 7, 5));
+  const auto match = match_messages(s);
+  const auto flat = match_messages_flat(s);
+  std::vector<std::uint32_t> base{0};
+  for (const auto& program : s.ranks) {
+    base.push_back(base.back() + static_cast<std::uint32_t>(program.ops.size()));
+  }
+  ASSERT_EQ(flat.size(), base.back());
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < s.ranks[r].ops.size(); ++i) {
+      const OpRef other = match[r][i];
+      const std::uint32_t expected =
+          other.rank == kNoRank ? kNoPartner
+                                : base[static_cast<std::size_t>(other.rank)] +
+                                      static_cast<std::uint32_t>(other.op);
+      EXPECT_EQ(flat[base[r] + i], expected) << "rank " << r << " op " << i;
+    }
+  }
+  // The structure check hands out the same matching when the schedule is sound...
+  std::vector<std::uint32_t> partner;
+  EXPECT_TRUE(structure_issues(s, 64, partner).empty());
+  EXPECT_EQ(partner, flat);
+  // ...and none when it is not.
+  Schedule broken = s;
+  first_op_of_kind(broken, 1, 0, true).seq = 42;
+  std::vector<std::uint32_t> untouched;
+  EXPECT_FALSE(structure_issues(broken, 64, untouched).empty());
+  EXPECT_TRUE(untouched.empty());
+}
+
 }  // namespace
 }  // namespace optcoll

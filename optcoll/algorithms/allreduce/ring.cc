@@ -33,7 +33,10 @@ Schedule build_allreduce_ring(const CollectiveSpec& spec, const Params& /*params
   // in its output buffer, starting from its own contribution.
   for (Rank r = 0; r < p; ++r) {
     for (Rank q = 0; q < p; ++q) {
-      if (q != patterns::ring_left(r, p)) b.copy(r, piece(Buf::kInput, q), piece(Buf::kOutput, q));
+      // (With p = 1 there are no sends: the one piece is copied.)
+      if (p == 1 || q != patterns::ring_left(r, p)) {
+        b.copy(r, piece(Buf::kInput, q), piece(Buf::kOutput, q));
+      }
     }
   }
   for (Rank step = 0; step + 1 < p; ++step) {  // reduce-scatter

@@ -25,13 +25,26 @@ Schedule build_barrier_dissemination(const CollectiveSpec& spec, const Params& /
   // rank's round-(k+1) signal is ordered after its round-k arrival by a plain data hazard.
   std::vector<Slice> tokens(static_cast<std::size_t>(p));
   for (Rank r = 0; r < p; ++r) tokens[static_cast<std::size_t>(r)] = b.scratch(r, rounds + 1);
+  // arrivals[r]: rank r's receives of the rounds so far.
+  std::vector<std::vector<OpId>> arrivals(static_cast<std::size_t>(p));
   for (int k = 0; k < rounds; ++k) {
+    std::vector<OpId> sends(static_cast<std::size_t>(p));
     for (Rank r = 0; r < p; ++r) {
       const Rank to = patterns::ring_mod(std::int64_t{r} + (std::int64_t{1} << k), p);
       const Slice& mine = tokens[static_cast<std::size_t>(r)];
       const Slice& theirs = tokens[static_cast<std::size_t>(to)];
-      b.transfer(r, to, Slice{Buf::kScratch, mine.offset + k, 1},
-                 Slice{Buf::kScratch, theirs.offset + k + 1, 1});
+      const auto t = b.transfer(r, to, Slice{Buf::kScratch, mine.offset + k, 1},
+                                Slice{Buf::kScratch, theirs.offset + k + 1, 1});
+      sends[static_cast<std::size_t>(r)] = t.send;
+      arrivals[static_cast<std::size_t>(to)].push_back(t.recv);
+    }
+    // A round-k signal must carry everything its sender heard in rounds 0..k-1, not only
+    // round k-1 (the data hazard): otherwise, from p = 8 on, a rank can leave having heard
+    // nothing, even indirectly, from one of the others. No data hazard implies these edges.
+    for (Rank r = 0; r < p; ++r) {
+      const auto& heard = arrivals[static_cast<std::size_t>(r)];
+      const OpId send = sends[static_cast<std::size_t>(r)];
+      for (int j = 0; j + 1 < k; ++j) b.add_dependency(r, heard[static_cast<std::size_t>(j)], send);
     }
   }
   return std::move(b).finish();

@@ -35,7 +35,10 @@ Schedule build_reduce_scatter_ring(const CollectiveSpec& spec, const Params& /*p
     // Every block a rank will combine starts as its own contribution (all but block r-1,
     // which it only ever sends, straight from its input).
     for (Rank q = 0; q < p; ++q) {
-      if (q != patterns::ring_left(r, p)) b.copy(r, block_in(layout, Buf::kInput, q), partial(r, q));
+      // (With p = 1 there are no sends: the one block is copied.)
+      if (p == 1 || q != patterns::ring_left(r, p)) {
+        b.copy(r, block_in(layout, Buf::kInput, q), partial(r, q));
+      }
     }
   }
   for (Rank step = 0; step + 1 < p; ++step) {

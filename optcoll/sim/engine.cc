@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator's event loop (semantics: the comment at the top of simulator.cc).
+//
+// How it stays fast: every op lives in flat arrays indexed by a global op index; an op
+// becomes ready when a counter of open dependencies reaches zero; work that cannot start
+// waits in a per-rank queue of the resource it lacks (send ports, receive ports, processor),
+// and only a release of that resource looks at that queue, and only as far as its head can
+// start. Nothing scans all waiting transfers on an event.
+#include "optcoll/sim/engine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/validate.h"
+
+namespace optcoll::sim::detail {
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kPrefetchOps = 12;
+constexpr std::uint32_t kPrefetchSuccessors = 8;
+
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p, 1);
+#else
+  (void)p;
+#endif
+}
+}  // namespace
+
+void* huge_page_allocate(std::size_t bytes) {
+  if (bytes < kHugePage) return ::operator new (bytes, std::align_val_t{64});
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+  ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure just means small pages
+#endif
+  return p;
+}
+
+void huge_page_deallocate(void* p, std::size_t bytes) {
+  if (bytes < kHugePage) {
+    ::operator delete (p, std::align_val_t{64});
+  } else {
+    std::free(p);
+  }
+}
+
+Engine::Engine(const Schedule& schedule, const CostModel& model)
+    : schedule_(schedule),
+      model_(model),
+      full_duplex_(model.duplex == Duplex::kFull),
+      overlap_(model.overlap),
+      ports_(model.ports) {
+  flatten();
+}
+
+void Engine::flatten() {
+  const std::size_t p = schedule_.ranks.size();
+  base_.assign(p + 1, 0);
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < p; ++r) {
+    base_[r] = static_cast<std::int64_t>(total);
+    total += schedule_.ranks[r].ops.size();
+  }
+  base_[p] = static_cast<std::int64_t>(total);
+  constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
+  if (total >= kLimit) {
+    throw_invalid("schedule has {} ops; the simulator takes at most {}", total, kLimit - 1);
+  }
+  const auto partners = match_messages_flat(schedule_);
+  hot_.resize(total);
+  cold_.resize(total);
+  // Predecessors, flat, so that successor lists are built without a second pass over the
+  // schedule's (scattered) ops and `after` vectors: the schedule is read exactly once.
+  std::vector<Gid> preds;
+  preds.reserve(2 * total);
+  const std::size_t eb = schedule_.spec.elem_bytes;
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto& ops = schedule_.ranks[r].ops;
+    const auto rank = static_cast<Rank>(r);
+    const auto first = static_cast<std::size_t>(base_[r]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Hot& h = hot_[first + i];
+      Cold& c = cold_[first + i];
+      const Op& op = ops[i];
+      h.rank = rank;
+      h.deps_left = static_cast<std::int32_t>(op.after.size());
+      for (const OpId d : op.after) {
+        preds.push_back(static_cast<Gid>(first + static_cast<std::size_t>(d)));
+        ++cold_[first + static_cast<std::size_t>(d)].succ_end;  // a count, for now
+      }
+      const std::uint32_t m = partners[first + i];
+      if (m != kNoPartner) h.partner = static_cast<Gid>(m);
+      std::visit(
+          [&](const auto& a) {
+            using A = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<A, Send>) {
+              h.kind = OpKind::kSend;
+              h.empty = a.src.count == 0;
+              c.duration = model_.transfer_time(rank, a.peer, a.src.count, eb);
+            } else if constexpr (std::is_same_v<A, Recv>) {
+              h.kind = OpKind::kRecv;
+              h.empty = a.dst.count == 0;
+            } else if constexpr (std::is_same_v<A, RecvReduce>) {
+              h.kind = OpKind::kRecvReduce;
+              h.empty = a.dst.count == 0;
+              c.duration = model_.reduce_time(a.dst.count, eb);
+            } else if constexpr (std::is_same_v<A, Copy>) {
+              h.kind = OpKind::kCopy;
+              c.duration = model_.copy_time(a.src.count, eb);
+            } else {
+              h.kind = OpKind::kReduce;
+              c.duration = model_.reduce_time(a.src.count, eb);
+            }
+          },
+          op.action);
+    }
+  }
+  const std::size_t edges = preds.size();
+  if (edges >= kLimit) {
+    throw_invalid("schedule has {} dependencies; the simulator takes at most {}", edges,
+                  kLimit - 1);
+  }
+  // Successor lists (CSR): each list in increasing op order.
+  std::uint32_t sum = 0;
+  for (Cold& c : cold_) {
+    c.succ_begin = sum;
+    sum += c.succ_end;
+    c.succ_end = c.succ_begin;  // now the fill cursor
+  }
+  succ_.resize(edges);
+  std::size_t k = 0;
+  for (std::size_t g = 0; g < total; ++g) {
+    for (std::int32_t j = 0; j < hot_[g].deps_left; ++j) {
+      Cold& pred = cold_[static_cast<std::size_t>(preds[k++])];
+      succ_[pred.succ_end++] = static_cast<Gid>(g);
+    }
+  }
+  start_.assign(total, -1);
+  end_.assign(total, -1);
+  cause_.assign(total, kNoGid);
+  sends_active_.assign(p, 0);
+  recvs_active_.assign(p, 0);
+  computing_.assign(p, 0);
+  queue_slot_.assign(p * 3, -1);
+}
+
+bool Engine::can_send(Rank r) const {
+  if (!overlap_ && computing_[r]) return false;
+  const int busy = full_duplex_ ? sends_active_[r] : sends_active_[r] + recvs_active_[r];
+  return busy < ports_;
+}
+
+bool Engine::can_receive(Rank r) const {
+  if (!overlap_ && computing_[r]) return false;
+  const int busy = full_duplex_ ? recvs_active_[r] : sends_active_[r] + recvs_active_[r];
+  return busy < ports_;
+}
+
+bool Engine::can_compute(Rank r) const {
+  if (computing_[r]) return false;
+  return overlap_ || sends_active_[r] + recvs_active_[r] == 0;
+}
+
+bool Engine::has_resource(Rank rank, QueueType type) const {
+  switch (type) {
+    case kSendQueue:
+      return can_send(rank);
+    case kRecvQueue:
+      return can_receive(rank);
+    case kComputeQueue:
+      return can_compute(rank);
+  }
+  return false;
+}
+
+void Engine::run() {
+  const auto total = static_cast<Gid>(hot_.size());
+  for (Gid g = 0; g < total; ++g) {
+    if (hot_[g].deps_left == 0) became_ready(g, 0);
+  }
+  start_ready_work(0);
+  while (!events_.empty()) {
+    const Time now = events_.next_time();
+    events_.pop_instant(instant_);
+    events_count_ += instant_.size();
+    for (const Item& event : instant_) handle_event(event, now);
+    start_ready_work(now);
+  }
+}
+
+void Engine::became_ready(Gid g, Time now) {
+  Hot& h = hot_[g];
+  h.ready = true;
+  if (is_computation(h.kind)) {
+    candidates_.push_back(key_of(g, now));
+    return;
+  }
+  if (!hot_[h.partner].ready) return;  // the partner starts the transfer when it is ready
+  const Gid send = h.kind == OpKind::kSend ? g : h.partner;
+  if (h.empty) {
+    // Zero elements: costs nothing and holds nothing; completes right away.
+    start_[g] = now;
+    start_[h.partner] = now;
+    events_.push(key_of(send, now));
+    return;
+  }
+  candidates_.push_back(key_of(send, now));
+}
+
+void Engine::complete(Gid g, Time now) {
+  // A rank's ops mostly run in program order, and the next instant visits every other rank
+  // before this one again: fetch this rank's next ops now, so that they are in cache then.
+  const std::size_t ahead =
+      std::min<std::size_t>(static_cast<std::size_t>(g) + kPrefetchOps, hot_.size() - 1);
+  for (std::size_t k = static_cast<std::size_t>(g) + 4; k <= ahead; k += 4) {
+    prefetch(&hot_[k]);
+    prefetch(&cold_[k]);
+  }
+  const Cold& c = cold_[g];
+  end_[g] = now;
+  ++done_;
+  for (std::uint32_t i = c.succ_begin; i < c.succ_end; ++i) {
+    const Gid next = succ_[i];
+    if (--hot_[next].deps_left == 0) became_ready(next, now);
+  }
+}
+
+// Started work completes at a later instant, after every other rank's events of this one:
+// fetching the counters its completion will decrement now hides those cache misses.
+void Engine::prefetch_successors(Gid g) const {
+  const Cold& c = cold_[g];
+  const std::uint32_t stop = std::min(c.succ_end, c.succ_begin + kPrefetchSuccessors);
+  for (std::uint32_t i = c.succ_begin; i < stop; ++i) prefetch(&hot_[succ_[i]]);
+}
+
+void Engine::wake(Rank rank, QueueType type, Gid waker) {
+  const std::int32_t q = queue_slot_[static_cast<std::size_t>(rank) * 3 + type];
+  if (q < 0) return;
+  QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  if (info.candidate || queues_.empty(q)) return;
+  info.candidate = true;
+  info.waker = waker;
+  Item head = queues_.top(q);
+  head.from = q;
+  candidates_.push_back(head);
+}
+
+// A send (or receive) of `rank` ended: a port is free, and without overlap the processor may
+// be too. `waker` is an op that completed at this instant: its Send or Recv (the Send for a
+// RecvReduce, which completes only after its reduction).
+void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
+  if (full_duplex_) {
+    wake(rank, sent ? kSendQueue : kRecvQueue, waker);
+  } else {
+    wake(rank, kSendQueue, waker);
+    wake(rank, kRecvQueue, waker);
+  }
+  if (!overlap_ && sends_active_[rank] + recvs_active_[rank] == 0) {
+    wake(rank, kComputeQueue, waker);
+  }
+}
+
+void Engine::handle_event(const Item& event, Time now) {
+  const Gid g = event.gid;
+  const Hot& h = hot_[g];
+  const Rank r = h.rank;
+  if (h.kind == OpKind::kSend) {
+    const Gid other = h.partner;
+    const Hot& o = hot_[other];
+    if (!h.empty) {
+      --sends_active_[r];
+      --recvs_active_[o.rank];
+      wake_after_communication(r, true, g);
+      wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
+    }
+    complete(g, now);
+    if (o.kind == OpKind::kRecvReduce) {
+      candidates_.push_back(key_of(other, now));  // now the reduction of the received elements
+    } else {
+      complete(other, now);
+    }
+    return;
+  }
+  computing_[r] = 0;
+  wake(r, kComputeQueue, g);
+  if (!overlap_) {
+    wake(r, kSendQueue, g);
+    wake(r, kRecvQueue, g);
+  }
+  complete(g, now);
+}
+
+void Engine::start_ready_work(Time now) {
+  sort_items(candidates_);
+  std::size_t next = 0;
+  while (next < candidates_.size() || !more_candidates_.empty()) {
+    const bool from_list =
+        more_candidates_.empty() ||
+        (next < candidates_.size() && before(candidates_[next], more_candidates_.top()));
+    const Item candidate = from_list ? candidates_[next++] : more_candidates_.pop();
+    if (candidate.from < 0) {
+      try_start(candidate, now, kNoGid);
+      continue;
+    }
+    const std::int32_t q = candidate.from;
+    const QueueInfo info = queue_info_[static_cast<std::size_t>(q)];
+    if (!has_resource(info.rank, info.type)) {
+      // Everything in this queue needs the resource that is gone again.
+      queue_info_[static_cast<std::size_t>(q)].candidate = false;
+      continue;
+    }
+    try_start(queues_.pop(q), now, info.waker);
+    if (queues_.empty(q)) {
+      queue_info_[static_cast<std::size_t>(q)].candidate = false;
+    } else {
+      Item head = queues_.top(q);
+      head.from = q;
+      more_candidates_.push(head);
+    }
+  }
+  candidates_.clear();
+}
+
+void Engine::try_start(Item item, Time now, Gid cause) {
+  const Gid g = item.gid;
+  const Hot& h = hot_[g];
+  const Rank r = h.rank;
+  if (h.kind == OpKind::kSend) {
+    const Rank q = hot_[h.partner].rank;
+    if (!can_send(r)) {
+      park(r, kSendQueue, item);
+    } else if (!can_receive(q)) {
+      park(q, kRecvQueue, item);
+    } else {
+      ++sends_active_[r];
+      ++recvs_active_[q];
+      start_[g] = now;
+      start_[h.partner] = now;
+      cause_[g] = cause;
+      events_.push(key_of(g, now + cold_[g].duration));
+      prefetch_successors(g);
+      prefetch_successors(h.partner);
+    }
+    return;
+  }
+  if (!can_compute(r)) {
+    park(r, kComputeQueue, item);
+    return;
+  }
+  computing_[r] = 1;
+  start_[g] = now;
+  cause_[g] = cause;
+  events_.push(key_of(g, now + cold_[g].duration));
+  prefetch_successors(g);
+}
+
+void Engine::park(Rank rank, QueueType type, Item item) {
+  const std::size_t index = static_cast<std::size_t>(rank) * 3 + type;
+  if (queue_slot_[index] < 0) {
+    queue_slot_[index] = queues_.create();
+    queue_info_.push_back(QueueInfo{rank, type, false, kNoGid});
+  }
+  item.from = -1;
+  queues_.push(queue_slot_[index], item);
+}
+
+}  // namespace optcoll::sim::detail

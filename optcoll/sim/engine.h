@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator's engine (internal): the schedule flattened into arrays indexed by a
+// global op index, and the event loop that prices it. simulator.cc states the semantics and
+// turns the engine's arrays into a SimResult; see there.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "optcoll/model/cost_model.h"
+#include "optcoll/schedule/schedule.h"
+#include "optcoll/sim/event_queue.h"
+
+namespace optcoll::sim::detail {
+
+// Raw storage for the engine's large per-op arrays: on Linux, blocks of 2 MiB and more are
+// 2 MiB aligned and advised for transparent huge pages. The event loop visits the ops of many
+// ranks in turn; with 4 KiB pages nearly every such visit would also miss the TLB.
+void* huge_page_allocate(std::size_t bytes);
+void huge_page_deallocate(void* p, std::size_t bytes);
+
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  explicit HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(huge_page_allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) { huge_page_deallocate(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>& /*other*/) const {
+    return true;
+  }
+};
+template <typename T>
+using HugeVector = std::vector<T, HugePageAllocator<T>>;
+
+enum class OpKind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
+
+inline bool is_computation(OpKind kind) { return kind == OpKind::kCopy || kind == OpKind::kReduce; }
+
+// A global op index: base[rank] + op. Schedules are limited to 2^31 - 1 ops in total.
+using Gid = std::int32_t;
+inline constexpr Gid kNoGid = -1;
+
+class Engine {
+ public:
+  // The schedule must be well formed and the model valid for it (simulate() checks both).
+  Engine(const Schedule& schedule, const CostModel& model);
+
+  void run();
+
+  // ---- the flattened schedule
+  std::size_t op_count() const { return hot_.size(); }
+  Gid gid(Rank rank, OpId op) const { return static_cast<Gid>(base_[rank] + op); }
+  Rank rank_of(Gid g) const { return hot_[g].rank; }
+  OpId op_of(Gid g) const { return static_cast<OpId>(g - base_[hot_[g].rank]); }
+  OpKind kind(Gid g) const { return hot_[g].kind; }
+  Gid partner(Gid g) const { return hot_[g].partner; }  // the other half of a message
+  const Op& op(Gid g) const { return schedule_.ranks[rank_of(g)].ops[op_of(g)]; }
+  // The Send of a message, given either half.
+  Gid sender(Gid g) const { return hot_[g].kind == OpKind::kSend ? g : hot_[g].partner; }
+
+  // ---- results (valid after run())
+  bool complete() const { return done_ == hot_.size(); }
+  std::size_t events() const { return events_count_; }
+  bool finished(Gid g) const { return end_[g] >= 0; }
+  bool is_ready(Gid g) const { return hot_[g].ready; }
+  // A Send or Recv: the transfer's start. A RecvReduce: the start of its reduction (the
+  // transfer's start is the Send's). A Copy or Reduce: its start. -1: never started.
+  Time start(Gid g) const { return start_[g]; }
+  Time end(Gid g) const { return end_[g]; }  // -1: never completed
+  // The op whose completion released the resource this op (for a transfer: its Send; for a
+  // RecvReduce: its reduction) waited for; kNoGid if it started as soon as it was ready.
+  Gid blocker(Gid g) const { return cause_[g]; }
+
+ private:
+  enum QueueType : std::uint8_t { kSendQueue = 0, kRecvQueue = 1, kComputeQueue = 2 };
+  // Bookkeeping of one rank's queue of work blocked on one resource.
+  struct QueueInfo {
+    Rank rank = 0;
+    QueueType type = kSendQueue;
+    bool candidate = false;  // its head is among the candidates of the current instant
+    Gid waker = kNoGid;      // the op whose completion woke it at the current instant
+  };
+
+  void flatten();
+  void became_ready(Gid g, Time now);
+  void complete(Gid g, Time now);
+  void prefetch_successors(Gid g) const;
+  void handle_event(const Item& event, Time now);
+  void start_ready_work(Time now);
+  void try_start(Item item, Time now, Gid cause);
+  void park(Rank rank, QueueType type, Item item);
+  void wake(Rank rank, QueueType type, Gid waker);
+  void wake_after_communication(Rank rank, bool sent, Gid waker);
+  bool has_resource(Rank rank, QueueType type) const;
+  bool can_send(Rank r) const;
+  bool can_receive(Rank r) const;
+  bool can_compute(Rank r) const;
+  static Item key_of(Gid g, Time ready) { return Item{ready, g, -1}; }
+
+  const Schedule& schedule_;
+  const CostModel& model_;
+  bool full_duplex_ = true;
+  bool overlap_ = false;
+  int ports_ = 1;
+
+  // The flattened schedule in two arrays of 16-byte records, four ops per cache line. The
+  // event loop touches ops of many ranks in turn, and successors far ahead in a rank's
+  // program (a recv that waits on a copy made at the start, say): dense records keep the
+  // number of distinct cache lines (and pages) it touches small. `Hot` is what readiness
+  // needs, `Cold` what starting and completing need.
+  struct Hot {
+    std::int32_t deps_left = 0;  // `after` ops not yet complete
+    Gid partner = kNoGid;        // the other half of a message
+    Rank rank = 0;
+    OpKind kind = OpKind::kSend;
+    bool empty = false;  // a zero-element message
+    bool ready = false;  // deps_left reached 0
+  };
+  struct Cold {
+    Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce
+    std::uint32_t succ_begin = 0;  // successors (same-rank ops that list this one in `after`)
+    std::uint32_t succ_end = 0;    // are succ_[succ_begin, succ_end)
+  };
+  static_assert(sizeof(Hot) == 16 && sizeof(Cold) == 16);
+
+  std::vector<std::int64_t> base_;  // p + 1 prefix sums of op counts
+  HugeVector<Hot> hot_;
+  HugeVector<Cold> cold_;
+  HugeVector<Gid> succ_;
+  HugeVector<Time> start_;
+  HugeVector<Time> end_;
+  HugeVector<Gid> cause_;
+
+  // Per rank resources.
+  std::vector<std::int32_t> sends_active_;
+  std::vector<std::int32_t> recvs_active_;
+  std::vector<std::uint8_t> computing_;
+  std::vector<std::int32_t> queue_slot_;  // [rank * 3 + type] -> queue id, or -1
+  BlockedQueues queues_;                  // created on first use
+  std::vector<QueueInfo> queue_info_;     // by queue id
+
+  EventQueue events_;          // completions
+  std::vector<Item> instant_;  // the completions of the current instant
+  // Work that may start at the current instant: found while applying its completions
+  // (sorted once), and heads of blocked queues found while starting work (a heap).
+  std::vector<Item> candidates_;
+  ItemHeap more_candidates_;
+  std::size_t done_ = 0;
+  std::size_t events_count_ = 0;
+};
+
+}  // namespace optcoll::sim::detail

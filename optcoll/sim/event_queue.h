@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator's queues, all ordered by (time, rank, op index), the one order
+// design.md 3.8 fixes for everything that happens at the same instant: a 4-ary min-heap (each
+// rank's queues of work blocked on a busy resource) and the event queue, which hands out all
+// completions of one instant at once.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "optcoll/model/types.h"
+
+namespace optcoll::sim::detail {
+
+// A unit of simulated work or a completion: a time and the global index of the op it belongs
+// to (a transfer is named by its Send). Global indices number ops rank by rank in program
+// order (op i of rank r is base[r] + i), so ordering by (time, gid) *is* ordering by
+// (time, rank, op index).
+struct Item {
+  Time time = 0;           // event: when it happens; work: when it became ready
+  std::int32_t gid = 0;    // global op index
+  std::int32_t from = -1;  // candidates only: the blocked-work queue it was taken from
+};
+
+// Strict (time, rank, op) order; gid is unique among live entries, so it is total.
+inline bool before(const Item& a, const Item& b) {
+  if (a.time != b.time) return a.time < b.time;
+  return a.gid < b.gid;
+}
+
+// A 4-ary heap: shallower than a binary heap, so fewer cache misses per pop on queues of a
+// few thousand entries (one per rank in flight).
+class ItemHeap {
+ public:
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  const Item& top() const { return heap_.front(); }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+  void clear() { heap_.clear(); }
+
+  void push(const Item& item) {
+    std::size_t i = heap_.size();
+    heap_.push_back(item);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / kArity;
+      if (!before(item, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = item;
+  }
+
+  Item pop() {
+    Item result = heap_.front();
+    const Item last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return result;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = i * kArity + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t end = first + kArity < n ? first + kArity : n;
+      for (std::size_t c = first + 1; c < end; ++c) {
+        if (before(heap_[c], heap_[best])) best = c;
+      }
+      if (!before(heap_[best], last)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = last;
+    return result;
+  }
+
+ private:
+  static constexpr std::size_t kArity = 4;
+  std::vector<Item> heap_;
+};
+
+// Sorts by (time, rank, op). Work found in event order is mostly sorted already (in a ring,
+// all but the wrap-around): a few sorted runs are merged in linear time each.
+inline void sort_items(std::vector<Item>& items) {
+  constexpr std::size_t kMaxRuns = 8;
+  const auto less = [](const Item& a, const Item& b) { return before(a, b); };
+  std::size_t run_starts[kMaxRuns];
+  std::size_t runs = 0;
+  for (std::size_t i = 1; i < items.size(); ++i) {
+    if (!before(items[i], items[i - 1])) continue;
+    if (runs == kMaxRuns) {
+      std::sort(items.begin(), items.end(), less);
+      return;
+    }
+    run_starts[runs++] = i;
+  }
+  // Merge the runs from left to right: [0, start_k) is sorted after step k.
+  for (std::size_t k = 0; k < runs; ++k) {
+    const std::size_t end = k + 1 < runs ? run_starts[k + 1] : items.size();
+    const auto first = items.begin();
+    std::inplace_merge(first, first + static_cast<std::ptrdiff_t>(run_starts[k]),
+                       first + static_cast<std::ptrdiff_t>(end), less);
+  }
+}
+
+// Queues of blocked work (one per rank and resource), each in (time, rank, op) order, all
+// sharing one pool of list nodes, so that a million ranks do not mean a million allocations.
+// Work is mostly parked in order (a rank's ops as they become ready): an entry that is not
+// before the queue's last one is appended to its list in O(1); the others go to a heap that
+// the queue gets on first need.
+class BlockedQueues {
+ public:
+  std::int32_t create() {
+    queues_.emplace_back();
+    return static_cast<std::int32_t>(queues_.size() - 1);
+  }
+  bool empty(std::int32_t q) const {
+    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    return queue.head < 0 && (queue.extra < 0 || extras_[queue.extra].empty());
+  }
+  const Item& top(std::int32_t q) const {
+    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    return from_list(queue) ? nodes_[queue.head].item : extras_[queue.extra].top();
+  }
+  void push(std::int32_t q, const Item& item) {
+    Queue& queue = queues_[static_cast<std::size_t>(q)];
+    if (queue.tail >= 0 && before(item, nodes_[queue.tail].item)) {
+      if (queue.extra < 0) {
+        queue.extra = static_cast<std::int32_t>(extras_.size());
+        extras_.emplace_back();
+      }
+      extras_[queue.extra].push(item);
+      return;
+    }
+    std::int32_t node = free_;
+    if (node >= 0) {
+      free_ = nodes_[node].next;
+      nodes_[node] = Node{item, -1};
+    } else {
+      node = static_cast<std::int32_t>(nodes_.size());
+      nodes_.push_back(Node{item, -1});
+    }
+    if (queue.tail >= 0) {
+      nodes_[queue.tail].next = node;
+    } else {
+      queue.head = node;
+    }
+    queue.tail = node;
+  }
+  Item pop(std::int32_t q) {
+    Queue& queue = queues_[static_cast<std::size_t>(q)];
+    if (!from_list(queue)) return extras_[queue.extra].pop();
+    const std::int32_t node = queue.head;
+    const Item item = nodes_[node].item;
+    queue.head = nodes_[node].next;
+    if (queue.head < 0) queue.tail = -1;
+    nodes_[node].next = free_;
+    free_ = node;
+    return item;
+  }
+
+ private:
+  struct Node {
+    Item item;
+    std::int32_t next = -1;
+  };
+  struct Queue {
+    std::int32_t head = -1;
+    std::int32_t tail = -1;
+    std::int32_t extra = -1;  // index into extras_, or -1
+  };
+  bool from_list(const Queue& queue) const {
+    return queue.head >= 0 && (queue.extra < 0 || extras_[queue.extra].empty() ||
+                               before(nodes_[queue.head].item, extras_[queue.extra].top()));
+  }
+
+  std::vector<Node> nodes_;
+  std::int32_t free_ = -1;  // free list through Node::next
+  std::vector<Queue> queues_;
+  std::vector<ItemHeap> extras_;
+};
+
+// Completions, handed out one instant at a time. Collective schedules run in lock step, so
+// thousands of events share an instant (half a million for a binomial tree over 2^20 ranks):
+// a bucket per distinct time, sorted once when its instant comes, beats a heap of events.
+class EventQueue {
+ public:
+  bool empty() const { return times_.empty(); }
+  Time next_time() const { return times_.front(); }
+
+  void push(const Item& item) {
+    std::uint32_t bucket = 0;
+    if (!buckets_.empty() && item.time == last_time_) {
+      bucket = last_bucket_;
+    } else {
+      const auto [it, inserted] = index_.try_emplace(item.time, 0);
+      if (inserted) {
+        it->second = new_bucket();
+        times_.push_back(item.time);
+        std::push_heap(times_.begin(), times_.end(), std::greater<>());
+      }
+      bucket = it->second;
+      last_time_ = item.time;
+      last_bucket_ = bucket;
+    }
+    buckets_[bucket].push_back(item);
+  }
+
+  // Moves every event of the earliest instant into `out` (cleared first), in (rank, op)
+  // order.
+  void pop_instant(std::vector<Item>& out) {
+    const Time time = times_.front();
+    std::pop_heap(times_.begin(), times_.end(), std::greater<>());
+    times_.pop_back();
+    const auto it = index_.find(time);
+    const std::uint32_t bucket = it->second;
+    index_.erase(it);
+    if (last_time_ == time) last_time_ = -1;
+    out.clear();
+    out.swap(buckets_[bucket]);
+    free_.push_back(bucket);
+    sort_items(out);  // all of one time: (time, gid) order is (rank, op) order
+  }
+
+ private:
+  std::uint32_t new_bucket() {
+    if (!free_.empty()) {
+      const std::uint32_t b = free_.back();
+      free_.pop_back();
+      return b;
+    }
+    buckets_.emplace_back();
+    return static_cast<std::uint32_t>(buckets_.size() - 1);
+  }
+
+  std::vector<Time> times_;                        // min-heap of the distinct pending times
+  std::unordered_map<Time, std::uint32_t> index_;  // time -> bucket (never iterated)
+  std::vector<std::vector<Item>> buckets_;
+  std::vector<std::uint32_t> free_;
+  Time last_time_ = -1;  // a one-entry cache: pushes of one instant mostly share a time
+  std::uint32_t last_bucket_ = 0;
+};
+
+}  // namespace optcoll::sim::detail

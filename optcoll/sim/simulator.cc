@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: simulate(): checks its input, runs the engine (engine.cc) and turns the engine's
+// arrays into a SimResult: makespan, per-rank finish, critical path, optional per-op timing.
+//
+// ---- Simulation semantics (design.md 3.8; docs/design.md repeats this block) -------------
+//
+// Time starts at 0 on every rank. Every op has a ready time: when the last op of its `after`
+// set completes (0 if the set is empty).
+//
+// Transfers. A Send on rank i and the matching Recv or RecvReduce on rank j (same ordered
+//   pair and seq) form one transfer of m elements. It starts when both ops are ready and both
+//   ranks have a free port, holds one port at each end for model.transfer_time(i, j, m,
+//   elem_bytes) = alpha_ij + beta_ij * units(m), and both ops complete at its end. A RecvReduce
+//   then still reduces the received elements (below) before it completes. A transfer of m = 0
+//   elements costs nothing and holds nothing: both ops complete as soon as both are ready.
+// Ports. Full duplex: a rank has `ports` send ports and `ports` receive ports, so up to
+//   `ports` sends and `ports` receives are in progress at once. Half duplex: `ports`
+//   communications in total.
+// Computation. A Copy of m elements takes copy_time(m) = copy * units(m), a Reduce
+//   reduce_time(m) = gamma * units(m), the reduction of a RecvReduce reduce_time(m) once its
+//   transfer ended. A rank runs one computation at a time (its processor). Without `overlap`
+//   ports and processor are one resource: a computation starts only when the rank has no
+//   communication in progress, and while it runs the rank starts no communication. With
+//   `overlap`, computation and communication proceed independently. A computation that takes
+//   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
+//   without overlap, a rank with no communication in progress) at the instant it runs. This
+//   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
+// Start order. Whenever work becomes ready or a resource is released, the work that may
+//   start at that instant is started greedily in the order (ready time, rank, op index):
+//   each item in turn starts if the resources it needs are free, otherwise it waits (it
+//   reserves nothing, so later items may still start). A transfer's key is (the later of
+//   its two sides' ready times, sender rank, Send op index); a computation's is its own, and
+//   the reduction of a RecvReduce is keyed by the receiver (ready time = the transfer's end).
+//   Completions at one instant are all applied before anything starts at that instant, so the
+//   result does not depend on the order in which simultaneous events were found. Same input,
+//   same output: nothing depends on hashing or addresses.
+// Exactness. Times are only added (start + duration) and compared, never scaled or
+//   accumulated otherwise: integer-valued parameters give exact integer times (below 2^53).
+// Deadlock. If ops remain but nothing is running and nothing can start, the result has
+//   status kDeadlock, makespan = the last completion, no critical path, and `deadlock` names
+//   up to 8 ops that are ready but wait for a partner that can never become ready (or, if
+//   there are none, the first ops that never became ready).
+// Critical path. Walking back from the op that completes last (ties: lowest rank, then op),
+//   each op records why it started when it did, and the walk continues at that cause:
+//     "dependency"      the latest op of its `after` set (on its own rank);
+//     "message partner" a transfer that waited for the other side: the walk continues at the
+//                       latest dependency of the partner op (on the partner's rank);
+//     "port"/"processor" it was ready but a resource was busy: the walk continues at the op
+//                       whose completion released it ("port" if that op communicated);
+//     "start"           it was ready at time 0 (the first step).
+//   A RecvReduce whose reduction had to wait for the processor appears with the start of its
+//   reduction; otherwise an op's step spans its transfer start to its completion. Every step
+//   starts exactly when the previous one ends; the first starts at 0, the last ends at the
+//   makespan.
+// Errors. A malformed schedule (require_well_formed) or an invalid model (validate_for)
+//   throws Error(kInvalidArgument). A deadlock is a result, not an error.
+// -------------------------------------------------------------------------------------------
+#include "optcoll/sim/simulator.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/validate.h"
+#include "optcoll/sim/engine.h"
+
+namespace optcoll {
+namespace {
+
+using sim::detail::Engine;
+using sim::detail::Gid;
+using sim::detail::kNoGid;
+using sim::detail::OpKind;
+
+constexpr std::size_t kMaxDeadlockOps = 8;
+
+// The latest-finishing op of g's `after` set (ties: the highest op index), or kNoGid.
+Gid latest_dependency(const Engine& engine, Gid g) {
+  Gid best = kNoGid;
+  const Rank r = engine.rank_of(g);
+  for (const OpId d : engine.op(g).after) {
+    const Gid dg = engine.gid(r, d);
+    if (best == kNoGid || engine.end(dg) >= engine.end(best)) best = dg;
+  }
+  return best;
+}
+
+Time ready_time(const Engine& engine, Gid g) {
+  const Gid d = latest_dependency(engine, g);
+  return d == kNoGid ? 0 : engine.end(d);
+}
+
+// What a blocker held: the Send or Recv of a transfer that ended held a port; a Copy, a
+// Reduce or the reduction of a RecvReduce held the processor. (The engine names the Send
+// when a RecvReduce's transfer released the receiver's port.)
+const char* held_resource(const Engine& engine, Gid blocker) {
+  const OpKind kind = engine.kind(blocker);
+  return kind == OpKind::kSend || kind == OpKind::kRecv ? "port" : "processor";
+}
+
+std::vector<CriticalStep> critical_path(const Engine& engine) {
+  std::vector<CriticalStep> path;
+  const auto total = static_cast<Gid>(engine.op_count());
+  Gid last = kNoGid;
+  for (Gid g = 0; g < total; ++g) {
+    if (last == kNoGid || engine.end(g) > engine.end(last)) last = g;
+  }
+  Gid g = last;
+  while (g != kNoGid) {
+    OPTCOLL_CHECK(path.size() <= engine.op_count(), "critical path does not terminate");
+    CriticalStep step;
+    step.rank = engine.rank_of(g);
+    step.op = engine.op_of(g);
+    step.end = engine.end(g);
+    Gid next = kNoGid;
+    const OpKind kind = engine.kind(g);
+    const bool delayed_reduction =
+        kind == OpKind::kRecvReduce && engine.start(g) > engine.end(engine.sender(g));
+    if (sim::detail::is_computation(kind) || delayed_reduction) {
+      step.start = engine.start(g);
+      const Time ready = delayed_reduction ? engine.end(engine.sender(g)) : ready_time(engine, g);
+      if (step.start > ready) {
+        next = engine.blocker(g);
+        OPTCOLL_CHECK(next != kNoGid && engine.end(next) == step.start,
+                      "rank {} op {} started late with no blocker", step.rank, step.op);
+        step.waited_for = held_resource(engine, next);
+      } else {
+        next = latest_dependency(engine, g);
+        step.waited_for = next == kNoGid ? "start" : "dependency";
+      }
+    } else {
+      const Gid send = engine.sender(g);
+      const Gid other = engine.partner(g);
+      step.start = engine.start(send);
+      const Time own_ready = ready_time(engine, g);
+      const Time other_ready = ready_time(engine, other);
+      if (step.start > std::max(own_ready, other_ready)) {
+        next = engine.blocker(send);
+        OPTCOLL_CHECK(next != kNoGid && engine.end(next) == step.start,
+                      "rank {} op {} started late with no blocker", step.rank, step.op);
+        step.waited_for = held_resource(engine, next);
+      } else if (own_ready >= other_ready) {
+        next = latest_dependency(engine, g);
+        step.waited_for = next == kNoGid ? "start" : "dependency";
+      } else {
+        next = latest_dependency(engine, other);
+        step.waited_for = "message partner";
+      }
+    }
+    path.push_back(std::move(step));
+    g = next;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::string describe_deadlock(const Schedule& schedule, const Engine& engine) {
+  const auto total = static_cast<Gid>(engine.op_count());
+  std::vector<Gid> stuck;
+  std::size_t waiting = 0;
+  for (Gid g = 0; g < total; ++g) {
+    if (engine.finished(g)) continue;
+    ++waiting;
+    if (engine.is_ready(g) && stuck.size() < kMaxDeadlockOps) stuck.push_back(g);
+  }
+  const bool any_ready = !stuck.empty();
+  for (Gid g = 0; g < total && stuck.empty(); ++g) {
+    if (!engine.finished(g)) stuck.push_back(g);
+  }
+  for (Gid g = stuck.back() + 1; g < total && !any_ready && stuck.size() < kMaxDeadlockOps; ++g) {
+    if (!engine.finished(g)) stuck.push_back(g);
+  }
+  std::string text =
+      fmt::format("deadlock: {} of {} ops can never complete; ", waiting, engine.op_count());
+  text += any_ready ? "ready but waiting for a partner that never becomes ready:" : "never ready:";
+  for (const Gid g : stuck) {
+    text += "\n  " + describe_op(schedule, engine.rank_of(g), engine.op_of(g));
+  }
+  if (waiting > stuck.size()) text += fmt::format("\n  ... and {} more", waiting - stuck.size());
+  return text;
+}
+
+std::vector<std::vector<OpTiming>> timing(const Schedule& schedule, const Engine& engine) {
+  std::vector<std::vector<OpTiming>> result(schedule.ranks.size());
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const auto rank = static_cast<Rank>(r);
+    const auto& ops = schedule.ranks[r].ops;
+    result[r].resize(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Gid g = engine.gid(rank, static_cast<OpId>(i));
+      OpTiming& t = result[r][i];
+      bool deps_done = true;
+      for (const OpId d : ops[i].after)
+        deps_done = deps_done && engine.finished(engine.gid(rank, d));
+      t.ready = deps_done ? ready_time(engine, g) : -1;
+      t.start = sim::detail::is_computation(engine.kind(g)) ? engine.start(g)
+                                                            : engine.start(engine.sender(g));
+      t.end = engine.end(g);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+SimResult simulate(const Schedule& schedule, const CostModel& model, const SimOptions& options) {
+  require_well_formed(schedule);
+  validate_for(model, schedule.spec.nranks);
+  Engine engine(schedule, model);
+  engine.run();
+
+  SimResult result;
+  result.ops = engine.op_count();
+  result.events = engine.events();
+  result.rank_finish.assign(schedule.ranks.size(), 0);
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const auto rank = static_cast<Rank>(r);
+    const auto n = static_cast<OpId>(schedule.ranks[r].ops.size());
+    Time finish = 0;
+    for (OpId i = 0; i < n; ++i) finish = std::max(finish, engine.end(engine.gid(rank, i)));
+    result.rank_finish[r] = finish;
+    result.makespan = std::max(result.makespan, finish);
+  }
+  if (engine.complete()) {
+    result.critical_path = critical_path(engine);
+  } else {
+    result.status = SimStatus::kDeadlock;
+    result.deadlock = describe_deadlock(schedule, engine);
+  }
+  if (options.trace) result.timing = timing(schedule, engine);
+  return result;
+}
+
+}  // namespace optcoll

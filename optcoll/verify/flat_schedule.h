@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the verifier's compact copy of a well-formed schedule. The Schedule itself is read
+// once (ops of one rank live in their own heap block, each `after` list in another, which
+// makes every pass over it memory-bound at p = 2^20); the checks then run over these flat,
+// rank-ordered arrays.
+//
+// Ops are numbered globally, rank by rank: op i of rank r is op_base[r] + i. Each buffer of
+// each rank is cut into *cells* at every slice boundary any op of that rank uses (plus 0 and
+// the buffer's end), so every slice is exactly a run of whole cells and the checks can work
+// per cell instead of per element: a bcast of 10^6 elements is one cell per rank.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/schedule/schedule.h"
+#include "optcoll/schedule/validate.h"
+
+namespace optcoll::verify_detail {
+
+using GlobalOp = std::uint32_t;
+using CellId = std::uint32_t;  // a position in FlatSchedule::bound
+
+enum class OpKind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
+
+inline bool is_communication(OpKind kind) {
+  return kind == OpKind::kSend || kind == OpKind::kRecv || kind == OpKind::kRecvReduce;
+}
+
+// The cells [first, first + n) of one buffer that tile a slice exactly; n = 0 for an empty
+// slice or an op without that operand.
+struct CellRange {
+  CellId first = 0;
+  std::uint32_t n = 0;
+};
+
+struct FlatSchedule {
+  Rank nranks = 0;
+  std::vector<GlobalOp> op_base;  // p + 1 entries
+
+  // Per op.
+  std::vector<OpKind> kind;
+  std::vector<Side> side;         // reductions: where the incoming (or src) operand goes
+  std::vector<CellRange> src;     // Send, Copy, Reduce
+  std::vector<CellRange> dst;     // Recv, RecvReduce, Copy, Reduce
+  std::vector<GlobalOp> partner;  // other half of a message; kNoPartner for local ops
+
+  // `after` edges (deps) and their reverse (succs), as compressed rows over global ops.
+  std::vector<std::uint32_t> dep_start;  // N + 1
+  std::vector<GlobalOp> deps;
+  std::vector<std::uint32_t> succ_start;  // N + 1
+  std::vector<GlobalOp> succs;
+
+  // Cells. Each (rank, buffer) owns positions [cell_base[3r + b], cell_base[3r + b + 1]) of
+  // `bound`; position c (except the last of each owner, a sentinel) is a cell covering
+  // elements [bound[c], bound[c + 1]).
+  std::vector<Count> bound;
+  std::vector<CellId> cell_base;  // 3p + 1 entries
+
+  std::size_t op_count() const { return kind.size(); }
+  Rank rank_of(GlobalOp op) const;  // binary search over op_base
+  OpId local_of(GlobalOp op) const { return static_cast<OpId>(op - op_base[rank_of(op)]); }
+  CellId cells_begin(Rank r, Buf buf) const {
+    return cell_base[3 * static_cast<std::size_t>(r) + static_cast<std::size_t>(buf)];
+  }
+  CellId cells_end(Rank r, Buf buf) const {
+    return cell_base[3 * static_cast<std::size_t>(r) + static_cast<std::size_t>(buf) + 1];
+  }
+  // The cell of rank r's buffer that contains `element` (which must lie inside the buffer).
+  CellId cell_at(Rank r, Buf buf, Count element) const;
+};
+
+// Flattens a schedule that passed structure_issues() (slices in bounds, dependencies
+// pointing backwards, every message matched). `partner` is match_messages_flat(schedule).
+FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
+                     std::vector<GlobalOp> partner);
+
+// The buffer of rank r that a cell belongs to.
+Buf buf_of_cell(const FlatSchedule& flat, Rank r, CellId cell);
+
+}  // namespace optcoll::verify_detail

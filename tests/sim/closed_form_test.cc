@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator against closed forms: the papers' formulas (../spec/alpha-beta-costs.md)
+// and every registry algorithm's cost formula (algorithms.def), written out as C++ here and
+// checked at p in {4, 7, 16} and several counts with integer parameters (exact equality).
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/sim/simulator.h"
+
+namespace optcoll {
+namespace {
+
+constexpr Time kAlpha = 100;
+constexpr Time kBeta = 1;
+constexpr Time kGamma = 3;
+
+std::int64_t ceil_log2(Rank p) {
+  std::int64_t rounds = 0;
+  for (std::int64_t reach = 1; reach < p; reach *= 2) ++rounds;
+  return rounds;
+}
+bool power_of_two(Rank p) { return p > 0 && (p & (p - 1)) == 0; }
+
+CostModel model(Time copy = 0, Duplex duplex = Duplex::kFull) {
+  CostModel m;
+  m.alpha = kAlpha;
+  m.beta = kBeta;
+  m.gamma = kGamma;
+  m.copy = copy;
+  m.ports = 1;
+  m.duplex = duplex;
+  m.overlap = false;
+  return m;
+}
+
+Time makespan(std::string_view algorithm, const CollectiveSpec& spec, const CostModel& m) {
+  const auto result = simulate(algorithms::build(algorithm, spec), m);
+  EXPECT_EQ(result.status, SimStatus::kOk) << algorithm << ": " << result.deadlock;
+  return result.makespan;
+}
+
+// ---- the papers' closed forms --------------------------------------------------------------
+
+TEST(ClosedForm, BinomialBroadcastAnyDuplex) {
+  // ceil(log2 p)(α + nβ), one port, half or full duplex (every rank sends or receives alone).
+  for (Rank p = 1; p <= 70; ++p) {
+    for (const Count n : {1, 100}) {
+      const Time expected = static_cast<Time>(ceil_log2(p)) * (kAlpha + n * kBeta);
+      for (const Duplex d : {Duplex::kFull, Duplex::kHalf}) {
+        EXPECT_EQ(makespan("bcast/binomial", make_spec(CollectiveKind::kBcast, p, n), model(0, d)),
+                  expected)
+            << "p=" << p << " n=" << n;
+      }
+    }
+  }
+}
+
+TEST(ClosedForm, RingAllgatherFullDuplex) {
+  // (p-1)(α + (n/p)β) with n/p = m, the block: full duplex, one port, copy = 0.
+  for (Rank p = 2; p <= 20; ++p) {
+    for (const Count m : {1, 7}) {
+      EXPECT_EQ(makespan("allgather/ring", make_spec(CollectiveKind::kAllgather, p, m), model()),
+                (p - 1) * (kAlpha + m * kBeta))
+          << "p=" << p << " m=" << m;
+    }
+  }
+}
+
+TEST(ClosedForm, RingAllgatherHalfDuplexIsSlower) {
+  // p = 3, m = 1, T = α + β = 101. Full duplex: 2 steps of T = 202. Half duplex, computed by
+  // hand from the start-order rule (each rank has 2 sends and 2 receives, one at a time):
+  //   [0,101] 0->1;  [101,202] 1->2;  [202,303] 2->0;  [303,404] 1->2 (2nd);
+  //   [404,505] 2->0 (2nd);  [505,606] 0->1 (2nd)
+  // so 606 = 6T: three times the full-duplex time (4T is the per-rank lower bound).
+  const auto spec = make_spec(CollectiveKind::kAllgather, 3, 1);
+  EXPECT_EQ(makespan("allgather/ring", spec, model(0, Duplex::kFull)), 202);
+  EXPECT_EQ(makespan("allgather/ring", spec, model(0, Duplex::kHalf)), 606);
+}
+
+TEST(ClosedForm, BinomialScatterPowersOfTwo) {
+  // log2(p)α + (p-1)mβ for p a power of two, root 0 (Chan et al.'s MST scatter: the root
+  // sends halves, quarters, ...).
+  for (const Rank p : {2, 4, 8, 16, 32, 64}) {
+    for (const Count m : {1, 5}) {
+      EXPECT_EQ(makespan("scatter/binomial", make_spec(CollectiveKind::kScatter, p, m), model()),
+                ceil_log2(p) * kAlpha + (p - 1) * m * kBeta)
+          << "p=" << p << " m=" << m;
+    }
+  }
+}
+
+TEST(ClosedForm, RingAllreduceWithGamma) {
+  // 2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ for p | n: full duplex, copy = 0.
+  for (Rank p = 2; p <= 17; ++p) {
+    for (const Count k : {1, 6}) {
+      const Count n = p * k;
+      EXPECT_EQ(makespan("allreduce/ring", make_spec(CollectiveKind::kAllreduce, p, n), model()),
+                2 * (p - 1) * kAlpha + 2 * (p - 1) * k * kBeta + (p - 1) * k * kGamma)
+          << "p=" << p << " n=" << n;
+    }
+  }
+}
+
+TEST(ClosedForm, BinomialReduceWithGamma) {
+  // ceil(log2 p)(α + nβ + nγ) + n·copy (Chan et al.'s MST reduce; the copy of the rank's own
+  // contribution happens once, on every rank at the same time).
+  for (Rank p = 1; p <= 33; ++p) {
+    for (const Count n : {1, 50}) {
+      for (const Time copy : {0.0, 1.0}) {
+        EXPECT_EQ(
+            makespan("reduce/binomial", make_spec(CollectiveKind::kReduce, p, n), model(copy)),
+            ceil_log2(p) * (kAlpha + n * kBeta + n * kGamma) + n * copy)
+            << "p=" << p << " n=" << n << " copy=" << copy;
+      }
+    }
+  }
+}
+
+TEST(ClosedForm, LinearReduceScatterCollides) {
+  // reduce_scatter_block/linear, p = 4, m = 1, copy = 0: T = α + β = 101, reduction 3.
+  // algorithms.def says m·copy + (p-1)(α + mβ + mγ) = 312, but every rank posts its sends at
+  // once in rank order and receives in a fixed order, so messages collide. By hand (one port,
+  // full duplex, no overlap; keys (ready, sender, op)):
+  //   [0,101] 0->1, 1->0, 2->3     [101,202] 1->2      [104,205] 2->0      [205,306] 1->3
+  //   [208,309] 2->1, 0->2, 3->0   [312,413] 0->3, 3->1                    [413,514] 3->2
+  // with each reduction (3) right after its message, or after the rank's send in progress;
+  // rank 2's last reduction ends at 514 + 3 = 517.
+  const auto spec = make_spec(CollectiveKind::kReduceScatterBlock, 4, 1);
+  EXPECT_EQ(makespan("reduce_scatter_block/linear", spec, model()), 517);
+}
+
+// ---- every registry algorithm's formula ---------------------------------------------------
+
+// What a formula may refer to.
+struct Env {
+  Rank p = 0;
+  Rank root = 0;
+  Count n = 0;                // the message (bcast, reduce, allreduce) or the total of all blocks
+  Count m = 0;                // the uniform block
+  std::vector<Count> counts;  // v-variants: blocks (alltoallv: the p x p matrix)
+  Time copy = 0;
+  std::int64_t log = 0;  // ceil(log2 p)
+  Count block(Rank q) const { return counts.empty() ? m : counts[static_cast<std::size_t>(q)]; }
+  Count sum_except(Rank skip) const {
+    Count s = 0;
+    for (Rank q = 0; q < p; ++q) s += q == skip ? 0 : block(q);
+    return s;
+  }
+};
+
+enum class Relation { kExact, kLowerBound, kUpperBound };
+
+struct Formula {
+  Relation relation = Relation::kExact;
+  bool needs_power_of_two = false;
+  bool needs_divisible = false;  // p | n
+  bool needs_nonempty = false;   // no empty block
+  bool copy_free = false;        // the formula holds for copy = 0 only
+  bool uniform_only = false;     // written in terms of a uniform block m
+  std::function<Time(const Env&)> cost;
+};
+
+Time a(std::int64_t k) { return static_cast<Time>(k) * kAlpha; }
+Time b(std::int64_t k) { return static_cast<Time>(k) * kBeta; }
+Time g(std::int64_t k) { return static_cast<Time>(k) * kGamma; }
+
+// The formulas of algorithms.def, with its names for the symbols. Where the string there is
+// wrong, the correct formula is used and the comment says so (see the report in the docs).
+const std::map<std::string, Formula>& formulas() {
+  static const std::map<std::string, Formula> table{
+      {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
+      {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
+      {"reduce/linear",
+       {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
+      {"reduce/binomial",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      {"scatter/linear",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"scatter/binomial",
+       {.needs_power_of_two = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
+      {"scatterv/linear",
+       {.cost =
+            [](const Env& e) {
+              Time t = e.block(e.root) * e.copy;
+              for (Rank q = 0; q < e.p; ++q) {
+                if (q != e.root && e.block(q) > 0) t += a(1) + b(e.block(q));
+              }
+              return t;
+            }}},
+      // Exact for regular blocks only (the string claims irregular ones too); irregular
+      // blocks: the tree recursion in TreeRecursion below.
+      {"scatterv/binomial",
+       {.needs_power_of_two = true,
+        .needs_nonempty = true,
+        .copy_free = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }}},
+      {"gather/linear",
+       {.cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)); }}},
+      {"gather/binomial",
+       {.needs_power_of_two = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
+      {"gatherv/linear",
+       {.cost =
+            [](const Env& e) {
+              Time t = e.block(e.root) * e.copy;
+              for (Rank q = 0; q < e.p; ++q) {
+                if (q != e.root && e.block(q) > 0) t += a(1) + b(e.block(q));
+              }
+              return t;
+            }}},
+      // Exact for regular blocks only (the string claims irregular ones too); irregular
+      // blocks: the tree recursion in TreeRecursion below.
+      {"gatherv/binomial",
+       {.needs_power_of_two = true,
+        .needs_nonempty = true,
+        .copy_free = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }}},
+      {"allgather/linear",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"allgather/ring",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"allgather/gather_then_bcast",
+       {.needs_power_of_two = true,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              // 2·log2(p)·α + (log2(p) + (p-1)/p)·nβ with n = p·m
+              return a(2 * e.log) + b(e.log * e.n + (e.p - 1) * e.m);
+            }}},
+      {"allgatherv/linear",
+       {.relation = Relation::kLowerBound,  // "roughly"
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              Count most = 0;
+              for (Rank r = 0; r < e.p; ++r) most = std::max(most, e.sum_except(r));
+              return a(e.p - 1) + b(most);
+            }}},
+      {"allgatherv/ring",
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) {
+              // (p-1)α + β·Σ_steps (max block in flight); every block is in flight in every
+              // step, so the sum is (p-1)·max_q m_q.
+              Count most = 0;
+              for (Rank q = 0; q < e.p; ++q) most = std::max(most, e.block(q));
+              return a(e.p - 1) + b((e.p - 1) * most);
+            }}},
+      // Exact for regular blocks only, as gatherv/binomial.
+      {"allgatherv/gather_then_bcast",
+       {.needs_power_of_two = true,
+        .needs_nonempty = true,
+        .copy_free = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(2 * e.log) + b(e.sum_except(0) + e.log * e.n); }}},
+      // Only a lower bound (the string says exact): all sends are posted at once in rank
+      // order and collide at the receivers, and reductions block communication.
+      {"reduce_scatter/linear",
+       {.relation = Relation::kLowerBound,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m) + g(e.m)); }}},
+      {"reduce_scatter/ring",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
+            }}},
+      {"reduce_scatter/reduce_then_scatter",
+       {.needs_power_of_two = true,
+        .copy_free = true,
+        .uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(2 * e.log) + b(e.log * e.n + (e.p - 1) * e.m) + g(e.log * e.n);
+            }}},
+      // Only a lower bound (the string says exact): all sends are posted at once in rank
+      // order and collide at the receivers, and reductions block communication.
+      {"reduce_scatter_block/linear",
+       {.relation = Relation::kLowerBound,
+        .cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m) + g(e.m)); }}},
+      {"reduce_scatter_block/ring",
+       {.cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
+            }}},
+      {"reduce_scatter_block/reduce_then_scatter",
+       {.needs_power_of_two = true,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              return a(2 * e.log) + b(e.log * e.n + (e.p - 1) * e.m) + g(e.log * e.n);
+            }}},
+      // Only a lower bound (the string says exact), for the same reasons.
+      {"allreduce/linear",
+       {.relation = Relation::kLowerBound,
+        .cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
+      {"allreduce/ring",
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) + g((e.p - 1) * piece) +
+                     (e.p - 1) * piece * e.copy;
+            }}},
+      {"allreduce/reduce_then_bcast",
+       {.copy_free = true,
+        .cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
+      {"alltoall/linear",
+       {.relation = Relation::kLowerBound,
+        .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"alltoall/pairwise",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      // ">= (p-1)α + β·max_r Σ_q m_rq" fails with empty blocks (they cost no α). A sound
+      // bound: the busiest send or receive port, counting non-empty messages only.
+      {"alltoallv/linear",
+       {.relation = Relation::kLowerBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              Time most = 0;
+              for (Rank r = 0; r < e.p; ++r) {
+                Time sent = 0;
+                Time received = 0;
+                for (Rank q = 0; q < e.p; ++q) {
+                  const Count out = e.counts[static_cast<std::size_t>(r * e.p + q)];
+                  const Count in = e.counts[static_cast<std::size_t>(q * e.p + r)];
+                  if (q != r && out > 0) sent += a(1) + b(out);
+                  if (q != r && in > 0) received += a(1) + b(in);
+                }
+                most = std::max({most, sent, received});
+              }
+              return most;
+            }}},
+      // "roughly": an upper bound (steps are not barriers, so ranks run ahead).
+      {"alltoallv/pairwise",
+       {.relation = Relation::kUpperBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              // Σ_s (α + β·max block of step s): in step s rank r sends to r+s.
+              Time t = 0;
+              for (Rank s = 1; s < e.p; ++s) {
+                Count most = 0;
+                for (Rank r = 0; r < e.p; ++r) {
+                  most =
+                      std::max(most, e.counts[static_cast<std::size_t>(r * e.p + (r + s) % e.p)]);
+                }
+                t += a(1) + b(most);
+              }
+              return t;
+            }}},
+      {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
+      {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
+  };
+  return table;
+}
+
+TEST(RegistryFormulas, EveryAlgorithmHasOne) {
+  for (const auto& info : algorithms::all_algorithms()) {
+    EXPECT_TRUE(formulas().contains(std::string(info.name)))
+        << info.name << " (cost: " << info.cost << ") has no formula in closed_form_test.cc";
+  }
+}
+
+// The specs a formula is checked on: for v-variants, uniform blocks and irregular positive
+// blocks (and blocks with zeros where the formula allows them).
+std::vector<CollectiveSpec> specs_for(CollectiveKind kind, Rank p, const Formula& f) {
+  std::vector<CollectiveSpec> specs;
+  if (kind == CollectiveKind::kBarrier) {
+    specs.push_back(make_spec(kind, p, 0));
+    return specs;
+  }
+  if (!takes_counts(kind)) {
+    for (const Count c : {1, 37, 560}) {  // 560 = 5 * 7 * 16: divisible by every p below
+      const bool per_block = kind != CollectiveKind::kBcast && kind != CollectiveKind::kReduce &&
+                             kind != CollectiveKind::kAllreduce;
+      if (f.needs_divisible && !per_block && c % p != 0) continue;
+      specs.push_back(make_spec(kind, p, c));
+    }
+    return specs;
+  }
+  const std::size_t cells = kind == CollectiveKind::kAlltoallv
+                                ? static_cast<std::size_t>(p) * static_cast<std::size_t>(p)
+                                : static_cast<std::size_t>(p);
+  std::vector<Count> uniform(cells, 5);
+  std::vector<Count> irregular(cells);
+  std::vector<Count> with_zeros(cells);
+  for (std::size_t i = 0; i < cells; ++i) {
+    irregular[i] = 1 + static_cast<Count>((i * 7) % 5) * 3;
+    with_zeros[i] = i % 3 == 1 ? 0 : irregular[i];
+  }
+  specs.push_back(make_spec_v(kind, p, uniform));
+  if (f.uniform_only) return specs;
+  specs.push_back(make_spec_v(kind, p, irregular));
+  if (!f.needs_nonempty) specs.push_back(make_spec_v(kind, p, with_zeros));
+  return specs;
+}
+
+TEST(RegistryFormulas, MatchTheSimulator) {
+  for (const auto& info : algorithms::all_algorithms()) {
+    const auto it = formulas().find(std::string(info.name));
+    if (it == formulas().end()) continue;
+    const Formula& f = it->second;
+    for (const Rank p : {4, 7, 16}) {
+      if (f.needs_power_of_two && !power_of_two(p)) continue;
+      for (CollectiveSpec spec : specs_for(info.collective, p, f)) {
+        if (info.why_not(spec, algorithms::resolve_params(info, {}))) continue;
+        Env e;
+        e.p = p;
+        e.root = spec.root;
+        e.counts = spec.counts;
+        e.m = spec.count;
+        e.log = ceil_log2(p);
+        const bool message = info.collective == CollectiveKind::kBcast ||
+                             info.collective == CollectiveKind::kReduce ||
+                             info.collective == CollectiveKind::kAllreduce;
+        if (message) {
+          e.n = spec.count;
+        } else if (spec.counts.empty()) {
+          e.n = p * spec.count;
+        } else {
+          e.n = std::accumulate(spec.counts.begin(), spec.counts.end(), Count{0});
+          e.m = spec.counts[0];
+        }
+        for (const Time copy : {0.0, 1.0}) {
+          if (copy > 0 && f.copy_free) continue;
+          e.copy = copy;
+          const Time expected = f.cost(e);
+          const Time actual = makespan(info.name, spec, model(copy));
+          const std::string where =
+              std::string(info.name) + " p=" + std::to_string(p) +
+              " count=" + std::to_string(spec.count) + " counts[0..1]=" +
+              (spec.counts.empty()
+                   ? std::string("-")
+                   : std::to_string(spec.counts[0]) + "," + std::to_string(spec.counts[1])) +
+              " copy=" + std::to_string(copy) + " (formula: " + std::string(info.cost) + ")";
+          if (f.relation == Relation::kExact) {
+            EXPECT_EQ(actual, expected) << where;
+          } else if (f.relation == Relation::kLowerBound) {
+            EXPECT_GE(actual, expected) << where;
+          } else {
+            EXPECT_LE(actual, expected) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Irregular blocks on the binomial gather and scatter trees, in Träff's model (spec
+// gather-scatter-trees.md section 2), computed from the schedule's recorded tree:
+//   scatter: a node that holds its subtree's data at time R sends to its children in order,
+//            child i receiving at R + Σ_{j<=i} (α + β|T_j|);
+//   gather:  a node receives from its children one at a time; a child can send once its own
+//            subtree is gathered (C(child)); one port serves them in order of C (earliest
+//            release first, ties by rank), C(v) = fold of t = max(t, C(c)) + α + β|T_c|.
+class TreeRecursion {
+ public:
+  TreeRecursion(const TreeShape& tree, std::vector<Count> counts)
+      : tree_(tree), counts_(std::move(counts)) {}
+  Count size(Rank v) const {
+    Count s = counts_[static_cast<std::size_t>(v)];
+    for (const Rank c : tree_.children[static_cast<std::size_t>(v)]) s += size(c);
+    return s;
+  }
+  Time scatter(Rank v, Time held) const {
+    Time t = held;
+    Time last = held;
+    for (const Rank c : tree_.children[static_cast<std::size_t>(v)]) {
+      t += kAlpha + kBeta * size(c);
+      last = std::max(last, scatter(c, t));
+    }
+    return std::max(last, t);
+  }
+  Time gather(Rank v) const {
+    std::vector<std::pair<Time, Rank>> ready;
+    for (const Rank c : tree_.children[static_cast<std::size_t>(v)])
+      ready.emplace_back(gather(c), c);
+    std::sort(ready.begin(), ready.end());
+    Time t = 0;
+    for (const auto& [done, c] : ready) t = std::max(t, done) + kAlpha + kBeta * size(c);
+    return t;
+  }
+
+ private:
+  const TreeShape& tree_;
+  std::vector<Count> counts_;
+};
+
+TEST(ClosedForm, IrregularBinomialTrees) {
+  for (const Rank p : {4, 7, 13, 16}) {
+    std::vector<Count> counts(static_cast<std::size_t>(p));
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      counts[i] = 1 + static_cast<Count>((i * 7) % 5) * 3;
+    for (const auto kind : {CollectiveKind::kScatterv, CollectiveKind::kGatherv}) {
+      const auto spec = make_spec_v(kind, p, counts);
+      const Schedule s = algorithms::build(std::string(collective_name(kind)) + "/binomial", spec);
+      ASSERT_TRUE(s.tree.has_value());
+      const TreeRecursion tree(*s.tree, counts);
+      const Time expected = kind == CollectiveKind::kScatterv ? tree.scatter(0, 0) : tree.gather(0);
+      EXPECT_EQ(simulate(s, model()).makespan, expected) << collective_name(kind) << " p=" << p;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace optcoll

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator's queues: (time, gid) order for the heap, the run-merging sort, the
+// blocked-work queues (in-order appends and out-of-order inserts) and the event queue's
+// one-instant-at-a-time hand-out.
+#include "optcoll/sim/event_queue.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace optcoll::sim::detail {
+namespace {
+
+std::vector<Item> random_items(std::mt19937& rng, std::size_t n, int times) {
+  std::vector<Item> items;
+  std::vector<std::int32_t> gids(n);
+  for (std::size_t i = 0; i < n; ++i) gids[i] = static_cast<std::int32_t>(i);
+  std::shuffle(gids.begin(), gids.end(), rng);
+  for (std::size_t i = 0; i < n; ++i) {
+    items.push_back(Item{static_cast<Time>(rng() % static_cast<unsigned>(times)), gids[i], -1});
+  }
+  return items;
+}
+
+bool same_order(const std::vector<Item>& a, const std::vector<Item>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].time != b[i].time || a[i].gid != b[i].gid) return false;
+  }
+  return true;
+}
+
+TEST(ItemHeap, PopsInTimeThenGidOrder) {
+  std::mt19937 rng(7);
+  auto items = random_items(rng, 500, 20);
+  ItemHeap heap;
+  for (const auto& item : items) heap.push(item);
+  std::vector<Item> popped;
+  while (!heap.empty()) popped.push_back(heap.pop());
+  std::sort(items.begin(), items.end(), before);
+  EXPECT_TRUE(same_order(popped, items));
+}
+
+TEST(SortItems, SortedRunsAndArbitraryInput) {
+  std::mt19937 rng(11);
+  for (const std::size_t runs : {1u, 2u, 5u, 9u, 40u}) {
+    // `runs` sorted runs of random length, as produced by rotating sorted blocks.
+    auto items = random_items(rng, 300, 4);
+    std::sort(items.begin(), items.end(), before);
+    std::vector<Item> shuffled;
+    const std::size_t chunk = items.size() / runs + 1;
+    for (std::size_t k = runs; k-- > 0;) {
+      for (std::size_t i = k * chunk; i < std::min(items.size(), (k + 1) * chunk); ++i) {
+        shuffled.push_back(items[i]);
+      }
+    }
+    sort_items(shuffled);
+    EXPECT_TRUE(same_order(shuffled, items)) << runs << " runs";
+  }
+  auto random = random_items(rng, 1000, 3);
+  auto expected = random;
+  std::sort(expected.begin(), expected.end(), before);
+  sort_items(random);
+  EXPECT_TRUE(same_order(random, expected));
+}
+
+TEST(BlockedQueues, KeepOrderWithInOrderAndOutOfOrderPushes) {
+  std::mt19937 rng(3);
+  BlockedQueues queues;
+  const auto a = queues.create();
+  const auto b = queues.create();
+  auto items = random_items(rng, 200, 10);
+  std::vector<Item> in_a;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i % 3 == 0) {
+      queues.push(b, items[i]);
+    } else {
+      queues.push(a, items[i]);
+      in_a.push_back(items[i]);
+    }
+    if (i % 17 == 16) {  // interleave pops with pushes
+      std::sort(in_a.begin(), in_a.end(), before);
+      const Item top = queues.pop(a);
+      EXPECT_EQ(top.gid, in_a.front().gid);
+      in_a.erase(in_a.begin());
+    }
+  }
+  std::sort(in_a.begin(), in_a.end(), before);
+  std::vector<Item> popped;
+  while (!queues.empty(a)) popped.push_back(queues.pop(a));
+  EXPECT_TRUE(same_order(popped, in_a));
+  EXPECT_FALSE(queues.empty(b));
+}
+
+TEST(EventQueue, HandsOutOneInstantInGidOrder) {
+  EventQueue events;
+  events.push(Item{5, 9, -1});
+  events.push(Item{2, 4, -1});
+  events.push(Item{5, 1, -1});
+  events.push(Item{2, 3, -1});
+  events.push(Item{0, 7, -1});
+  std::vector<Item> instant;
+  ASSERT_EQ(events.next_time(), 0);
+  events.pop_instant(instant);
+  ASSERT_EQ(instant.size(), 1u);
+  events.push(Item{0, 2, -1});  // a zero-duration completion: the same time, a new instant
+  ASSERT_EQ(events.next_time(), 0);
+  events.pop_instant(instant);
+  EXPECT_EQ(instant.front().gid, 2);
+  events.pop_instant(instant);
+  ASSERT_EQ(instant.size(), 2u);
+  EXPECT_EQ(instant[0].gid, 3);
+  EXPECT_EQ(instant[1].gid, 4);
+  events.pop_instant(instant);
+  ASSERT_EQ(instant.size(), 2u);
+  EXPECT_EQ(instant[0].time, 5);
+  EXPECT_EQ(instant[0].gid, 1);
+  EXPECT_TRUE(events.empty());
+}
+
+}  // namespace
+}  // namespace optcoll::sim::detail

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the simulator on small hand-built schedules, one model switch at a time: ports,
+// duplex, overlap, copy cost, per-pair matrices, per-byte units, empty messages, tie
+// breaking, deadlock, invalid input and the critical path. Every expected time is computed
+// by hand from the semantics in simulator.cc (the derivation is in the comment of each test).
+#include "optcoll/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/builder.h"
+#include "tests/testing/registry_cases.h"
+
+namespace optcoll {
+namespace {
+
+constexpr Time kAlpha = 100;
+constexpr Time kBeta = 1;
+constexpr Time kGamma = 3;
+
+CostModel model(int ports = 1, Duplex duplex = Duplex::kFull, bool overlap = false) {
+  CostModel m;
+  m.alpha = kAlpha;
+  m.beta = kBeta;
+  m.gamma = kGamma;
+  m.copy = 0;
+  m.ports = ports;
+  m.duplex = duplex;
+  m.overlap = overlap;
+  return m;
+}
+
+Slice out(Count offset, Count count) { return Slice{Buf::kOutput, offset, count}; }
+Slice in(Count offset, Count count) { return Slice{Buf::kInput, offset, count}; }
+
+// Root 0 of a bcast sends the whole n-element message to ranks 1..3, in that order, with no
+// dependencies between the sends.
+Schedule star(Count n) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 4, n), "test/star");
+  for (Rank child = 1; child < 4; ++child) b.transfer(0, child, out(0, n), out(0, n));
+  return std::move(b).finish();
+}
+
+// Ranks 0 and 1 of an allgather swap their m-element blocks at the same time.
+Schedule exchange(Count m) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 2, m), "test/exchange");
+  b.transfer(0, 1, in(0, m), out(0, m));
+  b.transfer(1, 0, in(0, m), out(m, m));
+  return std::move(b).finish();
+}
+
+const OpTiming& timing(const SimResult& r, Rank rank, OpId op) {
+  return r.timing.at(static_cast<std::size_t>(rank)).at(static_cast<std::size_t>(op));
+}
+
+TEST(Ports, RootWithThreeChildren) {
+  const Schedule s = star(10);                     // one transfer: T = 100 + 10 = 110
+  EXPECT_EQ(simulate(s, model(1)).makespan, 330);  // one port: T, T, T in turn
+  EXPECT_EQ(simulate(s, model(2)).makespan, 220);  // two ports: children 1, 2 at once, then 3
+  EXPECT_EQ(simulate(s, model(3)).makespan, 110);
+  const auto two = simulate(s, model(2), {.trace = true});
+  EXPECT_EQ(two.rank_finish, (std::vector<Time>{220, 110, 110, 220}));
+  EXPECT_EQ(timing(two, 0, 2).start, 110);  // the third send waits for a free port
+  // Half duplex with two ports: the root's sends are its only communications, same result.
+  EXPECT_EQ(simulate(s, model(2, Duplex::kHalf)).makespan, 220);
+}
+
+TEST(Duplex, TwoRanksExchanging) {
+  const Schedule s = exchange(10);  // T = 110
+  // Full duplex: each rank sends and receives at once.
+  const auto full = simulate(s, model(1, Duplex::kFull));
+  EXPECT_EQ(full.makespan, 110);
+  // Half duplex: one communication per rank at a time; rank 0's send has the smaller key
+  // (ready 0, sender rank 0) and goes first, rank 1's send waits for the port.
+  const auto half = simulate(s, model(1, Duplex::kHalf), {.trace = true});
+  EXPECT_EQ(half.makespan, 220);
+  EXPECT_EQ(timing(half, 0, 0).start, 0);    // rank 0's send
+  EXPECT_EQ(timing(half, 1, 1).start, 110);  // rank 1's send
+  // Two half-duplex ports suffice for one send and one receive.
+  EXPECT_EQ(simulate(s, model(2, Duplex::kHalf)).makespan, 110);
+}
+
+// Rank 0 of a reduce receives-and-reduces n elements from rank 1 into its output (op 0),
+// receives n elements from rank 2 into scratch (op 1, independent of op 0), then reduces
+// scratch into its output (op 2). One port, T = 100 + 10 = 110, reduction 3 * 10 = 30.
+Schedule recv_reduce_then_recv(Count n) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kReduce, 3, n), "test/overlap");
+  b.transfer_reduce(1, 0, in(0, n), out(0, n), Side::kLeft);
+  const Slice tmp = b.scratch(0, n);
+  b.transfer(2, 0, in(0, n), tmp);
+  b.reduce(0, tmp, out(0, n), Side::kLeft);
+  return std::move(b).finish();
+}
+
+TEST(Overlap, RecvReduceFollowedByAnotherReceive) {
+  const Schedule s = recv_reduce_then_recv(10);
+  // Both transfers are ready at 0; 1->0 has the smaller key (sender 1) and runs on [0, 110].
+  // Without overlap: at 110 the transfer 2->0 (ready since 0) comes before the reduction
+  // (ready at 110) and takes the port on [110, 220]; the reduction needs a rank with no
+  // communication, so it runs on [220, 250]; the final Reduce on [250, 280].
+  const auto off = simulate(s, model(1, Duplex::kFull, false), {.trace = true});
+  EXPECT_EQ(off.makespan, 280);
+  EXPECT_EQ(timing(off, 0, 0).start, 0);    // RecvReduce: its transfer's start
+  EXPECT_EQ(timing(off, 0, 0).end, 250);    // ... and the end of its reduction
+  EXPECT_EQ(timing(off, 0, 1).start, 110);  // the plain receive
+  // With overlap: the reduction runs on [110, 140] while 2->0 runs on [110, 220]; the final
+  // Reduce on [220, 250].
+  const auto on = simulate(s, model(1, Duplex::kFull, true), {.trace = true});
+  EXPECT_EQ(on.makespan, 250);
+  EXPECT_EQ(timing(on, 0, 0).end, 140);
+  EXPECT_EQ(timing(on, 0, 1).end, 220);
+}
+
+TEST(Copy, CostAndOverlap) {
+  // Gather root 0 copies its own 10-element block (copy = 2: 20) and receives rank 1's.
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 2, 10), "test/copy");
+  b.copy(0, in(0, 10), out(0, 10));
+  b.transfer(1, 0, in(0, 10), out(10, 10));
+  const Schedule s = std::move(b).finish();
+  CostModel m = model();
+  m.copy = 2;
+  EXPECT_EQ(simulate(s, m).makespan, 20 + 110);  // the copy (op 0) first, then the transfer
+  m.overlap = true;
+  EXPECT_EQ(simulate(s, m).makespan, 110);  // side by side
+  // A Reduce costs gamma per element.
+  ScheduleBuilder r(make_spec(CollectiveKind::kAllreduce, 1, 7), "test/reduce");
+  r.copy(0, in(0, 7), out(0, 7));
+  r.reduce(0, in(0, 7), out(0, 7), Side::kLeft);
+  m.overlap = false;
+  EXPECT_EQ(simulate(std::move(r).finish(), m).makespan, 7 * 2 + 7 * kGamma);
+}
+
+TEST(Pairs, NonHomogeneousMatrices) {
+  // bcast/linear on 3 ranks: root 0 sends to 1, then to 2 (program order, one port).
+  const Schedule s = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 3, 10));
+  CostModel m = model();
+  m.pair_nranks = 3;
+  // [from][to]; the reverse directions are made huge so that a transposed lookup would show.
+  m.pair_alpha = {0, 10, 50, 1e6, 0, 1e6, 1e6, 1e6, 0};
+  m.pair_beta = {0, 1, 2, 1e6, 0, 1e6, 1e6, 1e6, 0};
+  const auto r = simulate(s, m);
+  // 0->1: 10 + 10 * 1 = 20 on [0, 20]; 0->2: 50 + 10 * 2 = 70 on [20, 90].
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{90, 20, 90}));
+}
+
+TEST(Units, PerByteWithEightByteElements) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kBcast, 2, 10);
+  spec.elem_bytes = 8;
+  ScheduleBuilder b(spec, "test/bytes");
+  b.transfer(0, 1, out(0, 10), out(0, 10));
+  const Schedule s = std::move(b).finish();
+  CostModel m = model();
+  m.beta = 0.5;
+  m.per_byte = true;
+  EXPECT_EQ(simulate(s, m).makespan, 100 + 0.5 * 80);
+  m.per_byte = false;
+  EXPECT_EQ(simulate(s, m).makespan, 100 + 0.5 * 10);
+}
+
+TEST(EmptyMessages, CostNothingAndHoldNothing) {
+  // Root 0 sends 5 elements to rank 2 (op 0), then 0 elements to rank 1 (op 1). If the empty
+  // message needed the root's only port it would wait until 105; it completes at 0.
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 3, 5), "test/empty");
+  b.transfer(0, 2, out(0, 5), out(0, 5));
+  b.transfer(0, 1, out(0, 5), out(0, 5));
+  Schedule s = std::move(b).finish();
+  std::get<Send>(s.ranks[0].ops[1].action).src.count = 0;
+  std::get<Recv>(s.ranks[1].ops[0].action).dst.count = 0;
+  const auto r = simulate(s, model(), {.trace = true});
+  EXPECT_EQ(r.makespan, 105);
+  EXPECT_EQ(r.rank_finish[1], 0);
+  EXPECT_EQ(timing(r, 0, 1).start, 0);
+  EXPECT_EQ(timing(r, 0, 1).end, 0);
+  // An empty message still waits for both sides to be ready: make rank 1's receive depend
+  // on nothing but the send depend on the 5-element transfer.
+  s.ranks[0].ops[1].after = {0};
+  EXPECT_EQ(simulate(s, model()).rank_finish[1], 105);
+}
+
+TEST(Order, SameInputSameOutput) {
+  const Schedule s =
+      algorithms::build("alltoall/linear", make_spec(CollectiveKind::kAlltoall, 7, 3));
+  const auto a = simulate(s, model(2, Duplex::kHalf), {.trace = true});
+  const auto b = simulate(s, model(2, Duplex::kHalf), {.trace = true});
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.rank_finish, b.rank_finish);
+  ASSERT_EQ(a.timing.size(), b.timing.size());
+  for (std::size_t r = 0; r < a.timing.size(); ++r) {
+    for (std::size_t i = 0; i < a.timing[r].size(); ++i) {
+      EXPECT_EQ(a.timing[r][i].start, b.timing[r][i].start) << r << " " << i;
+      EXPECT_EQ(a.timing[r][i].end, b.timing[r][i].end) << r << " " << i;
+    }
+  }
+  ASSERT_EQ(a.critical_path.size(), b.critical_path.size());
+  for (std::size_t k = 0; k < a.critical_path.size(); ++k) {
+    EXPECT_EQ(a.critical_path[k].rank, b.critical_path[k].rank);
+    EXPECT_EQ(a.critical_path[k].op, b.critical_path[k].op);
+  }
+}
+
+TEST(Order, TransfersAreKeyedBySender) {
+  // Root 0 of a gather posts its receive from rank 2 (op 0) before the one from rank 1
+  // (op 1). Both transfers are ready at 0; the key is (ready, sender rank, sender op), so
+  // rank 1's goes first regardless of the receiver's program order.
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 3, 10), "test/keys");
+  b.transfer(2, 0, in(0, 10), out(20, 10));
+  b.transfer(1, 0, in(0, 10), out(10, 10));
+  const auto r = simulate(std::move(b).finish(), model());
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{220, 110, 220}));
+}
+
+TEST(Order, EarlierReadyTimeFirst) {
+  // Rank 2 sends two messages to root 0, both ready at 0 (the second waits for rank 2's
+  // port until 110). Rank 1 relays a message from rank 3 and is ready to send to the root at
+  // 110. At 110 the root's port frees: rank 2's second message (ready 0) goes before rank
+  // 1's (ready 110), although rank 1 is the lower rank.
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 4, 10), "test/ready");
+  b.transfer(2, 0, in(0, 10), out(20, 10));  // [0, 110]
+  b.transfer(2, 0, in(0, 10), out(30, 10));  // ready 0, waits for rank 2's port
+  const Slice relay = b.scratch(1, 10);
+  b.transfer(3, 1, in(0, 10), relay);    // [0, 110]
+  b.transfer(1, 0, relay, out(10, 10));  // ready 110
+  const auto r = simulate(std::move(b).finish(), model());
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{330, 330, 220, 110}));
+}
+
+TEST(Deadlock, CyclicSchedule) {
+  // Each rank receives before it sends, and each send waits for the receive: a cycle.
+  Schedule s;
+  s.spec = make_spec(CollectiveKind::kAllgather, 2, 1);
+  s.algorithm = "test/cycle";
+  s.ranks.resize(2);
+  for (Rank r = 0; r < 2; ++r) {
+    const Rank other = 1 - r;
+    auto& ops = s.ranks[static_cast<std::size_t>(r)].ops;
+    ops.push_back(Op{Recv{other, out(other, 1)}, {}, 0});
+    ops.push_back(Op{Send{other, in(0, 1)}, {0}, 0});
+  }
+  const auto result = simulate(s, model());
+  EXPECT_EQ(result.status, SimStatus::kDeadlock);
+  EXPECT_TRUE(result.critical_path.empty());
+  EXPECT_NE(result.deadlock.find("4 of 4 ops"), std::string::npos) << result.deadlock;
+  EXPECT_NE(result.deadlock.find("rank 0 op 0: recv 1 elems from rank 1"), std::string::npos)
+      << result.deadlock;
+  EXPECT_NE(result.deadlock.find("rank 1 op 0: recv 1 elems from rank 0"), std::string::npos)
+      << result.deadlock;
+  EXPECT_EQ(result.deadlock.find("op 1"), std::string::npos) << result.deadlock;
+}
+
+TEST(Deadlock, NamesABoundedNumberOfOps) {
+  // 40 ranks in a receive-before-send ring: every rank is stuck.
+  const Rank p = 40;
+  Schedule s;
+  s.spec = make_spec(CollectiveKind::kAllgather, p, 1);
+  s.algorithm = "test/ring-cycle";
+  s.ranks.resize(static_cast<std::size_t>(p));
+  for (Rank r = 0; r < p; ++r) {
+    auto& ops = s.ranks[static_cast<std::size_t>(r)].ops;
+    const Rank left = (r + p - 1) % p;
+    ops.push_back(Op{Recv{left, out(left, 1)}, {}, 0});
+    ops.push_back(Op{Send{(r + 1) % p, in(0, 1)}, {0}, 0});
+  }
+  const auto result = simulate(s, model());
+  ASSERT_EQ(result.status, SimStatus::kDeadlock);
+  EXPECT_NE(result.deadlock.find("and 72 more"), std::string::npos) << result.deadlock;
+  EXPECT_LT(result.deadlock.size(), 1000u);
+}
+
+TEST(Errors, InvalidModelsAndSchedules) {
+  const Schedule s = star(4);
+  auto expect_invalid = [&](const CostModel& m, const char* fragment) {
+    try {
+      simulate(s, m);
+      ADD_FAILURE() << "no error for " << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  CostModel m = model();
+  m.alpha = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid(m, "alpha is NaN");
+  m = model();
+  m.beta = -1;
+  expect_invalid(m, "beta is negative");
+  m = model();
+  m.gamma = std::numeric_limits<double>::infinity();
+  expect_invalid(m, "gamma is infinite");
+  m = model();
+  m.ports = 0;
+  expect_invalid(m, "ports");
+  m = model();
+  m.pair_nranks = 3;  // the schedule has 4 ranks
+  m.pair_alpha.assign(9, 1);
+  m.pair_beta.assign(9, 1);
+  expect_invalid(m, "3 x 3 but the collective has 4 ranks");
+  // A malformed schedule: a receive whose send is gone.
+  Schedule broken = star(4);
+  broken.ranks[0].ops.pop_back();
+  try {
+    simulate(broken, model());
+    ADD_FAILURE() << "no error for a malformed schedule";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Trivial, NoOpsNoTime) {
+  const auto r =
+      simulate(algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 1, 8)),
+               model(), {.trace = true});
+  EXPECT_EQ(r.status, SimStatus::kOk);
+  EXPECT_EQ(r.makespan, 0);
+  EXPECT_EQ(r.rank_finish, std::vector<Time>{0});
+  EXPECT_TRUE(r.critical_path.empty());
+}
+
+TEST(CriticalPath, BinomialBroadcastOfFour) {
+  // bcast/binomial, p = 4, root 0: 0->2 on [0, T], then 0->1 and 2->3 on [T, 2T]. The ops
+  // that finish last are rank 0's send to 1, rank 1's receive, rank 2's send to 3 and rank
+  // 3's receive; the lowest (rank, op) is rank 0 op 1. It was ready at 0 but waited for the
+  // root's port, held by its send to 2 (op 0), which started at time 0.
+  const auto r = simulate(
+      algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 4, 10)), model());
+  ASSERT_EQ(r.critical_path.size(), 2u);
+  EXPECT_EQ(r.critical_path[0].rank, 0);
+  EXPECT_EQ(r.critical_path[0].op, 0);
+  EXPECT_EQ(r.critical_path[0].start, 0);
+  EXPECT_EQ(r.critical_path[0].end, 110);
+  EXPECT_EQ(r.critical_path[0].waited_for, "start");
+  EXPECT_EQ(r.critical_path[1].rank, 0);
+  EXPECT_EQ(r.critical_path[1].op, 1);
+  EXPECT_EQ(r.critical_path[1].start, 110);
+  EXPECT_EQ(r.critical_path[1].end, 220);
+  EXPECT_EQ(r.critical_path[1].waited_for, "port");
+}
+
+TEST(CriticalPath, OverlapCaseNamesEachCause) {
+  // recv_reduce_then_recv without overlap (see Overlap above): the final Reduce (rank 0 op 2,
+  // [250, 280]) waited for its dependency, the RecvReduce (op 0), whose reduction ran on
+  // [220, 250] after waiting for the port held by the receive from rank 2 (op 1, [110, 220]),
+  // which had waited for the port held by the transfer from rank 1; that transfer is named
+  // by rank 1's send (op 0, [0, 110]), since the RecvReduce completes only later.
+  const auto r = simulate(recv_reduce_then_recv(10), model());
+  ASSERT_EQ(r.critical_path.size(), 4u);
+  const std::vector<std::tuple<Rank, OpId, Time, Time, std::string>> expected{
+      {1, 0, 0, 110, "start"},
+      {0, 1, 110, 220, "port"},
+      {0, 0, 220, 250, "port"},
+      {0, 2, 250, 280, "dependency"}};
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const auto& [rank, op, start, end, why] = expected[k];
+    EXPECT_EQ(r.critical_path[k].rank, rank) << k;
+    EXPECT_EQ(r.critical_path[k].op, op) << k;
+    EXPECT_EQ(r.critical_path[k].start, start) << k;
+    EXPECT_EQ(r.critical_path[k].end, end) << k;
+    EXPECT_EQ(r.critical_path[k].waited_for, why) << k;
+  }
+}
+
+TEST(CriticalPath, MessagePartnerAndProcessor) {
+  // Rank 1 copies 10 elements (copy = 5: [0, 50]) before it can receive into them: rank 0's
+  // send waits for its partner. Then the message [50, 160].
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 2, 10), "test/partner");
+  b.copy(1, in(0, 10), out(0, 10));
+  b.transfer(0, 1, in(0, 10), out(0, 10));
+  CostModel m = model();
+  m.copy = 5;
+  const auto r = simulate(std::move(b).finish(), m);
+  ASSERT_EQ(r.critical_path.size(), 2u);
+  EXPECT_EQ(r.critical_path[0].rank, 1);
+  EXPECT_EQ(r.critical_path[0].op, 0);
+  EXPECT_EQ(r.critical_path[0].waited_for, "start");
+  EXPECT_EQ(r.critical_path[1].rank, 0);
+  EXPECT_EQ(r.critical_path[1].start, 50);
+  EXPECT_EQ(r.critical_path[1].end, 160);
+  EXPECT_EQ(r.critical_path[1].waited_for, "message partner");
+  // Two copies on one rank: the second waits for the processor.
+  ScheduleBuilder c(make_spec(CollectiveKind::kAllgather, 1, 10), "test/processor");
+  const Slice tmp = c.scratch(0, 10);
+  c.copy(0, in(0, 10), out(0, 10));
+  c.copy(0, in(0, 10), tmp);
+  const auto q = simulate(std::move(c).finish(), m);
+  ASSERT_EQ(q.critical_path.size(), 2u);
+  EXPECT_EQ(q.critical_path[1].start, 50);
+  EXPECT_EQ(q.critical_path[1].end, 100);
+  EXPECT_EQ(q.critical_path[1].waited_for, "processor");
+}
+
+TEST(CriticalPath, PropertiesOverTheRegistry) {
+  // For every registry case at p in {5, 8} and several models: the path starts at 0 with
+  // "start", ends at the makespan, every step starts exactly when the previous one ended,
+  // and each step ends when its op completed.
+  const std::vector<CostModel> models = [] {
+    std::vector<CostModel> list{model(1), model(2, Duplex::kHalf), model(1, Duplex::kFull, true)};
+    list[0].copy = 1;
+    list[1].gamma = 0;
+    return list;
+  }();
+  const std::vector<std::string> reasons{"dependency", "message partner", "port", "processor"};
+  for (const auto& c : testing::registry_cases({5, 8})) {
+    const Schedule s = algorithms::build(*c.algorithm, c.spec);
+    for (const auto& m : models) {
+      const auto r = simulate(s, m, {.trace = true});
+      ASSERT_EQ(r.status, SimStatus::kOk) << c.name;
+      if (s.op_count() == 0) {
+        EXPECT_TRUE(r.critical_path.empty()) << c.name;
+        continue;
+      }
+      ASSERT_FALSE(r.critical_path.empty()) << c.name;
+      EXPECT_EQ(r.critical_path.front().start, 0) << c.name;
+      EXPECT_EQ(r.critical_path.front().waited_for, "start") << c.name;
+      EXPECT_EQ(r.critical_path.back().end, r.makespan) << c.name;
+      for (std::size_t k = 0; k < r.critical_path.size(); ++k) {
+        const auto& step = r.critical_path[k];
+        EXPECT_EQ(step.end, timing(r, step.rank, step.op).end) << c.name << " step " << k;
+        EXPECT_LE(step.start, step.end) << c.name << " step " << k;
+        if (k == 0) continue;
+        EXPECT_EQ(step.start, r.critical_path[k - 1].end) << c.name << " step " << k;
+        EXPECT_NE(std::find(reasons.begin(), reasons.end(), step.waited_for), reasons.end())
+            << c.name << " step " << k << ": " << step.waited_for;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace optcoll

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the trace exporters: Chrome JSON parses and holds one X event per op with the
+// simulated start and duration; the CSV has one row per op; the SVG is well formed with one
+// rect per op.
+#include "optcoll/sim/trace.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+struct Case {
+  Schedule schedule;
+  SimResult result;
+};
+
+Case simulated(std::string_view algorithm, CollectiveKind kind, Rank p, Count n) {
+  Case c;
+  c.schedule = algorithms::build(algorithm, make_spec(kind, p, n));
+  CostModel m;
+  m.alpha = 100;
+  m.beta = 1;
+  m.gamma = 3;
+  m.copy = 1;
+  c.result = simulate(c.schedule, m, {.trace = true});
+  return c;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+    ++n;
+  return n;
+}
+
+TEST(ChromeTrace, OneCompleteEventPerOpWithSimulatedTimes) {
+  const Case c = simulated("allreduce/ring", CollectiveKind::kAllreduce, 4, 8);
+  const auto doc = nlohmann::json::parse(chrome_trace_json(c.schedule, c.result, 2.0));
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  std::size_t complete = 0;
+  std::size_t thread_names = 0;
+  for (const auto& event : doc["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name") {
+      EXPECT_EQ(event["args"]["name"], "rank " + std::to_string(event["tid"].get<int>()));
+      ++thread_names;
+    }
+    if (event["ph"] != "X") continue;
+    ++complete;
+    const auto rank = event["tid"].get<std::size_t>();
+    const auto op = event["args"]["op"].get<std::size_t>();
+    const OpTiming& t = c.result.timing.at(rank).at(op);
+    EXPECT_EQ(event["pid"], 0);
+    EXPECT_DOUBLE_EQ(event["ts"].get<double>(), 2.0 * t.start);
+    EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 2.0 * (t.end - t.start));
+    const Op& o = c.schedule.ranks[rank].ops[op];
+    if (is_communication(o.action)) {
+      EXPECT_EQ(event["args"]["seq"], o.seq);
+      const std::string name = event["name"];
+      EXPECT_NE(name.find(std::to_string(peer_of(o.action))), std::string::npos) << name;
+    }
+  }
+  EXPECT_EQ(complete, c.schedule.op_count());
+  EXPECT_EQ(thread_names, 4u);
+}
+
+TEST(Csv, OneRowPerOp) {
+  const Case c = simulated("bcast/binomial", CollectiveKind::kBcast, 5, 10);
+  const std::string csv = trace_csv(c.schedule, c.result);
+  EXPECT_EQ(csv.rfind("rank,op,kind,peer,count,ready,start,end\n", 0), 0u);
+  EXPECT_EQ(count_of(csv, "\n"), c.schedule.op_count() + 1);
+  // bcast/binomial p=5: 0->4 first, on [0, 110]; rank 4 receives it as op 0.
+  EXPECT_NE(csv.find("4,0,recv,0,10,0,0,110\n"), std::string::npos) << csv;
+}
+
+TEST(Svg, WellFormedWithOneRectPerOp) {
+  for (const Rank p : {4, 7, 100}) {
+    const Case c = simulated("allgather/ring", CollectiveKind::kAllgather, p, 3);
+    const std::string svg = gantt_svg(c.schedule, c.result);
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    EXPECT_EQ(count_of(svg, "<rect"), c.schedule.op_count());
+    EXPECT_EQ(count_of(svg, "<rect"), count_of(svg, "</rect>"));
+    EXPECT_EQ(count_of(svg, "<text"), count_of(svg, "</text>"));
+    EXPECT_EQ(count_of(svg, "<title>"), count_of(svg, "</title>"));
+    // The critical path is outlined, the axis labelled.
+    EXPECT_GE(count_of(svg, "stroke=\"#000000\""), c.result.critical_path.size());
+    EXPECT_NE(svg.find("time (model units)"), std::string::npos);
+    EXPECT_NE(svg.find("recv-reduce"), std::string::npos);  // legend
+  }
+}
+
+TEST(Exporters, NeedTiming) {
+  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 4, 1));
+  const SimResult r = simulate(s, CostModel{});
+  EXPECT_THROW(chrome_trace_json(s, r), Error);
+  EXPECT_THROW(trace_csv(s, r), Error);
+  EXPECT_THROW(gantt_svg(s, r), Error);
+}
+
+}  // namespace
+}  // namespace optcoll
