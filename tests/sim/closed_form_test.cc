@@ -125,19 +125,6 @@ TEST(ClosedForm, BinomialReduceWithGamma) {
   }
 }
 
-TEST(ClosedForm, LinearReduceScatterCollides) {
-  // reduce_scatter_block/linear, p = 4, m = 1, copy = 0: T = α + β = 101, reduction 3.
-  // algorithms.def says m·copy + (p-1)(α + mβ + mγ) = 312, but every rank posts its sends at
-  // once in rank order and receives in a fixed order, so messages collide. By hand (one port,
-  // full duplex, no overlap; keys (ready, sender, op)):
-  //   [0,101] 0->1, 1->0, 2->3     [101,202] 1->2      [104,205] 2->0      [205,306] 1->3
-  //   [208,309] 2->1, 0->2, 3->0   [312,413] 0->3, 3->1                    [413,514] 3->2
-  // with each reduction (3) right after its message, or after the rank's send in progress;
-  // rank 2's last reduction ends at 514 + 3 = 517.
-  const auto spec = make_spec(CollectiveKind::kReduceScatterBlock, 4, 1);
-  EXPECT_EQ(makespan("reduce_scatter_block/linear", spec, model()), 517);
-}
-
 // ---- every registry algorithm's formula ---------------------------------------------------
 
 // What a formula may refer to.
@@ -267,12 +254,14 @@ const std::map<std::string, Formula>& formulas() {
         .copy_free = true,
         .uniform_only = true,
         .cost = [](const Env& e) { return a(2 * e.log) + b(e.sum_except(0) + e.log * e.n); }}},
-      // Only a lower bound (the string says exact): all sends are posted at once in rank
-      // order and collide at the receivers, and reductions block communication.
       {"reduce_scatter/linear",
-       {.relation = Relation::kLowerBound,
-        .uniform_only = true,
-        .cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m) + g(e.m)); }}},
+       {.cost =
+            [](const Env& e) {
+              // Linear reduce of the whole vector to rank 0, then linear scatterv from rank 0.
+              Time t = e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)) + e.block(0) * e.copy;
+              for (Rank q = 1; q < e.p; ++q) t += e.block(q) > 0 ? a(1) + b(e.block(q)) : 0;
+              return t;
+            }}},
       {"reduce_scatter/ring",
        {.uniform_only = true,
         .cost =
@@ -287,11 +276,12 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return a(2 * e.log) + b(e.log * e.n + (e.p - 1) * e.m) + g(e.log * e.n);
             }}},
-      // Only a lower bound (the string says exact): all sends are posted at once in rank
-      // order and collide at the receivers, and reductions block communication.
       {"reduce_scatter_block/linear",
-       {.relation = Relation::kLowerBound,
-        .cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m) + g(e.m)); }}},
+       {.cost =
+            [](const Env& e) {
+              return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)) +
+                     (e.m > 0 ? (e.p - 1) * (a(1) + b(e.m)) : 0) + e.m * e.copy;
+            }}},
       {"reduce_scatter_block/ring",
        {.cost =
             [](const Env& e) {
@@ -304,10 +294,12 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return a(2 * e.log) + b(e.log * e.n + (e.p - 1) * e.m) + g(e.log * e.n);
             }}},
-      // Only a lower bound (the string says exact), for the same reasons.
       {"allreduce/linear",
-       {.relation = Relation::kLowerBound,
-        .cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
+       {.cost =
+            [](const Env& e) {
+              return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)) +
+                     (e.p - 1) * (a(1) + b(e.n));
+            }}},
       {"allreduce/ring",
        {.needs_divisible = true,
         .cost =

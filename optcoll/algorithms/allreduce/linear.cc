@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// allreduce/linear — every rank sends its whole vector to every other rank, and each rank
-// combines all p vectors itself, in rank order, moving outward from its own.
+// allreduce/linear — linear reduce to rank 0 (every rank sends its vector to rank 0, which
+// combines them in rank order), then linear broadcast from rank 0 (rank 0 sends the result
+// to every rank in turn).
 //
-//   p = 3:  r1: out = x1; out = x0⊕out; out = out⊕x2   (likewise on r0 and r2)
+//   p = 3:  r0: out = x0; out = out⊕x1; out = out⊕x2;  then 0→1, 0→2
 //
-// Cost (alpha-beta-gamma, full duplex, one port, no overlap): n·copy + (p-1)·(α + nβ + nγ)
+// Cost (alpha-beta-gamma, one port, no overlap): n·copy + (p-1)·(α + nβ + nγ) + (p-1)·(α + nβ)
 // Restrictions: none (non-commutative operators are combined in rank order).
-// Reference: the direct all-to-all allreduce; the baseline of Thakur et al., IJHPCA 2005.
+// Reference: the "basic linear" allreduce of Open MPI (reduce, then broadcast).
 
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
 
@@ -18,16 +21,9 @@ Schedule build_allreduce_linear(const CollectiveSpec& spec, const Params& /*para
   ScheduleBuilder b(spec, "allreduce/linear");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;
-  for (Rank r = 0; r < p; ++r) {
-    const Slice result = output_of(layout, r);
-    b.copy(r, input_of(layout, r), result);
-    for (Rank from = r - 1; from >= 0; --from) {
-      b.transfer_reduce(from, r, input_of(layout, from), result, Side::kLeft);
-    }
-    for (Rank from = r + 1; from < p; ++from) {
-      b.transfer_reduce(from, r, input_of(layout, from), result, Side::kRight);
-    }
-  }
+  patterns::emit_tree_reduce(b, patterns::outward_flat_tree(p, 0), input_of(layout, 0),
+                             output_of(layout, 0));
+  patterns::emit_tree_bcast(b, patterns::flat_tree(p, 0), output_of(layout, 0));
   return std::move(b).finish();
 }
 

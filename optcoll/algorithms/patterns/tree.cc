@@ -31,6 +31,16 @@ TreeShape flat_tree(Rank nranks, Rank root) {
   return tree;
 }
 
+TreeShape outward_flat_tree(Rank nranks, Rank root) {
+  TreeShape tree;
+  tree.root = root;
+  tree.children.resize(static_cast<std::size_t>(nranks));
+  auto& kids = tree.children[static_cast<std::size_t>(root)];
+  for (Rank q = root - 1; q >= 0; --q) kids.push_back(q);
+  for (Rank q = root + 1; q < nranks; ++q) kids.push_back(q);
+  return tree;
+}
+
 int tree_height(const TreeShape& tree) {
   // Iterative DFS from the root.
   int height = 0;

@@ -32,6 +32,11 @@ TreeShape binomial_tree(Rank nranks, Rank root, ChildOrder order);
 // Flat tree (star): the root's children are every other rank in increasing rank order.
 TreeShape flat_tree(Rank nranks, Rank root);
 
+// Flat tree whose root meets its children outward from itself: root-1, root-2, ..., 0, then
+// root+1, ..., p-1. A reduction over it combines adjacent rank ranges only, so it keeps
+// rank order for non-commutative operators.
+TreeShape outward_flat_tree(Rank nranks, Rank root);
+
 // Height of a tree (edges on the longest root-to-leaf path).
 int tree_height(const TreeShape& tree);
 

@@ -9,6 +9,7 @@
 // Reference: the "basic linear" reduce of MPICH and Open MPI.
 
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -18,12 +19,7 @@ namespace optcoll::algorithms {
 Schedule build_reduce_linear(const CollectiveSpec& spec, const Params& /*params*/) {
   ScheduleBuilder b(spec, "reduce/linear");
   const Rank root = spec.root;
-  TreeShape tree;
-  tree.root = root;
-  tree.children.resize(static_cast<std::size_t>(spec.nranks));
-  auto& kids = tree.children[static_cast<std::size_t>(root)];
-  for (Rank q = root - 1; q >= 0; --q) kids.push_back(q);
-  for (Rank q = root + 1; q < spec.nranks; ++q) kids.push_back(q);
+  auto tree = patterns::outward_flat_tree(spec.nranks, root);
   patterns::emit_tree_reduce(b, tree, input_of(b.layout(), root), output_of(b.layout(), root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// reduce_scatter/linear (also reduce_scatter_block/linear) — every rank sends block q of its
-// input straight to rank q; rank q combines the p contributions in rank order, moving
-// outward from its own.
+// reduce_scatter/linear (also reduce_scatter_block/linear) — linear reduce of the whole
+// input vector to rank 0 (which combines the p vectors in rank order), then linear scatter
+// of the result's blocks from rank 0.
 //
-//   p = 3:  r0 gets x1[0], x2[0];  r1 gets x0[1], x2[1];  r2 gets x0[2], x1[2]
+//   p = 3:  r0: t = x0; t = t⊕x1; t = t⊕x2;  then copy t[0], 0→1 t[1], 0→2 t[2]
 //
-// Cost (alpha-beta-gamma, full duplex, one port, no overlap, regular blocks m):
-//   m·copy + (p-1)·(α + mβ + mγ)
+// Cost (alpha-beta-gamma, one port, no overlap, n = total, m_q = block of q):
+//   n·copy + (p-1)·(α + nβ + nγ) + Σ_{q≠0, m_q>0}(α + m_q·β) + m_0·copy
 // Restrictions: none (non-commutative operators are combined in rank order).
-// Reference: the direct reduce-scatter, as in Bruck et al.'s and Thakur et al.'s baselines.
+// Reference: the "basic linear" reduce_scatter of Open MPI (reduce, then scatterv).
 
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
 
@@ -20,16 +22,9 @@ Schedule build_reduce_scatter_linear(const CollectiveSpec& spec, const Params& /
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/linear");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;
-  for (Rank q = 0; q < p; ++q) {
-    const Slice result = output_of(layout, q);
-    b.copy(q, block_in(layout, Buf::kInput, q), result);
-    for (Rank from = q - 1; from >= 0; --from) {
-      b.transfer_reduce(from, q, block_in(layout, Buf::kInput, q), result, Side::kLeft);
-    }
-    for (Rank from = q + 1; from < p; ++from) {
-      b.transfer_reduce(from, q, block_in(layout, Buf::kInput, q), result, Side::kRight);
-    }
-  }
+  const Slice reduced = b.scratch(0, layout.total());
+  patterns::emit_tree_reduce(b, patterns::outward_flat_tree(p, 0), input_of(layout, 0), reduced);
+  patterns::emit_tree_scatter(b, patterns::flat_tree(p, 0), patterns::rank_positions(p), reduced);
   return std::move(b).finish();
 }
 
