@@ -26,11 +26,11 @@ struct Datatype {
   static Datatype int64();
   static Datatype float32();
   static Datatype float64();
-  static Datatype user(std::string name, std::size_t bytes);
+  static Datatype user(std::string name, std::size_t bytes);  // throws for bytes == 0
 };
 std::optional<Datatype> parse_datatype(std::string_view name);  // the four built-ins
 
-// out[i] = left[i] (op) right[i] for i < n. `out` may alias `left` or `right`.
+// out[i] = left[i] (op) right[i] for i < n. `out` may alias `left` or `right` (exactly).
 using CombineFn = std::function<void(const std::byte* left, const std::byte* right,
                                      std::byte* out, Count n)>;
 
@@ -38,6 +38,9 @@ struct ReduceOp {
   std::string name;          // "sum", "prod", "min", "max", or a user name
   bool commutative = true;
   CombineFn combine;
+  // For built-in operators, the element type the kernel was made for (the executor refuses
+  // to apply it to another type); kUser for user operators.
+  BuiltinType operand = BuiltinType::kUser;
 
   // Built-in operator for a built-in type; throws Error(kInvalidArgument) otherwise.
   static ReduceOp builtin(std::string_view op_name, const Datatype& type);

@@ -7,7 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "optcoll/model/types.h"
@@ -28,8 +31,14 @@ using RequestId = std::uint64_t;
 // RecvReduce: it knows the datatype, the operator and the operand order).
 using ReduceInto = std::function<void(std::span<const std::byte> incoming)>;
 
-// Spans must stay valid until the request completes. Implementations throw
-// TransportError for a failure they detect (size mismatch, peer failed, ...).
+// Spans must stay valid until the request completes (or is cancelled). Implementations
+// throw TransportError for a failure they detect (size mismatch, peer failed, ...).
+//
+// A backend implements rank(), size(), isend(), irecv(), do_wait_some() and do_cancel(),
+// and may override irecv_reduce() and abort(). wait_some() and cancel() are non-virtual so
+// that the default irecv_reduce() can finish its staged reductions in one place.
+//
+// One Transport object belongs to one rank and is used by one thread at a time.
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -38,15 +47,36 @@ class Transport {
   virtual RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) = 0;
   virtual RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) = 0;
   // Receives `bytes` bytes and hands them to `reduce`. The default receives into a
-  // temporary buffer and then calls `reduce`; a backend that can read the sender's memory
-  // (threads) overrides it to combine in place with no extra copy.
+  // temporary buffer (owned by the transport until completion) and calls `reduce` inside
+  // the wait_some() that reports the completion; a backend that can read the sender's
+  // memory (threads) overrides it to combine in place with no extra copy.
   virtual RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce);
   // Blocks until at least one request completes or `timeout` expires (then returns empty).
-  // Returns the ids of the requests completed since the last call.
-  virtual std::vector<RequestId> wait_some(std::chrono::milliseconds timeout) = 0;
+  // Returns the ids of the requests completed since the last call. Throws TransportError
+  // when a request failed or the backend gave up (e.g. another rank aborted the world).
+  std::vector<RequestId> wait_some(std::chrono::milliseconds timeout);
+  // Withdraws requests that have not been reported complete: when cancel() returns, the
+  // transport no longer reads or writes their spans (a request that was already being
+  // matched finishes first). Their completions may still be reported by a later wait_some()
+  // and are to be ignored. The executor calls it before unwinding after a failure.
+  void cancel(std::span<const RequestId> ids);
   // Called by the executor with the description of what it is waiting for when it gives up,
   // so that a backend can tell the other ranks (the thread world aborts them).
   virtual void abort(const std::string& reason) { (void)reason; }
+
+ protected:
+  // The backend halves of wait_some() and cancel() (same contracts).
+  virtual std::vector<RequestId> do_wait_some(std::chrono::milliseconds timeout) = 0;
+  virtual void do_cancel(std::span<const RequestId> ids) = 0;
+
+ private:
+  // A RecvReduce of the default irecv_reduce(): the temporary buffer and the combine step.
+  struct StagedReduce {
+    std::unique_ptr<std::byte[]> buffer;
+    std::size_t bytes = 0;
+    ReduceInto reduce;
+  };
+  std::unordered_map<RequestId, StagedReduce> staged_;
 };
 
 }  // namespace optcoll

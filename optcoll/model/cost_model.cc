@@ -198,6 +198,16 @@ std::string cost_model_to_json(const CostModel& model) {
   return doc.dump(2);
 }
 
+std::string format_time(Time t, const CostModel& model) {
+  if (!model.per_byte) return fmt::format("{:.6g}", t);
+  const double magnitude = std::abs(t);
+  if (magnitude == 0) return "0 s";
+  if (magnitude < 1e-6) return fmt::format("{:.4g} ns", t * 1e9);
+  if (magnitude < 1e-3) return fmt::format("{:.4g} us", t * 1e6);
+  if (magnitude < 1) return fmt::format("{:.4g} ms", t * 1e3);
+  return fmt::format("{:.4g} s", t);
+}
+
 CostModel reference_cluster_model() {
   CostModel model;
   model.alpha = 2e-6;

@@ -32,7 +32,7 @@ struct CostModel {
   int ports = 1;     // k: concurrent communications per rank
   Duplex duplex = Duplex::kFull;
   bool overlap = false;   // may Reduce/Copy run while the rank communicates?
-  bool per_byte = false;  // units are bytes rather than elements
+  bool per_byte = false;  // units are bytes rather than elements, and times are seconds
 
   // Optional non-homogeneous network: pair_nranks x pair_nranks matrices, row-major
   // [from][to]. When set they replace alpha and beta for every transfer.
@@ -65,6 +65,10 @@ void validate_for(const CostModel& model, Rank nranks);
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text);
 std::string cost_model_to_json(const CostModel& model);
+
+// A time for people: with a per-byte model (seconds) "58.0 us", "1.25 ms", "3.2 s"; with an
+// abstract model the plain number ("330", "1.5e+06").
+std::string format_time(Time t, const CostModel& model);
 
 // The CLI's default when no model is given: an assumed commodity cluster, per byte.
 // alpha = 2 us (order of magnitude of MPI small-message latency over InfiniBand or RoCE),

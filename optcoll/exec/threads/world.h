@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: ThreadWorld: p ranks as threads of one process, connected by in-memory mailboxes.
-// The embedded default backend: no setup, real data, real concurrency.
+// The embedded default backend: no setup, real data, real concurrency. Ranks 1..p-1 run on
+// threads started once, with the world, that serve every run() (a persistent pool); rank 0
+// runs on the thread that calls run(). See world.cc for why (measurements).
 #pragma once
 
 #include <chrono>
@@ -18,7 +20,8 @@ struct WorldOptions {
 
 class ThreadWorld {
  public:
-  explicit ThreadWorld(Rank nranks, WorldOptions options = {});  // throws for nranks < 1
+  // Starts p-1 threads. Throws Error(kInvalidArgument) for nranks < 1 or a timeout <= 0.
+  explicit ThreadWorld(Rank nranks, WorldOptions options = {});
   ~ThreadWorld();
   ThreadWorld(const ThreadWorld&) = delete;
   ThreadWorld& operator=(const ThreadWorld&) = delete;
@@ -26,11 +29,13 @@ class ThreadWorld {
   Rank size() const;
   const WorldOptions& options() const;
 
-  // Runs fn(transport) on `size()` threads, one per rank (transport.rank() tells which),
-  // and returns when all have returned. If any rank throws, the others are woken and fail
-  // too, and run() throws one Error (TransportError if a transport failure or timeout was
-  // involved) whose message names every failed rank and what it was waiting for. The
-  // world stays usable for further run() calls after a failure.
+  // Runs fn(transport) once per rank, each on its own thread (transport.rank() tells which;
+  // rank 0 on the calling thread), and returns when all have returned. If any rank throws,
+  // the others are woken and fail too, and run() throws one Error whose message names every
+  // failed rank and what it was waiting for, the original cause first; its code is that of
+  // the original cause if it was an optcoll::Error, kTransport (TransportError) otherwise.
+  // The world stays usable after a failure: every run starts with empty mailboxes, so
+  // nothing left from an earlier run can match. One run at a time; fn must not call run().
   void run(const std::function<void(Transport&)>& fn);
 
  private:

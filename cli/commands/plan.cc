@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: `optcoll plan`: choose (or take) an algorithm for a call, predict its time under a
+// model, show every candidate, and optionally dump the schedule.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands/commands.h"
+#include "cli/options.h"
+#include "optcoll/plan/select.h"
+#include "optcoll/schedule/io/io.h"
+
+namespace optcoll::cli {
+namespace {
+
+struct PlanOptions {
+  ProblemOptions problem;
+  ModelOptions model;
+  AlgorithmOptions algorithm;
+  bool json = false;
+  bool explain = false;
+  std::string dump;
+};
+
+nlohmann::json candidates_json(const Plan& p) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : p.candidates) {
+    nlohmann::json entry = {{"algorithm", c.algorithm}};
+    entry["predicted_time"] = c.predicted ? nlohmann::json(*c.predicted) : nlohmann::json(nullptr);
+    if (!c.why_not.empty()) entry["why_not"] = c.why_not;
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+void run_plan(const PlanOptions& o) {
+  const CollectiveSpec spec = o.problem.spec();
+  const CostModel model = o.model.model();
+  const auto params = o.algorithm.parsed_params();
+  const Plan p = o.problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
+                                       : plan(spec, model, o.algorithm.algorithm, params);
+  if (!o.dump.empty()) {
+    const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
+    write_file(o.dump, as_json ? io::to_json(p.schedule) : io::to_text(p.schedule));
+  }
+  if (o.json) {
+    nlohmann::json out = {{"collective", collective_name(spec.kind)},
+                          {"algorithm", p.algorithm},
+                          {"params", p.params.to_string()},
+                          {"p", spec.nranks},
+                          {"root", p.schedule.spec.root},
+                          {"predicted_time", p.predicted_time},
+                          {"ops", p.schedule.op_count()},
+                          {"candidates", candidates_json(p)}};
+    out["lower_bound"] = p.lower_bound ? nlohmann::json(*p.lower_bound) : nlohmann::json(nullptr);
+    if (p.schedule.tree) {
+      out["tree"] = {{"root", p.schedule.tree->root},
+                     {"parent", p.schedule.tree->parents()},
+                     {"children", p.schedule.tree->children}};
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << describe(p.schedule.spec) << "\n";
+  std::cout << fmt::format("algorithm       {}{}\n", p.algorithm,
+                           p.params.empty() ? "" : " (" + p.params.to_string() + ")");
+  std::cout << fmt::format("predicted time  {}\n", format_time(p.predicted_time, model));
+  if (p.lower_bound) {
+    std::cout << fmt::format("lower bound     {}  (predicted / bound = {:.2f})\n",
+                             format_time(*p.lower_bound, model),
+                             *p.lower_bound > 0 ? p.predicted_time / *p.lower_bound : 1.0);
+  }
+  std::cout << fmt::format("ops             {}\n", p.schedule.op_count());
+  if (o.explain || p.candidates.size() > 1) std::cout << "\n" << p.explain();
+  if (!o.dump.empty()) std::cout << "\nschedule written to " << o.dump << "\n";
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  auto* sub = app.add_subcommand("plan", "choose an algorithm for a call and predict its time");
+  o->problem.add_to(*sub);
+  o->model.add_to(*sub);
+  o->algorithm.add_to(*sub, /*allow_auto=*/true);
+  sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->add_flag("--explain", o->explain, "list every candidate with its predicted time or reason");
+  sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
+  sub->callback([o] { run_plan(*o); });
+}
+
+}  // namespace optcoll::cli

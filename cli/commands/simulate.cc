@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: `optcoll simulate`: price a schedule under a cost model; export its timeline.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands/commands.h"
+#include "cli/options.h"
+#include "optcoll/sim/simulator.h"
+#include "optcoll/sim/trace.h"
+
+namespace optcoll::cli {
+namespace {
+
+struct SimulateOptions {
+  ScheduleSource source;
+  ModelOptions model;
+  bool json = false;
+  std::string trace;
+  std::string svg;
+  std::string csv;
+};
+
+void run_simulate(const SimulateOptions& o) {
+  const Schedule schedule = o.source.load();
+  const CostModel model = o.model.model();
+  SimOptions sim_options;
+  sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
+  const SimResult result = simulate(schedule, model, sim_options);
+  if (result.status == SimStatus::kDeadlock) {
+    std::cerr << "optcoll: simulated deadlock: " << result.deadlock << "\n";
+    throw CheckFailed{};
+  }
+  if (!o.trace.empty()) write_file(o.trace, chrome_trace_json(schedule, result, model.per_byte ? 1e6 : 1.0));
+  if (!o.svg.empty()) write_file(o.svg, gantt_svg(schedule, result));
+  if (!o.csv.empty()) write_file(o.csv, trace_csv(schedule, result));
+  if (o.json) {
+    nlohmann::json path = nlohmann::json::array();
+    for (const auto& step : result.critical_path) {
+      path.push_back({{"rank", step.rank},
+                      {"op", step.op},
+                      {"start", step.start},
+                      {"end", step.end},
+                      {"waited_for", step.waited_for},
+                      {"description", describe_op(schedule, step.rank, step.op)}});
+    }
+    const nlohmann::json out = {{"algorithm", schedule.algorithm},
+                                {"collective", collective_name(schedule.spec.kind)},
+                                {"p", schedule.spec.nranks},
+                                {"makespan", result.makespan},
+                                {"rank_finish", result.rank_finish},
+                                {"critical_path", path},
+                                {"ops", result.ops}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("{} ({})\nmakespan  {}\n", schedule.algorithm, describe(schedule.spec),
+                           format_time(result.makespan, model));
+  std::cout << fmt::format("critical path ({} steps):\n", result.critical_path.size());
+  constexpr std::size_t kShown = 12;
+  for (std::size_t i = 0; i < result.critical_path.size(); ++i) {
+    if (i == kShown && result.critical_path.size() > kShown + 1) {
+      std::cout << fmt::format("  ... {} more\n", result.critical_path.size() - kShown);
+      break;
+    }
+    const auto& step = result.critical_path[i];
+    std::cout << fmt::format("  [{}, {}] {} (waited for {})\n", format_time(step.start, model),
+                             format_time(step.end, model),
+                             describe_op(schedule, step.rank, step.op), step.waited_for);
+  }
+  for (const auto* file : {&o.trace, &o.svg, &o.csv}) {
+    if (!file->empty()) std::cout << "written: " << *file << "\n";
+  }
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto o = std::make_shared<SimulateOptions>();
+  auto* sub = app.add_subcommand("simulate", "price a schedule under a cost model");
+  o->source.add_to(*sub);
+  o->model.add_to(*sub);
+  sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->add_option("--trace", o->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
+  sub->add_option("--svg", o->svg, "write an SVG Gantt chart of the timeline");
+  sub->add_option("--csv", o->csv, "write the timeline as CSV");
+  sub->callback([o] { run_simulate(*o); });
+}
+
+}  // namespace optcoll::cli

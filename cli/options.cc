@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: CLI option groups: parsing PROBLEM, MODEL and schedule sources into library values.
+#include "cli/options.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/exec/reduce_kernels.h"
+#include "optcoll/model/distributions.h"
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/io/io.h"
+
+namespace optcoll::cli {
+namespace {
+
+Count parse_count(std::string_view token, std::string_view what) {
+  Count value = 0;
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (ec != std::errc() || ptr != token.data() + token.size()) {
+    throw_invalid("{}: '{}' is not an integer", what, token);
+  }
+  return value;
+}
+
+// "1,2,3", "1 2 3" or the same read from "@file".
+std::vector<Count> parse_count_list(const std::string& text) {
+  const std::string body = !text.empty() && text[0] == '@' ? read_file(text.substr(1)) : text;
+  std::vector<Count> counts;
+  std::string token;
+  auto flush = [&] {
+    if (!token.empty()) counts.push_back(parse_count(token, "--counts"));
+    token.clear();
+  };
+  for (const char ch : body) {
+    if (ch == ',' || ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+      flush();
+    } else {
+      token += ch;
+    }
+  }
+  flush();
+  if (counts.empty()) throw_invalid("--counts holds no numbers");
+  return counts;
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_invalid("cannot read file '{}'", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw_invalid("cannot write file '{}'", path);
+  out << text;
+  if (!out) throw_invalid("writing file '{}' failed", path);
+}
+
+void ProblemOptions::add_to(CLI::App& app, bool collective_required) {
+  auto* c = app.add_option("collective", collective,
+                           "bcast, reduce, scatter, scatterv, gather, gatherv, allgather, allgatherv, "
+                           "reduce_scatter, reduce_scatter_block, allreduce, alltoall, alltoallv, barrier");
+  if (collective_required) c->required();
+  app.add_option("-p,--nranks", nranks, "number of ranks");
+  app.add_option("--count", count,
+                 "elements: the message (bcast/reduce/allreduce), each rank's block, or each "
+                 "pair's block (alltoall); for v-variants, the same count for every rank");
+  app.add_option("--counts", counts, "per-rank counts c0,c1,... or @file (alltoallv: p*p, row = sender)");
+  app.add_option("--dist", dist,
+                 "irregular counts from a distribution: same, random, random-decreasing, "
+                 "random-increasing, bucket, spikes, decreasing, increasing, alternating, skewed, two-blocks");
+  app.add_option("--block-size", block_size, "block size b of --dist (default 1000)");
+  app.add_option("--seed", seed, "seed of the random distributions (default 1)");
+  app.add_option("--root", root, "root rank, or 'best' to let optcoll choose (default 0)");
+  app.add_option("--dtype", dtype, "int32, int64, float, double (default double)");
+  app.add_option("--op", op, "sum, prod, min, max, or matmul2 (2x2 matrix product, non-commutative)");
+  app.add_flag("--noncommutative", noncommutative, "treat the operator as non-commutative");
+}
+
+CollectiveSpec ProblemOptions::spec() const {
+  CollectiveSpec spec;
+  const auto kind = parse_collective(collective);
+  if (!kind) {
+    std::string known;
+    for (const auto k : all_collectives()) known += (known.empty() ? "" : ", ") + std::string(collective_name(k));
+    throw_invalid("unknown collective '{}' (known: {})", collective, known);
+  }
+  spec.kind = *kind;
+  if (nranks < 1) throw_invalid("-p/--nranks must be at least 1, got {}", nranks);
+  spec.nranks = nranks;
+  if (best_root()) {
+    if (!is_rooted(spec.kind)) throw_invalid("{} has no root; --root best does not apply", collective);
+    spec.root = 0;
+  } else {
+    const Count r = parse_count(root, "--root");
+    if (r < std::numeric_limits<Rank>::min() || r > std::numeric_limits<Rank>::max()) {
+      throw_invalid("--root {} out of range", root);
+    }
+    spec.root = static_cast<Rank>(r);
+  }
+  const int sources = (count ? 1 : 0) + (counts.empty() ? 0 : 1) + (dist.empty() ? 0 : 1);
+  if (sources > 1) throw_invalid("give only one of --count, --counts and --dist");
+  if (spec.kind == CollectiveKind::kBarrier) {
+    if (sources > 0) throw_invalid("barrier carries no data: drop --count/--counts/--dist");
+  } else if (takes_counts(spec.kind)) {
+    const auto p = static_cast<std::size_t>(nranks);
+    const std::size_t entries = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
+    if (!counts.empty()) {
+      spec.counts = parse_count_list(counts);
+    } else if (!dist.empty()) {
+      const auto blocks = distribution_counts(parse_distribution(dist), nranks, block_size, seed);
+      // alltoallv: every sender sends rank j the block of the distribution's rank j.
+      for (std::size_t i = 0; i < entries; ++i) spec.counts.push_back(blocks[i % p]);
+    } else if (count) {
+      if (*count < 0) throw_invalid("--count must be non-negative, got {}", *count);
+      spec.counts.assign(entries, *count);
+    } else {
+      throw_invalid("{} needs --counts, --dist or --count", collective);
+    }
+  } else {
+    if (!counts.empty() || !dist.empty()) {
+      throw_invalid("{} takes a uniform --count; --counts and --dist are for the v-variants "
+                    "(scatterv, gatherv, allgatherv, reduce_scatter, alltoallv)", collective);
+    }
+    if (!count) throw_invalid("{} needs --count", collective);
+    spec.count = *count;
+  }
+  const auto type = parse_datatype(dtype);
+  if (!type) throw_invalid("unknown --dtype '{}' (known: int32, int64, float, double)", dtype);
+  spec.elem_bytes = type->bytes;
+  if (op != "sum" && op != "prod" && op != "min" && op != "max" && op != "matmul2") {
+    throw_invalid("unknown --op '{}' (known: sum, prod, min, max, matmul2)", op);
+  }
+  if (op == "matmul2") spec.elem_bytes = 4 * type->bytes;
+  spec.commutative = !noncommutative && op != "matmul2";
+  validate(spec);
+  return spec;
+}
+
+void ModelOptions::add_to(CLI::App& app) {
+  app.add_option("--model", file, "cost model JSON file (fields as written by calibrate)");
+  app.add_option("--alpha", alpha, "latency per message");
+  app.add_option("--beta", beta, "time per element (or byte with --per-byte) transmitted");
+  app.add_option("--gamma", gamma, "time per element reduced");
+  app.add_option("--copy", copy, "time per element copied locally");
+  app.add_option("--ports", ports, "concurrent communications per rank (k)");
+  app.add_option("--duplex", duplex, "half or full");
+  app.add_flag("--overlap", overlap, "computation overlaps communication");
+  app.add_flag("--per-byte", per_byte, "beta, gamma and copy are per byte");
+  app.add_flag("--abstract", abstract,
+               "start from the unit model (alpha = beta = 1, gamma = copy = 0) instead of the "
+               "reference cluster");
+}
+
+CostModel ModelOptions::model() const {
+  CostModel m;
+  if (!file.empty()) {
+    m = parse_cost_model_json(read_file(file));
+  } else if (!abstract) {
+    m = reference_cluster_model();
+  }
+  if (alpha) m.alpha = *alpha;
+  if (beta) m.beta = *beta;
+  if (gamma) m.gamma = *gamma;
+  if (copy) m.copy = *copy;
+  if (ports) m.ports = *ports;
+  if (!duplex.empty()) {
+    if (duplex == "half") m.duplex = Duplex::kHalf;
+    else if (duplex == "full") m.duplex = Duplex::kFull;
+    else throw_invalid("--duplex must be half or full, got '{}'", duplex);
+  }
+  if (overlap) m.overlap = true;
+  if (per_byte) m.per_byte = true;
+  validate(m);
+  return m;
+}
+
+void AlgorithmOptions::add_to(CLI::App& app, bool allow_auto) {
+  algorithm = allow_auto ? "auto" : "";
+  app.add_option("-a,--algorithm", algorithm,
+                 allow_auto ? "registry algorithm (see 'optcoll list'), or auto (default)"
+                            : "registry algorithm (see 'optcoll list')");
+  app.add_option("--param", params, "algorithm parameter name=value (repeatable)");
+}
+
+algorithms::Params AlgorithmOptions::parsed_params() const {
+  algorithms::Params result;
+  for (const auto& item : params) {
+    const auto one = algorithms::Params::parse(item);
+    for (const auto& [name, value] : one.values()) result.set(name, value);
+  }
+  return result;
+}
+
+void ScheduleSource::add_to(CLI::App& app) {
+  problem.add_to(app, /*collective_required=*/false);
+  algorithm.add_to(app, /*allow_auto=*/false);
+  app.add_option("--schedule", file, "a schedule file (text or JSON) instead of a PROBLEM");
+}
+
+Schedule ScheduleSource::load() const {
+  if (!file.empty()) {
+    if (problem.given() || !algorithm.algorithm.empty()) {
+      throw_invalid("give either --schedule FILE or a collective with --algorithm, not both");
+    }
+    return io::parse_schedule(read_file(file));
+  }
+  if (!problem.given()) throw_invalid("give a collective and --algorithm, or --schedule FILE");
+  if (algorithm.algorithm.empty() || algorithm.algorithm == "auto") {
+    throw_invalid("--algorithm NAME is required here (see 'optcoll list --collective {}')",
+                  problem.collective);
+  }
+  const CollectiveSpec spec = problem.spec();
+  if (problem.best_root()) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
+  return algorithms::build(algorithm.algorithm, spec, algorithm.parsed_params());
+}
+
+}  // namespace optcoll::cli

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the option groups shared by the CLI's subcommands (design.md 3.15): PROBLEM (what
+// collective call), MODEL (what things cost), and where a schedule comes from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "optcoll/algorithms/params.h"
+#include "optcoll/model/collective.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::cli {
+
+struct ProblemOptions {
+  std::string collective;
+  Rank nranks = 0;
+  std::optional<Count> count;
+  std::string counts;      // "1,2,3" or "@file"
+  std::string dist;        // one of the eleven distributions
+  Count block_size = 1000;
+  std::uint64_t seed = 1;
+  std::string root = "0";  // a rank or "best"
+  std::string dtype = "double";
+  std::string op = "sum";
+  bool noncommutative = false;
+
+  // `collective_required`: a positional collective name (false where --schedule may replace it).
+  void add_to(CLI::App& app, bool collective_required = true);
+  bool given() const { return !collective.empty(); }
+  bool best_root() const { return root == "best"; }
+  // Builds and validates the spec; throws Error(kInvalidArgument) naming the problem.
+  CollectiveSpec spec() const;
+};
+
+struct ModelOptions {
+  std::string file;
+  std::optional<double> alpha, beta, gamma, copy;
+  std::optional<int> ports;
+  std::string duplex;
+  bool overlap = false;
+  bool per_byte = false;
+  bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
+
+  void add_to(CLI::App& app);
+  // Base model: --model FILE, else the reference cluster (or the abstract unit model); then
+  // the inline flags override single fields. Validated.
+  CostModel model() const;
+};
+
+// --algorithm NAME (default "auto" where allowed) and repeated --param name=value.
+struct AlgorithmOptions {
+  std::string algorithm;
+  std::vector<std::string> params;
+
+  void add_to(CLI::App& app, bool allow_auto);
+  algorithms::Params parsed_params() const;
+};
+
+// Where verify/simulate get their schedule: a registry algorithm for a PROBLEM, or a file.
+struct ScheduleSource {
+  ProblemOptions problem;
+  AlgorithmOptions algorithm;
+  std::string file;
+
+  void add_to(CLI::App& app);
+  Schedule load() const;  // throws Error with a clear message
+};
+
+std::string read_file(const std::string& path);   // throws Error(kInvalidArgument)
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace optcoll::cli

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the C++ API (design.md 3.15b): typed collective calls on a Communicator that plan
+// (once per distinct call: plans are cached and reused), then execute on a Transport.
+//
+//   optcoll::run_threads(8, [](optcoll::Communicator& comm) {
+//     std::vector<double> in(1000, comm.rank()), out(1000);
+//     comm.allreduce<double>(in, out, "sum");            // out[i] = 0 + 1 + ... + 7
+//   });
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "optcoll/exec/executor.h"
+#include "optcoll/exec/reduce_kernels.h"
+#include "optcoll/exec/transport.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/plan/select.h"
+
+namespace optcoll {
+
+struct CommOptions {
+  CostModel model = reference_cluster_model();  // what "auto" selection minimizes
+  // Per collective name ("allreduce"), an algorithm to use instead of "auto".
+  std::map<std::string, std::string, std::less<>> algorithms;
+  std::chrono::milliseconds timeout{30000};
+};
+
+// Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
+class PlanCache {
+ public:
+  // The plan for (spec, algorithm), computing it on first use. Thread-safe.
+  std::shared_ptr<const Plan> get(const CollectiveSpec& spec, const CostModel& model,
+                                  const std::string& algorithm);
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Plan>> plans_;
+};
+
+template <typename T>
+Datatype datatype_of();
+template <> inline Datatype datatype_of<std::int32_t>() { return Datatype::int32(); }
+template <> inline Datatype datatype_of<std::int64_t>() { return Datatype::int64(); }
+template <> inline Datatype datatype_of<float>() { return Datatype::float32(); }
+template <> inline Datatype datatype_of<double>() { return Datatype::float64(); }
+
+class Communicator {
+ public:
+  Communicator(Transport& transport, std::shared_ptr<PlanCache> cache, CommOptions options = {});
+
+  Rank rank() const { return transport_.rank(); }
+  Rank size() const { return transport_.size(); }
+
+  // The untyped core: every rank calls it with the same spec, in the same order. Validates
+  // the spec and the buffer sizes (Error(kInvalidArgument)), then plans and executes.
+  // Returns the plan that ran.
+  std::shared_ptr<const Plan> run(const CollectiveSpec& spec, BufferBinding buffers,
+                                  const Datatype& type, const ReduceOp& op);
+
+  // Typed calls, MPI semantics. Buffers that MPI ignores on a rank (reduce/gather output off
+  // the root, scatter input off the root) may be empty there.
+  template <typename T> void bcast(std::span<T> buffer, Rank root);
+  template <typename T> void reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root);
+  template <typename T> void reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root);
+  template <typename T> void allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T> void allreduce(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T> void scatter(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T> void scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
+  template <typename T> void gather(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T> void gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
+  template <typename T> void allgather(std::span<const T> in, std::span<T> out);
+  template <typename T> void allgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T> void reduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts, std::string_view op);
+  template <typename T> void reduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T> void alltoall(std::span<const T> in, std::span<T> out);
+  // counts: p x p row-major, counts[i*p + j] = elements rank i sends to rank j.
+  template <typename T> void alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  void barrier();
+
+ private:
+  template <typename T>
+  void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op);
+
+  Transport& transport_;
+  std::shared_ptr<PlanCache> cache_;
+  CommOptions options_;
+  std::uint32_t epoch_ = 0;
+};
+
+// Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared
+// plan cache. Throws like ThreadWorld::run when a rank fails.
+void run_threads(Rank nranks, const std::function<void(Communicator&)>& fn, CommOptions options = {});
+
+// ---- template definitions
+
+template <typename T>
+void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  spec.nranks = size();
+  spec.elem_bytes = sizeof(T);
+  spec.commutative = op.commutative;
+  // MPI ignores some buffers on some ranks; bind exactly what the layout says is used.
+  const Layout layout(spec);
+  if (layout.input_count(rank()) == 0) in = in.first(0);
+  if (layout.output_count(rank()) == 0) out = out.first(0);
+  run(spec, {std::as_bytes(in), std::as_writable_bytes(out)}, datatype_of<T>(), op);
+}
+
+namespace detail {
+CollectiveSpec regular(CollectiveKind kind, Count count, Rank root = 0);
+CollectiveSpec irregular(CollectiveKind kind, std::span<const Count> counts, Rank root = 0);
+ReduceOp no_op();  // for collectives without a reduction
+}  // namespace detail
+
+template <typename T> void Communicator::bcast(std::span<T> buffer, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kBcast, static_cast<Count>(buffer.size()), root), {}, buffer, detail::no_op());
+}
+template <typename T> void Communicator::reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kReduce, static_cast<Count>(in.size()), root), in, out, op);
+}
+template <typename T> void Communicator::reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root) {
+  reduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()), root);
+}
+template <typename T> void Communicator::allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  call<T>(detail::regular(CollectiveKind::kAllreduce, static_cast<Count>(in.size())), in, out, op);
+}
+template <typename T> void Communicator::allreduce(std::span<const T> in, std::span<T> out, std::string_view op) {
+  allreduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T> void Communicator::scatter(std::span<const T> in, std::span<T> out, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kScatter, static_cast<Count>(out.size()), root), in, out, detail::no_op());
+}
+template <typename T> void Communicator::scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root) {
+  call<T>(detail::irregular(CollectiveKind::kScatterv, counts, root), in, out, detail::no_op());
+}
+template <typename T> void Communicator::gather(std::span<const T> in, std::span<T> out, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kGather, static_cast<Count>(in.size()), root), in, out, detail::no_op());
+}
+template <typename T> void Communicator::gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root) {
+  call<T>(detail::irregular(CollectiveKind::kGatherv, counts, root), in, out, detail::no_op());
+}
+template <typename T> void Communicator::allgather(std::span<const T> in, std::span<T> out) {
+  call<T>(detail::regular(CollectiveKind::kAllgather, static_cast<Count>(in.size())), in, out, detail::no_op());
+}
+template <typename T> void Communicator::allgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts) {
+  call<T>(detail::irregular(CollectiveKind::kAllgatherv, counts), in, out, detail::no_op());
+}
+template <typename T> void Communicator::reduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts, std::string_view op) {
+  call<T>(detail::irregular(CollectiveKind::kReduceScatter, counts), in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T> void Communicator::reduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op) {
+  call<T>(detail::regular(CollectiveKind::kReduceScatterBlock, static_cast<Count>(out.size())), in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T> void Communicator::alltoall(std::span<const T> in, std::span<T> out) {
+  const auto p = static_cast<std::size_t>(size());
+  call<T>(detail::regular(CollectiveKind::kAlltoall, static_cast<Count>(in.size() / p)), in, out, detail::no_op());
+}
+template <typename T> void Communicator::alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts) {
+  call<T>(detail::irregular(CollectiveKind::kAlltoallv, counts), in, out, detail::no_op());
+}
+
+}  // namespace optcoll

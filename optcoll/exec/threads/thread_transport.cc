@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the thread backend's mailboxes, matching, hand-over and completion.
+//
+// Locking: every transfer happens while its pair's mailbox lock is held, after the posted
+// half is taken out of the mailbox (a handed-over receive stays in the mailbox, marked,
+// until its receiver takes it out the same way). That is what makes cancel() safe: a rank
+// withdrawing its requests takes the same locks, so when it returns no other thread is
+// still copying into or out of its memory. Inbox locks are taken only after the mailbox
+// lock is released; no thread ever holds two locks at once.
+#include "optcoll/exec/threads/thread_transport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll::threads {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename Posted>
+typename std::vector<Posted>::iterator find_key(std::vector<Posted>& posted, MsgKey key) {
+  return std::find_if(posted.begin(), posted.end(),
+                      [key](const Posted& p) { return p.key == key; });
+}
+
+// Removes the element at `it` by moving the last one into its place (order is irrelevant:
+// keys are unique per pair).
+template <typename Posted>
+Posted take(std::vector<Posted>& posted, typename std::vector<Posted>::iterator it) {
+  Posted taken = std::move(*it);
+  if (it != posted.end() - 1) *it = std::move(posted.back());
+  posted.pop_back();
+  return taken;
+}
+
+}  // namespace
+
+Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
+    : nranks_(nranks),
+      timeout_(timeout),
+      spin_(spin),
+      mailboxes_(std::make_unique<Mailbox[]>(static_cast<std::size_t>(nranks) *
+                                             static_cast<std::size_t>(nranks))),
+      inboxes_(std::make_unique<Inbox[]>(static_cast<std::size_t>(nranks))) {}
+
+void Fabric::reset() {
+  const auto p = static_cast<std::size_t>(nranks_);
+  for (std::size_t i = 0; i < p * p; ++i) {
+    const std::lock_guard lock(mailboxes_[i].mutex);
+    mailboxes_[i].sends.clear();
+    mailboxes_[i].recvs.clear();
+  }
+  for (std::size_t r = 0; r < p; ++r) {
+    const std::lock_guard lock(inboxes_[r].mutex);
+    inboxes_[r].completed.clear();
+    inboxes_[r].failures.clear();
+    inboxes_[r].handed.clear();
+  }
+  const std::lock_guard lock(abort_mutex_);
+  abort_rank_ = kNoRank;
+  abort_reason_.clear();
+  aborted_.store(false, std::memory_order_release);
+}
+
+void Fabric::abort(Rank rank, const std::string& reason) {
+  {
+    const std::lock_guard lock(abort_mutex_);
+    if (aborted_.load(std::memory_order_relaxed)) return;
+    abort_rank_ = rank;
+    abort_reason_ = reason;
+    aborted_.store(true, std::memory_order_release);
+  }
+  // Taking each inbox lock after setting the flag means a rank about to sleep either sees
+  // the flag or is already waiting when the notification comes.
+  for (Rank r = 0; r < nranks_; ++r) {
+    Inbox& box = inbox(r);
+    {
+      const std::lock_guard lock(box.mutex);
+      box.news.fetch_add(1, std::memory_order_release);
+    }
+    box.wake.notify_all();
+  }
+}
+
+Rank Fabric::abort_rank() const {
+  const std::lock_guard lock(abort_mutex_);
+  return abort_rank_;
+}
+
+std::string Fabric::abort_reason() const {
+  const std::lock_guard lock(abort_mutex_);
+  return abort_reason_;
+}
+
+void Fabric::complete(Rank owner, RequestId id) {
+  Inbox& box = inbox(owner);
+  {
+    const std::lock_guard lock(box.mutex);
+    box.completed.push_back(id);
+    box.news.fetch_add(1, std::memory_order_release);
+  }
+  box.wake.notify_one();
+}
+
+void Fabric::hand_over(Rank receiver, HandOver note) {
+  Inbox& box = inbox(receiver);
+  {
+    const std::lock_guard lock(box.mutex);
+    box.handed.push_back(note);
+    box.news.fetch_add(1, std::memory_order_release);
+  }
+  box.wake.notify_one();
+}
+
+void Fabric::fail(Rank owner, std::string message) {
+  Inbox& box = inbox(owner);
+  {
+    const std::lock_guard lock(box.mutex);
+    box.failures.push_back(std::move(message));
+    box.news.fetch_add(1, std::memory_order_release);
+  }
+  box.wake.notify_one();
+}
+
+ThreadTransport::ThreadTransport(Fabric& fabric, Rank rank) : fabric_(fabric), rank_(rank) {}
+
+void ThreadTransport::begin_run() {
+  local_done_.clear();
+  local_failures_.clear();
+  idle_ = Clock::duration::zero();
+}
+
+void ThreadTransport::check_peer(Rank peer, const char* verb) const {
+  if (peer < 0 || peer >= fabric_.size() || peer == rank_) {
+    throw TransportError(fmt::format("rank {}: cannot {} rank {} (world of {} ranks)", rank_, verb,
+                                     peer, fabric_.size()));
+  }
+}
+
+void ThreadTransport::throw_if_aborted() const {
+  if (fabric_.aborted()) {
+    throw TransportError(fmt::format("rank {} aborted: {}", rank_, fabric_.abort_reason()));
+  }
+}
+
+ThreadTransport::TransferResult ThreadTransport::transfer(Rank from, Rank to, MsgKey key,
+                                                          std::span<const std::byte> data,
+                                                          Fabric::PostedRecv& recv) {
+  if (data.size() != recv.bytes) {
+    return {fmt::format("message from rank {} to rank {} (epoch {}, seq {}): the send has {} "
+                        "bytes but the receive expects {} bytes",
+                        from, to, key.epoch, key.seq, data.size(), recv.bytes),
+            false};
+  }
+  if (recv.reduce) {
+    try {
+      recv.reduce(data);
+    } catch (const std::exception& e) {
+      return {fmt::format("rank {}: combining the message from rank {} (epoch {}, seq {}) "
+                          "failed: {}",
+                          to, from, key.epoch, key.seq, e.what()),
+              true};
+    }
+  } else if (!data.empty()) {
+    std::memcpy(recv.data.data(), data.data(), data.size());
+  }
+  return {};
+}
+
+void ThreadTransport::finish_match(TransferResult result, bool i_am_sender, RequestId mine,
+                                   Rank peer, RequestId theirs) {
+  if (result.error.empty()) {
+    local_done_.push_back(mine);
+    fabric_.complete(peer, theirs);
+  } else if (!result.receiver_only) {  // both sides fail
+    local_failures_.push_back(result.error);
+    fabric_.fail(peer, std::move(result.error));
+  } else if (i_am_sender) {  // only the receiver (the peer) fails
+    local_done_.push_back(mine);
+    fabric_.fail(peer, std::move(result.error));
+  } else {
+    local_failures_.push_back(std::move(result.error));
+    fabric_.complete(peer, theirs);
+  }
+}
+
+RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte> data) {
+  check_peer(to, "send to");
+  throw_if_aborted();
+  const RequestId id = next_id_++;
+  idle_ = Clock::duration::zero();
+  Fabric::Mailbox& box = fabric_.mailbox(rank_, to);
+  std::unique_lock lock(box.mutex);
+  const auto it = find_key(box.recvs, key);
+  if (it == box.recvs.end()) {
+    box.sends.push_back({key, id, data});
+    return id;
+  }
+  if (data.size() >= kHandOverBytes && data.size() == it->bytes &&
+      fabric_.inbox(to).idle.load(std::memory_order_relaxed)) {
+    // The receiver sleeps: let it do the transfer into its own memory (file comment).
+    it->handed_send = id;
+    it->handed_data = data;
+    lock.unlock();
+    fabric_.hand_over(to, {rank_, key});
+    return id;
+  }
+  Fabric::PostedRecv recv = take(box.recvs, it);
+  TransferResult result = transfer(rank_, to, key, data, recv);
+  lock.unlock();
+  finish_match(std::move(result), true, id, to, recv.id);
+  return id;
+}
+
+RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv recv) {
+  check_peer(from, "receive from");
+  throw_if_aborted();
+  const RequestId id = next_id_++;
+  recv.key = key;
+  recv.id = id;
+  idle_ = Clock::duration::zero();
+  Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
+  std::unique_lock lock(box.mutex);
+  const auto it = find_key(box.sends, key);
+  if (it == box.sends.end()) {
+    box.recvs.push_back(std::move(recv));
+    return id;
+  }
+  const Fabric::PostedSend send = take(box.sends, it);
+  TransferResult result = transfer(from, rank_, key, send.data, recv);
+  lock.unlock();
+  finish_match(std::move(result), false, id, from, send.id);
+  return id;
+}
+
+void ThreadTransport::take_hand_overs(const std::vector<Fabric::HandOver>& notes) {
+  for (const Fabric::HandOver& note : notes) {
+    Fabric::Mailbox& box = fabric_.mailbox(note.from, rank_);
+    std::unique_lock lock(box.mutex);
+    const auto it = find_key(box.recvs, note.key);
+    // Gone or no longer handed over: this rank or the sender cancelled it.
+    if (it == box.recvs.end() || it->handed_send == 0) continue;
+    Fabric::PostedRecv recv = take(box.recvs, it);
+    TransferResult result = transfer(note.from, rank_, note.key, recv.handed_data, recv);
+    lock.unlock();
+    finish_match(std::move(result), false, recv.id, note.from, recv.handed_send);
+  }
+}
+
+RequestId ThreadTransport::irecv(Rank from, MsgKey key, std::span<std::byte> data) {
+  Fabric::PostedRecv recv;
+  recv.data = data;
+  recv.bytes = data.size();
+  return post_recv(from, key, std::move(recv));
+}
+
+RequestId ThreadTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes,
+                                        ReduceInto reduce) {
+  OPTCOLL_CHECK(reduce != nullptr, "rank {}: irecv_reduce without a combine step", rank_);
+  Fabric::PostedRecv recv;
+  recv.bytes = bytes;
+  recv.reduce = std::move(reduce);
+  return post_recv(from, key, std::move(recv));
+}
+
+void ThreadTransport::abort(const std::string& reason) { fabric_.abort(rank_, reason); }
+
+std::vector<RequestId> ThreadTransport::do_wait_some(std::chrono::milliseconds timeout) {
+  const auto start = Clock::now();
+  // The world's timeout counts time spent waiting since the last progress (not time spent
+  // computing between waits).
+  const auto world_deadline = start + (fabric_.timeout() - idle_);
+  const auto call_deadline = start + timeout;
+  const bool world_limits = world_deadline < call_deadline;  // a tie: the caller reports
+  const auto deadline = world_limits ? world_deadline : call_deadline;
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  bool spun = false;
+  std::unique_lock lock(box.mutex);
+  while (true) {
+    if (!local_failures_.empty() || !box.failures.empty()) {
+      std::string message =
+          local_failures_.empty() ? box.failures.front() : local_failures_.front();
+      lock.unlock();
+      throw TransportError(message);
+    }
+    if (!local_done_.empty() || !box.completed.empty()) {
+      std::vector<RequestId> done = std::move(local_done_);
+      local_done_.clear();
+      done.insert(done.end(), box.completed.begin(), box.completed.end());
+      box.completed.clear();
+      lock.unlock();
+      idle_ = Clock::duration::zero();
+      return done;
+    }
+    if (!box.handed.empty()) {
+      const std::vector<Fabric::HandOver> notes = std::move(box.handed);
+      box.handed.clear();
+      lock.unlock();
+      take_hand_overs(notes);
+      lock.lock();
+      continue;  // completions (or failures) are there now
+    }
+    if (fabric_.aborted()) {
+      lock.unlock();
+      throw_if_aborted();
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    box.idle.store(true, std::memory_order_relaxed);
+    if (fabric_.spins() && !spun) {
+      // Everything is checked up to `seen`; spin (without the lock) until something new.
+      spun = true;
+      const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
+      lock.unlock();
+      spin_until(
+          [&] { return box.news.load(std::memory_order_acquire) != seen; },
+          std::min<std::chrono::microseconds>(
+              kSpinBudget, std::chrono::duration_cast<std::chrono::microseconds>(deadline - now)));
+      lock.lock();
+    } else {
+      box.wake.wait_until(lock, deadline);
+    }
+    box.idle.store(false, std::memory_order_relaxed);
+  }
+  lock.unlock();
+  idle_ += Clock::now() - start;
+  if (!world_limits) return {};
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(idle_);
+  const std::string reason =
+      fmt::format("rank {} timed out: no progress for {} ms (the thread world's timeout)", rank_,
+                  waited.count());
+  fabric_.abort(rank_, reason);
+  throw TransportError(reason);
+}
+
+void ThreadTransport::do_cancel(std::span<const RequestId> ids) {
+  std::vector<RequestId> sorted(ids.begin(), ids.end());
+  std::sort(sorted.begin(), sorted.end());
+  auto listed = [&sorted](RequestId id) {
+    return std::binary_search(sorted.begin(), sorted.end(), id);
+  };
+  for (Rank peer = 0; peer < fabric_.size(); ++peer) {
+    if (peer == rank_) continue;
+    {
+      Fabric::Mailbox& out = fabric_.mailbox(rank_, peer);
+      const std::lock_guard lock(out.mutex);
+      std::erase_if(out.sends, [&](const Fabric::PostedSend& s) { return listed(s.id); });
+      for (Fabric::PostedRecv& r : out.recvs) {  // take back what was handed over
+        if (r.handed_send != 0 && listed(r.handed_send)) {
+          r.handed_send = 0;
+          r.handed_data = {};
+        }
+      }
+    }
+    {
+      Fabric::Mailbox& in = fabric_.mailbox(peer, rank_);
+      const std::lock_guard lock(in.mutex);
+      std::erase_if(in.recvs, [&](const Fabric::PostedRecv& r) { return listed(r.id); });
+    }
+  }
+  std::erase_if(local_done_, listed);
+}
+
+}  // namespace optcoll::threads

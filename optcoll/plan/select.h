@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: choosing an algorithm for a call. `plan()` returns the schedule to run with its
+// predicted time, and, for "auto", every candidate the registry has for the collective with
+// its predicted time or the reason it does not apply (explain()).
+//
+// Selection order (design.md 3.10): an explicit algorithm name; otherwise the least predicted
+// time among the registry's applicable algorithms. Predictions are exact simulations of each
+// candidate's schedule under the model (the simulator is fast enough for every registry
+// algorithm at the sizes a call has); ties go to the earlier registry entry.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "optcoll/algorithms/params.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll {
+
+struct Candidate {
+  std::string algorithm;           // registry name, "bcast/binomial"
+  std::optional<Time> predicted;   // simulated makespan, when applicable
+  std::string why_not;             // why it was skipped, when not
+};
+
+struct Plan {
+  Schedule schedule;
+  std::string algorithm;
+  algorithms::Params params;
+  Time predicted_time = 0;
+  std::optional<Time> lower_bound;
+  CostModel model;  // the model the predictions are in
+  // Every candidate considered: applicable ones sorted by predicted time (ties in registry
+  // order), then the inapplicable ones in registry order. One entry for an explicit choice.
+  std::vector<Candidate> candidates;
+
+  // A table: one line per candidate with its predicted time (and ratio to the best) or its
+  // reason, the chosen one marked.
+  std::string explain() const;
+};
+
+// `algorithm` is "auto", a registry name ("gatherv/binomial") or a short name ("binomial").
+// Parameters apply only to an explicit algorithm. Throws Error(kInvalidArgument) for a bad
+// spec, model, name or parameter, Error(kNotApplicable) for an explicit inapplicable
+// algorithm (with its why_not reason).
+Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm = "auto",
+          const algorithms::Params& params = {});
+
+// For rooted collectives whose root the caller leaves to optcoll (`--root best`): plans
+// every root (spec.root is ignored) and returns the plan with the least predicted time
+// (ties: lowest root). Throws Error(kInvalidArgument) for non-rooted kinds or nranks above
+// `max_ranks` (the search costs nranks plans).
+Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model,
+                    std::string_view algorithm = "auto", const algorithms::Params& params = {},
+                    Rank max_ranks = 4096);
+
+}  // namespace optcoll

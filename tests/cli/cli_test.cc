@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the optcoll binary end to end: JSON outputs carry what design.md 3.15 promises, and
+// every kind of bad input is a clear message with exit status 2 (a failed check: 1).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "optcoll/algorithms/registry.h"
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("optcoll_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs `optcoll <args>` and captures its exit status, stdout and stderr.
+  Result run(const std::string& args) {
+    const auto out = dir_ / "stdout";
+    const auto err = dir_ / "stderr";
+    const std::string command = std::string(OPTCOLL_CLI_PATH) + " " + args + " >" + out.string() +
+                                " 2>" + err.string();
+    const int raw = std::system(command.c_str());
+    Result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  std::string file(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  void expect_usage_error(const std::string& args, const std::string& fragment) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\nstderr: " << r.err;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
+  const Result r = run("list --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.size(), optcoll::algorithms::all_algorithms().size());
+  for (const auto& entry : doc) {
+    for (const char* key : {"name", "collective", "summary", "restrictions", "params"}) {
+      EXPECT_TRUE(entry.contains(key)) << key;
+    }
+    EXPECT_NE(optcoll::algorithms::find_algorithm(entry["name"].get<std::string>()), nullptr);
+  }
+  const Result md = run("list --markdown");
+  EXPECT_EQ(md.status, 0);
+  EXPECT_NE(md.out.find("| `allreduce/ring` |"), std::string::npos);
+  // docs/algorithms.md is generated from the registry and must not drift from it.
+  EXPECT_EQ(slurp(std::filesystem::path(OPTCOLL_SOURCE_DIR) / "docs" / "algorithms.md"), md.out)
+      << "regenerate with: optcoll list --markdown > docs/algorithms.md";
+}
+
+TEST_F(Cli, PlanJsonAndDumpedScheduleAgreeWithSimulate) {
+  const std::string dump = (dir_ / "plan.txt").string();
+  const Result r = run("plan gatherv -p 16 --dist spikes --block-size 100 --root 3 --abstract "
+                       "--alpha 100 --beta 1 --json --dump " + dump);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"collective", "algorithm", "p", "root", "predicted_time", "lower_bound",
+                          "candidates"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc["collective"], "gatherv");
+  EXPECT_EQ(doc["p"], 16);
+  EXPECT_EQ(doc["root"], 3);
+  EXPECT_LE(doc["lower_bound"].get<double>(), doc["predicted_time"].get<double>());
+  if (doc.contains("tree")) {
+    EXPECT_EQ(doc["tree"]["parent"].size(), 16u);
+    EXPECT_EQ(doc["tree"]["parent"][3], -1);
+  }
+  const Result sim = run("simulate --schedule " + dump + " --abstract --alpha 100 --beta 1 --json");
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  const auto s = nlohmann::json::parse(sim.out);
+  EXPECT_EQ(s["makespan"], doc["predicted_time"]);
+  EXPECT_EQ(s["rank_finish"].size(), 16u);
+  EXPECT_FALSE(s["critical_path"].empty());
+  const Result verify = run("verify --schedule " + dump + " --json");
+  ASSERT_EQ(verify.status, 0) << verify.err;
+  EXPECT_EQ(nlohmann::json::parse(verify.out)["ok"], true);
+}
+
+TEST_F(Cli, PlanTreeJsonForBinomialBcast) {
+  const Result r = run("plan bcast -p 8 --count 10 --algorithm bcast/binomial --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["tree"]["children"][0], nlohmann::json({4, 2, 1}));
+  EXPECT_EQ(doc["tree"]["parent"][5], 4);
+}
+
+TEST_F(Cli, VerifyRejectsABrokenScheduleWithExitOne) {
+  const std::string dump = (dir_ / "ring.txt").string();
+  ASSERT_EQ(run("plan allgather -p 4 --count 3 --algorithm allgather/ring --dump " + dump).status, 0);
+  std::string text = slurp(dump);
+  // Shift one receive: block 0 of rank 1 lands one element too far.
+  const auto pos = text.find("recv 0 seq 0 out[0:+3]");
+  ASSERT_NE(pos, std::string::npos) << text;
+  text.replace(pos, 22, "recv 0 seq 0 out[1:+3]");
+  const Result r = run("verify --schedule " + file("bad.txt", text) + " --json");
+  EXPECT_EQ(r.status, 1) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["ok"], false);
+  EXPECT_FALSE(doc["diagnostics"].empty());
+}
+
+TEST_F(Cli, RunOnThreadsIsCorrect) {
+  for (const std::string args : {"run allreduce -p 5 --count 1000 --json --iterations 2",
+                                 "run gatherv -p 7 --dist skewed --block-size 10 --root 6 --json --iterations 2",
+                                 "run reduce -p 6 --count 33 --op matmul2 --dtype int64 --root 4 --json --iterations 2",
+                                 "run alltoallv -p 4 --dist random --block-size 5 --dtype int32 --json --iterations 2",
+                                 "run barrier -p 9 --json --iterations 3"}) {
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["correct"], true) << args;
+    EXPECT_GE(doc["seconds"].get<double>(), 0.0);
+    EXPECT_TRUE(doc.contains("iterations"));
+  }
+}
+
+TEST_F(Cli, SimulateWritesTraceAndSvg) {
+  const std::string trace = (dir_ / "t.json").string();
+  const std::string svg = (dir_ / "t.svg").string();
+  const Result r = run("simulate allreduce -p 4 --count 100 --algorithm ring --trace " + trace +
+                       " --svg " + svg);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(slurp(trace));
+  EXPECT_TRUE(doc.contains("traceEvents"));
+  EXPECT_EQ(slurp(svg).rfind("<svg", 0), 0u);
+}
+
+TEST_F(Cli, BadInputIsAClearErrorWithExitTwo) {
+  expect_usage_error("plan allgatherw -p 4 --count 1", "unknown collective 'allgatherw'");
+  expect_usage_error("plan bcast -p 4 --count 1 --algorithm bcast/smoke_signals",
+                     "unknown algorithm 'bcast/smoke_signals' for bcast");
+  expect_usage_error("plan allreduce -p 4 --count 8 --noncommutative --algorithm ring",
+                     "needs a commutative operator");
+  expect_usage_error("plan bcast -p 0 --count 1", "nranks must be at least 1, got 0");
+  expect_usage_error("plan bcast -p -3 --count 1", "nranks must be at least 1, got -3");
+  expect_usage_error("plan gather -p 4 --count 1 --root 4", "root 4 out of range for nranks 4");
+  expect_usage_error("plan gatherv -p 4 --counts 1,2,3", "gatherv needs 4 counts (one per rank), got 3");
+  expect_usage_error("plan gatherv -p 3 --counts 1,-2,3", "counts[1] is negative (-2)");
+  expect_usage_error("plan gatherv -p 2 --counts 200000000000000,200000000000000",
+                     "exceeds the limit");
+  expect_usage_error("plan bcast -p 4 --count -1", "count must be non-negative, got -1");
+  expect_usage_error("plan gatherv -p 4 --counts 1,2,x,4", "'x' is not an integer");
+  expect_usage_error("plan gatherv -p 4 --dist gaussian", "unknown distribution 'gaussian'");
+  expect_usage_error("plan bcast -p 4 --count 1 --alpha nan", "alpha is NaN");
+  expect_usage_error("plan bcast -p 4 --count 1 --beta -2", "beta is negative");
+  expect_usage_error("plan bcast -p 4 --count 1 --ports 0", "ports must be at least 1");
+  expect_usage_error("plan bcast -p 4 --count 1 --model " + file("m.json", "{\"alpha\": 1,"),
+                     "not valid JSON");
+  expect_usage_error("plan bcast -p 4 --count 1 --model " + file("m2.json", "{\"latency\": 1}"),
+                     "unknown field \"latency\"");
+  expect_usage_error("plan bcast -p 4 --count 1 --model /nonexistent/model.json", "cannot read file");
+  expect_usage_error("verify --schedule " + file("s.txt", "optcoll-schedule 1\nalgorithm x\n"),
+                     "end of file");
+  expect_usage_error("verify --schedule " + file("s2.txt", "garbage\n"), "expected 'optcoll-schedule 1'");
+  expect_usage_error("verify --schedule " + file("s3.json", "{\"format\": \"optcoll-schedule\""),
+                     "malformed");
+  expect_usage_error("verify bcast -p 4 --count 1", "--algorithm NAME is required");
+  expect_usage_error("run bcast -p 4 --count 1 --backend carrier", "unknown --backend 'carrier'");
+  expect_usage_error("run reduce -p 4 --count 1 --op matmul2 --dtype double", "matmul2 needs an integer type");
+  expect_usage_error("plan allreduce -p 4 --count 1 --root 2", "allreduce has no root");
+  expect_usage_error("plan", "collective");
+  expect_usage_error("frobnicate", "unknown command 'frobnicate' (known: list, plan");
+}
+
+TEST_F(Cli, DemoRunsAndConfirmsResults) {
+  const Result r = run("demo -p 4 --count 4096");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("demo: all results correct"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gatherv/"), std::string::npos);
+}
+
+}  // namespace

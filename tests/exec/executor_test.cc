@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the interpreter's checks and failure handling: buffer and rank-count validation,
+// operand order of RecvReduce and Reduce, zeroed scratch, size mismatches between ranks
+// that disagree on the schedule, the watchdog for a rank that never sends, fast failure
+// when a rank throws, and epochs keeping back-to-back collectives apart.
+#include "optcoll/exec/executor.h"
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/builder.h"
+#include "optcoll/schedule/validate.h"
+#include "tests/exec/exec_helpers.h"
+#include "tests/testing/reference.h"
+
+namespace optcoll::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+Datatype int32() { return Datatype::int32(); }
+ReduceOp int32_sum() { return ReduceOp::builtin("sum", Datatype::int32()); }
+
+// Runs `fn` and returns the Error it throws (fails the test if it does not throw).
+template <typename Fn>
+Error expect_error(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an optcoll::Error";
+  return Error(ErrorCode::kInternal, "no error");
+}
+
+// Every rank binds buffers of the given element counts (default: the layout's).
+void run_with_sizes(ThreadWorld& world, const Schedule& schedule, Rank odd_rank, Count odd_input,
+                    Count odd_output) {
+  const Layout layout(schedule.spec);
+  world.run([&](Transport& t) {
+    const Rank me = t.rank();
+    const Count in_count = me == odd_rank ? odd_input : layout.input_count(me);
+    const Count out_count = me == odd_rank ? odd_output : layout.output_count(me);
+    std::vector<std::int32_t> in(static_cast<std::size_t>(in_count), 1);
+    std::vector<std::int32_t> out(static_cast<std::size_t>(out_count));
+    execute(schedule, t,
+            {std::as_bytes(std::span<const std::int32_t>(in)),
+             std::as_writable_bytes(std::span<std::int32_t>(out))},
+            int32(), int32_sum(), ExecOptions{std::chrono::seconds(20)});
+  });
+}
+
+TEST(ExecutorValidation, WrongInputSizeNamesRankBufferAndBytes) {
+  const Schedule s =
+      algorithms::build("allreduce/ring", make_spec(CollectiveKind::kAllreduce, 3, 10));
+  const Error e = expect_error([&] { run_with_sizes(shared_world(3), s, 1, 9, 10); });
+  const std::string what = e.what();
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << what;
+  EXPECT_TRUE(contains(what, "rank 1 first: rank 1: input buffer holds 36 bytes, expected 40"))
+      << what;
+}
+
+TEST(ExecutorValidation, WrongOutputSizeNamesRankBufferAndBytes) {
+  const Schedule s =
+      algorithms::build("gather/linear", make_spec(CollectiveKind::kGather, 3, 4, 2));
+  // The root's output holds 3 blocks of 4; give it 11 elements.
+  const Error e = expect_error([&] { run_with_sizes(shared_world(3), s, 2, 4, 11); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  EXPECT_TRUE(contains(e.what(), "rank 2: output buffer holds 44 bytes, expected 48")) << e.what();
+}
+
+TEST(ExecutorValidation, RankCountMustMatchTheTransport) {
+  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 3, 4));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::int32_t> out(4);
+      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+              int32_sum());
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(
+      contains(e.what(), "schedule 'bcast/binomial' is for 3 ranks but the transport has 2"))
+      << e.what();
+}
+
+TEST(ExecutorValidation, MalformedScheduleIsRefused) {
+  Schedule s = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 8));
+  // Hand-edit rank 1's receive to half the size: no longer matches the send.
+  auto& recv = std::get<Recv>(s.ranks[1].ops[0].action);
+  recv.dst.count = 4;
+  const Error e = expect_error([&] { run_with_sizes(shared_world(2), s, kNoRank, 0, 0); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e.what(), "matched a send of 8 elems")) << e.what();
+}
+
+TEST(ExecutorValidation, WritesIntoTheInputAreRefused) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 1, 4), "test/copy");
+  b.copy(0, Slice{Buf::kInput, 0, 4}, Slice{Buf::kOutput, 0, 4});
+  Schedule s = std::move(b).finish();
+  s.ranks[0].ops[0].action = Copy{Slice{Buf::kOutput, 0, 4}, Slice{Buf::kInput, 0, 4}};
+  const Error e = expect_error([&] { run_with_sizes(shared_world(1), s, kNoRank, 0, 0); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e.what(), "rank 0 op 0: copy 4 elems out[0:+4] -> in[0:+4]: writes into"))
+      << e.what();
+}
+
+TEST(ExecutorValidation, OperatorMustSuitTheScheduleAndType) {
+  const Schedule ring =
+      algorithms::build("allreduce/ring", make_spec(CollectiveKind::kAllreduce, 2, 3));
+  const Error noncomm = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::byte> in(3 * kMat2Bytes);
+      std::vector<std::byte> out(3 * kMat2Bytes);
+      execute(ring, t, {in, out}, mat2_type(), mat2_product());
+    });
+  });
+  EXPECT_EQ(noncomm.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(noncomm.what(), "assumes a commutative operator")) << noncomm.what();
+
+  const Error mistyped = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::byte> in(3 * 8);
+      std::vector<std::byte> out(3 * 8);
+      execute(ring, t, {in, out}, Datatype::int64(), int32_sum());
+    });
+  });
+  EXPECT_EQ(mistyped.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(mistyped.what(), "another element type")) << mistyped.what();
+}
+
+// Side::kRight means dst = dst * incoming, kLeft dst = incoming * dst, for messages
+// (RecvReduce) and local reductions (Reduce) alike.
+TEST(Executor, SideSelectsOperandOrder) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kReduce, 2, 6, 0);
+  spec.commutative = false;
+  const auto contributions = make_contributions(spec, kMat2Bytes, fill_mat2(3));
+  auto product = [&](Rank first, Rank second) {
+    Bytes out(contributions[0].size());
+    for (std::size_t at = 0; at < out.size(); at += kMat2Bytes) {
+      mat2_multiply(contributions[static_cast<std::size_t>(first)].data() + at,
+                    contributions[static_cast<std::size_t>(second)].data() + at, out.data() + at);
+    }
+    return out;
+  };
+  const Slice in{Buf::kInput, 0, 6};
+  const Slice out{Buf::kOutput, 0, 6};
+  for (const Side side : {Side::kLeft, Side::kRight}) {
+    for (const bool local : {false, true}) {
+      ScheduleBuilder b(spec, "test/side");
+      b.copy(0, in, out);
+      if (local) {
+        const Slice tmp = b.scratch(0, 6);
+        b.transfer(1, 0, in, tmp);
+        b.reduce(0, tmp, out, side);
+      } else {
+        b.transfer_reduce(1, 0, in, out, side);
+      }
+      const Schedule s = std::move(b).finish();
+      const auto outputs =
+          run_schedule(shared_world(2), s, mat2_type(), mat2_product(), contributions);
+      const Bytes expected = side == Side::kRight ? product(0, 1) : product(1, 0);
+      EXPECT_EQ(first_difference(outputs[0], expected, kMat2Bytes), "")
+          << (local ? "Reduce" : "RecvReduce") << " side "
+          << (side == Side::kLeft ? "left" : "right");
+    }
+  }
+}
+
+// The interpreter folds "copy my contribution, then combine into it" into one pass; when
+// another op also reads the copy's destination (here a send), the copy must still happen.
+TEST(Executor, CopyReadByAnotherOpIsNotFolded) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 2, 4);
+  spec.commutative = false;
+  const auto contributions = make_contributions(spec, kMat2Bytes, fill_mat2(11));
+  const Slice in{Buf::kInput, 0, 4};
+  const Slice out{Buf::kOutput, 0, 4};
+  ScheduleBuilder b(spec, "test/no_fold");
+  b.copy(0, in, out);
+  b.transfer(0, 1, out, out);  // rank 1 receives rank 0's copy
+  b.transfer_reduce(1, 0, in, out, Side::kRight);
+  const Schedule s = std::move(b).finish();
+  const auto outputs = run_schedule(shared_world(2), s, mat2_type(), mat2_product(), contributions);
+  EXPECT_EQ(first_difference(outputs[1], contributions[0], kMat2Bytes), "");
+  Bytes product(contributions[0].size());
+  for (std::size_t at = 0; at < product.size(); at += kMat2Bytes) {
+    mat2_multiply(contributions[0].data() + at, contributions[1].data() + at, product.data() + at);
+  }
+  EXPECT_EQ(first_difference(outputs[0], product, kMat2Bytes), "");
+}
+
+// Messages of megabytes (the thread backend hands those to idle receivers) through the
+// whole interpreter, against the reference.
+TEST(Executor, LargeMessages) {
+  struct Large {
+    const char* algorithm;
+    CollectiveSpec spec;
+  };
+  const Large cases[] = {
+      {"allreduce/ring", make_spec(CollectiveKind::kAllreduce, 3, 300000)},
+      {"allreduce/reduce_then_bcast", make_spec(CollectiveKind::kAllreduce, 4, 200000)},
+      {"reduce_scatter_block/ring", make_spec(CollectiveKind::kReduceScatterBlock, 2, 150000)},
+      {"allgather/ring", make_spec(CollectiveKind::kAllgather, 3, 100000)},
+      {"bcast/binomial", make_spec(CollectiveKind::kBcast, 5, 250000, 3)},
+  };
+  for (const Large& c : cases) {
+    const Schedule s = algorithms::build(c.algorithm, c.spec);
+    const auto contributions = make_contributions(c.spec, 8, fill_integers<std::int64_t>(9));
+    const auto expected = reference_outputs(c.spec, 8, contributions, combine_sum<std::int64_t>());
+    for (int round = 0; round < 3; ++round) {
+      const auto outputs = run_schedule(shared_world(c.spec.nranks), s, Datatype::int64(),
+                                        ReduceOp::builtin("sum", Datatype::int64()), contributions);
+      for (std::size_t r = 0; r < outputs.size(); ++r) {
+        EXPECT_EQ(first_difference(outputs[r], expected[r], 8), "")
+            << c.algorithm << " rank " << r << " round " << round;
+      }
+    }
+  }
+}
+
+TEST(Executor, ScratchStartsZeroed) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 1, 5), "test/scratch");
+  const Slice tmp = b.scratch(0, 5);
+  b.copy(0, tmp, Slice{Buf::kOutput, 0, 5});
+  const Schedule s = std::move(b).finish();
+  for (int run = 0; run < 2; ++run) {
+    const auto outputs =
+        run_schedule(shared_world(1), s, Datatype::int64(),
+                     ReduceOp::builtin("sum", Datatype::int64()), {Bytes(5 * 8, std::byte{0x42})});
+    EXPECT_EQ(outputs[0], Bytes(5 * 8, std::byte{0}));
+  }
+}
+
+// Two ranks that disagree on the message size (different schedules, each well formed):
+// both fail, naming both sizes.
+TEST(Executor, MessageSizeMismatchFailsBothRanks) {
+  const Schedule small = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 8));
+  const Schedule large =
+      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 16));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      const Schedule& s = t.rank() == 0 ? small : large;
+      std::vector<std::int32_t> out(static_cast<std::size_t>(s.spec.count));
+      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+              int32_sum(), ExecOptions{std::chrono::seconds(20)});
+    });
+  });
+  const std::string what = e.what();
+  EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
+  EXPECT_TRUE(contains(what, "2 of 2 ranks failed")) << what;
+  EXPECT_TRUE(contains(what, "the send has 32 bytes but the receive expects 64 bytes")) << what;
+  EXPECT_TRUE(contains(what, "rank 1 was waiting on: rank 1 op 0: recv 16 elems from rank 0"))
+      << what;
+}
+
+// A copy of `s` in which the message (rank `from`'s op `send`) is gone on both sides (each
+// half replaced by an empty copy), so that it is still well formed.
+Schedule without_message(const Schedule& s, Rank from, OpId send) {
+  const auto match = match_messages(s);
+  const OpRef recv = match[static_cast<std::size_t>(from)][static_cast<std::size_t>(send)];
+  Schedule edited = s;
+  const Copy nothing{Slice{Buf::kOutput, 0, 0}, Slice{Buf::kOutput, 0, 0}};
+  edited.ranks[static_cast<std::size_t>(from)].ops[static_cast<std::size_t>(send)].action = nothing;
+  edited.ranks[static_cast<std::size_t>(from)].ops[static_cast<std::size_t>(send)].seq = -1;
+  auto& recv_op =
+      edited.ranks[static_cast<std::size_t>(recv.rank)].ops[static_cast<std::size_t>(recv.op)];
+  recv_op.action = nothing;
+  recv_op.seq = -1;
+  require_well_formed(edited);
+  return edited;
+}
+
+OpId first_send(const RankProgram& program) {
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    if (std::holds_alternative<Send>(program.ops[i].action)) return static_cast<OpId>(i);
+  }
+  return kNoOp;
+}
+
+// Rank 2 runs a program without its first send; the ranks waiting (directly or not) for it
+// fail within about the timeout, and the error names the receive that never matched.
+TEST(ExecutorWatchdog, StalledSenderFailsEveryWaitingRank) {
+  const Schedule s =
+      algorithms::build("allreduce/ring", make_spec(CollectiveKind::kAllreduce, 4, 64));
+  const OpId send = first_send(s.ranks[2]);
+  ASSERT_NE(send, kNoOp);
+  const Schedule stalled = without_message(s, 2, send);
+  const OpRef recv = match_messages(s)[2][static_cast<std::size_t>(send)];
+  const std::string pending_recv = describe_op(s, recv.rank, recv.op);
+
+  for (const bool world_timeout : {false, true}) {
+    ExecOptions options;
+    options.timeout = world_timeout ? std::chrono::seconds(30) : milliseconds(200);
+    ThreadWorld world(4,
+                      WorldOptions{world_timeout ? milliseconds(200) : std::chrono::seconds(30)});
+    const auto start = std::chrono::steady_clock::now();
+    const Error e = expect_error([&] {
+      std::vector<Bytes> outputs(4, Bytes(64 * 4));
+      const Bytes input(64 * 4, std::byte{1});
+      world.run([&](Transport& t) {
+        const Rank me = t.rank();
+        execute(me == 2 ? stalled : s, t, {input, outputs[static_cast<std::size_t>(me)]}, int32(),
+                int32_sum(), options);
+      });
+    });
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
+    EXPECT_GE(elapsed, milliseconds(190)) << what;
+    EXPECT_LT(elapsed, std::chrono::seconds(5)) << what;
+    EXPECT_TRUE(contains(what, "4 of 4 ranks failed")) << what;
+    EXPECT_TRUE(contains(what, "timed out: no progress for")) << what;
+    EXPECT_TRUE(contains(what, pending_recv)) << pending_recv << "\n" << what;
+    for (const Rank r : {0, 1, 2, 3}) {
+      EXPECT_TRUE(contains(what, fmt::format("rank {} was waiting on: rank {} op", r, r)) ||
+                  contains(what, fmt::format("rank {} timed out: no progress for", r)))
+          << r << "\n"
+          << what;
+    }
+  }
+}
+
+// A rank that throws (here before it even starts) makes every other rank fail at once, not
+// after the timeout; the error names it; the world then runs correctly again.
+TEST(ExecutorWatchdog, ThrowingRankFailsEveryRankFast) {
+  const CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 4, 100);
+  const Schedule s = algorithms::build("allreduce/ring", spec);
+  ThreadWorld& world = shared_world(4);
+  const auto contributions = make_contributions(spec, 4, fill_integers<std::int32_t>(5));
+  const auto start = std::chrono::steady_clock::now();
+  const Error e = expect_error([&] {
+    std::vector<Bytes> outputs(4, Bytes(400));
+    world.run([&](Transport& t) {
+      const Rank me = t.rank();
+      if (me == 2) {
+        std::this_thread::sleep_for(milliseconds(30));
+        throw std::runtime_error("injected failure on rank 2");
+      }
+      execute(s, t,
+              {contributions[static_cast<std::size_t>(me)], outputs[static_cast<std::size_t>(me)]},
+              int32(), int32_sum(), ExecOptions{std::chrono::seconds(30)});
+    });
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  const std::string what = e.what();
+  EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
+  EXPECT_TRUE(contains(what, "4 of 4 ranks failed; rank 2 first: injected failure on rank 2"))
+      << what;
+  for (const Rank r : {0, 1, 3}) {
+    EXPECT_TRUE(contains(what, fmt::format("rank {} aborted: rank 2 failed: injected", r))) << what;
+    EXPECT_TRUE(contains(what, fmt::format("rank {} was waiting on: rank {} op", r, r))) << what;
+  }
+  // And again, correctly, on the same world.
+  const auto expected = reference_outputs(spec, 4, contributions, combine_sum<std::int32_t>());
+  const auto outputs = run_schedule(world, s, int32(), int32_sum(), contributions);
+  for (std::size_t r = 0; r < 4; ++r) EXPECT_EQ(first_difference(outputs[r], expected[r], 4), "");
+}
+
+// Ranks executing with different epochs never match each other's messages.
+TEST(ExecutorEpochs, DifferentEpochsDoNotMatch) {
+  const Schedule s = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 4));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::int32_t> out(4);
+      ExecOptions options;
+      options.timeout = milliseconds(100);
+      options.epoch = t.rank() == 0 ? 1 : 2;
+      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+              int32_sum(), options);
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kTransport);
+  EXPECT_TRUE(contains(e.what(), "timed out")) << e.what();
+}
+
+// Back-to-back collectives with their own epochs on one world, with ranks drifting apart in
+// time, each produce their own result.
+TEST(ExecutorEpochs, BackToBackCollectivesKeepTheirMessages) {
+  constexpr Rank p = 5;
+  const CollectiveSpec reduce_spec = make_spec(CollectiveKind::kAllreduce, p, 33);
+  const CollectiveSpec gather_spec = make_spec(CollectiveKind::kAllgather, p, 7);
+  const Schedule allreduce = algorithms::build("allreduce/ring", reduce_spec);
+  const Schedule allgather = algorithms::build("allgather/ring", gather_spec);
+  const auto reduce_in = make_contributions(reduce_spec, 4, fill_integers<std::int32_t>(1));
+  const auto gather_in = make_contributions(gather_spec, 4, fill_integers<std::int32_t>(2));
+  const auto reduce_expected =
+      reference_outputs(reduce_spec, 4, reduce_in, combine_sum<std::int32_t>());
+  const auto gather_expected =
+      reference_outputs(gather_spec, 4, gather_in, combine_sum<std::int32_t>());
+  constexpr int kRounds = 10;
+  std::vector<std::vector<Bytes>> reduce_out(kRounds, std::vector<Bytes>(p, Bytes(33 * 4)));
+  std::vector<std::vector<Bytes>> gather_out(kRounds, std::vector<Bytes>(p, Bytes(35 * 4)));
+  shared_world(p).run([&](Transport& t) {
+    const auto me = static_cast<std::size_t>(t.rank());
+    std::uint32_t epoch = 100;
+    for (int round = 0; round < kRounds; ++round) {
+      if ((round + t.rank()) % 3 == 0) std::this_thread::sleep_for(milliseconds(1));
+      execute(allreduce, t, {reduce_in[me], reduce_out[static_cast<std::size_t>(round)][me]},
+              int32(), int32_sum(), ExecOptions{std::chrono::seconds(20), epoch++});
+      execute(allgather, t, {gather_in[me], gather_out[static_cast<std::size_t>(round)][me]},
+              int32(), int32_sum(), ExecOptions{std::chrono::seconds(20), epoch++});
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t r = 0; r < p; ++r) {
+      EXPECT_EQ(
+          first_difference(reduce_out[static_cast<std::size_t>(round)][r], reduce_expected[r], 4),
+          "")
+          << "round " << round << " rank " << r;
+      EXPECT_EQ(
+          first_difference(gather_out[static_cast<std::size_t>(round)][r], gather_expected[r], 4),
+          "")
+          << "round " << round << " rank " << r;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace optcoll::testing

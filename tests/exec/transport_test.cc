@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the transport conformance test, parameterized over backends: matching by (epoch,
+// seq) whatever the posting order, zero-byte messages, many pairs at once, receive-reduce
+// with either side first, size mismatches, timeouts and cancellation. Adding a backend
+// (MPI, ...) is one entry in backends().
+#include "optcoll/exec/transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/exec/threads/world.h"
+#include "optcoll/model/error.h"
+#include "tests/testing/reference.h"
+
+namespace optcoll {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::load;
+using testing::store;
+
+// Runs fn on every rank of a p-rank world of the backend; throws like ThreadWorld::run.
+using RunFn =
+    std::function<void(Rank p, milliseconds timeout, const std::function<void(Transport&)>& fn)>;
+
+struct Backend {
+  std::string name;
+  RunFn run;
+};
+void PrintTo(const Backend& backend, std::ostream* os) { *os << backend.name; }
+
+void run_threads(Rank p, milliseconds timeout, const std::function<void(Transport&)>& fn) {
+  ThreadWorld world(p, WorldOptions{timeout});
+  world.run(fn);
+}
+
+// The thread transport seen through a wrapper that does not override irecv_reduce(), so
+// that the conformance tests also cover Transport's default (staged) receive-reduce.
+class DefaultReduceTransport final : public Transport {
+ public:
+  explicit DefaultReduceTransport(Transport& inner) : inner_(inner) {}
+  Rank rank() const override { return inner_.rank(); }
+  Rank size() const override { return inner_.size(); }
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    return inner_.isend(to, key, data);
+  }
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    return inner_.irecv(from, key, data);
+  }
+  void abort(const std::string& reason) override { inner_.abort(reason); }
+
+ protected:
+  std::vector<RequestId> do_wait_some(milliseconds timeout) override {
+    return inner_.wait_some(timeout);
+  }
+  void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
+
+ private:
+  Transport& inner_;
+};
+
+void run_threads_default_reduce(Rank p, milliseconds timeout,
+                                const std::function<void(Transport&)>& fn) {
+  ThreadWorld world(p, WorldOptions{timeout});
+  world.run([&](Transport& inner) {
+    DefaultReduceTransport wrapped(inner);
+    fn(wrapped);
+  });
+}
+
+std::vector<Backend> backends() {
+  return {{"threads", run_threads}, {"threads_default_reduce", run_threads_default_reduce}};
+}
+
+// Collects one rank's completions: wait_some() reports every request that completed, not
+// only the ones a particular wait is about, so nothing it returns may be dropped.
+class Waiter {
+ public:
+  explicit Waiter(Transport& t) : t_(t) {}
+  // Returns once every id in `ids` has completed; throws on a timeout.
+  void wait(const std::vector<RequestId>& ids, milliseconds timeout = milliseconds(20000)) {
+    for (const RequestId id : ids) {
+      while (done_.count(id) == 0) {
+        const auto done = t_.wait_some(timeout);
+        if (done.empty()) throw std::runtime_error("Waiter::wait timed out");
+        done_.insert(done.begin(), done.end());
+      }
+    }
+  }
+
+ private:
+  Transport& t_;
+  std::set<RequestId> done_;
+};
+
+using Bytes = std::vector<std::byte>;
+
+// `n` bytes that depend on (from, to, seq).
+Bytes payload(Rank from, Rank to, std::int32_t seq, std::size_t n) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b[i] = static_cast<std::byte>(
+        testing::mix(from * 1000 + to, seq * 100000 + static_cast<Count>(i)));
+  }
+  return b;
+}
+
+class TransportConformance : public ::testing::TestWithParam<Backend> {
+ protected:
+  void run(Rank p, const std::function<void(Transport&)>& fn,
+           milliseconds timeout = milliseconds(20000)) {
+    GetParam().run(p, timeout, fn);
+  }
+};
+
+TEST_P(TransportConformance, RankAndSize) {
+  std::vector<int> seen(5, 0);
+  run(5, [&](Transport& t) {
+    EXPECT_EQ(t.size(), 5);
+    seen[static_cast<std::size_t>(t.rank())] += 1;  // distinct slots: no race
+  });
+  EXPECT_EQ(seen, (std::vector<int>{1, 1, 1, 1, 1}));
+}
+
+// Receives posted in the opposite order of the sends still match by seq, whichever side
+// posts first.
+TEST_P(TransportConformance, OutOfOrderPostingMatchesBySeq) {
+  constexpr int kMessages = 8;
+  for (const bool receiver_first : {false, true}) {
+    std::vector<Bytes> received(kMessages);
+    run(2, [&](Transport& t) {
+      Waiter w(t);
+      const MsgKey ready{0, 1000};
+      if (t.rank() == 1) {
+        std::vector<RequestId> ids;
+        for (int k = kMessages - 1; k >= 0; --k) {  // reverse order
+          received[static_cast<std::size_t>(k)].assign(16 + static_cast<std::size_t>(k),
+                                                       std::byte{0});
+          ids.push_back(t.irecv(0, MsgKey{0, k}, received[static_cast<std::size_t>(k)]));
+        }
+        if (receiver_first) w.wait({t.isend(0, ready, {})});
+        w.wait(ids);
+      } else {
+        if (receiver_first) {
+          Bytes none;
+          w.wait({t.irecv(1, ready, none)});
+        }
+        std::vector<Bytes> data;
+        for (int k = 0; k < kMessages; ++k)
+          data.push_back(payload(0, 1, k, 16 + static_cast<std::size_t>(k)));
+        std::vector<RequestId> ids;
+        for (int k = 0; k < kMessages; ++k)
+          ids.push_back(t.isend(1, MsgKey{0, k}, data[static_cast<std::size_t>(k)]));
+        w.wait(ids);
+      }
+    });
+    for (int k = 0; k < kMessages; ++k) {
+      EXPECT_EQ(received[static_cast<std::size_t>(k)],
+                payload(0, 1, k, 16 + static_cast<std::size_t>(k)))
+          << "seq " << k << " receiver_first " << receiver_first;
+    }
+  }
+}
+
+// The epoch is part of the key: the same seq in two epochs are two different messages.
+TEST_P(TransportConformance, EpochIsPartOfTheKey) {
+  Bytes first(8);
+  Bytes second(8);
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    if (t.rank() == 0) {
+      const Bytes a = payload(0, 1, 1, 8);
+      const Bytes b = payload(0, 1, 2, 8);
+      w.wait({t.isend(1, MsgKey{1, 0}, a), t.isend(1, MsgKey{2, 0}, b)});
+    } else {
+      const RequestId later = t.irecv(0, MsgKey{2, 0}, second);
+      const RequestId earlier = t.irecv(0, MsgKey{1, 0}, first);
+      w.wait({later, earlier});
+    }
+  });
+  EXPECT_EQ(first, payload(0, 1, 1, 8));
+  EXPECT_EQ(second, payload(0, 1, 2, 8));
+}
+
+TEST_P(TransportConformance, ZeroByteMessagesComplete) {
+  constexpr Rank kRanks = 4;
+  std::vector<Bytes> after(kRanks);
+  run(kRanks, [&](Transport& t) {
+    Waiter w(t);
+    const Rank me = t.rank();
+    std::vector<RequestId> ids;
+    Bytes sink;  // empty
+    std::vector<Bytes> tails(kRanks);
+    for (Rank peer = 0; peer < kRanks; ++peer) {
+      if (peer == me) continue;
+      // A zero-byte message, then a real one on the same pair.
+      ids.push_back(t.isend(peer, MsgKey{0, 0}, {}));
+      ids.push_back(t.irecv(peer, MsgKey{0, 0}, sink));
+      tails[static_cast<std::size_t>(peer)].resize(3);
+      ids.push_back(t.irecv(peer, MsgKey{0, 1}, tails[static_cast<std::size_t>(peer)]));
+    }
+    std::vector<Bytes> out(kRanks);
+    for (Rank peer = 0; peer < kRanks; ++peer) {
+      if (peer == me) continue;
+      out[static_cast<std::size_t>(peer)] = payload(me, peer, 1, 3);
+      ids.push_back(t.isend(peer, MsgKey{0, 1}, out[static_cast<std::size_t>(peer)]));
+    }
+    w.wait(ids);
+    for (Rank peer = 0; peer < kRanks; ++peer) {
+      if (peer == me) continue;
+      EXPECT_EQ(tails[static_cast<std::size_t>(peer)], payload(peer, me, 1, 3));
+    }
+  });
+}
+
+// Every rank exchanges several messages of different sizes with every other rank, all
+// posted before any wait.
+TEST_P(TransportConformance, ManyPairsAtOnce) {
+  constexpr Rank kRanks = 8;
+  constexpr int kPerPair = 4;
+  std::vector<int> wrong(kRanks, 0);
+  run(kRanks, [&](Transport& t) {
+    Waiter w(t);
+    const Rank me = t.rank();
+    auto size_of = [](Rank from, Rank to, int k) {
+      return static_cast<std::size_t>(1 + (from * 7 + to * 3 + k * 11) % 40) * 64;
+    };
+    std::vector<Bytes> out;
+    std::vector<Bytes> in;
+    std::vector<std::tuple<Rank, int>> in_from;
+    out.reserve(kRanks * kPerPair);
+    in.reserve(kRanks * kPerPair);
+    std::vector<RequestId> ids;
+    for (int k = 0; k < kPerPair; ++k) {
+      for (Rank d = 1; d < kRanks; ++d) {
+        const Rank to = (me + d) % kRanks;
+        const Rank from = (me + kRanks - d) % kRanks;
+        out.push_back(payload(me, to, k, size_of(me, to, k)));
+        ids.push_back(t.isend(to, MsgKey{3, k}, out.back()));
+        in.emplace_back(size_of(from, me, k));
+        in_from.emplace_back(from, k);
+        ids.push_back(t.irecv(from, MsgKey{3, k}, in.back()));
+      }
+    }
+    w.wait(ids);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const auto [from, k] = in_from[i];
+      if (in[i] != payload(from, me, k, size_of(from, me, k)))
+        ++wrong[static_cast<std::size_t>(me)];
+    }
+  });
+  EXPECT_EQ(wrong, std::vector<int>(kRanks, 0));
+}
+
+// irecv_reduce combines incoming data into the destination, whether the send was posted
+// before the receive or after.
+constexpr std::size_t kElems = 100;
+
+TEST_P(TransportConformance, ReceiveReduceEitherSideFirst) {
+  for (const bool receiver_first : {false, true}) {
+    std::vector<std::int32_t> dst(kElems);
+    run(2, [&](Transport& t) {
+      Waiter w(t);
+      const MsgKey ready{0, 99};
+      if (t.rank() == 1) {
+        for (std::size_t i = 0; i < kElems; ++i) dst[i] = static_cast<std::int32_t>(i);
+        const RequestId id =
+            t.irecv_reduce(0, MsgKey{0, 0}, kElems * sizeof(std::int32_t),
+                           [&dst](std::span<const std::byte> incoming) {
+                             for (std::size_t i = 0; i < kElems; ++i) {
+                               // dst = 10 * incoming + dst: an order-revealing combine
+                               dst[i] = 10 * load<std::int32_t>(incoming.data() + i * 4) + dst[i];
+                             }
+                           });
+        if (receiver_first) w.wait({t.isend(0, ready, {})});
+        w.wait({id});
+      } else {
+        std::vector<std::byte> data(kElems * sizeof(std::int32_t));
+        for (std::size_t i = 0; i < kElems; ++i) {
+          store<std::int32_t>(data.data() + i * 4, static_cast<std::int32_t>(1000 + i));
+        }
+        if (receiver_first) {
+          Bytes none;
+          w.wait({t.irecv(1, ready, none)});
+        }
+        w.wait({t.isend(1, MsgKey{0, 0}, data)});
+      }
+    });
+    for (std::size_t i = 0; i < kElems; ++i) {
+      ASSERT_EQ(dst[i], static_cast<std::int32_t>(10 * (1000 + i) + i))
+          << "element " << i << " receiver_first " << receiver_first;
+    }
+  }
+}
+
+// Large messages to a receiver that is asleep in wait_some: the data arrives intact, and a
+// receive-reduce's combine step runs on the receiving rank's thread (the thread backend
+// hands such matches over so that receivers work in parallel).
+TEST_P(TransportConformance, LargeMessagesToAnIdleReceiver) {
+  constexpr std::size_t kLarge = std::size_t{1} << 20;  // bytes
+  Bytes plain(kLarge);
+  std::vector<std::int64_t> sums(kLarge / 8);
+  std::thread::id receiver_thread;
+  std::thread::id combine_thread;
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    const MsgKey ready{0, 7};
+    if (t.rank() == 1) {
+      receiver_thread = std::this_thread::get_id();
+      for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = static_cast<std::int64_t>(i);
+      const RequestId a = t.irecv(0, MsgKey{0, 0}, plain);
+      const RequestId b =
+          t.irecv_reduce(0, MsgKey{0, 1}, kLarge, [&](std::span<const std::byte> incoming) {
+            combine_thread = std::this_thread::get_id();
+            for (std::size_t i = 0; i < sums.size(); ++i) {
+              sums[i] += load<std::int64_t>(incoming.data() + i * 8);
+            }
+          });
+      w.wait({t.isend(0, ready, {})});
+      w.wait({b, a});  // asleep here when the data comes
+    } else {
+      Bytes none;
+      w.wait({t.irecv(1, ready, none)});
+      const Bytes data = payload(0, 1, 0, kLarge);
+      std::vector<std::byte> addends(kLarge);
+      for (std::size_t i = 0; i < kLarge / 8; ++i) {
+        store<std::int64_t>(addends.data() + i * 8, static_cast<std::int64_t>(3 * i));
+      }
+      // One message at a time, each after the receiver has had ample time to fall asleep
+      // (while it works on one message it is not idle).
+      for (const MsgKey key : {MsgKey{0, 1}, MsgKey{0, 0}}) {
+        std::this_thread::sleep_for(milliseconds(100));
+        w.wait({t.isend(1, key,
+                        key.seq == 1 ? std::span<const std::byte>(addends)
+                                     : std::span<const std::byte>(data))});
+      }
+    }
+  });
+  EXPECT_EQ(plain, payload(0, 1, 0, kLarge));
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    ASSERT_EQ(sums[i], static_cast<std::int64_t>(4 * i)) << "element " << i;
+  }
+  EXPECT_EQ(combine_thread, receiver_thread);
+}
+
+TEST_P(TransportConformance, SizeMismatchFailsBothRanksNamingBothSizes) {
+  std::vector<std::string> errors(2);
+  try {
+    run(2, [&](Transport& t) {
+      Waiter w(t);
+      try {
+        if (t.rank() == 0) {
+          const Bytes data(24);
+          w.wait({t.isend(1, MsgKey{0, 5}, data)});
+        } else {
+          Bytes data(40);
+          w.wait({t.irecv(0, MsgKey{0, 5}, data)});
+        }
+      } catch (const TransportError& e) {
+        errors[static_cast<std::size_t>(t.rank())] = e.what();
+        throw;
+      }
+    });
+    FAIL() << "a size mismatch must fail the run";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 of 2 ranks failed"), std::string::npos) << e.what();
+  }
+  for (const auto& error : errors) {
+    EXPECT_NE(error.find("24 bytes"), std::string::npos) << error;
+    EXPECT_NE(error.find("40 bytes"), std::string::npos) << error;
+    EXPECT_NE(error.find("seq 5"), std::string::npos) << error;
+  }
+}
+
+// wait_some returns empty after its timeout; cancelled requests are never written to, and
+// the world runs normally afterwards.
+TEST_P(TransportConformance, TimeoutAndCancel) {
+  Bytes target(16, std::byte{0x11});
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    const MsgKey cancelled{0, 1};
+    const MsgKey handshake{0, 2};
+    if (t.rank() == 1) {
+      const RequestId id = t.irecv(0, cancelled, target);
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_TRUE(t.wait_some(milliseconds(30)).empty());
+      EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(25));
+      t.cancel(std::vector<RequestId>{id});
+      w.wait({t.isend(0, handshake, {})});
+    } else {
+      Bytes none;
+      w.wait({t.irecv(1, handshake, none)});
+      const Bytes data(16, std::byte{0x77});
+      const RequestId id = t.isend(1, cancelled, data);  // nobody receives it any more
+      EXPECT_TRUE(t.wait_some(milliseconds(20)).empty());
+      t.cancel(std::vector<RequestId>{id});
+    }
+  });
+  EXPECT_EQ(target, Bytes(16, std::byte{0x11}));
+  // A fresh run on a fresh world of the backend still works.
+  Bytes got(4);
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    if (t.rank() == 0) {
+      const Bytes data = payload(0, 1, 1, 4);
+      w.wait({t.isend(1, MsgKey{0, 1}, data)});
+    } else {
+      w.wait({t.irecv(0, MsgKey{0, 1}, got)});
+    }
+  });
+  EXPECT_EQ(got, payload(0, 1, 1, 4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TransportConformance, ::testing::ValuesIn(backends()),
+                         [](const ::testing::TestParamInfo<Backend>& param_info) {
+                           return param_info.param.name;
+                         });
+
+}  // namespace
+}  // namespace optcoll

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: ThreadWorld on its own: one call per rank, many runs on one world, failures
+// collected into one exception (the original cause first, its error code kept), fast abort
+// of the other ranks, and a usable world after a failure.
+#include "optcoll/exec/threads/world.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(ThreadWorld, RejectsBadArguments) {
+  EXPECT_THROW(ThreadWorld(0), Error);
+  EXPECT_THROW(ThreadWorld(2, WorldOptions{milliseconds(0)}), Error);
+}
+
+TEST(ThreadWorld, RunsOnceOnEveryRankAndIsReusable) {
+  ThreadWorld world(7, WorldOptions{milliseconds(1234)});
+  EXPECT_EQ(world.size(), 7);
+  EXPECT_EQ(world.options().timeout, milliseconds(1234));
+  for (int run = 0; run < 50; ++run) {
+    std::mutex mutex;
+    std::multiset<Rank> ranks;
+    std::set<std::thread::id> threads;
+    std::thread::id rank0_thread;
+    world.run([&](Transport& t) {
+      EXPECT_EQ(t.size(), 7);
+      const std::lock_guard lock(mutex);
+      ranks.insert(t.rank());
+      threads.insert(std::this_thread::get_id());
+      if (t.rank() == 0) rank0_thread = std::this_thread::get_id();
+    });
+    EXPECT_EQ(ranks, (std::multiset<Rank>{0, 1, 2, 3, 4, 5, 6})) << "run " << run;
+    EXPECT_EQ(threads.size(), 7u);  // one thread per rank; rank 0 is the caller
+    EXPECT_EQ(rank0_thread, std::this_thread::get_id());
+  }
+}
+
+TEST(ThreadWorld, SixtyFourRanks) {
+  ThreadWorld world(64);
+  std::atomic<int> calls{0};
+  for (int run = 0; run < 5; ++run) world.run([&](Transport&) { calls.fetch_add(1); });
+  EXPECT_EQ(calls.load(), 5 * 64);
+}
+
+// A rank that throws wakes the ranks blocked in wait_some at once (long before the
+// timeout); the exception names it first and lists the others; the code of the original
+// error is kept.
+TEST(ThreadWorld, ThrowingRankAbortsTheOthersFast) {
+  ThreadWorld world(4, WorldOptions{std::chrono::seconds(20)});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    world.run([](Transport& t) {
+      if (t.rank() == 2) {
+        std::this_thread::sleep_for(milliseconds(20));  // let the others block first
+        throw Error(ErrorCode::kInvalidArgument, "injected failure");
+      }
+      std::byte none[1];
+      t.irecv((t.rank() + 1) % 4, MsgKey{0, 0}, std::span<std::byte>(none, 0));
+      t.wait_some(std::chrono::seconds(20));
+      ADD_FAILURE() << "rank " << t.rank() << " should have been aborted";
+    });
+    FAIL() << "run() must throw";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << what;
+    EXPECT_NE(what.find("4 of 4 ranks failed; rank 2 first: injected failure"), std::string::npos)
+        << what;
+    for (const Rank r : {0, 1, 3}) {
+      EXPECT_NE(what.find("rank " + std::to_string(r) + " aborted: rank 2 failed: injected"),
+                std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The world works again, with fresh mailboxes (the stale receives above are gone).
+  std::vector<int> got(4, -1);
+  world.run([&](Transport& t) {
+    const Rank me = t.rank();
+    int value = me * 10;
+    int in = -1;
+    const auto send =
+        t.isend((me + 1) % 4, MsgKey{0, 0}, std::as_bytes(std::span<const int>(&value, 1)));
+    const auto recv =
+        t.irecv((me + 3) % 4, MsgKey{0, 0}, std::as_writable_bytes(std::span<int>(&in, 1)));
+    std::set<RequestId> pending{send, recv};
+    while (!pending.empty()) {
+      for (const auto id : t.wait_some(std::chrono::seconds(20))) pending.erase(id);
+    }
+    got[static_cast<std::size_t>(me)] = in;
+  });
+  EXPECT_EQ(got, (std::vector<int>{30, 0, 10, 20}));
+}
+
+TEST(ThreadWorld, ForeignExceptionsBecomeTransportErrors) {
+  ThreadWorld world(2);
+  try {
+    world.run([](Transport& t) {
+      if (t.rank() == 1) throw std::runtime_error("plain failure");
+    });
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 of 2 ranks failed; rank 1 first: plain failure"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The world's own timeout stops a rank that waits too long, even when the caller passes a
+// longer timeout to wait_some, and then every other rank.
+TEST(ThreadWorld, WorldTimeoutStopsWaitingRanks) {
+  ThreadWorld world(3, WorldOptions{milliseconds(150)});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    world.run([](Transport& t) {
+      std::byte none[1];
+      t.irecv((t.rank() + 1) % 3, MsgKey{0, 0}, std::span<std::byte>(none, 0));
+      t.wait_some(std::chrono::seconds(30));
+    });
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out: no progress for"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 of 3 ranks failed"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace optcoll

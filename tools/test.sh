@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds optcoll and runs every test: a warnings-as-errors build with the full suite, the
+# whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the thread
+# executor tests under ThreadSanitizer. Run from the repository root; the README's test
+# command calls it after installing the dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+echo "== release build (warnings are errors) and full test suite"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_WERROR=ON
+cmake --build build/release -j"$jobs"
+ctest --test-dir build/release -j"$jobs" --output-on-failure --timeout 600
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: full test suite"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE="address;undefined" \
+  -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF
+cmake --build build/asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -j"$jobs" --output-on-failure --timeout 900
+
+echo "== ThreadSanitizer: thread executor tests"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE=thread \
+  -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF
+cmake --build build/tsan -j"$jobs" --target exec_test api_test
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j"$jobs" --output-on-failure --timeout 900 \
+  -L threads
+
+echo "== all tests passed"
