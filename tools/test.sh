@@ -13,6 +13,13 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_WERROR=O
 cmake --build build/release -j"$jobs"
 ctest --test-dir build/release -j"$jobs" --output-on-failure --timeout 600
 
+echo "== install, then build and run examples/quickstart against the installed package"
+rm -rf build/install build/quickstart
+cmake --install build/release --prefix build/install
+cmake -S examples/quickstart -B build/quickstart -DCMAKE_PREFIX_PATH="$PWD/build/install"
+cmake --build build/quickstart -j"$jobs"
+./build/quickstart/quickstart
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: full test suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE="address;undefined" \
   -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF

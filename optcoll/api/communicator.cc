@@ -59,6 +59,7 @@ std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, Buffer
   ExecOptions exec;
   exec.timeout = options_.timeout;
   exec.epoch = epoch_++;
+  exec.known_well_formed = true;  // planning simulated it, which requires a well-formed schedule
   execute(chosen->schedule, transport_, buffers, type, op, exec);
   return chosen;
 }

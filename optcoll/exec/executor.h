@@ -19,6 +19,10 @@ struct ExecOptions {
   // long. Also bounds how long a failed peer can leave this rank waiting.
   std::chrono::milliseconds timeout{30000};
   std::uint32_t epoch = 0;  // distinguishes consecutive collectives on one transport
+  // The caller has already checked require_well_formed(schedule) (a cached plan, say): skip
+  // that pass over every rank's ops, which at p = 64 costs as much as a small collective.
+  // The per-rank checks (sizes, buffers, operator) always run.
+  bool known_well_formed = false;
 };
 
 struct BufferBinding {

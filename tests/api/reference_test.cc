@@ -13,7 +13,7 @@ namespace {
 
 Bytes ints(std::initializer_list<std::int32_t> values) {
   Bytes b(values.size() * 4);
-  std::memcpy(b.data(), std::data(values), b.size());
+  if (!b.empty()) std::memcpy(b.data(), std::data(values), b.size());
   return b;
 }
 
