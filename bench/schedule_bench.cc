@@ -9,7 +9,8 @@ namespace {
 
 using optcoll::CollectiveKind;
 
-void build_and_count(benchmark::State& state, const char* algorithm, const optcoll::CollectiveSpec& spec) {
+void build_and_count(benchmark::State& state, const char* algorithm,
+                     const optcoll::CollectiveSpec& spec) {
   std::size_t ops = 0;
   for (auto _ : state) {
     const auto schedule = optcoll::algorithms::build(algorithm, spec);
@@ -23,14 +24,20 @@ void build_and_count(benchmark::State& state, const char* algorithm, const optco
 }
 
 void BM_BuildBcastBinomial(benchmark::State& state) {
-  build_and_count(state, "bcast/binomial",
-                  optcoll::make_spec(CollectiveKind::kBcast, static_cast<optcoll::Rank>(state.range(0)), 1000));
+  build_and_count(
+      state, "bcast/binomial",
+      optcoll::make_spec(CollectiveKind::kBcast, static_cast<optcoll::Rank>(state.range(0)), 1000));
 }
-BENCHMARK(BM_BuildBcastBinomial)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_BuildBcastBinomial)
+    ->Arg(1 << 16)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 
 void BM_BuildAllreduceRing(benchmark::State& state) {
   build_and_count(state, "allreduce/ring",
-                  optcoll::make_spec(CollectiveKind::kAllreduce, static_cast<optcoll::Rank>(state.range(0)), 1 << 20));
+                  optcoll::make_spec(CollectiveKind::kAllreduce,
+                                     static_cast<optcoll::Rank>(state.range(0)), 1 << 20));
 }
 BENCHMARK(BM_BuildAllreduceRing)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 

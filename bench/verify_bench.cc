@@ -46,9 +46,7 @@ void run(benchmark::State& state, const Schedule& schedule) {
 
 void BM_VerifyBcastBinomial(benchmark::State& state) { run(state, bcast_binomial()); }
 void BM_VerifyAllreduceRing(benchmark::State& state) { run(state, allreduce_ring()); }
-void BM_VerifyBarrierDissemination(benchmark::State& state) {
-  run(state, barrier_dissemination());
-}
+void BM_VerifyBarrierDissemination(benchmark::State& state) { run(state, barrier_dissemination()); }
 
 BENCHMARK(BM_VerifyBcastBinomial)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK(BM_VerifyAllreduceRing)->Unit(benchmark::kMillisecond)->MinTime(3.0);

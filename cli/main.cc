@@ -11,7 +11,8 @@
 #include "optcoll/model/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"optcoll: collective communication algorithms as verified, simulated, executable schedules"};
+  CLI::App app{
+      "optcoll: collective communication algorithms as verified, simulated, executable schedules"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every subcommand");
   optcoll::cli::add_list_command(app);
@@ -21,9 +22,9 @@ int main(int argc, char** argv) {
   optcoll::cli::add_run_command(app);
   optcoll::cli::add_demo_command(app);
   const auto all = app.get_subcommands([](const CLI::App*) { return true; });
-  const bool known_command = argc > 1 && std::any_of(all.begin(), all.end(), [&](const CLI::App* sub) {
-    return sub->get_name() == argv[1];
-  });
+  const bool known_command =
+      argc > 1 && std::any_of(all.begin(), all.end(),
+                              [&](const CLI::App* sub) { return sub->get_name() == argv[1]; });
   if (argc > 1 && argv[1][0] != '-' && !known_command) {
     std::string known;
     for (const auto* sub : all) known += (known.empty() ? "" : ", ") + sub->get_name();

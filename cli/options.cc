@@ -65,23 +65,27 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void ProblemOptions::add_to(CLI::App& app, bool collective_required) {
-  auto* c = app.add_option("collective", collective,
-                           "bcast, reduce, scatter, scatterv, gather, gatherv, allgather, allgatherv, "
-                           "reduce_scatter, reduce_scatter_block, allreduce, alltoall, alltoallv, barrier");
+  auto* c = app.add_option(
+      "collective", collective,
+      "bcast, reduce, scatter, scatterv, gather, gatherv, allgather, allgatherv, "
+      "reduce_scatter, reduce_scatter_block, allreduce, alltoall, alltoallv, barrier");
   if (collective_required) c->required();
   app.add_option("-p,--nranks", nranks, "number of ranks");
   app.add_option("--count", count,
                  "elements: the message (bcast/reduce/allreduce), each rank's block, or each "
                  "pair's block (alltoall); for v-variants, the same count for every rank");
-  app.add_option("--counts", counts, "per-rank counts c0,c1,... or @file (alltoallv: p*p, row = sender)");
-  app.add_option("--dist", dist,
-                 "irregular counts from a distribution: same, random, random-decreasing, "
-                 "random-increasing, bucket, spikes, decreasing, increasing, alternating, skewed, two-blocks");
+  app.add_option("--counts", counts,
+                 "per-rank counts c0,c1,... or @file (alltoallv: p*p, row = sender)");
+  app.add_option(
+      "--dist", dist,
+      "irregular counts from a distribution: same, random, random-decreasing, "
+      "random-increasing, bucket, spikes, decreasing, increasing, alternating, skewed, two-blocks");
   app.add_option("--block-size", block_size, "block size b of --dist (default 1000)");
   app.add_option("--seed", seed, "seed of the random distributions (default 1)");
   app.add_option("--root", root, "root rank, or 'best' to let optcoll choose (default 0)");
   app.add_option("--dtype", dtype, "int32, int64, float, double (default double)");
-  app.add_option("--op", op, "sum, prod, min, max, or matmul2 (2x2 matrix product, non-commutative)");
+  app.add_option("--op", op,
+                 "sum, prod, min, max, or matmul2 (2x2 matrix product, non-commutative)");
   app.add_flag("--noncommutative", noncommutative, "treat the operator as non-commutative");
 }
 
@@ -90,14 +94,16 @@ CollectiveSpec ProblemOptions::spec() const {
   const auto kind = parse_collective(collective);
   if (!kind) {
     std::string known;
-    for (const auto k : all_collectives()) known += (known.empty() ? "" : ", ") + std::string(collective_name(k));
+    for (const auto k : all_collectives())
+      known += (known.empty() ? "" : ", ") + std::string(collective_name(k));
     throw_invalid("unknown collective '{}' (known: {})", collective, known);
   }
   spec.kind = *kind;
   if (nranks < 1) throw_invalid("-p/--nranks must be at least 1, got {}", nranks);
   spec.nranks = nranks;
   if (best_root()) {
-    if (!is_rooted(spec.kind)) throw_invalid("{} has no root; --root best does not apply", collective);
+    if (!is_rooted(spec.kind))
+      throw_invalid("{} has no root; --root best does not apply", collective);
     spec.root = 0;
   } else {
     const Count r = parse_count(root, "--root");
@@ -127,8 +133,10 @@ CollectiveSpec ProblemOptions::spec() const {
     }
   } else {
     if (!counts.empty() || !dist.empty()) {
-      throw_invalid("{} takes a uniform --count; --counts and --dist are for the v-variants "
-                    "(scatterv, gatherv, allgatherv, reduce_scatter, alltoallv)", collective);
+      throw_invalid(
+          "{} takes a uniform --count; --counts and --dist are for the v-variants "
+          "(scatterv, gatherv, allgatherv, reduce_scatter, alltoallv)",
+          collective);
     }
     if (!count) throw_invalid("{} needs --count", collective);
     spec.count = *count;
@@ -173,9 +181,12 @@ CostModel ModelOptions::model() const {
   if (copy) m.copy = *copy;
   if (ports) m.ports = *ports;
   if (!duplex.empty()) {
-    if (duplex == "half") m.duplex = Duplex::kHalf;
-    else if (duplex == "full") m.duplex = Duplex::kFull;
-    else throw_invalid("--duplex must be half or full, got '{}'", duplex);
+    if (duplex == "half")
+      m.duplex = Duplex::kHalf;
+    else if (duplex == "full")
+      m.duplex = Duplex::kFull;
+    else
+      throw_invalid("--duplex must be half or full, got '{}'", duplex);
   }
   if (overlap) m.overlap = true;
   if (per_byte) m.per_byte = true;

@@ -21,8 +21,8 @@ struct ProblemOptions {
   std::string collective;
   Rank nranks = 0;
   std::optional<Count> count;
-  std::string counts;      // "1,2,3" or "@file"
-  std::string dist;        // one of the eleven distributions
+  std::string counts;  // "1,2,3" or "@file"
+  std::string dist;    // one of the eleven distributions
   Count block_size = 1000;
   std::uint64_t seed = 1;
   std::string root = "0";  // a rank or "best"
@@ -72,7 +72,7 @@ struct ScheduleSource {
   Schedule load() const;  // throws Error with a clear message
 };
 
-std::string read_file(const std::string& path);   // throws Error(kInvalidArgument)
+std::string read_file(const std::string& path);  // throws Error(kInvalidArgument)
 void write_file(const std::string& path, const std::string& text);
 
 }  // namespace optcoll::cli

@@ -33,9 +33,10 @@ bool show(const std::string& title, const CollectiveSpec& spec) {
   std::cout << fmt::format("chosen: {}; verifier: {}\n", p.algorithm, report.summary());
   const CheckedRun run = run_checked_on_threads(p.schedule, Datatype::float64(), "sum", 5,
                                                 std::chrono::milliseconds(30000));
-  std::cout << fmt::format("ran on {} threads: median {:.3g} ms per call; result {}\n\n", spec.nranks,
-                           run.median_seconds * 1e3,
-                           run.correct ? "correct (equals the naive reference on every rank)" : "WRONG");
+  std::cout << fmt::format(
+      "ran on {} threads: median {:.3g} ms per call; result {}\n\n", spec.nranks,
+      run.median_seconds * 1e3,
+      run.correct ? "correct (equals the naive reference on every rank)" : "WRONG");
   return report.ok() && run.correct;
 }
 
@@ -54,8 +55,11 @@ void run_demo(const DemoOptions& o) {
   allreduce.nranks = o.nranks;
   allreduce.count = o.count;
   allreduce.elem_bytes = 8;
-  bool ok = show(fmt::format("gatherv of doubles, p = {}, 'spikes' block sizes (Träff's distribution, "
-                             "b = 1000)", o.nranks), gatherv);
+  bool ok =
+      show(fmt::format("gatherv of doubles, p = {}, 'spikes' block sizes (Träff's distribution, "
+                       "b = 1000)",
+                       o.nranks),
+           gatherv);
   ok = show(fmt::format("allreduce of {} doubles, p = {}", o.count, o.nranks), allreduce) && ok;
   std::cout << (ok ? "demo: all results correct\n" : "demo: FAILED\n");
   if (!ok) throw CheckFailed{};
@@ -65,7 +69,8 @@ void run_demo(const DemoOptions& o) {
 
 void add_demo_command(CLI::App& app) {
   auto o = std::make_shared<DemoOptions>();
-  auto* sub = app.add_subcommand("demo", "plan, verify and run an irregular gatherv and an allreduce");
+  auto* sub =
+      app.add_subcommand("demo", "plan, verify and run an irregular gatherv and an allreduce");
   sub->add_option("-p,--nranks", o->nranks, "ranks (threads), default 16");
   sub->add_option("--count", o->count, "allreduce elements, default 262144");
   sub->callback([o] { run_demo(*o); });

@@ -39,11 +39,12 @@ void print_markdown(const std::vector<const algorithms::AlgorithmInfo*>& infos) 
     const std::string kind(collective_name(info->collective));
     if (kind != current) {
       current = kind;
-      std::cout << "\n## " << kind << "\n\n| algorithm | summary | cost | restrictions | parameters |\n"
+      std::cout << "\n## " << kind
+                << "\n\n| algorithm | summary | cost | restrictions | parameters |\n"
                 << "|---|---|---|---|---|\n";
     }
-    std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", info->name, info->summary, info->cost,
-                             info->restrictions, params_text(*info));
+    std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", info->name, info->summary,
+                             info->cost, info->restrictions, params_text(*info));
   }
 }
 

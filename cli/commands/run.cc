@@ -55,9 +55,11 @@ void run_run(const RunOptions& o) {
                                 {"predicted_time", p.predicted_time}};
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} with {} on {} threads\n", describe(p.schedule.spec), p.algorithm, spec.nranks);
+    std::cout << fmt::format("{} with {} on {} threads\n", describe(p.schedule.spec), p.algorithm,
+                             spec.nranks);
     std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
-                             run.median_seconds * 1e3, o.iterations, format_time(p.predicted_time, model));
+                             run.median_seconds * 1e3, o.iterations,
+                             format_time(p.predicted_time, model));
     std::cout << (run.correct ? "result: correct (matches the naive reference on every rank)\n"
                               : "result: WRONG\n");
     for (const auto& m : run.mismatches) std::cout << "  " << m << "\n";
@@ -75,7 +77,8 @@ void add_run_command(CLI::App& app) {
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_option("--backend", o->backend, "threads (default)");
   sub->add_option("--iterations", o->iterations, "timed repetitions (default 10)");
-  sub->add_option("--timeout", o->timeout_ms, "ms without progress before a rank fails (default 30000)");
+  sub->add_option("--timeout", o->timeout_ms,
+                  "ms without progress before a rank fails (default 30000)");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([o] { run_run(*o); });
 }

@@ -33,7 +33,8 @@ void run_simulate(const SimulateOptions& o) {
     std::cerr << "optcoll: simulated deadlock: " << result.deadlock << "\n";
     throw CheckFailed{};
   }
-  if (!o.trace.empty()) write_file(o.trace, chrome_trace_json(schedule, result, model.per_byte ? 1e6 : 1.0));
+  if (!o.trace.empty())
+    write_file(o.trace, chrome_trace_json(schedule, result, model.per_byte ? 1e6 : 1.0));
   if (!o.svg.empty()) write_file(o.svg, gantt_svg(schedule, result));
   if (!o.csv.empty()) write_file(o.csv, trace_csv(schedule, result));
   if (o.json) {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: `optcoll verify`: prove a schedule correct, or show why it is not (exit status 1).
+#include "optcoll/verify/verify.h"
+
 #include <iostream>
 #include <memory>
 
@@ -8,7 +10,6 @@
 
 #include "cli/commands/commands.h"
 #include "cli/options.h"
-#include "optcoll/verify/verify.h"
 
 namespace optcoll::cli {
 namespace {

@@ -24,7 +24,9 @@ Params Params::parse(std::string_view text) {
   return params;
 }
 
-void Params::set(std::string name, std::string value) { values_[std::move(name)] = std::move(value); }
+void Params::set(std::string name, std::string value) {
+  values_[std::move(name)] = std::move(value);
+}
 
 bool Params::has(std::string_view name) const { return values_.find(name) != values_.end(); }
 

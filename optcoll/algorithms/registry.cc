@@ -13,8 +13,8 @@
 namespace optcoll::algorithms {
 
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
-  Schedule builder(const CollectiveSpec&, const Params&);                                         \
-  std::optional<std::string> why_not(const CollectiveSpec&, const Params&);                       \
+  Schedule builder(const CollectiveSpec&, const Params&);                                          \
+  std::optional<std::string> why_not(const CollectiveSpec&, const Params&);                        \
   std::span<const ParamInfo> params();
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
@@ -46,8 +46,14 @@ constexpr CollectiveKind kind_named(std::string_view name) {
 
 constexpr AlgorithmInfo kAlgorithms[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
-  AlgorithmInfo{#collective "/" #name, kind_named(#collective), summary, cost, restrictions,       \
-                &builder, &why_not, &params},
+  AlgorithmInfo{#collective "/" #name,                                                             \
+                kind_named(#collective),                                                           \
+                summary,                                                                           \
+                cost,                                                                              \
+                restrictions,                                                                      \
+                &builder,                                                                          \
+                &why_not,                                                                          \
+                &params},
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
 };

@@ -6,7 +6,8 @@
 
 namespace optcoll::algorithms {
 
-std::optional<std::string> no_restrictions(const CollectiveSpec& /*spec*/, const Params& /*params*/) {
+std::optional<std::string> no_restrictions(const CollectiveSpec& /*spec*/,
+                                           const Params& /*params*/) {
   return std::nullopt;
 }
 
@@ -15,7 +16,8 @@ std::optional<std::string> needs_commutative(const CollectiveSpec& spec, const P
   return std::string("needs a commutative operator (it combines contributions out of rank order)");
 }
 
-std::optional<std::string> needs_power_of_two(const CollectiveSpec& spec, const Params& /*params*/) {
+std::optional<std::string> needs_power_of_two(const CollectiveSpec& spec,
+                                              const Params& /*params*/) {
   if (spec.nranks > 0 && (spec.nranks & (spec.nranks - 1)) == 0) return std::nullopt;
   return fmt::format("needs a power-of-two number of ranks, got {}", spec.nranks);
 }

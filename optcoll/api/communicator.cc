@@ -12,8 +12,9 @@ namespace {
 
 // The cache key: everything that determines the plan.
 std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks,
-                                spec.root, spec.count, spec.commutative, spec.elem_bytes, algorithm);
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
+                  spec.count, spec.commutative, spec.elem_bytes, algorithm);
   for (const Count c : spec.counts) key += fmt::format("{},", c);
   return key;
 }
@@ -37,7 +38,8 @@ std::size_t PlanCache::size() const {
   return plans_.size();
 }
 
-Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cache, CommOptions options)
+Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cache,
+                           CommOptions options)
     : transport_(transport), cache_(std::move(cache)), options_(std::move(options)) {
   OPTCOLL_CHECK(cache_ != nullptr, "Communicator needs a plan cache");
   validate(options_.model);
@@ -47,7 +49,8 @@ std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, Buffer
                                               const Datatype& type, const ReduceOp& op) {
   validate(spec);
   if (spec.nranks != size()) {
-    throw_invalid("{} is for {} ranks but the communicator has {}", describe(spec), spec.nranks, size());
+    throw_invalid("{} is for {} ranks but the communicator has {}", describe(spec), spec.nranks,
+                  size());
   }
   // A non-commutative spec with a commutative operator is fine; the reverse is not.
   if (spec.commutative && !op.commutative && is_reduction(spec.kind)) {

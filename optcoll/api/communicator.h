@@ -48,10 +48,22 @@ class PlanCache {
 
 template <typename T>
 Datatype datatype_of();
-template <> inline Datatype datatype_of<std::int32_t>() { return Datatype::int32(); }
-template <> inline Datatype datatype_of<std::int64_t>() { return Datatype::int64(); }
-template <> inline Datatype datatype_of<float>() { return Datatype::float32(); }
-template <> inline Datatype datatype_of<double>() { return Datatype::float64(); }
+template <>
+inline Datatype datatype_of<std::int32_t>() {
+  return Datatype::int32();
+}
+template <>
+inline Datatype datatype_of<std::int64_t>() {
+  return Datatype::int64();
+}
+template <>
+inline Datatype datatype_of<float>() {
+  return Datatype::float32();
+}
+template <>
+inline Datatype datatype_of<double>() {
+  return Datatype::float64();
+}
 
 class Communicator {
  public:
@@ -68,22 +80,38 @@ class Communicator {
 
   // Typed calls, MPI semantics. Buffers that MPI ignores on a rank (reduce/gather output off
   // the root, scatter input off the root) may be empty there.
-  template <typename T> void bcast(std::span<T> buffer, Rank root);
-  template <typename T> void reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root);
-  template <typename T> void reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root);
-  template <typename T> void allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op);
-  template <typename T> void allreduce(std::span<const T> in, std::span<T> out, std::string_view op);
-  template <typename T> void scatter(std::span<const T> in, std::span<T> out, Rank root);
-  template <typename T> void scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
-  template <typename T> void gather(std::span<const T> in, std::span<T> out, Rank root);
-  template <typename T> void gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
-  template <typename T> void allgather(std::span<const T> in, std::span<T> out);
-  template <typename T> void allgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
-  template <typename T> void reduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts, std::string_view op);
-  template <typename T> void reduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op);
-  template <typename T> void alltoall(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  void bcast(std::span<T> buffer, Rank root);
+  template <typename T>
+  void reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root);
+  template <typename T>
+  void reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root);
+  template <typename T>
+  void allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T>
+  void allreduce(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  void scatter(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  void scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
+  template <typename T>
+  void gather(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  void gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
+  template <typename T>
+  void allgather(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  void allgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T>
+  void reduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                      std::string_view op);
+  template <typename T>
+  void reduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  void alltoall(std::span<const T> in, std::span<T> out);
   // counts: p x p row-major, counts[i*p + j] = elements rank i sends to rank j.
-  template <typename T> void alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T>
+  void alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
   void barrier();
 
  private:
@@ -98,12 +126,14 @@ class Communicator {
 
 // Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared
 // plan cache. Throws like ThreadWorld::run when a rank fails.
-void run_threads(Rank nranks, const std::function<void(Communicator&)>& fn, CommOptions options = {});
+void run_threads(Rank nranks, const std::function<void(Communicator&)>& fn,
+                 CommOptions options = {});
 
 // ---- template definitions
 
 template <typename T>
-void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T> out,
+                        const ReduceOp& op) {
   spec.nranks = size();
   spec.elem_bytes = sizeof(T);
   spec.commutative = op.commutative;
@@ -120,50 +150,79 @@ CollectiveSpec irregular(CollectiveKind kind, std::span<const Count> counts, Ran
 ReduceOp no_op();  // for collectives without a reduction
 }  // namespace detail
 
-template <typename T> void Communicator::bcast(std::span<T> buffer, Rank root) {
-  call<T>(detail::regular(CollectiveKind::kBcast, static_cast<Count>(buffer.size()), root), {}, buffer, detail::no_op());
+template <typename T>
+void Communicator::bcast(std::span<T> buffer, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kBcast, static_cast<Count>(buffer.size()), root), {},
+          buffer, detail::no_op());
 }
-template <typename T> void Communicator::reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root) {
-  call<T>(detail::regular(CollectiveKind::kReduce, static_cast<Count>(in.size()), root), in, out, op);
+template <typename T>
+void Communicator::reduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kReduce, static_cast<Count>(in.size()), root), in, out,
+          op);
 }
-template <typename T> void Communicator::reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root) {
+template <typename T>
+void Communicator::reduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root) {
   reduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()), root);
 }
-template <typename T> void Communicator::allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+template <typename T>
+void Communicator::allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
   call<T>(detail::regular(CollectiveKind::kAllreduce, static_cast<Count>(in.size())), in, out, op);
 }
-template <typename T> void Communicator::allreduce(std::span<const T> in, std::span<T> out, std::string_view op) {
+template <typename T>
+void Communicator::allreduce(std::span<const T> in, std::span<T> out, std::string_view op) {
   allreduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
 }
-template <typename T> void Communicator::scatter(std::span<const T> in, std::span<T> out, Rank root) {
-  call<T>(detail::regular(CollectiveKind::kScatter, static_cast<Count>(out.size()), root), in, out, detail::no_op());
+template <typename T>
+void Communicator::scatter(std::span<const T> in, std::span<T> out, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kScatter, static_cast<Count>(out.size()), root), in, out,
+          detail::no_op());
 }
-template <typename T> void Communicator::scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root) {
+template <typename T>
+void Communicator::scatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                            Rank root) {
   call<T>(detail::irregular(CollectiveKind::kScatterv, counts, root), in, out, detail::no_op());
 }
-template <typename T> void Communicator::gather(std::span<const T> in, std::span<T> out, Rank root) {
-  call<T>(detail::regular(CollectiveKind::kGather, static_cast<Count>(in.size()), root), in, out, detail::no_op());
+template <typename T>
+void Communicator::gather(std::span<const T> in, std::span<T> out, Rank root) {
+  call<T>(detail::regular(CollectiveKind::kGather, static_cast<Count>(in.size()), root), in, out,
+          detail::no_op());
 }
-template <typename T> void Communicator::gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root) {
+template <typename T>
+void Communicator::gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                           Rank root) {
   call<T>(detail::irregular(CollectiveKind::kGatherv, counts, root), in, out, detail::no_op());
 }
-template <typename T> void Communicator::allgather(std::span<const T> in, std::span<T> out) {
-  call<T>(detail::regular(CollectiveKind::kAllgather, static_cast<Count>(in.size())), in, out, detail::no_op());
+template <typename T>
+void Communicator::allgather(std::span<const T> in, std::span<T> out) {
+  call<T>(detail::regular(CollectiveKind::kAllgather, static_cast<Count>(in.size())), in, out,
+          detail::no_op());
 }
-template <typename T> void Communicator::allgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts) {
+template <typename T>
+void Communicator::allgatherv(std::span<const T> in, std::span<T> out,
+                              std::span<const Count> counts) {
   call<T>(detail::irregular(CollectiveKind::kAllgatherv, counts), in, out, detail::no_op());
 }
-template <typename T> void Communicator::reduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts, std::string_view op) {
-  call<T>(detail::irregular(CollectiveKind::kReduceScatter, counts), in, out, ReduceOp::builtin(op, datatype_of<T>()));
+template <typename T>
+void Communicator::reduce_scatter(std::span<const T> in, std::span<T> out,
+                                  std::span<const Count> counts, std::string_view op) {
+  call<T>(detail::irregular(CollectiveKind::kReduceScatter, counts), in, out,
+          ReduceOp::builtin(op, datatype_of<T>()));
 }
-template <typename T> void Communicator::reduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op) {
-  call<T>(detail::regular(CollectiveKind::kReduceScatterBlock, static_cast<Count>(out.size())), in, out, ReduceOp::builtin(op, datatype_of<T>()));
+template <typename T>
+void Communicator::reduce_scatter_block(std::span<const T> in, std::span<T> out,
+                                        std::string_view op) {
+  call<T>(detail::regular(CollectiveKind::kReduceScatterBlock, static_cast<Count>(out.size())), in,
+          out, ReduceOp::builtin(op, datatype_of<T>()));
 }
-template <typename T> void Communicator::alltoall(std::span<const T> in, std::span<T> out) {
+template <typename T>
+void Communicator::alltoall(std::span<const T> in, std::span<T> out) {
   const auto p = static_cast<std::size_t>(size());
-  call<T>(detail::regular(CollectiveKind::kAlltoall, static_cast<Count>(in.size() / p)), in, out, detail::no_op());
+  call<T>(detail::regular(CollectiveKind::kAlltoall, static_cast<Count>(in.size() / p)), in, out,
+          detail::no_op());
 }
-template <typename T> void Communicator::alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts) {
+template <typename T>
+void Communicator::alltoallv(std::span<const T> in, std::span<T> out,
+                             std::span<const Count> counts) {
   call<T>(detail::irregular(CollectiveKind::kAlltoallv, counts), in, out, detail::no_op());
 }
 

@@ -18,8 +18,10 @@ std::vector<Count> offsets_of(const std::vector<Count>& blocks) {
 
 // Elements [first, first+count) of `src`, appended to `dst`.
 void append(Bytes& dst, const Bytes& src, Count first, Count count, std::size_t elem) {
-  const auto begin = src.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first) * elem);
-  dst.insert(dst.end(), begin, begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(count) * elem));
+  const auto begin =
+      src.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first) * elem);
+  dst.insert(dst.end(), begin,
+             begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(count) * elem));
 }
 
 // x0 ⊕ x1 ⊕ ... over elements [first, first+count) of every input.
@@ -45,11 +47,20 @@ void put(Bytes& out, std::size_t index, T value) {
 // `scalar`.
 void put_scalar(Bytes& out, const Datatype& scalar, std::size_t index, std::int64_t v) {
   switch (scalar.builtin) {
-    case BuiltinType::kInt32: put(out, index, static_cast<std::int32_t>(v)); break;
-    case BuiltinType::kInt64: put(out, index, v); break;
-    case BuiltinType::kFloat: put(out, index, static_cast<float>(v)); break;
-    case BuiltinType::kDouble: put(out, index, static_cast<double>(v)); break;
-    case BuiltinType::kUser: throw InternalError("put_scalar on a user type");
+    case BuiltinType::kInt32:
+      put(out, index, static_cast<std::int32_t>(v));
+      break;
+    case BuiltinType::kInt64:
+      put(out, index, v);
+      break;
+    case BuiltinType::kFloat:
+      put(out, index, static_cast<float>(v));
+      break;
+    case BuiltinType::kDouble:
+      put(out, index, static_cast<double>(v));
+      break;
+    case BuiltinType::kUser:
+      throw InternalError("put_scalar on a user type");
   }
 }
 
@@ -61,8 +72,9 @@ void matrix_product(const std::byte* left, const std::byte* right, std::byte* ou
     U b[4];
     std::memcpy(a, left + e * 4 * sizeof(T), sizeof(a));
     std::memcpy(b, right + e * 4 * sizeof(T), sizeof(b));
-    const U c[4] = {static_cast<U>(a[0] * b[0] + a[1] * b[2]), static_cast<U>(a[0] * b[1] + a[1] * b[3]),
-                    static_cast<U>(a[2] * b[0] + a[3] * b[2]), static_cast<U>(a[2] * b[1] + a[3] * b[3])};
+    const U c[4] = {
+        static_cast<U>(a[0] * b[0] + a[1] * b[2]), static_cast<U>(a[0] * b[1] + a[1] * b[3]),
+        static_cast<U>(a[2] * b[0] + a[3] * b[2]), static_cast<U>(a[2] * b[1] + a[3] * b[3])};
     std::memcpy(out + e * 4 * sizeof(T), c, sizeof(c));
   }
 }
@@ -106,7 +118,8 @@ std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, const std::vect
     case CollectiveKind::kAllgatherv: {
       Bytes all;
       for (std::size_t q = 0; q < p; ++q) append(all, inputs[q], 0, blocks[q], elem);
-      const bool everyone = spec.kind == CollectiveKind::kAllgather || spec.kind == CollectiveKind::kAllgatherv;
+      const bool everyone =
+          spec.kind == CollectiveKind::kAllgather || spec.kind == CollectiveKind::kAllgatherv;
       for (std::size_t r = 0; r < p; ++r) {
         if (everyone || r == root) out[r] = all;
       }
@@ -115,7 +128,8 @@ std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, const std::vect
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduceScatterBlock: {
       const auto offsets = offsets_of(blocks);
-      for (std::size_t r = 0; r < p; ++r) out[r] = combine_all(inputs, offsets[r], blocks[r], type, op);
+      for (std::size_t r = 0; r < p; ++r)
+        out[r] = combine_all(inputs, offsets[r], blocks[r], type, op);
       break;
     }
     case CollectiveKind::kAlltoall:
@@ -142,12 +156,14 @@ Bytes make_input(const Datatype& scalar, std::string_view op_name, Rank r, Count
   Bytes bytes(static_cast<std::size_t>(count) * type.bytes);
   if (op_name == "matmul2") {
     for (std::size_t s = 0; s < static_cast<std::size_t>(count) * 4; ++s) {
-      put_scalar(bytes, scalar, s, static_cast<std::int64_t>((static_cast<std::size_t>(r) * 5 + s * 3) % 4));
+      put_scalar(bytes, scalar, s,
+                 static_cast<std::int64_t>((static_cast<std::size_t>(r) * 5 + s * 3) % 4));
     }
     return bytes;
   }
   for (Count i = 0; i < count; ++i) {
-    const std::int64_t v = op_name == "prod" ? 1 + (r + i) % 2 : (31 * std::int64_t{r} + 7 * i) % 1000;
+    const std::int64_t v =
+        op_name == "prod" ? 1 + (r + i) % 2 : (31 * std::int64_t{r} + 7 * i) % 1000;
     put_scalar(bytes, scalar, static_cast<std::size_t>(i), v);
   }
   return bytes;
@@ -155,8 +171,10 @@ Bytes make_input(const Datatype& scalar, std::string_view op_name, Rank r, Count
 
 Datatype matrix_2x2_type(const Datatype& scalar) {
   if (scalar.builtin != BuiltinType::kInt32 && scalar.builtin != BuiltinType::kInt64) {
-    throw_invalid("matmul2 needs an integer type (int32 or int64): floating-point products are "
-                  "not associative, got {}", scalar.name);
+    throw_invalid(
+        "matmul2 needs an integer type (int32 or int64): floating-point products are "
+        "not associative, got {}",
+        scalar.name);
   }
   return Datatype::user("mat2x2_" + scalar.name, 4 * scalar.bytes);
 }

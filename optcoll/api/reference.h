@@ -29,7 +29,7 @@ Bytes make_input(const Datatype& scalar, std::string_view op_name, Rank r, Count
 
 // The 2x2 matrix product over a scalar integer type (elements are row-major matrices of four
 // scalars, wrapping arithmetic): a non-commutative operator for testing rank order.
-Datatype matrix_2x2_type(const Datatype& scalar);            // throws for float/double
+Datatype matrix_2x2_type(const Datatype& scalar);  // throws for float/double
 ReduceOp matrix_2x2_product(const Datatype& scalar);
 
 // The element type and operator for the CLI names (--dtype, --op): matmul2 means the 2x2

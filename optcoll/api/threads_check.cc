@@ -40,9 +40,12 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
     const auto i = static_cast<std::size_t>(r);
     const Count data = bcast ? (r == layout.root() ? layout.total() : 0) : layout.input_count(r);
     inputs[i] = make_input(scalar, op_name, r, data);
-    outputs[i].assign(static_cast<std::size_t>(layout.output_count(r)) * type.bytes, std::byte{0xAB});
+    outputs[i].assign(static_cast<std::size_t>(layout.output_count(r)) * type.bytes,
+                      std::byte{0xAB});
   }
-  if (bcast) outputs[static_cast<std::size_t>(layout.root())] = inputs[static_cast<std::size_t>(layout.root())];
+  if (bcast)
+    outputs[static_cast<std::size_t>(layout.root())] =
+        inputs[static_cast<std::size_t>(layout.root())];
 
   CheckedRun result;
   result.seconds.assign(static_cast<std::size_t>(iterations), 0.0);
@@ -50,7 +53,8 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
   std::barrier sync(p);
   world.run([&](Transport& transport) {
     const auto me = static_cast<std::size_t>(transport.rank());
-    const std::span<const std::byte> in = bcast ? std::span<const std::byte>{} : std::span<const std::byte>(inputs[me]);
+    const std::span<const std::byte> in =
+        bcast ? std::span<const std::byte>{} : std::span<const std::byte>(inputs[me]);
     for (int it = 0; it < iterations; ++it) {
       sync.arrive_and_wait();
       const auto start = std::chrono::steady_clock::now();
@@ -80,7 +84,8 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
       if (outputs[r][b] != expected[r][b]) {
         result.correct = false;
         if (result.mismatches.size() < 8) {
-          result.mismatches.push_back(fmt::format("rank {} element {} differs from the reference", r, b / type.bytes));
+          result.mismatches.push_back(
+              fmt::format("rank {} element {} differs from the reference", r, b / type.bytes));
         }
         break;
       }

@@ -18,8 +18,8 @@ namespace optcoll {
 enum class BuiltinType : std::uint8_t { kInt32, kInt64, kFloat, kDouble, kUser };
 
 struct Datatype {
-  std::string name;          // "int32", "int64", "float", "double", or a user name
-  std::size_t bytes = 0;     // size of one element
+  std::string name;       // "int32", "int64", "float", "double", or a user name
+  std::size_t bytes = 0;  // size of one element
   BuiltinType builtin = BuiltinType::kUser;
 
   static Datatype int32();
@@ -31,11 +31,11 @@ struct Datatype {
 std::optional<Datatype> parse_datatype(std::string_view name);  // the four built-ins
 
 // out[i] = left[i] (op) right[i] for i < n. `out` may alias `left` or `right` (exactly).
-using CombineFn = std::function<void(const std::byte* left, const std::byte* right,
-                                     std::byte* out, Count n)>;
+using CombineFn =
+    std::function<void(const std::byte* left, const std::byte* right, std::byte* out, Count n)>;
 
 struct ReduceOp {
-  std::string name;          // "sum", "prod", "min", "max", or a user name
+  std::string name;  // "sum", "prod", "min", "max", or a user name
   bool commutative = true;
   CombineFn combine;
   // For built-in operators, the element type the kernel was made for (the executor refuses

@@ -54,7 +54,6 @@ Count checked_mul(Count a, Count b, std::string_view what) {
   return a * b;
 }
 
-
 }  // namespace
 
 std::string_view collective_name(CollectiveKind kind) {
@@ -150,35 +149,37 @@ void validate(const CollectiveSpec& spec) {
     return;
   }
   if (spec.count != 0) {
-    throw_invalid("{} takes per-rank counts, not a uniform count (got count {})", name,
-                  spec.count);
+    throw_invalid("{} takes per-rank counts, not a uniform count (got count {})", name, spec.count);
   }
   const std::size_t p = static_cast<std::size_t>(spec.nranks);
   const std::size_t expected = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
   if (spec.counts.size() != expected) {
     if (spec.kind == CollectiveKind::kAlltoallv) {
-      throw_invalid("alltoallv needs {} counts (nranks x nranks, row = sender), got {}",
-                    expected, spec.counts.size());
+      throw_invalid("alltoallv needs {} counts (nranks x nranks, row = sender), got {}", expected,
+                    spec.counts.size());
     }
-    throw_invalid("{} needs {} counts (one per rank), got {}", name, expected,
-                  spec.counts.size());
+    throw_invalid("{} needs {} counts (one per rank), got {}", name, expected, spec.counts.size());
   }
   for (std::size_t i = 0; i < spec.counts.size(); ++i) {
-    if (spec.counts[i] < 0) throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
+    if (spec.counts[i] < 0)
+      throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
   }
   if (spec.kind == CollectiveKind::kAlltoallv) {
     for (std::size_t i = 0; i < p; ++i) {
       Count row = 0;
       Count col = 0;
       for (std::size_t j = 0; j < p; ++j) {
-        row = checked_add(row, spec.counts[i * p + j], fmt::format("alltoallv: rank {}'s input", i));
-        col = checked_add(col, spec.counts[j * p + i], fmt::format("alltoallv: rank {}'s output", i));
+        row =
+            checked_add(row, spec.counts[i * p + j], fmt::format("alltoallv: rank {}'s input", i));
+        col =
+            checked_add(col, spec.counts[j * p + i], fmt::format("alltoallv: rank {}'s output", i));
       }
     }
     return;
   }
   Count total = 0;
-  for (const Count c : spec.counts) total = checked_add(total, c, fmt::format("{}: the sum of counts", name));
+  for (const Count c : spec.counts)
+    total = checked_add(total, c, fmt::format("{}: the sum of counts", name));
 }
 
 CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank root) {
@@ -191,8 +192,7 @@ CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank roo
   return spec;
 }
 
-CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> counts,
-                           Rank root) {
+CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> counts, Rank root) {
   CollectiveSpec spec;
   spec.kind = kind;
   spec.nranks = nranks;
@@ -319,9 +319,12 @@ Count Layout::output_count(Rank r) const {
 
 Count Layout::buffer_count(Rank r, Buf buf) const {
   switch (buf) {
-    case Buf::kInput: return input_count(r);
-    case Buf::kOutput: return output_count(r);
-    case Buf::kScratch: break;
+    case Buf::kInput:
+      return input_count(r);
+    case Buf::kOutput:
+      return output_count(r);
+    case Buf::kScratch:
+      break;
   }
   return 0;
 }
@@ -352,8 +355,8 @@ std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf) {
   if (buf == Buf::kInput) {
     const Count n = layout.input_count(r);
     if (n > 0) runs.push_back({0, n, 0, r, r});
-  } else if (buf == Buf::kOutput && layout.kind() == CollectiveKind::kBcast &&
-             r == layout.root() && layout.total() > 0) {
+  } else if (buf == Buf::kOutput && layout.kind() == CollectiveKind::kBcast && r == layout.root() &&
+             layout.total() > 0) {
     runs.push_back({0, layout.total(), 0, r, r});
   }
   return runs;

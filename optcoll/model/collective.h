@@ -40,9 +40,9 @@ std::string_view collective_name(CollectiveKind kind);
 std::optional<CollectiveKind> parse_collective(std::string_view name);
 std::span<const CollectiveKind> all_collectives();
 
-bool is_rooted(CollectiveKind kind);       // bcast, reduce, scatter(v), gather(v)
-bool takes_counts(CollectiveKind kind);    // the v-variants and reduce_scatter
-bool is_reduction(CollectiveKind kind);    // reduce, allreduce, reduce_scatter(_block)
+bool is_rooted(CollectiveKind kind);     // bcast, reduce, scatter(v), gather(v)
+bool takes_counts(CollectiveKind kind);  // the v-variants and reduce_scatter
+bool is_reduction(CollectiveKind kind);  // reduce, allreduce, reduce_scatter(_block)
 
 // Describes one collective call. Data sizes are element counts.
 //

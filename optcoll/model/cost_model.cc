@@ -35,13 +35,16 @@ int spread_rounds(Count n, int ports) {
 }
 
 std::vector<std::vector<double>> read_matrix(const nlohmann::json& value, std::string_view name) {
-  if (!value.is_array()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
+  if (!value.is_array())
+    throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
   std::vector<std::vector<double>> rows;
   for (const auto& row : value) {
-    if (!row.is_array()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
+    if (!row.is_array())
+      throw Error(ErrorCode::kParse, fmt::format("model: {} must be an array of rows", name));
     std::vector<double> values;
     for (const auto& cell : row) {
-      if (!cell.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} holds a non-number", name));
+      if (!cell.is_number())
+        throw Error(ErrorCode::kParse, fmt::format("model: {} holds a non-number", name));
       values.push_back(cell.get<double>());
     }
     rows.push_back(std::move(values));
@@ -82,9 +85,11 @@ void validate(const CostModel& model) {
   check_parameter("beta", model.beta);
   check_parameter("gamma", model.gamma);
   check_parameter("copy", model.copy);
-  if (model.ports < 1) throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
+  if (model.ports < 1)
+    throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
-  const auto cells = static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
+  const auto cells =
+      static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
   if (model.pair_alpha.size() != cells || model.pair_beta.size() != cells) {
     throw_invalid("model pair matrices must both be {} x {} ({} cells), got {} and {}",
                   model.pair_nranks, model.pair_nranks, cells, model.pair_alpha.size(),
@@ -119,29 +124,42 @@ CostModel parse_cost_model_json(std::string_view text) {
   std::vector<std::vector<double>> pair_beta;
   for (const auto& [key, value] : doc.items()) {
     auto number = [&](Time& field) {
-      if (!value.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
+      if (!value.is_number())
+        throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
       field = value.get<double>();
     };
     auto boolean = [&](bool& field) {
-      if (!value.is_boolean()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be true or false", key));
+      if (!value.is_boolean())
+        throw Error(ErrorCode::kParse, fmt::format("model: {} must be true or false", key));
       field = value.get<bool>();
     };
-    if (key == "alpha") number(model.alpha);
-    else if (key == "beta") number(model.beta);
-    else if (key == "gamma") number(model.gamma);
-    else if (key == "copy") number(model.copy);
-    else if (key == "overlap") boolean(model.overlap);
-    else if (key == "per_byte") boolean(model.per_byte);
+    if (key == "alpha")
+      number(model.alpha);
+    else if (key == "beta")
+      number(model.beta);
+    else if (key == "gamma")
+      number(model.gamma);
+    else if (key == "copy")
+      number(model.copy);
+    else if (key == "overlap")
+      boolean(model.overlap);
+    else if (key == "per_byte")
+      boolean(model.per_byte);
     else if (key == "ports") {
-      if (!value.is_number_integer()) throw Error(ErrorCode::kParse, "model: ports must be an integer");
+      if (!value.is_number_integer())
+        throw Error(ErrorCode::kParse, "model: ports must be an integer");
       const auto ports = value.get<std::int64_t>();
-      if (ports < 1 || ports > 1024) throw_invalid("model parameter ports must be in 1..1024, got {}", ports);
+      if (ports < 1 || ports > 1024)
+        throw_invalid("model parameter ports must be in 1..1024, got {}", ports);
       model.ports = static_cast<int>(ports);
     } else if (key == "duplex") {
       const std::string duplex = value.is_string() ? value.get<std::string>() : "";
-      if (duplex == "half") model.duplex = Duplex::kHalf;
-      else if (duplex == "full") model.duplex = Duplex::kFull;
-      else throw Error(ErrorCode::kParse, "model: duplex must be \"half\" or \"full\"");
+      if (duplex == "half")
+        model.duplex = Duplex::kHalf;
+      else if (duplex == "full")
+        model.duplex = Duplex::kFull;
+      else
+        throw Error(ErrorCode::kParse, "model: duplex must be \"half\" or \"full\"");
     } else if (key == "pair_alpha") {
       pair_alpha = read_matrix(value, key);
     } else if (key == "pair_beta") {
@@ -160,7 +178,9 @@ CostModel parse_cost_model_json(std::string_view text) {
     for (const auto* matrix : {&pair_alpha, &pair_beta}) {
       if (matrix->size() != n) throw_invalid("model: pair_alpha and pair_beta differ in size");
       for (const auto& row : *matrix) {
-        if (row.size() != n) throw_invalid("model: pair matrices must be square ({} rows, a row of {})", n, row.size());
+        if (row.size() != n)
+          throw_invalid("model: pair matrices must be square ({} rows, a row of {})", n,
+                        row.size());
       }
     }
     model.pair_nranks = static_cast<Rank>(n);
@@ -174,23 +194,22 @@ CostModel parse_cost_model_json(std::string_view text) {
 }
 
 std::string cost_model_to_json(const CostModel& model) {
-  nlohmann::json doc = {{"alpha", model.alpha},
-                        {"beta", model.beta},
-                        {"gamma", model.gamma},
-                        {"copy", model.copy},
-                        {"ports", model.ports},
-                        {"duplex", model.duplex == Duplex::kHalf ? "half" : "full"},
-                        {"overlap", model.overlap},
-                        {"per_byte", model.per_byte}};
+  nlohmann::json doc = {
+      {"alpha", model.alpha},     {"beta", model.beta},
+      {"gamma", model.gamma},     {"copy", model.copy},
+      {"ports", model.ports},     {"duplex", model.duplex == Duplex::kHalf ? "half" : "full"},
+      {"overlap", model.overlap}, {"per_byte", model.per_byte}};
   if (!model.homogeneous()) {
     const auto n = static_cast<std::size_t>(model.pair_nranks);
     nlohmann::json alpha = nlohmann::json::array();
     nlohmann::json beta = nlohmann::json::array();
     for (std::size_t i = 0; i < n; ++i) {
-      alpha.push_back(std::vector<double>(model.pair_alpha.begin() + static_cast<std::ptrdiff_t>(i * n),
-                                          model.pair_alpha.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
-      beta.push_back(std::vector<double>(model.pair_beta.begin() + static_cast<std::ptrdiff_t>(i * n),
-                                         model.pair_beta.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+      alpha.push_back(
+          std::vector<double>(model.pair_alpha.begin() + static_cast<std::ptrdiff_t>(i * n),
+                              model.pair_alpha.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+      beta.push_back(
+          std::vector<double>(model.pair_beta.begin() + static_cast<std::ptrdiff_t>(i * n),
+                              model.pair_beta.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
     }
     doc["pair_alpha"] = alpha;
     doc["pair_beta"] = beta;
@@ -286,8 +305,7 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
                                               : Count{0});
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
   // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
-  const double bandwidth =
-      model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
+  const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
   return std::max(latency, bandwidth);
 }
 

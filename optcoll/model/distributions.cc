@@ -83,17 +83,35 @@ std::vector<Count> distribution_counts(Distribution d, Rank nranks, Count block,
   for (Count i = 0; i < p; ++i) {
     auto& mi = m[static_cast<std::size_t>(i)];
     switch (d) {
-      case Distribution::kSame: mi = block; break;
+      case Distribution::kSame:
+        mi = block;
+        break;
       case Distribution::kRandom:
       case Distribution::kRandomDecreasing:
-      case Distribution::kRandomIncreasing: mi = uniform(rng, 2 * block); break;
-      case Distribution::kBucket: mi = block / 2 + uniform(rng, block); break;
-      case Distribution::kSpikes: mi = uniform(rng, k - 1) == 0 ? k * block : 1; break;
-      case Distribution::kDecreasing: mi = 2 * block * (p - i) / p + 1; break;
-      case Distribution::kIncreasing: mi = 2 * block * (i + 1) / p + 1; break;
-      case Distribution::kAlternating: mi = i % 2 == 0 ? 3 * block / 2 : block / 2; break;
-      case Distribution::kSkewed: mi = i < k ? block * p / k : 1; break;
-      case Distribution::kTwoBlocks: mi = (i == 0 || i == p - 1) ? block * p / 2 : 0; break;
+      case Distribution::kRandomIncreasing:
+        mi = uniform(rng, 2 * block);
+        break;
+      case Distribution::kBucket:
+        mi = block / 2 + uniform(rng, block);
+        break;
+      case Distribution::kSpikes:
+        mi = uniform(rng, k - 1) == 0 ? k * block : 1;
+        break;
+      case Distribution::kDecreasing:
+        mi = 2 * block * (p - i) / p + 1;
+        break;
+      case Distribution::kIncreasing:
+        mi = 2 * block * (i + 1) / p + 1;
+        break;
+      case Distribution::kAlternating:
+        mi = i % 2 == 0 ? 3 * block / 2 : block / 2;
+        break;
+      case Distribution::kSkewed:
+        mi = i < k ? block * p / k : 1;
+        break;
+      case Distribution::kTwoBlocks:
+        mi = (i == 0 || i == p - 1) ? block * p / 2 : 0;
+        break;
     }
   }
   if (d == Distribution::kRandomDecreasing) std::sort(m.begin(), m.end(), std::greater<>());

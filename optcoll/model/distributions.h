@@ -34,7 +34,7 @@ Distribution parse_distribution(std::string_view name);
 // Block sizes m_0..m_{p-1} for block size b, skew parameter k (the paper uses k = 5), and
 // a seed for the random ones (std::mt19937_64; the same seed gives the same sizes on every
 // platform). Throws Error(kInvalidArgument) for p < 1, b < 0, k < 1, or sizes that overflow.
-std::vector<Count> distribution_counts(Distribution d, Rank nranks, Count block, std::uint64_t seed = 1,
-                                       Count k = 5);
+std::vector<Count> distribution_counts(Distribution d, Rank nranks, Count block,
+                                       std::uint64_t seed = 1, Count k = 5);
 
 }  // namespace optcoll

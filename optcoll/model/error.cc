@@ -6,11 +6,16 @@ namespace optcoll {
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotApplicable: return "not applicable";
-    case ErrorCode::kParse: return "parse error";
-    case ErrorCode::kTransport: return "transport error";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotApplicable:
+      return "not applicable";
+    case ErrorCode::kParse:
+      return "parse error";
+    case ErrorCode::kTransport:
+      return "transport error";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

@@ -58,10 +58,10 @@ template <typename... Args>
 }  // namespace optcoll
 
 // Always-on invariant check: OPTCOLL_CHECK(slice.count >= 0, "rank {} op {}", r, i).
-#define OPTCOLL_CHECK(cond, ...)                                                       \
-  do {                                                                                 \
-    if (!(cond)) [[unlikely]] {                                                        \
-      ::optcoll::detail::throw_check_failure(#cond, ::fmt::format(__VA_ARGS__),        \
-                                             ::std::source_location::current());       \
-    }                                                                                  \
+#define OPTCOLL_CHECK(cond, ...)                                                 \
+  do {                                                                           \
+    if (!(cond)) [[unlikely]] {                                                  \
+      ::optcoll::detail::throw_check_failure(#cond, ::fmt::format(__VA_ARGS__),  \
+                                             ::std::source_location::current()); \
+    }                                                                            \
   } while (false)

@@ -61,8 +61,9 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
     throw Error(ErrorCode::kNotApplicable,
                 fmt::format("no registry algorithm applies to {}", describe(spec)));
   }
-  std::stable_sort(applicable.begin(), applicable.end(),
-                   [](const Candidate& a, const Candidate& b) { return *a.predicted < *b.predicted; });
+  std::stable_sort(
+      applicable.begin(), applicable.end(),
+      [](const Candidate& a, const Candidate& b) { return *a.predicted < *b.predicted; });
   best.candidates = std::move(applicable);
   best.candidates.insert(best.candidates.end(), skipped.begin(), skipped.end());
   best.lower_bound = lower_bound(Layout(spec), model);
@@ -106,7 +107,8 @@ Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::str
 }
 
 std::string Plan::explain() const {
-  std::string text = fmt::format("{}: {} candidate(s)\n", describe(schedule.spec), candidates.size());
+  std::string text =
+      fmt::format("{}: {} candidate(s)\n", describe(schedule.spec), candidates.size());
   std::size_t width = 9;
   for (const auto& c : candidates) width = std::max(width, c.algorithm.size());
   const Time best = predicted_time;
@@ -121,7 +123,8 @@ std::string Plan::explain() const {
     }
   }
   if (lower_bound) {
-    text += fmt::format("   {:<{}}  {:>12}\n", "lower bound", width, format_time(*lower_bound, model));
+    text +=
+        fmt::format("   {:<{}}  {:>12}\n", "lower bound", width, format_time(*lower_bound, model));
   }
   return text;
 }

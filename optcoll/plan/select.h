@@ -21,9 +21,9 @@
 namespace optcoll {
 
 struct Candidate {
-  std::string algorithm;           // registry name, "bcast/binomial"
-  std::optional<Time> predicted;   // simulated makespan, when applicable
-  std::string why_not;             // why it was skipped, when not
+  std::string algorithm;          // registry name, "bcast/binomial"
+  std::optional<Time> predicted;  // simulated makespan, when applicable
+  std::string why_not;            // why it was skipped, when not
 };
 
 struct Plan {

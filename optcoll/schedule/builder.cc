@@ -118,7 +118,8 @@ struct ScheduleBuilder::HazardMap {
     while (cursor < b) {
       if (i == segments.size() || segments[i].start > cursor) {
         const Count gap_end = i == segments.size() ? b : std::min(b, segments[i].start);
-        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i), Segment{cursor, gap_end, kNoOp, Readers(op)});
+        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i),
+                        Segment{cursor, gap_end, kNoOp, Readers(op)});
         cursor = gap_end;
       } else {
         segments[i].readers.add(op);
@@ -154,8 +155,8 @@ void ScheduleBuilder::check_slice(Rank at, const Slice& slice, const char* what)
                          : layout_.buffer_count(at, slice.buf);
   OPTCOLL_CHECK(slice.offset >= 0 && slice.count >= 0 && slice.offset <= size &&
                     slice.count <= size - slice.offset,
-                "{}: rank {} {} slice {} exceeds its buffer of {} elements",
-                schedule_.algorithm, at, what, describe(slice), size);
+                "{}: rank {} {} slice {} exceeds its buffer of {} elements", schedule_.algorithm,
+                at, what, describe(slice), size);
 }
 
 std::int32_t ScheduleBuilder::next_seq(Rank from, Rank to) {
@@ -163,8 +164,9 @@ std::int32_t ScheduleBuilder::next_seq(Rank from, Rank to) {
   // or (linear algorithms) to many in increasing order, so lookups are short and inserts
   // are appends.
   auto& peers = seq_[static_cast<std::size_t>(from)];
-  auto it = std::lower_bound(peers.begin(), peers.end(), to,
-                             [](const std::pair<Rank, std::int32_t>& e, Rank r) { return e.first < r; });
+  auto it =
+      std::lower_bound(peers.begin(), peers.end(), to,
+                       [](const std::pair<Rank, std::int32_t>& e, Rank r) { return e.first < r; });
   if (it == peers.end() || it->first != to) it = peers.insert(it, {to, 0});
   return it->second++;
 }
@@ -176,7 +178,8 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
   std::vector<OpId>& deps = scratch_deps_;
   deps.clear();
   for (const Access& access : accesses) {
-    hazards(at, access.slice.buf).collect(access.slice.offset, access.slice.end(), access.write, deps);
+    hazards(at, access.slice.buf)
+        .collect(access.slice.offset, access.slice.end(), access.write, deps);
   }
   for (const Access& access : accesses) {
     hazards(at, access.slice.buf).record(access.slice.offset, access.slice.end(), id, access.write);
@@ -204,8 +207,8 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer(Rank from, Rank to, Slice sr
   return t;
 }
 
-ScheduleBuilder::Transfer ScheduleBuilder::transfer_reduce(Rank from, Rank to, Slice src,
-                                                           Slice dst, Side incoming) {
+ScheduleBuilder::Transfer ScheduleBuilder::transfer_reduce(Rank from, Rank to, Slice src, Slice dst,
+                                                           Side incoming) {
   check_slice(from, src, "send");
   check_slice(to, dst, "recv-reduce");
   OPTCOLL_CHECK(from != to, "{}: transfer from rank {} to itself", schedule_.algorithm, from);

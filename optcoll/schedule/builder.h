@@ -69,9 +69,9 @@ class ScheduleBuilder {
 
   Layout layout_;
   Schedule schedule_;
-  std::vector<HazardMap> hazards_;  // index rank * 3 + buf
+  std::vector<HazardMap> hazards_;                               // index rank * 3 + buf
   std::vector<std::vector<std::pair<Rank, std::int32_t>>> seq_;  // per sender: (receiver, count)
-  std::vector<OpId> scratch_deps_;  // reused buffer
+  std::vector<OpId> scratch_deps_;                               // reused buffer
 };
 
 }  // namespace optcoll

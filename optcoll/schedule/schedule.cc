@@ -38,9 +38,12 @@ Rank peer_of(const Action& action) {
 
 std::string_view buf_name(Buf buf) {
   switch (buf) {
-    case Buf::kInput: return "in";
-    case Buf::kOutput: return "out";
-    case Buf::kScratch: return "scratch";
+    case Buf::kInput:
+      return "in";
+    case Buf::kOutput:
+      return "out";
+    case Buf::kScratch:
+      return "scratch";
   }
   return "?";
 }

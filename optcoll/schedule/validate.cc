@@ -128,8 +128,8 @@ void for_each_match(const EndpointTable& from, const EndpointTable& to, Fn&& fn)
         theirs = to.of(static_cast<std::size_t>(x.peer));
         const Endpoint key{me, std::numeric_limits<std::int32_t>::min(),
                            std::numeric_limits<OpId>::min(), 0};
-        cursor = static_cast<std::size_t>(
-            std::lower_bound(theirs.begin(), theirs.end(), key) - theirs.begin());
+        cursor = static_cast<std::size_t>(std::lower_bound(theirs.begin(), theirs.end(), key) -
+                                          theirs.begin());
       }
       while (cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq < x.seq) {
         ++cursor;
@@ -191,8 +191,8 @@ void check_slice(IssueList& issues, const Layout& layout, const RankProgram& pro
     issues.add(r, id, "{} slice {} has a negative offset or count", role, describe(slice));
     return;
   }
-  const Count size = slice.buf == Buf::kScratch ? program.scratch_count
-                                                : layout.buffer_count(r, slice.buf);
+  const Count size =
+      slice.buf == Buf::kScratch ? program.scratch_count : layout.buffer_count(r, slice.buf);
   if (slice.offset > size || slice.count > size - slice.offset) {
     issues.add(r, id, "{} slice {} exceeds the {}-element {} buffer", role, describe(slice), size,
                buf_name(slice.buf));
@@ -200,8 +200,10 @@ void check_slice(IssueList& issues, const Layout& layout, const RankProgram& pro
 }
 
 void check_peer(IssueList& issues, Rank p, Rank r, OpId id, Rank peer) {
-  if (peer < 0 || peer >= p) issues.add(r, id, "peer {} out of range for nranks {}", peer, p);
-  else if (peer == r) issues.add(r, id, "rank {} sends to or receives from itself", r);
+  if (peer < 0 || peer >= p)
+    issues.add(r, id, "peer {} out of range for nranks {}", peer, p);
+  else if (peer == r)
+    issues.add(r, id, "rank {} sends to or receives from itself", r);
 }
 
 // structure_issues(); if `partner` is given and there are no issues, also the flat matching.
@@ -218,8 +220,8 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
   }
   const Rank p = layout->nranks();
   if (schedule.ranks.size() != static_cast<std::size_t>(p)) {
-    issues.add(kNoRank, kNoOp, "schedule has {} rank programs for nranks {}",
-               schedule.ranks.size(), p);
+    issues.add(kNoRank, kNoOp, "schedule has {} rank programs for nranks {}", schedule.ranks.size(),
+               p);
     return issues.take();
   }
   bool peers_ok = true;
@@ -299,8 +301,8 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
       issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
                  v.seq, recvs[i - 1].op);
     } else if (match == nullptr) {
-      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
-                 v.count, v.peer, v.seq);
+      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send", v.count,
+                 v.peer, v.seq);
     }
   });
   if (partner != nullptr && issues.empty()) *partner = flat_partners(schedule, e);

@@ -21,8 +21,7 @@ struct StructureIssue {
 };
 
 // At most `max_issues` issues, in rank and op order.
-std::vector<StructureIssue> structure_issues(const Schedule& schedule,
-                                             std::size_t max_issues = 64);
+std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size_t max_issues = 64);
 
 // As above; when there is no issue, also stores match_messages_flat(schedule) in `partner`,
 // from the same pass over the ops (each pass over a 5M-op schedule costs ~0.1 s).

@@ -48,9 +48,9 @@ struct SimResult {
   SimStatus status = SimStatus::kOk;
   std::string deadlock;  // for kDeadlock: names the ops that can never run
   Time makespan = 0;
-  std::vector<Time> rank_finish;             // per rank: when its last op completed
-  std::vector<CriticalStep> critical_path;   // empty on deadlock
-  std::vector<std::vector<OpTiming>> timing; // [rank][op], only with SimOptions::trace
+  std::vector<Time> rank_finish;              // per rank: when its last op completed
+  std::vector<CriticalStep> critical_path;    // empty on deadlock
+  std::vector<std::vector<OpTiming>> timing;  // [rank][op], only with SimOptions::trace
   std::size_t ops = 0;
   std::size_t events = 0;
 };

@@ -73,8 +73,7 @@ struct FlatSchedule {
 
 // Flattens a schedule that passed structure_issues() (slices in bounds, dependencies
 // pointing backwards, every message matched). `partner` is match_messages_flat(schedule).
-FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
-                     std::vector<GlobalOp> partner);
+FlatSchedule flatten(const Schedule& schedule, const Layout& layout, std::vector<GlobalOp> partner);
 
 // The buffer of rank r that a cell belongs to.
 Buf buf_of_cell(const FlatSchedule& flat, Rank r, CellId cell);

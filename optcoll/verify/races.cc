@@ -94,8 +94,7 @@ class RaceSweep {
     return false;
   }
 
-  void check(GlobalOp earlier, GlobalOp later, CellId cell, const char* verb,
-             const char* other) {
+  void check(GlobalOp earlier, GlobalOp later, CellId cell, const char* verb, const char* other) {
     if (std::find(reported_.begin(), reported_.end(), earlier) != reported_.end()) return;
     if (ordered(earlier, later)) return;
     reported_.push_back(earlier);
@@ -114,8 +113,8 @@ class RaceSweep {
     d.message = fmt::format(
         "rank {}: race on {}[{}]: op {} ({}) {} it while op {} ({}) may still be {} it; no "
         "chain of `after` dependencies orders op {} after op {}",
-        rank_, buf_name(buf), d.element, b, describe(ops[static_cast<std::size_t>(b)].action),
-        verb, a, describe(ops[static_cast<std::size_t>(a)].action), other, b, a);
+        rank_, buf_name(buf), d.element, b, describe(ops[static_cast<std::size_t>(b)].action), verb,
+        a, describe(ops[static_cast<std::size_t>(a)].action), other, b, a);
     out_.add(std::move(d));
   }
 
@@ -132,10 +131,10 @@ class RaceSweep {
     d.element = flat_.bound[cell];
     d.expected = "disjoint source and destination";
     d.actual = "overlapping";
-    d.message = fmt::format("rank {} op {}: {} reads and writes {}[{}] at once (its source and "
-                            "destination overlap)",
-                            rank_, b, describe(action), buf_name(buf_of_cell(flat_, rank_, cell)),
-                            d.element);
+    d.message = fmt::format(
+        "rank {} op {}: {} reads and writes {}[{}] at once (its source and "
+        "destination overlap)",
+        rank_, b, describe(action), buf_name(buf_of_cell(flat_, rank_, cell)), d.element);
     out_.add(std::move(d));
   }
 
@@ -145,13 +144,13 @@ class RaceSweep {
   Rank rank_ = 0;
   GlobalOp base_ = 0;
   CellId first_cell_ = 0;
-  std::vector<GlobalOp> writer_;         // per cell of the rank: last writer
-  std::vector<std::uint32_t> readers_;   // per cell: readers since, as a list in nodes_
+  std::vector<GlobalOp> writer_;        // per cell of the rank: last writer
+  std::vector<std::uint32_t> readers_;  // per cell: readers since, as a list in nodes_
   std::vector<ReaderNode> nodes_;
-  std::vector<std::uint32_t> stamp_;     // per op of the rank: visited in search `epoch_`
+  std::vector<std::uint32_t> stamp_;  // per op of the rank: visited in search `epoch_`
   std::uint32_t epoch_ = 0;
   std::vector<GlobalOp> stack_;
-  std::vector<GlobalOp> reported_;       // earlier ops already reported against this op
+  std::vector<GlobalOp> reported_;  // earlier ops already reported against this op
 };
 
 }  // namespace

@@ -25,9 +25,9 @@ struct RankRange {
 
 // A canonical set id: equal sets have equal ids. Values >= kFirstSpecial are not sets.
 using SetId = std::uint64_t;
-inline constexpr SetId kUndefined = ~SetId{0};     // never written (or combined with such)
-inline constexpr SetId kInvalid = ~SetId{0} - 1;   // result of a reported bad combination
-inline constexpr SetId kMixed = ~SetId{0} - 2;     // not a value: marks a multi-run cell
+inline constexpr SetId kUndefined = ~SetId{0};    // never written (or combined with such)
+inline constexpr SetId kInvalid = ~SetId{0} - 1;  // result of a reported bad combination
+inline constexpr SetId kMixed = ~SetId{0} - 2;    // not a value: marks a multi-run cell
 inline constexpr SetId kFirstSpecial = kMixed;
 inline constexpr SetId kInternedBit = SetId{1} << 62;
 inline constexpr SetId kWrappedBit = SetId{1} << 61;
@@ -77,7 +77,7 @@ class RankSets {
   // lets a probe skip other sets without touching their ranges (one cache miss, not three).
   std::vector<std::uint64_t> table_;
   Rank nranks_;
-  std::vector<RankRange> merged_;     // scratch for unite()
+  std::vector<RankRange> merged_;  // scratch for unite()
 };
 
 }  // namespace optcoll::verify_detail

@@ -184,8 +184,8 @@ class Executor {
     return RankSets::range(l.first, r.last);
   }
 
-  std::string reason(Problem problem, const Operand& in, const Operand& left,
-                     const Operand& right, RankRange shared) const {
+  std::string reason(Problem problem, const Operand& in, const Operand& left, const Operand& right,
+                     RankRange shared) const {
     switch (problem) {
       case Problem::kUndefined:
         return in.set == kUndefined ? "the incoming operand was never written"
@@ -219,16 +219,15 @@ class Executor {
     d.op = local;
     d.element = flat_.bound[site.dst.first] + site.position;
     d.actual = fmt::format("op({}, {})", l, rv);
-    d.expected = problem == Problem::kTwice     ? "disjoint rank sets"
-                 : problem == Problem::kOrder   ? "left ranks just before right ranks"
-                 : problem == Problem::kIndex   ? "equal element indices"
-                                                : "two defined operands";
+    d.expected = problem == Problem::kTwice   ? "disjoint rank sets"
+                 : problem == Problem::kOrder ? "left ranks just before right ranks"
+                 : problem == Problem::kIndex ? "equal element indices"
+                                              : "two defined operands";
     d.message = fmt::format(
         "{}: combines {} {} with {} at {}[{}]{}: {}", describe_op(schedule_, r, local),
         flat_.kind[site.op] == OpKind::kReduce ? "src" : "incoming",
-        sets_.format_value(in.index, in.set), sets_.format_value(cur.index, cur.set),
-        buf_name(buf), d.element,
-        problem == Problem::kOrder ? fmt::format(" as {}", d.actual) : std::string(),
+        sets_.format_value(in.index, in.set), sets_.format_value(cur.index, cur.set), buf_name(buf),
+        d.element, problem == Problem::kOrder ? fmt::format(" as {}", d.actual) : std::string(),
         reason(problem, in, left, right, shared));
     out_.add(std::move(d));
   }
@@ -262,8 +261,8 @@ class Executor {
       }
     }
     if (found.empty()) return;
-    found.front().message += fmt::format(" ({} of {} output elements are wrong)", wrong,
-                                         layout_.output_count(r));
+    found.front().message +=
+        fmt::format(" ({} of {} output elements are wrong)", wrong, layout_.output_count(r));
     for (auto& d : found) out_.add(std::move(d));
   }
 
@@ -295,8 +294,7 @@ class Executor {
 }  // namespace
 
 void check_semantics(const Schedule& schedule, const FlatSchedule& flat, const Layout& layout,
-                     std::span<const GlobalOp> starts, bool check_outputs,
-                     DiagnosticList& out) {
+                     std::span<const GlobalOp> starts, bool check_outputs, DiagnosticList& out) {
   Executor executor(schedule, flat, layout, out);
   executor.load_inputs();
   executor.run(starts);

@@ -20,7 +20,6 @@ namespace optcoll::verify_detail {
 // `check_outputs` (the order is complete), compares every rank's output buffer with the
 // postcondition, reporting at most a few mismatches per rank.
 void check_semantics(const Schedule& schedule, const FlatSchedule& flat, const Layout& layout,
-                     std::span<const GlobalOp> starts, bool check_outputs,
-                     DiagnosticList& out);
+                     std::span<const GlobalOp> starts, bool check_outputs, DiagnosticList& out);
 
 }  // namespace optcoll::verify_detail

@@ -121,11 +121,12 @@ bool check_synchronization(const FlatSchedule& flat, std::span<const GlobalOp> s
     d.rank = static_cast<Rank>(r);
     d.expected = fmt::format("rank {} finishes after all {} ranks started", r, p);
     d.actual = fmt::format("{} ranks not waited for (first: rank {})", m.count, m.first);
-    d.message =
-        idle ? fmt::format("rank {} has no ops, so it can leave the barrier before any other "
+    d.message = idle ? fmt::format(
+                           "rank {} has no ops, so it can leave the barrier before any other "
                            "rank enters it",
                            r)
-             : fmt::format("rank {} can leave the barrier before rank {} has entered it: no op "
+                     : fmt::format(
+                           "rank {} can leave the barrier before rank {} has entered it: no op "
                            "of rank {} happens before rank {}'s ops complete{}",
                            r, m.first, m.first, r,
                            m.count > 1 ? fmt::format(" (nor of {} other ranks)", m.count - 1)

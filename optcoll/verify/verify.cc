@@ -46,8 +46,8 @@ void report_cycle(const Schedule& schedule, const verify_detail::FlatSchedule& f
   const auto& cycle = order.cycle;
   std::string ops;
   for (std::size_t i = 0; i < cycle.size() && i < kMaxCycleOpsShown; ++i) {
-    ops += fmt::format("[{}] waits for ", describe_op(schedule, flat.rank_of(cycle[i]),
-                                                      flat.local_of(cycle[i])));
+    ops += fmt::format("[{}] waits for ",
+                       describe_op(schedule, flat.rank_of(cycle[i]), flat.local_of(cycle[i])));
   }
   ops += cycle.size() > kMaxCycleOpsShown
              ? fmt::format("... ({} more ops) the first", cycle.size() - kMaxCycleOpsShown)
@@ -69,11 +69,16 @@ void report_cycle(const Schedule& schedule, const verify_detail::FlatSchedule& f
 
 std::string_view verify_check_name(VerifyCheck check) {
   switch (check) {
-    case VerifyCheck::kStructure: return "structure";
-    case VerifyCheck::kDeadlock: return "deadlock";
-    case VerifyCheck::kRace: return "race";
-    case VerifyCheck::kSemantics: return "semantics";
-    case VerifyCheck::kSynchronization: return "synchronization";
+    case VerifyCheck::kStructure:
+      return "structure";
+    case VerifyCheck::kDeadlock:
+      return "deadlock";
+    case VerifyCheck::kRace:
+      return "race";
+    case VerifyCheck::kSemantics:
+      return "semantics";
+    case VerifyCheck::kSynchronization:
+      return "synchronization";
   }
   return "unknown";
 }

@@ -42,7 +42,8 @@ TEST(BinomialTree, EveryRankButTheRootHasOneParentAndRootHasCeilLog2Children) {
           }
         }
         EXPECT_EQ(tree_height(tree), max_popcount_below(p)) << "p=" << p;
-        EXPECT_EQ(static_cast<int>(tree.children[static_cast<std::size_t>(root)].size()), ceil_log2(p));
+        EXPECT_EQ(static_cast<int>(tree.children[static_cast<std::size_t>(root)].size()),
+                  ceil_log2(p));
       }
     }
   }

@@ -46,7 +46,8 @@ TEST(Registry, NotApplicableCarriesTheReason) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotApplicable);
-    EXPECT_NE(std::string(e.what()).find("needs a commutative operator"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs a commutative operator"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -57,8 +58,10 @@ TEST(Registry, UnknownAndMismatchedNamesAreInvalidArguments) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("unknown algorithm 'bcast/telepathy' for bcast (known: linear, binomial"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "unknown algorithm 'bcast/telepathy' for bcast (known: linear, binomial"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(build("allgather/ring", spec), Error);
   EXPECT_NO_THROW(build("binomial", spec));  // short names are looked up under the spec's kind
@@ -70,7 +73,8 @@ TEST(Registry, ParametersAreCheckedAgainstTheDeclaration) {
     build("bcast/binomial", spec, Params::parse("radix=4"));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("has no parameter 'radix'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no parameter 'radix'"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(Params::parse("radix"), Error);
   EXPECT_THROW(Params::parse("=4"), Error);

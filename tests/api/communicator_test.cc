@@ -64,7 +64,8 @@ TEST(Communicator, IrregularCalls) {
   const std::vector<Count> counts{2, 0, 3, 1};
   run_threads(p, [&](Communicator& comm) {
     const Rank me = comm.rank();
-    std::vector<double> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), me * 10.0);
+    std::vector<double> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]),
+                             me * 10.0);
     std::vector<double> all(6);
     comm.allgatherv<double>(mine, all, counts);
     EXPECT_EQ(all, (std::vector<double>{0, 0, 20, 20, 20, 30}));
@@ -86,11 +87,13 @@ TEST(Communicator, IrregularCalls) {
       for (Rank j = 0; j < p; ++j) matrix[static_cast<std::size_t>(i * p + j)] = i + 1;
     }
     std::vector<std::int32_t> out_data;
-    for (Rank j = 0; j < p; ++j) out_data.insert(out_data.end(), static_cast<std::size_t>(me + 1), 100 * me + j);
+    for (Rank j = 0; j < p; ++j)
+      out_data.insert(out_data.end(), static_cast<std::size_t>(me + 1), 100 * me + j);
     std::vector<std::int32_t> received(10);
     comm.alltoallv<std::int32_t>(out_data, received, matrix);
     std::vector<std::int32_t> expected;
-    for (Rank i = 0; i < p; ++i) expected.insert(expected.end(), static_cast<std::size_t>(i + 1), 100 * i + me);
+    for (Rank i = 0; i < p; ++i)
+      expected.insert(expected.end(), static_cast<std::size_t>(i + 1), 100 * i + me);
     EXPECT_EQ(received, expected);
     comm.barrier();
   });
@@ -114,7 +117,8 @@ TEST(Communicator, PlansAreCachedAndOverridesHonoured) {
             s.count = 16;
             return s;
           }(),
-          {std::as_bytes(std::span<const float>(in)), std::as_writable_bytes(std::span<float>(out))},
+          {std::as_bytes(std::span<const float>(in)),
+           std::as_writable_bytes(std::span<float>(out))},
           Datatype::float32(), ReduceOp::builtin("sum", Datatype::float32()));
       if (chosen->algorithm == "allreduce/linear") ++linear;
       for (const float v : out) ASSERT_EQ(v, 4.0f);

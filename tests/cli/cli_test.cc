@@ -45,8 +45,8 @@ class Cli : public ::testing::Test {
   Result run(const std::string& args) {
     const auto out = dir_ / "stdout";
     const auto err = dir_ / "stderr";
-    const std::string command = std::string(OPTCOLL_CLI_PATH) + " " + args + " >" + out.string() +
-                                " 2>" + err.string();
+    const std::string command =
+        std::string(OPTCOLL_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int raw = std::system(command.c_str());
     Result r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -91,12 +91,14 @@ TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
 
 TEST_F(Cli, PlanJsonAndDumpedScheduleAgreeWithSimulate) {
   const std::string dump = (dir_ / "plan.txt").string();
-  const Result r = run("plan gatherv -p 16 --dist spikes --block-size 100 --root 3 --abstract "
-                       "--alpha 100 --beta 1 --json --dump " + dump);
+  const Result r =
+      run("plan gatherv -p 16 --dist spikes --block-size 100 --root 3 --abstract "
+          "--alpha 100 --beta 1 --json --dump " +
+          dump);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
-  for (const char* key : {"collective", "algorithm", "p", "root", "predicted_time", "lower_bound",
-                          "candidates"}) {
+  for (const char* key :
+       {"collective", "algorithm", "p", "root", "predicted_time", "lower_bound", "candidates"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc["collective"], "gatherv");
@@ -128,7 +130,8 @@ TEST_F(Cli, PlanTreeJsonForBinomialBcast) {
 
 TEST_F(Cli, VerifyRejectsABrokenScheduleWithExitOne) {
   const std::string dump = (dir_ / "ring.txt").string();
-  ASSERT_EQ(run("plan allgather -p 4 --count 3 --algorithm allgather/ring --dump " + dump).status, 0);
+  ASSERT_EQ(run("plan allgather -p 4 --count 3 --algorithm allgather/ring --dump " + dump).status,
+            0);
   std::string text = slurp(dump);
   // Shift one receive: block 0 of rank 1 lands one element too far.
   const auto pos = text.find("recv 0 seq 0 out[0:+3]");
@@ -142,11 +145,12 @@ TEST_F(Cli, VerifyRejectsABrokenScheduleWithExitOne) {
 }
 
 TEST_F(Cli, RunOnThreadsIsCorrect) {
-  for (const std::string args : {"run allreduce -p 5 --count 1000 --json --iterations 2",
-                                 "run gatherv -p 7 --dist skewed --block-size 10 --root 6 --json --iterations 2",
-                                 "run reduce -p 6 --count 33 --op matmul2 --dtype int64 --root 4 --json --iterations 2",
-                                 "run alltoallv -p 4 --dist random --block-size 5 --dtype int32 --json --iterations 2",
-                                 "run barrier -p 9 --json --iterations 3"}) {
+  for (const std::string args :
+       {"run allreduce -p 5 --count 1000 --json --iterations 2",
+        "run gatherv -p 7 --dist skewed --block-size 10 --root 6 --json --iterations 2",
+        "run reduce -p 6 --count 33 --op matmul2 --dtype int64 --root 4 --json --iterations 2",
+        "run alltoallv -p 4 --dist random --block-size 5 --dtype int32 --json --iterations 2",
+        "run barrier -p 9 --json --iterations 3"}) {
     const Result r = run(args);
     ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
     const auto doc = nlohmann::json::parse(r.out);
@@ -176,7 +180,8 @@ TEST_F(Cli, BadInputIsAClearErrorWithExitTwo) {
   expect_usage_error("plan bcast -p 0 --count 1", "nranks must be at least 1, got 0");
   expect_usage_error("plan bcast -p -3 --count 1", "nranks must be at least 1, got -3");
   expect_usage_error("plan gather -p 4 --count 1 --root 4", "root 4 out of range for nranks 4");
-  expect_usage_error("plan gatherv -p 4 --counts 1,2,3", "gatherv needs 4 counts (one per rank), got 3");
+  expect_usage_error("plan gatherv -p 4 --counts 1,2,3",
+                     "gatherv needs 4 counts (one per rank), got 3");
   expect_usage_error("plan gatherv -p 3 --counts 1,-2,3", "counts[1] is negative (-2)");
   expect_usage_error("plan gatherv -p 2 --counts 200000000000000,200000000000000",
                      "exceeds the limit");
@@ -190,15 +195,18 @@ TEST_F(Cli, BadInputIsAClearErrorWithExitTwo) {
                      "not valid JSON");
   expect_usage_error("plan bcast -p 4 --count 1 --model " + file("m2.json", "{\"latency\": 1}"),
                      "unknown field \"latency\"");
-  expect_usage_error("plan bcast -p 4 --count 1 --model /nonexistent/model.json", "cannot read file");
+  expect_usage_error("plan bcast -p 4 --count 1 --model /nonexistent/model.json",
+                     "cannot read file");
   expect_usage_error("verify --schedule " + file("s.txt", "optcoll-schedule 1\nalgorithm x\n"),
                      "end of file");
-  expect_usage_error("verify --schedule " + file("s2.txt", "garbage\n"), "expected 'optcoll-schedule 1'");
+  expect_usage_error("verify --schedule " + file("s2.txt", "garbage\n"),
+                     "expected 'optcoll-schedule 1'");
   expect_usage_error("verify --schedule " + file("s3.json", "{\"format\": \"optcoll-schedule\""),
                      "malformed");
   expect_usage_error("verify bcast -p 4 --count 1", "--algorithm NAME is required");
   expect_usage_error("run bcast -p 4 --count 1 --backend carrier", "unknown --backend 'carrier'");
-  expect_usage_error("run reduce -p 4 --count 1 --op matmul2 --dtype double", "matmul2 needs an integer type");
+  expect_usage_error("run reduce -p 4 --count 1 --op matmul2 --dtype double",
+                     "matmul2 needs an integer type");
   expect_usage_error("plan allreduce -p 4 --count 1 --root 2", "allreduce has no root");
   expect_usage_error("plan", "collective");
   expect_usage_error("frobnicate", "unknown command 'frobnicate' (known: list, plan");

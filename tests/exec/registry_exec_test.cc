@@ -91,7 +91,9 @@ TEST_P(RegistryExec, MatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, RegistryExec,
-                         ::testing::ValuesIn(registry_cases(full_rank_grid())), case_name);
+                         ::testing::ValuesIn(registry_cases(full_rank_grid(),
+                                                            /*thin_large=*/false)),
+                         case_name);
 
 // A barrier has no data; what it guarantees is that no rank leaves before every rank came.
 class BarrierExec : public ::testing::TestWithParam<RegistryCase> {};

@@ -32,21 +32,31 @@ TEST(CollectiveNames, RoundTripEveryKind) {
 }
 
 TEST(CollectiveValidate, NamesEachProblem) {
-  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 0, 0, 4, {}}, "nranks must be at least 1, got 0");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 0, 0, 4, {}},
+                 "nranks must be at least 1, got 0");
   expect_invalid(CollectiveSpec{CollectiveKind::kBcast, -3, 0, 4, {}}, "got -3");
-  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 8, 9, 4, {}}, "root 9 out of range for nranks 8");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 8, 9, 4, {}},
+                 "root 9 out of range for nranks 8");
   expect_invalid(CollectiveSpec{CollectiveKind::kReduce, 8, -1, 4, {}}, "root -1 out of range");
   expect_invalid(CollectiveSpec{CollectiveKind::kAllreduce, 8, 3, 4, {}}, "allreduce has no root");
-  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 4, 0, -5, {}}, "count must be non-negative, got -5");
-  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 4, 0, 0, {1, 2, 3}}, "gatherv needs 4 counts (one per rank), got 3");
-  expect_invalid(CollectiveSpec{CollectiveKind::kAlltoallv, 3, 0, 0, {1, 2, 3}}, "alltoallv needs 9 counts");
-  expect_invalid(CollectiveSpec{CollectiveKind::kScatterv, 3, 0, 0, {1, -2, 3}}, "counts[1] is negative (-2)");
-  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 3, 0, 0, {1, 2, 3}}, "takes a uniform count");
-  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 3, 0, 5, {1, 2, 3}}, "takes per-rank counts");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 4, 0, -5, {}},
+                 "count must be non-negative, got -5");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 4, 0, 0, {1, 2, 3}},
+                 "gatherv needs 4 counts (one per rank), got 3");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAlltoallv, 3, 0, 0, {1, 2, 3}},
+                 "alltoallv needs 9 counts");
+  expect_invalid(CollectiveSpec{CollectiveKind::kScatterv, 3, 0, 0, {1, -2, 3}},
+                 "counts[1] is negative (-2)");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGather, 3, 0, 0, {1, 2, 3}},
+                 "takes a uniform count");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 3, 0, 5, {1, 2, 3}},
+                 "takes per-rank counts");
   expect_invalid(CollectiveSpec{CollectiveKind::kBarrier, 3, 0, 5, {}}, "barrier carries no data");
   const Count huge = kMaxCount / 2 + 1;
-  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 2, 0, 0, {huge, huge}}, "sum of counts exceeds");
-  expect_invalid(CollectiveSpec{CollectiveKind::kAllgather, 1024, 0, kMaxCount / 512, {}}, "exceeds the limit");
+  expect_invalid(CollectiveSpec{CollectiveKind::kGatherv, 2, 0, 0, {huge, huge}},
+                 "sum of counts exceeds");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAllgather, 1024, 0, kMaxCount / 512, {}},
+                 "exceeds the limit");
   CollectiveSpec bytes{CollectiveKind::kBcast, 2, 0, 1, {}};
   bytes.elem_bytes = 0;
   expect_invalid(bytes, "elem_bytes");
@@ -56,7 +66,8 @@ TEST(CollectiveValidate, AcceptsEdgeCases) {
   EXPECT_NO_THROW(validate(make_spec(CollectiveKind::kBcast, 1, 0)));
   EXPECT_NO_THROW(validate(make_spec_v(CollectiveKind::kGatherv, 3, {0, 0, 0}, 2)));
   EXPECT_NO_THROW(validate(make_spec(CollectiveKind::kBarrier, 64, 0)));
-  EXPECT_NO_THROW(validate(make_spec_v(CollectiveKind::kGatherv, 2, {kMaxCount / 2, kMaxCount / 2})));
+  EXPECT_NO_THROW(
+      validate(make_spec_v(CollectiveKind::kGatherv, 2, {kMaxCount / 2, kMaxCount / 2})));
 }
 
 TEST(Layout, GathervDisplacementsAndSizes) {
@@ -90,7 +101,8 @@ TEST(Layout, SizesOfEveryRegularKind) {
   };
   for (const auto& e : table) {
     const bool rooted = is_rooted(e.kind);
-    const Layout layout(make_spec(e.kind, p, e.kind == CollectiveKind::kBarrier ? 0 : n, rooted ? 2 : 0));
+    const Layout layout(
+        make_spec(e.kind, p, e.kind == CollectiveKind::kBarrier ? 0 : n, rooted ? 2 : 0));
     SCOPED_TRACE(collective_name(e.kind));
     const Rank root = rooted ? 2 : 0;
     const Rank other = 3;
@@ -141,7 +153,8 @@ TEST(InitialContents, BcastRootHoldsMessageInOutput) {
 }
 
 TEST(Describe, MentionsCountsCompactly) {
-  const auto text = describe(make_spec_v(CollectiveKind::kGatherv, 10, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2));
+  const auto text =
+      describe(make_spec_v(CollectiveKind::kGatherv, 10, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2));
   EXPECT_NE(text.find("gatherv p=10 root=2"), std::string::npos) << text;
   EXPECT_NE(text.find(",...]"), std::string::npos) << text;
   EXPECT_NE(text.find("total 55"), std::string::npos) << text;

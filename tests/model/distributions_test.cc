@@ -69,7 +69,8 @@ TEST(Distributions, NamesRoundTripAndUnknownNamesAreListed) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown distribution 'gaussian' (known: same, random"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(distribution_counts(Distribution::kSame, 0, 10), Error);
   EXPECT_THROW(distribution_counts(Distribution::kSame, 4, -1), Error);

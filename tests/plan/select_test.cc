@@ -106,7 +106,8 @@ TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, LowerBoundSoundness,
-                         ::testing::ValuesIn(testing::registry_cases({1, 2, 3, 7, 8, 16}, true, false)),
+                         ::testing::ValuesIn(testing::registry_cases({1, 2, 3, 7, 8, 16}, true,
+                                                                     false)),
                          testing::case_name);
 
 }  // namespace

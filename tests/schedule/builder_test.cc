@@ -36,8 +36,8 @@ TEST(Builder, InfersReadAfterWriteWriteAfterReadAndWriteAfterWrite) {
   ScheduleBuilder b(make_spec(CollectiveKind::kAllreduce, 2, 8), "test/hazards");
   const Slice lo{Buf::kOutput, 0, 4};
   const Slice hi{Buf::kOutput, 4, 4};
-  const OpId w_lo = b.copy(0, Slice{Buf::kInput, 0, 4}, lo);            // op 0 writes lo
-  const OpId w_hi = b.copy(0, Slice{Buf::kInput, 4, 4}, hi);            // op 1 writes hi
+  const OpId w_lo = b.copy(0, Slice{Buf::kInput, 0, 4}, lo);  // op 0 writes lo
+  const OpId w_hi = b.copy(0, Slice{Buf::kInput, 4, 4}, hi);  // op 1 writes hi
   const auto send = b.transfer(0, 1, Slice{Buf::kOutput, 2, 4}, Slice{Buf::kOutput, 0, 4});
   const auto recv = b.transfer(1, 0, Slice{Buf::kInput, 0, 4}, lo);
   const Schedule s = std::move(b).finish();

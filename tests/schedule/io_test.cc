@@ -34,7 +34,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, RegistryRoundTrip,
                          testing::case_name);
 
 Schedule small_schedule() {
-  return algorithms::build("gatherv/binomial", make_spec_v(CollectiveKind::kGatherv, 5, {1, 2, 0, 3, 1}, 2));
+  return algorithms::build("gatherv/binomial",
+                           make_spec_v(CollectiveKind::kGatherv, 5, {1, 2, 0, 3, 1}, 2));
 }
 
 void expect_parse_error(const std::string& text, ErrorCode code, const std::string& fragment) {
@@ -57,16 +58,16 @@ TEST(TextFormat, RejectsMalformedInputWithLineNumbers) {
   const std::string good = io::to_text(small_schedule());
   expect_parse_error("", ErrorCode::kParse, "end of file");
   expect_parse_error("hello\n", ErrorCode::kParse, "line 1: expected 'optcoll-schedule 1'");
-  expect_parse_error(replace_once(good, "optcoll-schedule 1", "optcoll-schedule 7"), ErrorCode::kParse,
-                     "version 7 is not supported");
+  expect_parse_error(replace_once(good, "optcoll-schedule 1", "optcoll-schedule 7"),
+                     ErrorCode::kParse, "version 7 is not supported");
   expect_parse_error(good.substr(0, good.size() / 2), ErrorCode::kParse, "");  // truncated
   expect_parse_error(replace_once(good, "end\n", ""), ErrorCode::kParse, "truncated");
-  expect_parse_error(replace_once(good, "collective gatherv", "collective gathervv"), ErrorCode::kParse,
-                     "unknown collective 'gathervv'");
+  expect_parse_error(replace_once(good, "collective gatherv", "collective gathervv"),
+                     ErrorCode::kParse, "unknown collective 'gathervv'");
   expect_parse_error(replace_once(good, "nranks 5", "nranks five"), ErrorCode::kParse,
                      "line 4: expected an integer for nranks, got 'five'");
-  expect_parse_error(replace_once(good, "counts 1 2 0 3 1", "counts 1 2 0 3"), ErrorCode::kInvalidArgument,
-                     "gatherv needs 5 counts");
+  expect_parse_error(replace_once(good, "counts 1 2 0 3 1", "counts 1 2 0 3"),
+                     ErrorCode::kInvalidArgument, "gatherv needs 5 counts");
   expect_parse_error(replace_once(good, "root 2", "root 9"), ErrorCode::kInvalidArgument,
                      "root 9 out of range");
   expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 send 4 seq 0 in[0:1]"),
@@ -79,7 +80,8 @@ TEST(TextFormat, RejectsMalformedInputWithLineNumbers) {
                      ErrorCode::kParse, "expected 'seq'");
   expect_parse_error(replace_once(good, "0 send 4 seq 0 in[0:+1]", "0 send 4 seq 0 heap[0:+1]"),
                      ErrorCode::kParse, "unknown buffer 'heap'");
-  expect_parse_error(replace_once(good, "after 0", "before 0"), ErrorCode::kParse, "expected 'after");
+  expect_parse_error(replace_once(good, "after 0", "before 0"), ErrorCode::kParse,
+                     "expected 'after");
   expect_parse_error(good + "extra\n", ErrorCode::kParse, "after 'end'");
   expect_parse_error(replace_once(good, "rank 1 scratch 0", "rank 3 scratch 0"), ErrorCode::kParse,
                      "rank 1");
@@ -114,7 +116,8 @@ TEST(DotFormat, HasOneNodePerOpAndOneDashedEdgePerMessage) {
   std::size_t nodes = 0;
   std::size_t messages = 0;
   for (std::size_t pos = 0; (pos = dot.find("[label=\"", pos)) != std::string::npos; ++pos) ++nodes;
-  for (std::size_t pos = 0; (pos = dot.find("style=dashed", pos)) != std::string::npos; ++pos) ++messages;
+  for (std::size_t pos = 0; (pos = dot.find("style=dashed", pos)) != std::string::npos; ++pos)
+    ++messages;
   EXPECT_EQ(nodes, s.op_count());
   std::size_t sends = 0;
   for (const auto& program : s.ranks) {

@@ -10,7 +10,9 @@
 namespace optcoll {
 namespace {
 
-Schedule ring() { return algorithms::build("allgather/ring", make_spec(CollectiveKind::kAllgather, 4, 3)); }
+Schedule ring() {
+  return algorithms::build("allgather/ring", make_spec(CollectiveKind::kAllgather, 4, 3));
+}
 
 bool has_issue(const Schedule& s, const std::string& fragment) {
   for (const auto& issue : structure_issues(s)) {
@@ -100,7 +102,8 @@ TEST(Matching, PairsEverySendWithItsReceive) {
       }
       ASSERT_NE(other.rank, kNoRank);
       EXPECT_EQ(other.rank, peer_of(op.action));
-      const auto& peer_op = s.ranks[static_cast<std::size_t>(other.rank)].ops[static_cast<std::size_t>(other.op)];
+      const auto& peer_op =
+          s.ranks[static_cast<std::size_t>(other.rank)].ops[static_cast<std::size_t>(other.op)];
       EXPECT_EQ(peer_op.seq, op.seq);
       EXPECT_EQ(peer_of(peer_op.action), static_cast<Rank>(r));
     }
@@ -108,8 +111,7 @@ TEST(Matching, PairsEverySendWithItsReceive) {
 }
 
 TEST(Matching, FlatFormAgreesWithPerRankForm) {
-  const Schedule s =
-      algorithms::build("reduce/binomial", make_spec(CollectiveKind::kReduce, 7, 5));
+  const Schedule s = algorithms::build("reduce/binomial", make_spec(CollectiveKind::kReduce, 7, 5));
   const auto match = match_messages(s);
   const auto flat = match_messages_flat(s);
   std::vector<std::uint32_t> base{0};
@@ -121,9 +123,9 @@ TEST(Matching, FlatFormAgreesWithPerRankForm) {
     for (std::size_t i = 0; i < s.ranks[r].ops.size(); ++i) {
       const OpRef other = match[r][i];
       const std::uint32_t expected =
-          other.rank == kNoRank ? kNoPartner
-                                : base[static_cast<std::size_t>(other.rank)] +
-                                      static_cast<std::uint32_t>(other.op);
+          other.rank == kNoRank
+              ? kNoPartner
+              : base[static_cast<std::size_t>(other.rank)] + static_cast<std::uint32_t>(other.op);
       EXPECT_EQ(flat[base[r] + i], expected) << "rank " << r << " op " << i;
     }
   }

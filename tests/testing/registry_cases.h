@@ -30,11 +30,16 @@ inline const std::vector<Rank>& full_rank_grid() {
 
 inline std::string pattern_name(CountPattern pattern) {
   switch (pattern) {
-    case CountPattern::kZero: return "n0";
-    case CountPattern::kOne: return "n1";
-    case CountPattern::kFive: return "n5";
-    case CountPattern::kThousand: return "n1000";
-    case CountPattern::kIrregular: return "irregular";
+    case CountPattern::kZero:
+      return "n0";
+    case CountPattern::kOne:
+      return "n1";
+    case CountPattern::kFive:
+      return "n5";
+    case CountPattern::kThousand:
+      return "n1000";
+    case CountPattern::kIrregular:
+      return "irregular";
   }
   return "n?";
 }
@@ -57,11 +62,16 @@ inline CollectiveSpec grid_spec(CollectiveKind kind, Rank p, Rank root, CountPat
   if (kind == CollectiveKind::kBarrier) return spec;
   auto value = [&](std::size_t i) -> Count {
     switch (pattern) {
-      case CountPattern::kZero: return 0;
-      case CountPattern::kOne: return 1;
-      case CountPattern::kFive: return 5;
-      case CountPattern::kThousand: return 1000;
-      case CountPattern::kIrregular: return irregular_count(p, i);
+      case CountPattern::kZero:
+        return 0;
+      case CountPattern::kOne:
+        return 1;
+      case CountPattern::kFive:
+        return 5;
+      case CountPattern::kThousand:
+        return 1000;
+      case CountPattern::kIrregular:
+        return irregular_count(p, i);
     }
     return 0;
   };
@@ -98,15 +108,18 @@ inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
       const auto& patterns = (thin_large && p > 17) ? thin : all;
       for (const Rank root : roots) {
         for (const auto pattern : patterns) {
-          if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero) continue;
+          if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero)
+            continue;
           for (const bool commutative : {true, false}) {
-            if (!commutative && (!include_noncommutative || !is_reduction(info.collective))) continue;
+            if (!commutative && (!include_noncommutative || !is_reduction(info.collective)))
+              continue;
             RegistryCase c;
             c.algorithm = &info;
             c.spec = grid_spec(info.collective, p, root, pattern, commutative);
             if (info.why_not(c.spec, algorithms::resolve_params(info, {}))) continue;
             std::string name = std::string(info.name);
-            for (auto& ch : name) if (ch == '/') ch = '_';
+            for (auto& ch : name)
+              if (ch == '/') ch = '_';
             name += "_p" + std::to_string(p);
             if (is_rooted(info.collective)) name += "_root" + std::to_string(root);
             if (info.collective != CollectiveKind::kBarrier) name += "_" + pattern_name(pattern);

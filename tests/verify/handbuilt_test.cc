@@ -150,8 +150,8 @@ TEST(VerifyHandBuilt, CombiningDifferentElementsIsRejected) {
   b.transfer_reduce(1, 0, {Buf::kInput, 1, 1}, {Buf::kOutput, 0, 1}, Side::kRight);
   b.transfer_reduce(1, 0, {Buf::kInput, 0, 1}, {Buf::kOutput, 1, 1}, Side::kRight);
   const auto report = verify(std::move(b).finish());
-  const Diagnostic* d = testing::find_diagnostic(report, VerifyCheck::kSemantics,
-                                                 "element indices differ (0 vs 1)");
+  const Diagnostic* d =
+      testing::find_diagnostic(report, VerifyCheck::kSemantics, "element indices differ (0 vs 1)");
   ASSERT_NE(d, nullptr) << report.summary();
   EXPECT_EQ(d->rank, 0);
   EXPECT_EQ(d->element, 0);

@@ -163,8 +163,8 @@ TEST(VerifyMutation, CyclicWait) {
   const Diagnostic& d = report.diagnostics[0];
   EXPECT_EQ(d.check, VerifyCheck::kDeadlock);
   EXPECT_EQ(d.actual, "wait cycle of 4 ops");
-  for (const char* op : {"rank 0 op 1: recv", "rank 0 op 2: send", "rank 1 op 1: recv",
-                         "rank 1 op 2: send"}) {
+  for (const char* op :
+       {"rank 0 op 1: recv", "rank 0 op 2: send", "rank 1 op 1: recv", "rank 1 op 2: send"}) {
     EXPECT_NE(d.message.find(op), std::string::npos) << op << " missing from " << d.message;
   }
   EXPECT_NE(d.message.find("4 ops can never complete"), std::string::npos) << d.message;
@@ -188,8 +188,8 @@ TEST(VerifyMutation, NonCommutativeOperandsOutOfOrder) {
     Schedule s = build("reduce/linear", CollectiveKind::kReduce, 4, 2, 0, commutative);
     ASSERT_TRUE(verify(s).ok()) << verify(s).summary();
     const auto reduces = ops_of_kind<RecvReduce>(s);
-    const auto first = std::find_if(reduces.begin(), reduces.end(),
-                                    [](const OpAt& at) { return at.rank == 0; });
+    const auto first =
+        std::find_if(reduces.begin(), reduces.end(), [](const OpAt& at) { return at.rank == 0; });
     ASSERT_NE(first, reduces.end());
     auto& recv = std::get<RecvReduce>(testing::op_at(s, *first).action);
     ASSERT_EQ(recv.peer, 1);
@@ -290,8 +290,9 @@ TEST(VerifyMutation, OutputElementNeverWritten) {
   EXPECT_EQ(d.element, 4);
   EXPECT_EQ(d.expected, "x[0]{2}");
   EXPECT_EQ(d.actual, "undefined");
-  EXPECT_EQ(d.message, "rank 1: out[4] holds undefined but the postcondition requires x[0]{2} "
-                       "(2 of 6 output elements are wrong)");
+  EXPECT_EQ(d.message,
+            "rank 1: out[4] holds undefined but the postcondition requires x[0]{2} "
+            "(2 of 6 output elements are wrong)");
 }
 
 TEST(VerifyMutation, CopyFromTheWrongOffset) {
@@ -312,9 +313,8 @@ TEST(VerifyMutation, CopyFromTheWrongOffset) {
 
 TEST(VerifyMutation, ReductionWithAnUndefinedOperand) {
   Schedule s = build("reduce/linear", CollectiveKind::kReduce, 3, 2);
-  const auto copies = find_ops(s, [](Rank r, const Op& op) {
-    return r == 0 && std::holds_alternative<Copy>(op.action);
-  });
+  const auto copies = find_ops(
+      s, [](Rank r, const Op& op) { return r == 0 && std::holds_alternative<Copy>(op.action); });
   ASSERT_EQ(copies.size(), 1u);
   remove_op(s, copies[0]);  // the root no longer seeds out with its own input
   const auto report = verify(s);

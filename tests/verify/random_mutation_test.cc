@@ -29,12 +29,18 @@ enum class Mutation {
 
 const char* mutation_name(Mutation m) {
   switch (m) {
-    case Mutation::kDropMessage: return "drop-message";
-    case Mutation::kShiftRecv: return "shift-recv";
-    case Mutation::kShiftSend: return "shift-send";
-    case Mutation::kShiftCopySource: return "shift-copy-source";
-    case Mutation::kFlipSide: return "flip-side";
-    case Mutation::kDuplicateReduce: return "duplicate-reduce";
+    case Mutation::kDropMessage:
+      return "drop-message";
+    case Mutation::kShiftRecv:
+      return "shift-recv";
+    case Mutation::kShiftSend:
+      return "shift-send";
+    case Mutation::kShiftCopySource:
+      return "shift-copy-source";
+    case Mutation::kFlipSide:
+      return "flip-side";
+    case Mutation::kDuplicateReduce:
+      return "duplicate-reduce";
   }
   return "?";
 }
@@ -61,15 +67,19 @@ bool mutate(Schedule& s, Mutation m, std::mt19937& rng) {
   std::vector<OpAt> candidates = testing::find_ops(s, [&](Rank, const Op& op) {
     Op copy = op;
     switch (m) {
-      case Mutation::kDropMessage: return std::holds_alternative<Send>(op.action);
-      case Mutation::kFlipSide: return flippable(op);
-      case Mutation::kDuplicateReduce: return std::holds_alternative<RecvReduce>(op.action);
-      default: return moved_slice(copy, m) != nullptr;
+      case Mutation::kDropMessage:
+        return std::holds_alternative<Send>(op.action);
+      case Mutation::kFlipSide:
+        return flippable(op);
+      case Mutation::kDuplicateReduce:
+        return std::holds_alternative<RecvReduce>(op.action);
+      default:
+        return moved_slice(copy, m) != nullptr;
     }
   });
   if (candidates.empty()) return false;
-  const OpAt at = candidates[std::uniform_int_distribution<std::size_t>(
-      0, candidates.size() - 1)(rng)];
+  const OpAt at =
+      candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng)];
   Op& op = testing::op_at(s, at);
   switch (m) {
     case Mutation::kDropMessage:
@@ -107,9 +117,9 @@ TEST(VerifyRandomMutation, EveryMutationIsRejected) {
   constexpr int kMutations = 400;
   std::mt19937 rng(kSeed);
   const auto cases = testing::registry_cases({2, 3, 4, 5, 7, 8});
-  const std::vector<Mutation> kinds{Mutation::kDropMessage,     Mutation::kShiftRecv,
-                                    Mutation::kShiftSend,       Mutation::kShiftCopySource,
-                                    Mutation::kFlipSide,        Mutation::kDuplicateReduce};
+  const std::vector<Mutation> kinds{Mutation::kDropMessage, Mutation::kShiftRecv,
+                                    Mutation::kShiftSend,   Mutation::kShiftCopySource,
+                                    Mutation::kFlipSide,    Mutation::kDuplicateReduce};
   int applied = 0;
   int attempts = 0;
   std::map<std::string, int> per_kind;

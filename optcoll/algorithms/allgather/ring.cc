@@ -11,6 +11,7 @@
 //            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
 
 #include "optcoll/algorithms/patterns/ring.h"
+
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"

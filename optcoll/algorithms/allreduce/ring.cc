@@ -13,8 +13,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (bucket allreduce);
 //            Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms", JPDC 2009.
 
-#include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/ring.h"
+
+#include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"

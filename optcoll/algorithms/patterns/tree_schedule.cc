@@ -60,11 +60,12 @@ std::pair<Count, Count> segment_bounds(Count count, int segments, int i) {
 
 // Block layout in position order: prefix[k] = total size of the blocks at positions < k.
 struct PositionLayout {
-  std::vector<Rank> rank_at;    // inverse of positions
-  std::vector<Count> prefix;    // p + 1 entries
+  std::vector<Rank> rank_at;  // inverse of positions
+  std::vector<Count> prefix;  // p + 1 entries
   PositionLayout(const Layout& layout, const std::vector<Rank>& positions) {
     const auto p = static_cast<std::size_t>(layout.nranks());
-    OPTCOLL_CHECK(positions.size() == p, "positions hold {} entries for {} ranks", positions.size(), p);
+    OPTCOLL_CHECK(positions.size() == p, "positions hold {} entries for {} ranks", positions.size(),
+                  p);
     rank_at.assign(p, kNoRank);
     for (std::size_t r = 0; r < p; ++r) {
       const auto pos = positions[r];
@@ -114,7 +115,8 @@ std::vector<SubtreeSpan> checked_position_spans(const TreeShape& tree, const Ord
 
 std::vector<Rank> virtual_positions(Rank nranks, Rank root) {
   std::vector<Rank> positions(static_cast<std::size_t>(nranks));
-  for (Rank r = 0; r < nranks; ++r) positions[static_cast<std::size_t>(r)] = (r - root + nranks) % nranks;
+  for (Rank r = 0; r < nranks; ++r)
+    positions[static_cast<std::size_t>(r)] = (r - root + nranks) % nranks;
   return positions;
 }
 
@@ -126,7 +128,8 @@ std::vector<Rank> rank_positions(Rank nranks) {
 
 void check_tree(const TreeShape& tree, Rank nranks) {
   const auto p = static_cast<std::size_t>(nranks);
-  OPTCOLL_CHECK(tree.children.size() == p, "tree has {} nodes for {} ranks", tree.children.size(), p);
+  OPTCOLL_CHECK(tree.children.size() == p, "tree has {} nodes for {} ranks", tree.children.size(),
+                p);
   OPTCOLL_CHECK(tree.root >= 0 && tree.root < nranks, "tree root {} out of range", tree.root);
   std::vector<int> parents(p, 0);
   for (const auto& kids : tree.children) {
@@ -151,13 +154,14 @@ void emit_tree_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data, int 
     const auto [first, len] = segment_bounds(data.count, segments, s);
     const Slice piece = sub(data, first, len);
     for (const Rank v : pre) {
-      for (const Rank c : tree.children[static_cast<std::size_t>(v)]) b.transfer(v, c, piece, piece);
+      for (const Rank c : tree.children[static_cast<std::size_t>(v)])
+        b.transfer(v, c, piece, piece);
     }
   }
 }
 
-void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
-                      Slice result, int segments) {
+void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution, Slice result,
+                      int segments) {
   check_tree(tree, b.nranks());
   OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
   OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
@@ -201,8 +205,8 @@ void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribut
   }
 }
 
-void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree,
-                      const std::vector<Rank>& positions, Slice root_dest) {
+void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree, const std::vector<Rank>& positions,
+                      Slice root_dest) {
   const Layout& layout = b.layout();
   check_tree(tree, layout.nranks());
   OPTCOLL_CHECK(root_dest.count == layout.total(), "gather destination holds {} of {} elements",
@@ -225,8 +229,7 @@ void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree,
           const Rank first_rank = pl.rank_at[static_cast<std::size_t>(k1)];
           const Count offset = pl.offset(cs.lo, k1);
           const Count len = pl.elements(k1, k2);
-          b.transfer(c, v, sub(from, offset, len),
-                     sub(root_dest, layout.displ(first_rank), len));
+          b.transfer(c, v, sub(from, offset, len), sub(root_dest, layout.displ(first_rank), len));
         });
       }
       continue;
@@ -263,9 +266,8 @@ void emit_tree_scatter(ScheduleBuilder& b, const TreeShape& tree,
     const Slice own_out{Buf::kOutput, 0, layout.block(v)};
     auto landing = [&](Rank c) {
       const auto ci = static_cast<std::size_t>(c);
-      data[ci] = tree.children[ci].empty()
-                     ? Slice{Buf::kOutput, 0, layout.block(c)}
-                     : b.scratch(c, pl.elements(spans[ci].lo, spans[ci].hi));
+      data[ci] = tree.children[ci].empty() ? Slice{Buf::kOutput, 0, layout.block(c)}
+                                           : b.scratch(c, pl.elements(spans[ci].lo, spans[ci].hi));
       return data[ci];
     };
     if (v == tree.root) {

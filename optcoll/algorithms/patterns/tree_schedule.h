@@ -34,13 +34,13 @@ void emit_tree_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data, int 
 // `result` on the root. Inner ranks accumulate in scratch; each child's partial is
 // received with RecvReduce on the side its ranks lie (so rank order is kept whenever every
 // subtree spans a contiguous rank range and children are met outward in rank order).
-void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
-                      Slice result, int segments = 1);
+void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution, Slice result,
+                      int segments = 1);
 
 // Gather of each rank's input block (input[0, block(r))) to `root_dest` (layout.total()
 // elements in rank order on the root; block r at displ(r)).
-void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree,
-                      const std::vector<Rank>& positions, Slice root_dest);
+void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree, const std::vector<Rank>& positions,
+                      Slice root_dest);
 
 // Scatter of `root_source` (layout.total() elements in rank order on the root) so that
 // every rank r ends with its block in output[0, block(r)).

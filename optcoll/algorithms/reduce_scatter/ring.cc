@@ -14,6 +14,7 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (bucket reduce-scatter).
 
 #include "optcoll/algorithms/patterns/ring.h"
+
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"

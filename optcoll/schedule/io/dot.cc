@@ -9,14 +9,15 @@ namespace optcoll::io {
 
 std::string to_dot(const Schedule& s) {
   require_well_formed(s);
-  std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n",
-                                s.algorithm);
+  std::string out = fmt::format(
+      "digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n", s.algorithm);
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     out += fmt::format("  subgraph cluster_{} {{\n    label=\"rank {}\";\n", r, r);
     const auto& ops = s.ranks[r].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       out += fmt::format("    r{}_{} [label=\"{}: {}\"];\n", r, i, i, describe(ops[i].action));
-      for (const OpId dep : ops[i].after) out += fmt::format("    r{}_{} -> r{}_{};\n", r, dep, r, i);
+      for (const OpId dep : ops[i].after)
+        out += fmt::format("    r{}_{} -> r{}_{};\n", r, dep, r, i);
     }
     out += "  }\n";
   }

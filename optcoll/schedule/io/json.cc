@@ -26,12 +26,17 @@ json op_json(const Op& op) {
         } else if constexpr (std::is_same_v<A, Recv>) {
           j = {{"op", "recv"}, {"peer", a.peer}, {"seq", op.seq}, {"dst", slice_json(a.dst)}};
         } else if constexpr (std::is_same_v<A, RecvReduce>) {
-          j = {{"op", "recvreduce"}, {"peer", a.peer}, {"seq", op.seq},
-               {"dst", slice_json(a.dst)}, {"incoming", side_json(a.incoming)}};
+          j = {{"op", "recvreduce"},
+               {"peer", a.peer},
+               {"seq", op.seq},
+               {"dst", slice_json(a.dst)},
+               {"incoming", side_json(a.incoming)}};
         } else if constexpr (std::is_same_v<A, Copy>) {
           j = {{"op", "copy"}, {"src", slice_json(a.src)}, {"dst", slice_json(a.dst)}};
         } else {
-          j = {{"op", "reduce"}, {"src", slice_json(a.src)}, {"dst", slice_json(a.dst)},
+          j = {{"op", "reduce"},
+               {"src", slice_json(a.src)},
+               {"dst", slice_json(a.dst)},
                {"src_side", side_json(a.src_side)}};
         }
       },
@@ -64,10 +69,14 @@ Slice get_slice(const json& value, const std::string& where) {
   }
   Slice s;
   const auto buf = value[0].get<std::string>();
-  if (buf == "in") s.buf = Buf::kInput;
-  else if (buf == "out") s.buf = Buf::kOutput;
-  else if (buf == "scratch") s.buf = Buf::kScratch;
-  else fail(where, fmt::format("unknown buffer \"{}\"", buf));
+  if (buf == "in")
+    s.buf = Buf::kInput;
+  else if (buf == "out")
+    s.buf = Buf::kOutput;
+  else if (buf == "scratch")
+    s.buf = Buf::kScratch;
+  else
+    fail(where, fmt::format("unknown buffer \"{}\"", buf));
   s.offset = get_int(value[1], 0, kMaxCount, where + " offset");
   s.count = get_int(value[2], 0, kMaxCount, where + " count");
   return s;
@@ -85,8 +94,12 @@ Op parse_op(const json& j, const std::string& where) {
   if (!kind.is_string()) fail(where, "\"op\" must be a string");
   const auto name = kind.get<std::string>();
   constexpr Count kMaxInt32 = std::numeric_limits<std::int32_t>::max();
-  auto peer = [&] { return static_cast<Rank>(get_int(field(j, "peer", where), 0, kMaxInt32, where + " peer")); };
-  auto seq = [&] { return static_cast<std::int32_t>(get_int(field(j, "seq", where), 0, kMaxInt32, where + " seq")); };
+  auto peer = [&] {
+    return static_cast<Rank>(get_int(field(j, "peer", where), 0, kMaxInt32, where + " peer"));
+  };
+  auto seq = [&] {
+    return static_cast<std::int32_t>(get_int(field(j, "seq", where), 0, kMaxInt32, where + " seq"));
+  };
   if (name == "send") {
     op.action = Send{peer(), get_slice(field(j, "src", where), where + " src")};
     op.seq = seq();
@@ -109,7 +122,8 @@ Op parse_op(const json& j, const std::string& where) {
   }
   if (const auto it = j.find("after"); it != j.end()) {
     if (!it->is_array()) fail(where, "\"after\" must be an array");
-    for (const auto& dep : *it) op.after.push_back(static_cast<OpId>(get_int(dep, 0, kMaxInt32, where + " after")));
+    for (const auto& dep : *it)
+      op.after.push_back(static_cast<OpId>(get_int(dep, 0, kMaxInt32, where + " after")));
   }
   return op;
 }
@@ -147,7 +161,8 @@ Schedule parse_json(std::string_view text) {
     throw Error(ErrorCode::kParse, fmt::format("schedule JSON is malformed: {}", e.what()));
   }
   const std::string top = "document";
-  if (field(doc, "format", top) != "optcoll-schedule") fail(top, "\"format\" must be \"optcoll-schedule\"");
+  if (field(doc, "format", top) != "optcoll-schedule")
+    fail(top, "\"format\" must be \"optcoll-schedule\"");
   const auto version = get_int(field(doc, "version", top), 0, 1000, "version");
   if (version != kScheduleFormatVersion) {
     fail(top, fmt::format("format version {} is not supported (this build reads version {})",
@@ -158,7 +173,8 @@ Schedule parse_json(std::string_view text) {
   if (!algorithm.is_string()) fail(top, "\"algorithm\" must be a string");
   s.algorithm = algorithm.get<std::string>();
   const json& collective = field(doc, "collective", top);
-  const auto kind = collective.is_string() ? parse_collective(collective.get<std::string>()) : std::nullopt;
+  const auto kind =
+      collective.is_string() ? parse_collective(collective.get<std::string>()) : std::nullopt;
   if (!kind) fail(top, "\"collective\" names no known collective");
   s.spec.kind = *kind;
   s.spec.nranks = static_cast<Rank>(get_int(field(doc, "nranks", top), 1, Rank{1} << 24, "nranks"));
@@ -171,18 +187,22 @@ Schedule parse_json(std::string_view text) {
   const json& commutative = field(doc, "commutative", top);
   if (!commutative.is_boolean()) fail(top, "\"commutative\" must be true or false");
   s.spec.commutative = commutative.get<bool>();
-  s.spec.elem_bytes = static_cast<std::size_t>(get_int(field(doc, "elem_bytes", top), 1, 4096, "elem_bytes"));
+  s.spec.elem_bytes =
+      static_cast<std::size_t>(get_int(field(doc, "elem_bytes", top), 1, 4096, "elem_bytes"));
   validate(s.spec);
   const auto p = static_cast<std::size_t>(s.spec.nranks);
   if (const auto it = doc.find("tree"); it != doc.end()) {
     TreeShape tree;
-    tree.root = static_cast<Rank>(get_int(field(*it, "root", "tree"), 0, s.spec.nranks - 1, "tree root"));
+    tree.root =
+        static_cast<Rank>(get_int(field(*it, "root", "tree"), 0, s.spec.nranks - 1, "tree root"));
     const json& children = field(*it, "children", "tree");
-    if (!children.is_array() || children.size() != p) fail("tree", "\"children\" must hold one list per rank");
+    if (!children.is_array() || children.size() != p)
+      fail("tree", "\"children\" must hold one list per rank");
     for (const auto& list : children) {
       if (!list.is_array()) fail("tree", "\"children\" entries must be arrays");
       std::vector<Rank> kids;
-      for (const auto& c : list) kids.push_back(static_cast<Rank>(get_int(c, 0, s.spec.nranks - 1, "tree child")));
+      for (const auto& c : list)
+        kids.push_back(static_cast<Rank>(get_int(c, 0, s.spec.nranks - 1, "tree child")));
       tree.children.push_back(std::move(kids));
     }
     s.tree = std::move(tree);
@@ -194,7 +214,8 @@ Schedule parse_json(std::string_view text) {
   s.ranks.resize(p);
   for (std::size_t r = 0; r < p; ++r) {
     const std::string where = fmt::format("rank {}", r);
-    s.ranks[r].scratch_count = get_int(field(ranks[r], "scratch", where), 0, kMaxCount, where + " scratch");
+    s.ranks[r].scratch_count =
+        get_int(field(ranks[r], "scratch", where), 0, kMaxCount, where + " scratch");
     const json& ops = field(ranks[r], "ops", where);
     if (!ops.is_array()) fail(where, "\"ops\" must be an array");
     s.ranks[r].ops.reserve(ops.size());

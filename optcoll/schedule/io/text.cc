@@ -85,10 +85,12 @@ class Parser {
       next_line();
       while (!tokens_.empty() && tokens_[0] == "children") {
         if (tokens_.size() < 3) fail("expected 'children <rank> <child>...'");
-        const auto node = static_cast<std::size_t>(to_int(tokens_[1], 0, s.spec.nranks - 1, "a rank"));
+        const auto node =
+            static_cast<std::size_t>(to_int(tokens_[1], 0, s.spec.nranks - 1, "a rank"));
         if (!tree.children[node].empty()) fail("children of rank {} listed twice", node);
         for (std::size_t i = 2; i < tokens_.size(); ++i) {
-          tree.children[node].push_back(static_cast<Rank>(to_int(tokens_[i], 0, s.spec.nranks - 1, "a rank")));
+          tree.children[node].push_back(
+              static_cast<Rank>(to_int(tokens_[i], 0, s.spec.nranks - 1, "a rank")));
         }
         next_line();
       }
@@ -110,7 +112,8 @@ class Parser {
         next_line();
       }
     }
-    if (tokens_.size() != 1 || tokens_[0] != "end") fail("expected 'end' after the last rank (truncated file?)");
+    if (tokens_.size() != 1 || tokens_[0] != "end")
+      fail("expected 'end' after the last rank (truncated file?)");
     next_line();
     if (!tokens_.empty()) fail("unexpected text after 'end'");
     return s;
@@ -192,12 +195,17 @@ class Parser {
     }
     Slice slice;
     const auto buf = token.substr(0, open);
-    if (buf == "in") slice.buf = Buf::kInput;
-    else if (buf == "out") slice.buf = Buf::kOutput;
-    else if (buf == "scratch") slice.buf = Buf::kScratch;
-    else fail("unknown buffer '{}' (expected in, out or scratch)", buf);
+    if (buf == "in")
+      slice.buf = Buf::kInput;
+    else if (buf == "out")
+      slice.buf = Buf::kOutput;
+    else if (buf == "scratch")
+      slice.buf = Buf::kScratch;
+    else
+      fail("unknown buffer '{}' (expected in, out or scratch)", buf);
     slice.offset = to_int(token.substr(open + 1, colon - open - 1), 0, kMaxCount, "a slice offset");
-    slice.count = to_int(token.substr(colon + 2, token.size() - colon - 3), 0, kMaxCount, "a slice count");
+    slice.count =
+        to_int(token.substr(colon + 2, token.size() - colon - 3), 0, kMaxCount, "a slice count");
     return slice;
   }
 
@@ -209,7 +217,8 @@ class Parser {
 
   Op parse_op(std::size_t index) {
     if (tokens_.size() < 2) fail("expected an op '<index> <kind> ...'");
-    if (to_int(tokens_[0], 0, std::numeric_limits<OpId>::max(), "the op index") != static_cast<Count>(index)) {
+    if (to_int(tokens_[0], 0, std::numeric_limits<OpId>::max(), "the op index") !=
+        static_cast<Count>(index)) {
       fail("expected op index {}, got '{}'", index, tokens_[0]);
     }
     Op op;
@@ -220,9 +229,12 @@ class Parser {
     };
     auto message = [&](std::size_t base) {
       need(base + 4);
-      if (tokens_[base + 1] != "seq") fail("expected 'seq' after the peer, got '{}'", tokens_[base + 1]);
-      op.seq = static_cast<std::int32_t>(to_int(tokens_[base + 2], 0, std::numeric_limits<std::int32_t>::max(), "seq"));
-      return static_cast<Rank>(to_int(tokens_[base], 0, std::numeric_limits<Rank>::max(), "a peer"));
+      if (tokens_[base + 1] != "seq")
+        fail("expected 'seq' after the peer, got '{}'", tokens_[base + 1]);
+      op.seq = static_cast<std::int32_t>(
+          to_int(tokens_[base + 2], 0, std::numeric_limits<std::int32_t>::max(), "seq"));
+      return static_cast<Rank>(
+          to_int(tokens_[base], 0, std::numeric_limits<Rank>::max(), "a peer"));
     };
     if (kind == "send") {
       const Rank peer = message(2);
@@ -253,7 +265,8 @@ class Parser {
         fail("expected 'after <op>...' or the end of the line, got '{}'", tokens_[next]);
       }
       for (std::size_t i = next + 1; i < tokens_.size(); ++i) {
-        op.after.push_back(static_cast<OpId>(to_int(tokens_[i], 0, std::numeric_limits<OpId>::max(), "a dependency")));
+        op.after.push_back(static_cast<OpId>(
+            to_int(tokens_[i], 0, std::numeric_limits<OpId>::max(), "a dependency")));
       }
     }
     return op;
