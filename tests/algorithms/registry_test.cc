@@ -84,5 +84,28 @@ TEST(Registry, ParametersAreCheckedAgainstTheDeclaration) {
   EXPECT_EQ(params.to_string(), "a=1,b=xyz");
 }
 
+// resolve_params against a declaration with defaults (a stand-in AlgorithmInfo: the registry
+// entries of the foundation take no parameters).
+std::span<const ParamInfo> two_params() {
+  static constexpr ParamInfo kParams[] = {{"radix", "2", "tree radix"},
+                                          {"segment", "0", "segment size, 0 = whole message"}};
+  return kParams;
+}
+
+TEST(Registry, ResolveParamsFillsDefaultsAndKeepsGivenValues) {
+  AlgorithmInfo info = all_algorithms()[0];
+  info.params = &two_params;
+  const Params resolved = resolve_params(info, Params::parse("segment=4096"));
+  EXPECT_EQ(resolved.get_int("radix"), 2);
+  EXPECT_EQ(resolved.get_int("segment"), 4096);
+  try {
+    resolve_params(info, Params::parse("radx=4"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(it takes: radix, segment)"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace optcoll::algorithms

@@ -32,7 +32,7 @@ std::string slurp(const std::filesystem::path& path) {
 }
 
 class Cli : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("optcoll_cli_" + std::to_string(::getpid()) + "_" +
@@ -171,46 +171,103 @@ TEST_F(Cli, SimulateWritesTraceAndSvg) {
   EXPECT_EQ(slurp(svg).rfind("<svg", 0), 0u);
 }
 
-TEST_F(Cli, BadInputIsAClearErrorWithExitTwo) {
-  expect_usage_error("plan allgatherw -p 4 --count 1", "unknown collective 'allgatherw'");
-  expect_usage_error("plan bcast -p 4 --count 1 --algorithm bcast/smoke_signals",
-                     "unknown algorithm 'bcast/smoke_signals' for bcast");
-  expect_usage_error("plan allreduce -p 4 --count 8 --noncommutative --algorithm ring",
-                     "needs a commutative operator");
-  expect_usage_error("plan bcast -p 0 --count 1", "nranks must be at least 1, got 0");
-  expect_usage_error("plan bcast -p -3 --count 1", "nranks must be at least 1, got -3");
-  expect_usage_error("plan gather -p 4 --count 1 --root 4", "root 4 out of range for nranks 4");
-  expect_usage_error("plan gatherv -p 4 --counts 1,2,3",
-                     "gatherv needs 4 counts (one per rank), got 3");
-  expect_usage_error("plan gatherv -p 3 --counts 1,-2,3", "counts[1] is negative (-2)");
-  expect_usage_error("plan gatherv -p 2 --counts 200000000000000,200000000000000",
-                     "exceeds the limit");
-  expect_usage_error("plan bcast -p 4 --count -1", "count must be non-negative, got -1");
-  expect_usage_error("plan gatherv -p 4 --counts 1,2,x,4", "'x' is not an integer");
-  expect_usage_error("plan gatherv -p 4 --dist gaussian", "unknown distribution 'gaussian'");
-  expect_usage_error("plan bcast -p 4 --count 1 --alpha nan", "alpha is NaN");
-  expect_usage_error("plan bcast -p 4 --count 1 --beta -2", "beta is negative");
-  expect_usage_error("plan bcast -p 4 --count 1 --ports 0", "ports must be at least 1");
-  expect_usage_error("plan bcast -p 4 --count 1 --model " + file("m.json", "{\"alpha\": 1,"),
-                     "not valid JSON");
-  expect_usage_error("plan bcast -p 4 --count 1 --model " + file("m2.json", "{\"latency\": 1}"),
-                     "unknown field \"latency\"");
-  expect_usage_error("plan bcast -p 4 --count 1 --model /nonexistent/model.json",
-                     "cannot read file");
-  expect_usage_error("verify --schedule " + file("s.txt", "optcoll-schedule 1\nalgorithm x\n"),
-                     "end of file");
-  expect_usage_error("verify --schedule " + file("s2.txt", "garbage\n"),
-                     "expected 'optcoll-schedule 1'");
-  expect_usage_error("verify --schedule " + file("s3.json", "{\"format\": \"optcoll-schedule\""),
-                     "malformed");
-  expect_usage_error("verify bcast -p 4 --count 1", "--algorithm NAME is required");
-  expect_usage_error("run bcast -p 4 --count 1 --backend carrier", "unknown --backend 'carrier'");
-  expect_usage_error("run reduce -p 4 --count 1 --op matmul2 --dtype double",
-                     "matmul2 needs an integer type");
-  expect_usage_error("plan allreduce -p 4 --count 1 --root 2", "allreduce has no root");
-  expect_usage_error("plan", "collective");
-  expect_usage_error("frobnicate", "unknown command 'frobnicate' (known: list, plan");
+// Every kind of bad input, each its own test: a clear message on stderr and exit status 2.
+struct BadInput {
+  const char* name;
+  std::string (*args)(Cli& fixture);  // may write input files through the fixture
+  const char* fragment;
+};
+
+class CliBadInput : public Cli, public ::testing::WithParamInterface<BadInput> {};
+
+const BadInput kBadInputs[] = {
+    {"unknown_collective", [](Cli&) { return std::string("plan allgatherw -p 4 --count 1"); },
+     "unknown collective 'allgatherw'"},
+    {"unknown_algorithm",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --algorithm bcast/smoke_signals"); },
+     "unknown algorithm 'bcast/smoke_signals' for bcast"},
+    {"inapplicable_algorithm",
+     [](Cli&) {
+       return std::string("plan allreduce -p 4 --count 8 --noncommutative --algorithm ring");
+     },
+     "needs a commutative operator"},
+    {"zero_ranks", [](Cli&) { return std::string("plan bcast -p 0 --count 1"); },
+     "nranks must be at least 1, got 0"},
+    {"negative_ranks", [](Cli&) { return std::string("plan bcast -p -3 --count 1"); },
+     "nranks must be at least 1, got -3"},
+    {"root_out_of_range", [](Cli&) { return std::string("plan gather -p 4 --count 1 --root 4"); },
+     "root 4 out of range for nranks 4"},
+    {"counts_wrong_length", [](Cli&) { return std::string("plan gatherv -p 4 --counts 1,2,3"); },
+     "gatherv needs 4 counts (one per rank), got 3"},
+    {"negative_count_entry", [](Cli&) { return std::string("plan gatherv -p 3 --counts 1,-2,3"); },
+     "counts[1] is negative (-2)"},
+    {"counts_sum_overflows",
+     [](Cli&) { return std::string("plan gatherv -p 2 --counts 200000000000000,200000000000000"); },
+     "exceeds the limit"},
+    {"negative_count", [](Cli&) { return std::string("plan bcast -p 4 --count -1"); },
+     "count must be non-negative, got -1"},
+    {"count_not_a_number", [](Cli&) { return std::string("plan gatherv -p 4 --counts 1,2,x,4"); },
+     "'x' is not an integer"},
+    {"unknown_distribution", [](Cli&) { return std::string("plan gatherv -p 4 --dist gaussian"); },
+     "unknown distribution 'gaussian'"},
+    {"nan_alpha", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --alpha nan"); },
+     "alpha is NaN"},
+    {"negative_beta", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --beta -2"); },
+     "beta is negative"},
+    {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
+     "ports must be at least 1"},
+    {"malformed_model_json",
+     [](Cli& t) {
+       return std::string("plan bcast -p 4 --count 1 --model " +
+                          t.file("m.json", "{\"alpha\": 1,"));
+     },
+     "not valid JSON"},
+    {"unknown_model_field",
+     [](Cli& t) {
+       return std::string("plan bcast -p 4 --count 1 --model " +
+                          t.file("m2.json", "{\"latency\": 1}"));
+     },
+     "unknown field \"latency\""},
+    {"missing_model_file",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --model /nonexistent/model.json"); },
+     "cannot read file"},
+    {"truncated_schedule",
+     [](Cli& t) {
+       return std::string("verify --schedule " +
+                          t.file("s.txt", "optcoll-schedule 1\nalgorithm x\n"));
+     },
+     "end of file"},
+    {"garbage_schedule",
+     [](Cli& t) { return std::string("verify --schedule " + t.file("s2.txt", "garbage\n")); },
+     "expected 'optcoll-schedule 1'"},
+    {"malformed_schedule_json",
+     [](Cli& t) {
+       return std::string("verify --schedule " +
+                          t.file("s3.json", "{\"format\": \"optcoll-schedule\""));
+     },
+     "malformed"},
+    {"verify_without_algorithm", [](Cli&) { return std::string("verify bcast -p 4 --count 1"); },
+     "--algorithm NAME is required"},
+    {"unknown_backend",
+     [](Cli&) { return std::string("run bcast -p 4 --count 1 --backend carrier"); },
+     "unknown --backend 'carrier'"},
+    {"matmul2_on_floats",
+     [](Cli&) { return std::string("run reduce -p 4 --count 1 --op matmul2 --dtype double"); },
+     "matmul2 needs an integer type"},
+    {"root_on_rootless", [](Cli&) { return std::string("plan allreduce -p 4 --count 1 --root 2"); },
+     "allreduce has no root"},
+    {"no_collective", [](Cli&) { return std::string("plan"); }, "collective"},
+    {"unknown_command", [](Cli&) { return std::string("frobnicate"); },
+     "unknown command 'frobnicate' (known: list, plan"},
+};
+
+TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
+  const BadInput& bad = GetParam();
+  expect_usage_error(bad.args(*this), bad.fragment);
 }
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, ::testing::ValuesIn(kBadInputs),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST_F(Cli, DemoRunsAndConfirmsResults) {
   const Result r = run("demo -p 4 --count 4096");
