@@ -160,6 +160,28 @@ Time a(std::int64_t k) { return static_cast<Time>(k) * kAlpha; }
 Time b(std::int64_t k) { return static_cast<Time>(k) * kBeta; }
 Time g(std::int64_t k) { return static_cast<Time>(k) * kGamma; }
 
+// scatterv/gatherv over a flat tree: every non-empty non-root block costs one message; the
+// root copies its own block.
+Formula linear_tree_v() {
+  return {.cost = [](const Env& e) {
+    Time t = e.block(e.root) * e.copy;
+    for (Rank q = 0; q < e.p; ++q) {
+      if (q != e.root && e.block(q) > 0) t += a(1) + b(e.block(q));
+    }
+    return t;
+  }};
+}
+
+// scatterv/gatherv over a binomial tree: the closed form holds for regular blocks; irregular
+// blocks follow Träff's tree recursion (TreeRecursion below).
+Formula binomial_tree_v() {
+  return {.needs_power_of_two = true,
+          .needs_nonempty = true,
+          .copy_free = true,
+          .uniform_only = true,
+          .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }};
+}
+
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
 // wrong, the correct formula is used and the comment says so (see the report in the docs).
 const std::map<std::string, Formula>& formulas() {
@@ -176,46 +198,16 @@ const std::map<std::string, Formula>& formulas() {
        {.needs_power_of_two = true,
         .copy_free = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
-      {"scatterv/linear",
-       {.cost =
-            [](const Env& e) {
-              Time t = e.block(e.root) * e.copy;
-              for (Rank q = 0; q < e.p; ++q) {
-                if (q != e.root && e.block(q) > 0) t += a(1) + b(e.block(q));
-              }
-              return t;
-            }}},
-      // Exact for regular blocks only (the string claims irregular ones too); irregular
-      // blocks: the tree recursion in TreeRecursion below.
-      {"scatterv/binomial",
-       {.needs_power_of_two = true,
-        .needs_nonempty = true,
-        .copy_free = true,
-        .uniform_only = true,
-        .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }}},
+      {"scatterv/linear", linear_tree_v()},
+      {"scatterv/binomial", binomial_tree_v()},
       {"gather/linear",
        {.cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)); }}},
       {"gather/binomial",
        {.needs_power_of_two = true,
         .copy_free = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
-      {"gatherv/linear",
-       {.cost =
-            [](const Env& e) {
-              Time t = e.block(e.root) * e.copy;
-              for (Rank q = 0; q < e.p; ++q) {
-                if (q != e.root && e.block(q) > 0) t += a(1) + b(e.block(q));
-              }
-              return t;
-            }}},
-      // Exact for regular blocks only (the string claims irregular ones too); irregular
-      // blocks: the tree recursion in TreeRecursion below.
-      {"gatherv/binomial",
-       {.needs_power_of_two = true,
-        .needs_nonempty = true,
-        .copy_free = true,
-        .uniform_only = true,
-        .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }}},
+      {"gatherv/linear", linear_tree_v()},
+      {"gatherv/binomial", binomial_tree_v()},
       {"allgather/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",
