@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/optcoll/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/optcoll
         FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 install(TARGETS optcoll_model optcoll_schedule optcoll_verify optcoll_algorithms optcoll_sim
-                optcoll_exec optcoll_plan optcoll_api optcoll optcoll_warnings
+                optcoll_exec optcoll_plan optcoll_api optcoll_experiments optcoll optcoll_warnings
         EXPORT optcollTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

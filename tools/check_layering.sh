@@ -17,6 +17,7 @@ allowed() {
     exec) echo "model schedule exec" ;;
     plan) echo "model schedule algorithms verify sim plan" ;;
     api) echo "model schedule algorithms verify sim exec plan api" ;;
+    experiments) echo "model schedule algorithms verify sim exec plan api experiments" ;;
     *) echo "" ;;
   esac
 }

@@ -269,6 +269,21 @@ TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
+TEST_F(Cli, ExperimentWritesItsFiles) {
+  const Result r = run("experiment registry-costs --quick --out " + (dir_ / "exp").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("| allreduce |"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(dir_ / "exp" / "registry-costs-allreduce.svg").rfind("<svg", 0), 0u);
+  EXPECT_NE(slurp(dir_ / "exp" / "registry-costs.csv").find("allreduce,allreduce/ring,8,"),
+            std::string::npos);
+  const Result list = run("experiment --list");
+  EXPECT_EQ(list.status, 0);
+  EXPECT_NE(list.out.find("registry-costs"), std::string::npos);
+  const Result bad = run("experiment no-such-thing");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("unknown experiment 'no-such-thing'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, DemoRunsAndConfirmsResults) {
   const Result r = run("demo -p 4 --count 4096");
   ASSERT_EQ(r.status, 0) << r.err;
