@@ -217,7 +217,7 @@ void ScheduleSource::add_to(CLI::App& app) {
   app.add_option("--schedule", file, "a schedule file (text or JSON) instead of a PROBLEM");
 }
 
-Schedule ScheduleSource::load() const {
+Schedule ScheduleSource::load(const CostModel& model) const {
   if (!file.empty()) {
     if (problem.given() || !algorithm.algorithm.empty()) {
       throw_invalid("give either --schedule FILE or a collective with --algorithm, not both");
@@ -231,7 +231,7 @@ Schedule ScheduleSource::load() const {
   }
   const CollectiveSpec spec = problem.spec();
   if (problem.best_root()) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
-  return algorithms::build(algorithm.algorithm, spec, algorithm.parsed_params());
+  return algorithms::build(algorithm.algorithm, spec, algorithm.parsed_params(), model);
 }
 
 }  // namespace optcoll::cli

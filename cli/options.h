@@ -69,7 +69,9 @@ struct ScheduleSource {
   std::string file;
 
   void add_to(CLI::App& app);
-  Schedule load() const;  // throws Error with a clear message
+  // Builds (for `model`: model-optimized algorithms depend on it) or reads the schedule;
+  // throws Error with a clear message.
+  Schedule load(const CostModel& model) const;
 };
 
 std::string read_file(const std::string& path);  // throws Error(kInvalidArgument)

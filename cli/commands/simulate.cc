@@ -24,8 +24,8 @@ struct SimulateOptions {
 };
 
 void run_simulate(const SimulateOptions& o) {
-  const Schedule schedule = o.source.load();
   const CostModel model = o.model.model();
+  const Schedule schedule = o.source.load(model);
   SimOptions sim_options;
   sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
   const SimResult result = simulate(schedule, model, sim_options);

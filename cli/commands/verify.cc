@@ -16,11 +16,12 @@ namespace {
 
 struct VerifyOptionsCli {
   ScheduleSource source;
+  ModelOptions model;  // model-optimized algorithms are built for it
   bool json = false;
 };
 
 void run_verify(const VerifyOptionsCli& o) {
-  const Schedule schedule = o.source.load();
+  const Schedule schedule = o.source.load(o.model.model());
   const VerifyReport report = verify(schedule);
   if (o.json) {
     nlohmann::json diagnostics = nlohmann::json::array();
@@ -55,6 +56,7 @@ void add_verify_command(CLI::App& app) {
   auto o = std::make_shared<VerifyOptionsCli>();
   auto* sub = app.add_subcommand("verify", "prove a schedule correct by symbolic execution");
   o->source.add_to(*sub);
+  o->model.add_to(*sub);
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([o] { run_verify(*o); });
 }

@@ -13,7 +13,7 @@
 namespace optcoll::algorithms {
 
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
-  Schedule builder(const CollectiveSpec&, const Params&);                                          \
+  Schedule builder(const CollectiveSpec&, const Params&, const CostModel&);                        \
   std::optional<std::string> why_not(const CollectiveSpec&, const Params&);                        \
   std::span<const ParamInfo> params();
 #include "optcoll/algorithms/algorithms.def"
@@ -106,8 +106,10 @@ Params resolve_params(const AlgorithmInfo& info, const Params& given) {
   return resolved;
 }
 
-Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params) {
+Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params,
+               const CostModel& model) {
   validate(spec);
+  validate_for(model, spec.nranks);
   if (spec.kind != info.collective) {
     throw_invalid("{} is an algorithm for {}, not for {}", info.name,
                   collective_name(info.collective), collective_name(spec.kind));
@@ -117,7 +119,7 @@ Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Para
     throw Error(ErrorCode::kNotApplicable,
                 fmt::format("{} does not apply to {}: {}", info.name, describe(spec), *reason));
   }
-  return info.build(spec, resolved);
+  return info.build(spec, resolved, model);
 }
 
 const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind) {
@@ -136,8 +138,9 @@ const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind) {
   return *info;
 }
 
-Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params) {
-  return build(lookup(name, spec.kind), spec, params);
+Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params,
+               const CostModel& model) {
+  return build(lookup(name, spec.kind), spec, params, model);
 }
 
 }  // namespace optcoll::algorithms

@@ -11,11 +11,15 @@
 
 #include "optcoll/algorithms/params.h"
 #include "optcoll/model/collective.h"
+#include "optcoll/model/cost_model.h"
 #include "optcoll/schedule/schedule.h"
 
 namespace optcoll::algorithms {
 
-using BuildFn = Schedule (*)(const CollectiveSpec&, const Params&);
+// Builders receive the cost model: most ignore it, but algorithms whose shape is optimized
+// for the model (optimal trees, greedy reductions) are built for the model they will run
+// under. A builder must be deterministic in (spec, params, model).
+using BuildFn = Schedule (*)(const CollectiveSpec&, const Params&, const CostModel&);
 // Empty if the algorithm applies; otherwise a human reason ("needs commutative operator").
 using WhyNotFn = std::optional<std::string> (*)(const CollectiveSpec&, const Params&);
 using ParamsFn = std::span<const ParamInfo> (*)();
@@ -44,11 +48,15 @@ Params resolve_params(const AlgorithmInfo& info, const Params& given);
 // The checked way to build: validates the spec, resolves parameters, and consults why_not.
 // Throws Error(kInvalidArgument) for a bad spec or parameter and Error(kNotApplicable) with
 // the why_not reason.
-Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params = {});
+// `model` matters only to model-optimized algorithms; the default is the unit model of the
+// papers (alpha = beta = 1).
+Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Params& params = {},
+               const CostModel& model = {});
 
 // As above by name. `name` is "<collective>/<algorithm>" or just "<algorithm>" (looked up
 // under spec.kind). Unknown names throw Error(kInvalidArgument) listing the known ones.
 const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind);
-Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params = {});
+Schedule build(std::string_view name, const CollectiveSpec& spec, const Params& params = {},
+               const CostModel& model = {});
 
 }  // namespace optcoll::algorithms

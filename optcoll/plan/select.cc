@@ -25,7 +25,7 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
                 const algorithms::Params& params) {
   const auto& info = algorithms::lookup(name, spec.kind);
   Plan p;
-  p.schedule = algorithms::build(info, spec, params);
+  p.schedule = algorithms::build(info, spec, params, model);
   p.algorithm = std::string(info.name);
   p.params = algorithms::resolve_params(info, params);
   p.predicted_time = predict(p.schedule, model);
@@ -46,7 +46,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason});
       continue;
     }
-    Schedule schedule = info->build(spec, params);
+    Schedule schedule = info->build(spec, params, model);
     const Time predicted = predict(schedule, model);
     applicable.push_back({std::string(info->name), predicted, {}});
     if (!found || predicted < best.predicted_time) {

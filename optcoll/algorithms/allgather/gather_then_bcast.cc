@@ -17,7 +17,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_allgather_gather_then_bcast(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_allgather_gather_then_bcast(const CollectiveSpec& spec, const Params& /*params*/,
+                                           const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/gather_then_bcast");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;

@@ -18,7 +18,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_allgather_ring(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_allgather_ring(const CollectiveSpec& spec, const Params& /*params*/,
+                              const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/ring");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;

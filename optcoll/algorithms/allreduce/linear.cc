@@ -17,7 +17,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_allreduce_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_allreduce_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                                const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "allreduce/linear");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;

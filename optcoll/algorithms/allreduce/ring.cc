@@ -22,7 +22,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_allreduce_ring(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_allreduce_ring(const CollectiveSpec& spec, const Params& /*params*/,
+                              const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "allreduce/ring");
   const Rank p = spec.nranks;
   const Count n = spec.count;

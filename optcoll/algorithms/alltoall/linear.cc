@@ -16,7 +16,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_alltoall_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_alltoall_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                               const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/linear");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;

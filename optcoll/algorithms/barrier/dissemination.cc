@@ -16,7 +16,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_barrier_dissemination(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_barrier_dissemination(const CollectiveSpec& spec, const Params& /*params*/,
+                                     const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "barrier/dissemination");
   const Rank p = spec.nranks;
   int rounds = 0;

@@ -13,7 +13,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_barrier_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_barrier_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                              const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "barrier/linear");
   const Rank p = spec.nranks;
   if (p == 1) return std::move(b).finish();

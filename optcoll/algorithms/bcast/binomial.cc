@@ -17,7 +17,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_bcast_binomial(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_bcast_binomial(const CollectiveSpec& spec, const Params& /*params*/,
+                              const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "bcast/binomial");
   auto tree = patterns::binomial_tree(spec.nranks, spec.root, patterns::ChildOrder::kLargestFirst);
   patterns::emit_tree_bcast(b, tree, output_of(b.layout(), spec.root));

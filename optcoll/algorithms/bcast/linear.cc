@@ -16,7 +16,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_bcast_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_bcast_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                            const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "bcast/linear");
   auto tree = patterns::flat_tree(spec.nranks, spec.root);
   patterns::emit_tree_bcast(b, tree, output_of(b.layout(), spec.root));

@@ -21,7 +21,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_gather_binomial(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_gather_binomial(const CollectiveSpec& spec, const Params& /*params*/,
+                               const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/binomial");
   auto tree = patterns::binomial_tree(spec.nranks, spec.root, patterns::ChildOrder::kSmallestFirst);
   patterns::emit_tree_gather(b, tree, patterns::virtual_positions(spec.nranks, spec.root),

@@ -16,7 +16,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_gather_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_gather_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                             const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/linear");
   auto tree = patterns::flat_tree(spec.nranks, spec.root);
   patterns::emit_tree_gather(b, tree, patterns::rank_positions(spec.nranks),

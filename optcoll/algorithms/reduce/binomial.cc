@@ -20,7 +20,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_reduce_binomial(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_reduce_binomial(const CollectiveSpec& spec, const Params& /*params*/,
+                               const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "reduce/binomial");
   const Layout& layout = b.layout();
   const Rank root = spec.root;

@@ -16,7 +16,8 @@
 
 namespace optcoll::algorithms {
 
-Schedule build_reduce_linear(const CollectiveSpec& spec, const Params& /*params*/) {
+Schedule build_reduce_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                             const CostModel& /*model*/) {
   ScheduleBuilder b(spec, "reduce/linear");
   const Rank root = spec.root;
   auto tree = patterns::outward_flat_tree(spec.nranks, root);

@@ -19,7 +19,8 @@
 namespace optcoll::algorithms {
 
 Schedule build_reduce_scatter_reduce_then_scatter(const CollectiveSpec& spec,
-                                                  const Params& /*params*/) {
+                                                  const Params& /*params*/,
+                                                  const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/reduce_then_scatter");
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;
