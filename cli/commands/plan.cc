@@ -30,6 +30,7 @@ nlohmann::json candidates_json(const Plan& p) {
     nlohmann::json entry = {{"algorithm", c.algorithm}};
     entry["predicted_time"] = c.predicted ? nlohmann::json(*c.predicted) : nlohmann::json(nullptr);
     if (!c.why_not.empty()) entry["why_not"] = c.why_not;
+    if (!c.params.empty()) entry["params"] = c.params;
     list.push_back(std::move(entry));
   }
   return list;

@@ -11,6 +11,10 @@
 
 namespace optcoll::algorithms {
 
+// A parameter an algorithm declares. The default may be "auto": the builder then chooses
+// the value itself, from the spec and the cost model it is given (e.g. the segment size that
+// minimizes the algorithm's cost formula), and records what it chose with
+// ScheduleBuilder::set_params, so that plans and explanations show the actual value.
 struct ParamInfo {
   std::string_view name;
   std::string_view default_value;

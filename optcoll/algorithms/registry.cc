@@ -119,7 +119,9 @@ Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Para
     throw Error(ErrorCode::kNotApplicable,
                 fmt::format("{} does not apply to {}: {}", info.name, describe(spec), *reason));
   }
-  return info.build(spec, resolved, model);
+  Schedule schedule = info.build(spec, resolved, model);
+  if (schedule.params.empty()) schedule.params = resolved.to_string();
+  return schedule;
 }
 
 const AlgorithmInfo& lookup(std::string_view name, CollectiveKind kind) {

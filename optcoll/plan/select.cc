@@ -27,11 +27,11 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
   Plan p;
   p.schedule = algorithms::build(info, spec, params, model);
   p.algorithm = std::string(info.name);
-  p.params = algorithms::resolve_params(info, params);
+  p.params = algorithms::Params::parse(p.schedule.params);
   p.predicted_time = predict(p.schedule, model);
   p.lower_bound = lower_bound(Layout(spec), model);
   p.model = model;
-  p.candidates.push_back({p.algorithm, p.predicted_time, {}});
+  p.candidates.push_back({p.algorithm, p.predicted_time, {}, p.schedule.params});
   return p;
 }
 
@@ -46,14 +46,14 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason});
       continue;
     }
-    Schedule schedule = info->build(spec, params, model);
+    Schedule schedule = algorithms::build(*info, spec, params, model);
     const Time predicted = predict(schedule, model);
-    applicable.push_back({std::string(info->name), predicted, {}});
+    applicable.push_back({std::string(info->name), predicted, {}, schedule.params});
     if (!found || predicted < best.predicted_time) {
       found = true;
+      best.params = algorithms::Params::parse(schedule.params);
       best.schedule = std::move(schedule);
       best.algorithm = std::string(info->name);
-      best.params = params;
       best.predicted_time = predicted;
     }
   }
@@ -110,16 +110,19 @@ std::string Plan::explain() const {
   std::string text =
       fmt::format("{}: {} candidate(s)\n", describe(schedule.spec), candidates.size());
   std::size_t width = 9;
-  for (const auto& c : candidates) width = std::max(width, c.algorithm.size());
+  auto label = [](const Candidate& c) {
+    return c.params.empty() ? c.algorithm : c.algorithm + " (" + c.params + ")";
+  };
+  for (const auto& c : candidates) width = std::max(width, label(c).size());
   const Time best = predicted_time;
   for (const auto& c : candidates) {
     const char* mark = c.algorithm == algorithm ? "*" : " ";
     if (c.predicted) {
       const double ratio = best > 0 ? *c.predicted / best : 1.0;
-      text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}\n", mark, c.algorithm, width,
+      text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}\n", mark, label(c), width,
                           format_time(*c.predicted, model), ratio);
     } else {
-      text += fmt::format(" {} {:<{}}  {:>12}  {}\n", mark, c.algorithm, width, "-", c.why_not);
+      text += fmt::format(" {} {:<{}}  {:>12}  {}\n", mark, label(c), width, "-", c.why_not);
     }
   }
   if (lower_bound) {

@@ -281,6 +281,8 @@ void ScheduleBuilder::set_tree(TreeShape tree) {
   schedule_.tree = std::move(tree);
 }
 
+void ScheduleBuilder::set_params(std::string params) { schedule_.params = std::move(params); }
+
 OpId ScheduleBuilder::op_count(Rank r) const {
   return static_cast<OpId>(schedule_.ranks.at(static_cast<std::size_t>(r)).ops.size());
 }

@@ -49,6 +49,8 @@ class ScheduleBuilder {
   void add_dependency(Rank at, OpId before, OpId after);
 
   void set_tree(TreeShape tree);
+  // Records the parameters actually used ("segment=8192"), e.g. after resolving "auto".
+  void set_params(std::string params);
 
   // Ops emitted so far on rank r (for algorithms that chain explicit dependencies).
   OpId op_count(Rank r) const;

@@ -92,6 +92,7 @@ struct TreeShape {
 struct Schedule {
   CollectiveSpec spec;
   std::string algorithm;  // provenance: "allreduce/ring", "plan/bcast_tree_dp", ...
+  std::string params;     // the parameters it was built with, resolved: "segment=8192,radix=4"
   std::vector<RankProgram> ranks;
   std::optional<TreeShape> tree;
 

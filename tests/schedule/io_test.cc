@@ -87,6 +87,16 @@ TEST(TextFormat, RejectsMalformedInputWithLineNumbers) {
                      "rank 1");
 }
 
+TEST(TextFormat, ParamsRoundTrip) {
+  Schedule s = small_schedule();
+  s.params = "segment=8192,radix=4";
+  EXPECT_EQ(io::parse_text(io::to_text(s)), s);
+  EXPECT_EQ(io::parse_json(io::to_json(s)), s);
+  EXPECT_NE(io::to_text(s).find("\nparams segment=8192,radix=4\n"), std::string::npos);
+  s.params = "two words";
+  EXPECT_THROW(io::to_text(s), Error);
+}
+
 TEST(TextFormat, CommentsAndBlankLinesAreIgnored) {
   const Schedule s = small_schedule();
   std::string text = io::to_text(s);

@@ -135,6 +135,7 @@ std::string to_json(const Schedule& s) {
   doc["format"] = "optcoll-schedule";
   doc["version"] = kScheduleFormatVersion;
   doc["algorithm"] = s.algorithm;
+  if (!s.params.empty()) doc["params"] = s.params;
   doc["collective"] = collective_name(s.spec.kind);
   doc["nranks"] = s.spec.nranks;
   doc["root"] = s.spec.root;
@@ -172,6 +173,10 @@ Schedule parse_json(std::string_view text) {
   const json& algorithm = field(doc, "algorithm", top);
   if (!algorithm.is_string()) fail(top, "\"algorithm\" must be a string");
   s.algorithm = algorithm.get<std::string>();
+  if (const auto it = doc.find("params"); it != doc.end()) {
+    if (!it->is_string()) fail(top, "\"params\" must be a string");
+    s.params = it->get<std::string>();
+  }
   const json& collective = field(doc, "collective", top);
   const auto kind =
       collective.is_string() ? parse_collective(collective.get<std::string>()) : std::nullopt;

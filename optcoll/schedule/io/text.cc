@@ -57,7 +57,13 @@ class Parser {
     Schedule s;
     expect_header();
     s.algorithm = std::string(expect_keyword_value("algorithm"));
-    const auto kind_name = expect_keyword_value("collective");
+    next_line();
+    if (tokens_.size() == 2 && tokens_[0] == "params") {
+      s.params = std::string(tokens_[1]);
+      next_line();
+    }
+    if (tokens_.size() != 2 || tokens_[0] != "collective") fail("expected 'collective <value>'");
+    const auto kind_name = tokens_[1];
     const auto kind = parse_collective(kind_name);
     if (!kind) fail("unknown collective '{}'", kind_name);
     s.spec.kind = *kind;
@@ -289,6 +295,13 @@ std::string to_text(const Schedule& s) {
                 fmt::format("schedule algorithm name '{}' must be one word", s.algorithm));
   }
   out += fmt::format("algorithm {}\n", s.algorithm);
+  if (!s.params.empty()) {
+    if (s.params.find_first_of(" \t\r\n#") != std::string::npos) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("schedule params '{}' must be one word", s.params));
+    }
+    out += fmt::format("params {}\n", s.params);
+  }
   out += fmt::format("collective {}\n", collective_name(s.spec.kind));
   out += fmt::format("nranks {}\nroot {}\ncount {}\n", s.spec.nranks, s.spec.root, s.spec.count);
   if (!s.spec.counts.empty()) out += fmt::format("counts {}\n", fmt::join(s.spec.counts, " "));
