@@ -24,6 +24,7 @@ struct Candidate {
   std::string algorithm;          // registry name, "bcast/binomial"
   std::optional<Time> predicted;  // simulated makespan, when applicable
   std::string why_not;            // why it was skipped, when not
+  std::string params;             // the parameters its schedule was built with
 };
 
 struct Plan {
