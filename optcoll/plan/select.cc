@@ -43,7 +43,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
   for (const auto* info : algorithms::algorithms_for(spec.kind)) {
     const algorithms::Params params = algorithms::resolve_params(*info, {});
     if (auto reason = info->why_not(spec, params)) {
-      skipped.push_back({std::string(info->name), std::nullopt, *reason});
+      skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }
     Schedule schedule = algorithms::build(*info, spec, params, model);
