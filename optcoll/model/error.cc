@@ -22,9 +22,9 @@ std::string_view error_code_name(ErrorCode code) {
 
 namespace detail {
 void throw_check_failure(std::string_view condition, const std::string& message,
-                         std::source_location where) {
+                         const char* file, int line) {
   throw InternalError(fmt::format("optcoll internal check failed: {} ({}) at {}:{}", message,
-                                  condition, where.file_name(), where.line()));
+                                  condition, file, line));
 }
 }  // namespace detail
 

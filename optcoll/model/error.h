@@ -6,7 +6,6 @@
 // Transport and timeout failures are converted once per backend into `TransportError`.
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -45,8 +44,10 @@ class TransportError : public Error {
 };
 
 namespace detail {
+// (__FILE__/__LINE__ rather than std::source_location, which clang 14 with libstdc++ 12,
+// the fuzzing toolchain, does not provide.)
 [[noreturn]] void throw_check_failure(std::string_view condition, const std::string& message,
-                                      std::source_location where);
+                                      const char* file, int line);
 }  // namespace detail
 
 // Throws InvalidArgument built from a fmt format string.
@@ -62,6 +63,6 @@ template <typename... Args>
   do {                                                                           \
     if (!(cond)) [[unlikely]] {                                                  \
       ::optcoll::detail::throw_check_failure(#cond, ::fmt::format(__VA_ARGS__),  \
-                                             ::std::source_location::current()); \
+                                             __FILE__, __LINE__);                \
     }                                                                            \
   } while (false)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the text schedule format, version 1 (docs/schedule_format.md).
 #include <charconv>
+#include <map>
+#include <optional>
 #include <limits>
 #include <vector>
 
@@ -83,28 +85,31 @@ class Parser {
     const auto p = static_cast<std::size_t>(s.spec.nranks);
 
     next_line();
+    // The tree's child lists, placed once every rank section has been read (so nothing is
+    // allocated from the header's nranks alone).
+    std::optional<Rank> tree_root;
+    std::map<std::size_t, std::vector<Rank>> tree_children;
     if (!tokens_.empty() && tokens_[0] == "tree") {
       if (tokens_.size() != 2) fail("expected 'tree <root>'");
-      TreeShape tree;
-      tree.root = static_cast<Rank>(to_int(tokens_[1], 0, s.spec.nranks - 1, "the tree root"));
-      tree.children.resize(p);
+      tree_root = static_cast<Rank>(to_int(tokens_[1], 0, s.spec.nranks - 1, "the tree root"));
       next_line();
       while (!tokens_.empty() && tokens_[0] == "children") {
         if (tokens_.size() < 3) fail("expected 'children <rank> <child>...'");
         const auto node =
             static_cast<std::size_t>(to_int(tokens_[1], 0, s.spec.nranks - 1, "a rank"));
-        if (!tree.children[node].empty()) fail("children of rank {} listed twice", node);
+        auto& kids = tree_children[node];
+        if (!kids.empty()) fail("children of rank {} listed twice", node);
         for (std::size_t i = 2; i < tokens_.size(); ++i) {
-          tree.children[node].push_back(
-              static_cast<Rank>(to_int(tokens_[i], 0, s.spec.nranks - 1, "a rank")));
+          kids.push_back(static_cast<Rank>(to_int(tokens_[i], 0, s.spec.nranks - 1, "a rank")));
         }
         next_line();
       }
-      s.tree = std::move(tree);
     }
 
-    s.ranks.resize(p);
+    // Rank programs are appended as their sections are read (never allocated up front from
+    // the header's nranks, which a short malformed file could set to 2^24).
     for (std::size_t r = 0; r < p; ++r) {
+      s.ranks.emplace_back();
       if (tokens_.size() != 4 || tokens_[0] != "rank" || tokens_[2] != "scratch") {
         fail("expected 'rank {} scratch <count>'", r);
       }
@@ -122,6 +127,13 @@ class Parser {
       fail("expected 'end' after the last rank (truncated file?)");
     next_line();
     if (!tokens_.empty()) fail("unexpected text after 'end'");
+    if (tree_root) {
+      TreeShape tree;
+      tree.root = *tree_root;
+      tree.children.resize(p);
+      for (auto& [node, kids] : tree_children) tree.children[node] = std::move(kids);
+      s.tree = std::move(tree);
+    }
     return s;
   }
 
