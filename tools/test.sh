@@ -20,12 +20,15 @@ cmake -S examples/quickstart -B build/quickstart -DCMAKE_PREFIX_PATH="$PWD/build
 cmake --build build/quickstart -j"$jobs"
 ./build/quickstart/quickstart
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer: full test suite"
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer (clang, with the libFuzzer targets): full test suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE="address;undefined" \
-  -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF
+  -DCMAKE_CXX_COMPILER=clang++ -DOPTCOLL_FUZZ=ON -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j"$jobs" --output-on-failure --timeout 900
+
+echo "== fuzzing: each libFuzzer target for ${OPTCOLL_FUZZ_SECONDS:=60} s from the seed corpus"
+tools/fuzz.sh build/asan "$OPTCOLL_FUZZ_SECONDS"
 
 echo "== ThreadSanitizer: thread executor tests"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE=thread \

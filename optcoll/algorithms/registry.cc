@@ -89,7 +89,8 @@ std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
 
 Params resolve_params(const AlgorithmInfo& info, const Params& given) {
   const auto declared = info.params();
-  for (const auto& [name, value] : given.values()) {
+  for (const auto& entry : given.values()) {
+    const std::string& name = entry.first;  // (clang 14 cannot capture a structured binding)
     const bool known = std::any_of(declared.begin(), declared.end(),
                                    [&](const ParamInfo& p) { return p.name == name; });
     if (!known) {

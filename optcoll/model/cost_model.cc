@@ -115,14 +115,16 @@ CostModel parse_cost_model_json(std::string_view text) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::kParse, fmt::format("model file is not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw Error(ErrorCode::kParse, "model file must hold a JSON object");
   CostModel model;
   std::vector<std::vector<double>> pair_alpha;
   std::vector<std::vector<double>> pair_beta;
-  for (const auto& [key, value] : doc.items()) {
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();  // (not a structured binding: clang 14 cannot
+    const auto& value = item.value();     // capture those in the lambdas below)
     auto number = [&](Time& field) {
       if (!value.is_number())
         throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));

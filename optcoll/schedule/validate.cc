@@ -171,6 +171,7 @@ constexpr std::size_t kPrefetchAhead = 16;
 void prefetch_rank(const Schedule& schedule, std::size_t r) {
   if (r + kPrefetchAhead >= schedule.ranks.size()) return;
   const auto* ops = reinterpret_cast<const char*>(schedule.ranks[r + kPrefetchAhead].ops.data());
+  if (ops == nullptr) return;  // a rank without ops (no pointer arithmetic on null)
   __builtin_prefetch(ops);
   __builtin_prefetch(ops + 64);
   __builtin_prefetch(ops + 128);

@@ -21,7 +21,7 @@ constexpr std::size_t kPrefetchOps = 8;
 // Prefetches the first ops of rank r + 2k and the `after` lists of those of rank r + k.
 void prefetch_ranks(const Schedule& schedule, std::size_t r) {
   const std::size_t p = schedule.ranks.size();
-  if (r + 2 * kPrefetchRanks < p) {
+  if (r + 2 * kPrefetchRanks < p && !schedule.ranks[r + 2 * kPrefetchRanks].ops.empty()) {
     const auto* ops = schedule.ranks[r + 2 * kPrefetchRanks].ops.data();
     __builtin_prefetch(ops);
     __builtin_prefetch(reinterpret_cast<const char*>(ops) + 64);

@@ -95,6 +95,8 @@ TEST(CostModelJson, RejectsMalformedFiles) {
   };
   expect_code("{\"alpha\": 1", ErrorCode::kParse, "not valid JSON");
   expect_code("[1, 2]", ErrorCode::kParse, "JSON object");
+  // A number too large for a double (found by fuzz_model_json: nlohmann throws out_of_range).
+  expect_code("{\"alpha\": 1e70333}", ErrorCode::kParse, "not valid JSON");
   expect_code("{\"alpah\": 1}", ErrorCode::kParse, "unknown field \"alpah\"");
   expect_code("{\"alpha\": \"fast\"}", ErrorCode::kParse, "alpha must be a number");
   expect_code("{\"alpha\": -1}", ErrorCode::kInvalidArgument, "alpha is negative");

@@ -108,6 +108,9 @@ TEST(JsonFormat, RejectsMalformedInput) {
   const std::string good = io::to_json(small_schedule());
   expect_parse_error("{", ErrorCode::kParse, "malformed");
   expect_parse_error(good.substr(0, good.size() - 10), ErrorCode::kParse, "malformed");
+  // A number too large for a double (found by fuzz_schedule_json).
+  expect_parse_error(replace_once(good, "\"count\":", "\"x\":6E66666666,\"count\":"),
+                     ErrorCode::kParse, "malformed");
   expect_parse_error(replace_once(good, "\"format\":\"optcoll-schedule\"", "\"format\":\"x\""),
                      ErrorCode::kParse, "format");
   expect_parse_error(replace_once(good, "\"op\":\"send\"", "\"op\":\"sned\""), ErrorCode::kParse,

@@ -158,7 +158,7 @@ Schedule parse_json(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw Error(ErrorCode::kParse, fmt::format("schedule JSON is malformed: {}", e.what()));
   }
   const std::string top = "document";
