@@ -61,6 +61,7 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw_invalid("cannot write file '{}'", path);
   out << text;
+  out.flush();  // a write error (disk full) shows at the flush, not at the destructor's close
   if (!out) throw_invalid("writing file '{}' failed", path);
 }
 
