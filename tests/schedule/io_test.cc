@@ -87,6 +87,65 @@ TEST(TextFormat, RejectsMalformedInputWithLineNumbers) {
                      "rank 1");
 }
 
+// docs/errors.md: each text-format error not provoked above, with its line number.
+TEST(TextFormat, RejectsEachMalformedConstruct) {
+  const std::string good = io::to_text(small_schedule());
+  const std::string recv = "0 recv 3 seq 0 out[3:+3]";
+  expect_parse_error(replace_once(good, "collective gatherv", "collective"), ErrorCode::kParse,
+                     "line 3: expected 'collective <value>'");
+  expect_parse_error(replace_once(good, "algorithm gatherv/binomial", "algo x"), ErrorCode::kParse,
+                     "line 2: expected 'algorithm <value>'");
+  expect_parse_error(replace_once(good, "commutative true", "commutative"), ErrorCode::kParse,
+                     "expected 'commutative true|false'");
+  expect_parse_error(replace_once(good, "commutative true", "commutative yes"), ErrorCode::kParse,
+                     "commutative must be 'true' or 'false', got 'yes'");
+  expect_parse_error(replace_once(good, "elem_bytes 4", "elem_bytes 0"), ErrorCode::kParse,
+                     "elem_bytes 0 out of range [1, 4096]");
+  expect_parse_error(replace_once(good, "tree 2", "tree 2 3"), ErrorCode::kParse,
+                     "line 10: expected 'tree <root>'");
+  expect_parse_error(replace_once(good, "children 4 0", "children 4"), ErrorCode::kParse,
+                     "expected 'children <rank> <child>...'");
+  expect_parse_error(replace_once(good, "children 4 0", "children 2 0"), ErrorCode::kParse,
+                     "children of rank 2 listed twice");
+  expect_parse_error(replace_once(good, "rank 0 scratch 0", "rank 0 scratch"), ErrorCode::kParse,
+                     "expected 'rank 0 scratch <count>'");
+  expect_parse_error(replace_once(good, "rank 0 scratch 0", "rank 1 scratch 0"), ErrorCode::kParse,
+                     "expected the program of rank 0 next");
+  expect_parse_error(replace_once(good, "0 send 2 seq 0 in[0:+2]", "0"), ErrorCode::kParse,
+                     "expected an op '<index> <kind> ...'");
+  expect_parse_error(replace_once(good, recv, "0 recv 3 seq"), ErrorCode::kParse,
+                     "op 'recv' is missing operands");
+  expect_parse_error(replace_once(good, recv, "0 recvreduce 3 seq 0 out[3:+3] middle"),
+                     ErrorCode::kParse, "expected 'left' or 'right', got 'middle'");
+  expect_parse_error(replace_once(good, recv, "0 recv 3 seq 0 out[3:+3] 7"), ErrorCode::kParse,
+                     "expected 'after <op>...' or the end of the line, got '7'");
+}
+
+TEST(TextFormat, WritingRejectsNamesThatAreNotOneWord) {
+  Schedule s = small_schedule();
+  s.algorithm = "gatherv binomial";
+  try {
+    io::to_text(s);
+    FAIL() << "accepted an algorithm name with a space";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("algorithm name 'gatherv binomial' must be one word"),
+              std::string::npos)
+        << e.what();
+  }
+  s = small_schedule();
+  s.params = "k=2 #";
+  try {
+    io::to_text(s);
+    FAIL() << "accepted params with a space";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("schedule params 'k=2 #' must be one word"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TextFormat, ParamsRoundTrip) {
   Schedule s = small_schedule();
   s.params = "segment=8192,radix=4";
@@ -121,6 +180,46 @@ TEST(JsonFormat, RejectsMalformedInput) {
                      "expected a slice");
   expect_parse_error(replace_once(good, "\"ranks\":[", "\"rankz\":["), ErrorCode::kParse,
                      "missing field \"ranks\"");
+}
+
+// docs/errors.md: each JSON-format error not provoked above.
+TEST(JsonFormat, RejectsEachMalformedField) {
+  const std::string good = io::to_json(small_schedule());
+  const std::string recv = "{\"dst\":[\"out\",3,3],\"op\":\"recv\",\"peer\":3,\"seq\":0}";
+  auto bad = [&](const std::string& from, const std::string& to, const std::string& fragment) {
+    expect_parse_error(replace_once(good, from, to), ErrorCode::kParse, fragment);
+  };
+  try {
+    io::parse_json("[1, 2]");
+    FAIL() << "accepted a JSON array";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kParse);
+    EXPECT_NE(std::string(e.what()).find("schedule JSON document: expected an object"),
+              std::string::npos)
+        << e.what();
+  }
+  bad("\"version\":1", "\"version\":2",
+      "format version 2 is not supported (this build reads version 1)");
+  bad("\"version\":1", "\"version\":\"1\"", "version: expected an integer");
+  bad("\"algorithm\":\"gatherv/binomial\"", "\"algorithm\":7", "\"algorithm\" must be a string");
+  bad("\"algorithm\":", "\"params\":3,\"algorithm\":", "\"params\" must be a string");
+  bad("\"collective\":\"gatherv\"", "\"collective\":\"gathervv\"",
+      "\"collective\" names no known collective");
+  bad("\"counts\":[1,2,0,3,1]", "\"counts\":5", "\"counts\" must be an array");
+  bad("\"commutative\":true", "\"commutative\":1", "\"commutative\" must be true or false");
+  bad("\"children\":[[],", "\"children\":[", "schedule JSON tree: \"children\" must hold one list");
+  bad("\"children\":[[],", "\"children\":[7,", "\"children\" entries must be arrays");
+  bad("],\"scratch\":2}]", "],\"scratch\":2},{\"ops\":[],\"scratch\":0}]",
+      "\"ranks\" must hold 5 rank programs");
+  bad("{\"ops\":[{\"op\":\"send\",\"peer\":4", "{\"ops\":7,\"o\":[{\"op\":\"send\",\"peer\":4",
+      "schedule JSON rank 0: \"ops\" must be an array");
+  bad(recv, "{\"dst\":[\"out\",3,3],\"op\":5,\"peer\":3,\"seq\":0}", "\"op\" must be a string");
+  bad(recv, "{\"dst\":[\"heap\",3,3],\"op\":\"recv\",\"peer\":3,\"seq\":0}",
+      "unknown buffer \"heap\"");
+  bad(recv, "{\"dst\":[\"out\",3,3],\"op\":\"recvreduce\",\"incoming\":\"up\",\"peer\":3,\"seq\":0}",
+      "rank 2 op 0 incoming: expected \"left\" or \"right\"");
+  bad(recv, "{\"dst\":[\"out\",3,3],\"op\":\"recv\",\"peer\":3,\"seq\":0,\"after\":0}",
+      "\"after\" must be an array");
 }
 
 TEST(DotFormat, HasOneNodePerOpAndOneDashedEdgePerMessage) {
