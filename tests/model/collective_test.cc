@@ -62,6 +62,21 @@ TEST(CollectiveValidate, NamesEachProblem) {
   expect_invalid(bytes, "elem_bytes");
 }
 
+// docs/errors.md: the limits and the kind, each with its own message.
+TEST(CollectiveValidate, NamesEachLimit) {
+  expect_invalid(CollectiveSpec{static_cast<CollectiveKind>(99), 2, 0, 1, {}},
+                 "unknown collective kind 99");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, (Rank{1} << 24) + 1, 0, 1, {}},
+                 "bcast: nranks 16777217 exceeds the limit of 2^24");
+  expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 2, 0, kMaxCount + 1, {}},
+                 "bcast: count 281474976710657 exceeds 2^48");
+  expect_invalid(CollectiveSpec{CollectiveKind::kAllgather, 1024, 0, kMaxCount / 512, {}},
+                 "allgather buffer exceeds the limit of 2^48 elements (549755813888 x 1024)");
+  CollectiveSpec bytes{CollectiveKind::kBcast, 2, 0, 1, {}};
+  bytes.elem_bytes = 4097;
+  expect_invalid(bytes, "bcast: elem_bytes must be in 1..4096, got 4097");
+}
+
 TEST(CollectiveValidate, AcceptsEdgeCases) {
   EXPECT_NO_THROW(validate(make_spec(CollectiveKind::kBcast, 1, 0)));
   EXPECT_NO_THROW(validate(make_spec_v(CollectiveKind::kGatherv, 3, {0, 0, 0}, 2)));

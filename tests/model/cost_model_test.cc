@@ -67,6 +67,30 @@ TEST(CostModel, RejectsNanNegativeAndBadPorts) {
   expect_invalid_model(m, "pair matrices");
 }
 
+// docs/errors.md: the pair-matrix checks of validate() and validate_for().
+TEST(CostModel, RejectsInconsistentPairMatrices) {
+  CostModel m;
+  m.pair_nranks = -1;
+  expect_invalid_model(m, "model pair matrices have negative size");
+  m = CostModel{};
+  m.pair_nranks = 2;
+  m.pair_alpha = {0, 1, 1};
+  m.pair_beta = {0, 1, 1, 0};
+  expect_invalid_model(m, "model pair matrices must both be 2 x 2 (4 cells), got 3 and 4");
+  m.pair_alpha = {0, 1, 1, 0};
+  validate(m);  // consistent now
+  try {
+    validate_for(m, 3);
+    FAIL() << "a 2 x 2 model accepted for 3 ranks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(
+                  "model pair matrices are 2 x 2 but the collective has 3 ranks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CostModelJson, RoundTrip) {
   CostModel m;
   m.alpha = 1.5e-6;
@@ -103,6 +127,20 @@ TEST(CostModelJson, RejectsMalformedFiles) {
   expect_code("{\"duplex\": \"both\"}", ErrorCode::kParse, "duplex");
   expect_code("{\"ports\": 1.5}", ErrorCode::kParse, "ports must be an integer");
   expect_code("{\"pair_alpha\": [[0,1],[1,0]]}", ErrorCode::kInvalidArgument, "given together");
+  // docs/errors.md: one line per model-file error not provoked above.
+  expect_code("{\"overlap\": 1}", ErrorCode::kParse, "model: overlap must be true or false");
+  expect_code("{\"ports\": 0}", ErrorCode::kInvalidArgument,
+              "model parameter ports must be in 1..1024, got 0");
+  expect_code("{\"pair_alpha\": 5, \"pair_beta\": [[0]]}", ErrorCode::kParse,
+              "model: pair_alpha must be an array of rows");
+  expect_code("{\"pair_alpha\": [1, 2], \"pair_beta\": [[0]]}", ErrorCode::kParse,
+              "model: pair_alpha must be an array of rows");
+  expect_code("{\"pair_alpha\": [[0, \"x\"]], \"pair_beta\": [[0]]}", ErrorCode::kParse,
+              "model: pair_alpha holds a non-number");
+  expect_code("{\"pair_alpha\": [[0]], \"pair_beta\": [[0, 1], [1, 0]]}",
+              ErrorCode::kInvalidArgument, "model: pair_alpha and pair_beta differ in size");
+  expect_code("{\"pair_alpha\": [[0, 1], [1, 0]], \"pair_beta\": [[0, -1], [1, 0]]}",
+              ErrorCode::kInvalidArgument, "model parameter pair_beta[0][1] is negative (-1)");
   expect_code("{\"pair_alpha\": [[0,1],[1]], \"pair_beta\": [[0,1],[1,0]]}",
               ErrorCode::kInvalidArgument, "square");
 }

@@ -72,6 +72,20 @@ TEST(Distributions, NamesRoundTripAndUnknownNamesAreListed) {
               std::string::npos)
         << e.what();
   }
+  // docs/errors.md: each argument check, with its message.
+  auto expect_invalid = [](Rank p, Count block, Count k, const std::string& fragment) {
+    try {
+      distribution_counts(Distribution::kSpikes, p, block, 1, k);
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid(0, 10, 2, "distribution needs nranks >= 1, got 0");
+  expect_invalid(4, -1, 2, "block size must be non-negative, got -1");
+  expect_invalid(4, 10, 0, "distribution parameter k must be at least 1, got 0");
+  expect_invalid(4, kMaxCount, 2, "block size 281474976710656 is too large for 4 ranks");
   EXPECT_THROW(distribution_counts(Distribution::kSame, 0, 10), Error);
   EXPECT_THROW(distribution_counts(Distribution::kSame, 4, -1), Error);
   EXPECT_THROW(distribution_counts(Distribution::kTwoBlocks, 4, kMaxCount), Error);
