@@ -67,6 +67,45 @@ TEST(Registry, UnknownAndMismatchedNamesAreInvalidArguments) {
   EXPECT_NO_THROW(build("binomial", spec));  // short names are looked up under the spec's kind
 }
 
+// docs/errors.md: a registry entry asked for another collective, by name and by entry.
+TEST(Registry, AnAlgorithmOfAnotherCollectiveIsAnInvalidArgument) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 4, 8);
+  for (int by_entry = 0; by_entry < 2; ++by_entry) {
+    try {
+      if (by_entry) {
+        build(*find_algorithm("allgather/ring"), spec);
+      } else {
+        build("allgather/ring", spec);
+      }
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("allgather/ring is an algorithm for allgather, not for "
+                                           "bcast"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// docs/errors.md: the parameter parser's messages.
+TEST(Registry, ParameterErrorsNameTheParameter) {
+  auto expect_invalid = [](auto&& call, const std::string& fragment) {
+    try {
+      call();
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid([] { Params::parse("a=1,radix"); },
+                 "algorithm parameter 'radix' must look like name=value");
+  const Params params = Params::parse("a=1,b=xyz");
+  expect_invalid([&] { params.get("c"); }, "algorithm parameter 'c' is not set");
+  expect_invalid([&] { params.get_int("b"); }, "algorithm parameter b=xyz is not an integer");
+}
+
 TEST(Registry, ParametersAreCheckedAgainstTheDeclaration) {
   const auto spec = make_spec(CollectiveKind::kBcast, 4, 8);
   try {

@@ -74,6 +74,27 @@ TEST(Select, ExplicitChoiceAndErrors) {
   EXPECT_THROW(plan(spec, bad), Error);
 }
 
+// docs/errors.md: each planning error, with its code and message.
+TEST(Select, ErrorsNameTheProblem) {
+  auto expect_invalid = [](auto&& call, const std::string& fragment) {
+    try {
+      call();
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  const CostModel model = unit_model(10, 1);
+  const auto spec = make_spec(CollectiveKind::kBcast, 8, 100);
+  expect_invalid([&] { plan(spec, model, "auto", algorithms::Params::parse("radix=2")); },
+                 "algorithm parameters (radix=2) need an explicit algorithm, not auto");
+  expect_invalid([&] { plan_best_root(make_spec(CollectiveKind::kAllreduce, 4, 4), model); },
+                 "allreduce has no root to choose");
+  expect_invalid([&] { plan_best_root(spec, model, "auto", {}, 4); },
+                 "choosing the best root plans every root; 8 ranks exceed the limit of 4");
+}
+
 TEST(Select, BestRootIsTheMinimumOverEveryRoot) {
   const CostModel model = unit_model(100, 1);
   const auto spec = make_spec_v(CollectiveKind::kGatherv, 9, {1, 500, 2, 3, 900, 0, 7, 1, 40});
