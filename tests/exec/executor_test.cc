@@ -135,6 +135,38 @@ TEST(ExecutorValidation, OperatorMustSuitTheScheduleAndType) {
   EXPECT_TRUE(contains(mistyped.what(), "another element type")) << mistyped.what();
 }
 
+// docs/errors.md: a hand-made datatype or operator that the factories would have refused, and
+// a user type so large that the buffer sizes overflow: refused before any message.
+TEST(ExecutorValidation, HandMadeTypesAndOperatorsAreRefused) {
+  const Schedule ring =
+      algorithms::build("allreduce/ring", make_spec(CollectiveKind::kAllreduce, 2, 3));
+  auto run = [&](const Datatype& type, const ReduceOp& op) {
+    return expect_error([&] {
+      shared_world(2).run([&](Transport& t) {
+        std::vector<std::byte> in(3 * 4);
+        std::vector<std::byte> out(3 * 4);
+        execute(ring, t, {in, out}, type, op);
+      });
+    });
+  };
+  Datatype sizeless = Datatype::int32();
+  sizeless.bytes = 0;
+  const Error e1 = run(sizeless, int32_sum());
+  EXPECT_EQ(e1.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e1.what(), "datatype 'int32' has no size")) << e1.what();
+  ReduceOp hollow = int32_sum();
+  hollow.combine = nullptr;
+  const Error e2 = run(int32(), hollow);
+  EXPECT_EQ(e2.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e2.what(), "operator 'sum' has no combine function")) << e2.what();
+  const ReduceOp user = ReduceOp::user("first", true, [](const std::byte*, const std::byte*,
+                                                         std::byte*, Count) {});
+  const Error e3 = run(Datatype::user("huge", std::size_t{1} << 63), user);
+  EXPECT_EQ(e3.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e3.what(), "input: 3 elements of 9223372036854775808 bytes do not fit"))
+      << e3.what();
+}
+
 // Side::kRight means dst = dst * incoming, kLeft dst = incoming * dst, for messages
 // (RecvReduce) and local reductions (Reduce) alike.
 TEST(Executor, SideSelectsOperandOrder) {

@@ -60,6 +60,27 @@ TEST(ReduceOp, UnknownOperatorsAndUserTypesAreInvalidArguments) {
   EXPECT_EQ(max.operand, BuiltinType::kDouble);
 }
 
+// docs/errors.md: each factory's message.
+TEST(ReduceOp, FactoryErrorsNameTheProblem) {
+  auto expect_invalid = [](auto&& call, const std::string& fragment) {
+    try {
+      call();
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid([] { ReduceOp::builtin("xor", Datatype::int32()); },
+                 "unknown reduction operator 'xor' (known: sum, prod, min, max)");
+  expect_invalid([] { ReduceOp::builtin("sum", Datatype::user("pair", 12)); },
+                 "built-in operator 'sum' is not defined for user datatype 'pair'");
+  expect_invalid([] { ReduceOp::user("none", true, nullptr); },
+                 "user operator 'none' has no combine function");
+  expect_invalid([] { Datatype::user("void", 0); },
+                 "user datatype 'void' must have a positive size");
+}
+
 // The three layouts combine() is called with: three buffers, out == left, out == right.
 enum class Aliasing { kDistinct, kOutIsLeft, kOutIsRight };
 

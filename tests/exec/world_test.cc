@@ -26,6 +26,41 @@ TEST(ThreadWorld, RejectsBadArguments) {
   EXPECT_THROW(ThreadWorld(2, WorldOptions{milliseconds(0)}), Error);
 }
 
+// docs/errors.md: the constructor's messages.
+TEST(ThreadWorld, BadArgumentsAreNamed) {
+  for (const bool zero_ranks : {true, false}) {
+    try {
+      if (zero_ranks) {
+        ThreadWorld world(0);
+      } else {
+        ThreadWorld world(2, WorldOptions{milliseconds(-5)});
+      }
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      const std::string expected = zero_ranks ? "a thread world needs at least one rank, got 0"
+                                              : "thread world timeout must be positive, got -5 ms";
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+// docs/errors.md: a peer outside the world is a TransportError naming both ranks.
+TEST(ThreadWorld, PeerOutOfRangeIsATransportError) {
+  ThreadWorld world(2);
+  try {
+    world.run([](Transport& t) {
+      std::byte none[1];
+      if (t.rank() == 1) t.isend(5, MsgKey{0, 0}, std::span<const std::byte>(none, 0));
+    });
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1: cannot send to rank 5 (world of 2 ranks)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ThreadWorld, RunsOnceOnEveryRankAndIsReusable) {
   ThreadWorld world(7, WorldOptions{milliseconds(1234)});
   EXPECT_EQ(world.size(), 7);
@@ -134,6 +169,8 @@ TEST(ThreadWorld, WorldTimeoutStopsWaitingRanks) {
     EXPECT_NE(std::string(e.what()).find("timed out: no progress for"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("3 of 3 ranks failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(the thread world's timeout)"), std::string::npos)
+        << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }

@@ -216,7 +216,9 @@ TEST(JsonFormat, RejectsEachMalformedField) {
   bad(recv, "{\"dst\":[\"out\",3,3],\"op\":5,\"peer\":3,\"seq\":0}", "\"op\" must be a string");
   bad(recv, "{\"dst\":[\"heap\",3,3],\"op\":\"recv\",\"peer\":3,\"seq\":0}",
       "unknown buffer \"heap\"");
-  bad(recv, "{\"dst\":[\"out\",3,3],\"op\":\"recvreduce\",\"incoming\":\"up\",\"peer\":3,\"seq\":0}",
+  bad(recv,
+      "{\"dst\":[\"out\",3,3],\"op\":\"recvreduce\",\"incoming\":\"up\",\"peer\":3,"
+      "\"seq\":0}",
       "rank 2 op 0 incoming: expected \"left\" or \"right\"");
   bad(recv, "{\"dst\":[\"out\",3,3],\"op\":\"recv\",\"peer\":3,\"seq\":0,\"after\":0}",
       "\"after\" must be an array");
