@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -72,6 +73,17 @@ void check_call(const Schedule& schedule, const Transport& transport, BufferBind
   const Layout layout(schedule.spec);
   check_buffer(buffers.input.size(), layout.input_count(me), type, me, "input");
   check_buffer(buffers.output.size(), layout.output_count(me), type, me, "output");
+  // No in-place mode (docs/design.md): an input that overlaps the output would be overwritten
+  // before it is sent, silently (allgather/linear with the input at the output's start).
+  const std::less<const std::byte*> before;
+  const std::byte* in = buffers.input.data();
+  const std::byte* out = buffers.output.data();
+  if (!buffers.input.empty() && !buffers.output.empty() &&
+      before(in, out + buffers.output.size()) && before(out, in + buffers.input.size())) {
+    throw_invalid("rank {}: the input and output buffers overlap (there is no in-place mode: "
+                  "pass separate buffers)",
+                  me);
+  }
   const RankProgram& program = schedule.ranks[static_cast<std::size_t>(me)];
   checked_bytes(program.scratch_count, type.bytes, "scratch");
   for (std::size_t i = 0; i < program.ops.size(); ++i) {

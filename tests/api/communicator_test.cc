@@ -4,10 +4,13 @@
 #include "optcoll/api/communicator.h"
 
 #include <atomic>
+#include <functional>
 #include <numeric>
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/api/threads_check.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
@@ -148,6 +151,117 @@ TEST(Communicator, WrongBuffersAreInvalidArguments) {
                              comm.allgatherv<double>(in, out, counts);
                            }),
                Error);
+}
+
+// docs/errors.md: run_checked_on_threads (optcoll run, demo) checks its arguments first.
+TEST(RunCheckedOnThreads, ArgumentErrorsNameTheProblem) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 2, 4);
+  spec.elem_bytes = 8;
+  const Schedule eight = algorithms::build("allreduce/ring", spec);
+  spec.elem_bytes = 16;  // a 2x2 matrix of int32
+  const Schedule commutative = algorithms::build("allreduce/ring", spec);
+  struct Case {
+    const Schedule* schedule;
+    const char* op;
+    int iterations;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {&eight, "sum", 0, "iterations must be at least 1, got 0"},
+      {&eight, "sum", 1, "the schedule was planned for 8-byte elements but int32 elements have 4"},
+      {&commutative, "matmul2", 1, "is not commutative but the schedule assumes it is"},
+  };
+  for (const Case& c : cases) {
+    try {
+      run_checked_on_threads(*c.schedule, Datatype::int32(), c.op, c.iterations,
+                             std::chrono::seconds(20));
+      FAIL() << c.fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(c.fragment), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Runs fn on 2 ranks and returns the message of the Error it throws ("" when none).
+std::string error_of(const std::function<void(Communicator&)>& fn, ErrorCode code) {
+  try {
+    run_threads(2, fn);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+// docs/errors.md: Communicator::run's own checks, before planning or any message.
+TEST(Communicator, RunChecksTheSpecAgainstTheCommunicatorAndOperator) {
+  const std::string ranks = error_of(
+      [](Communicator& comm) {
+        std::vector<double> in(4), out(4);
+        comm.run(make_spec(CollectiveKind::kAllreduce, 3, 4),
+                 {std::as_bytes(std::span<const double>(in)),
+                  std::as_writable_bytes(std::span<double>(out))},
+                 Datatype::float64(), ReduceOp::builtin("sum", Datatype::float64()));
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(ranks.find("is for 3 ranks but the communicator has 2"), std::string::npos) << ranks;
+  const std::string order = error_of(
+      [](Communicator& comm) {
+        std::vector<double> in(4), out(4);
+        const ReduceOp first =
+            ReduceOp::user("first", false, [](const std::byte*, const std::byte*, std::byte*,
+                                               Count) {});
+        comm.run(make_spec(CollectiveKind::kAllreduce, 2, 4),
+                 {std::as_bytes(std::span<const double>(in)),
+                  std::as_writable_bytes(std::span<double>(out))},
+                 Datatype::float64(), first);
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(order.find("operator first is not commutative but the spec says it is"),
+            std::string::npos)
+      << order;
+}
+
+// docs/errors.md: there is no in-place mode: an input inside the output is refused. (Before
+// this check, allgather/linear with the input at the output's start silently returned wrong
+// blocks: the receives overwrote the input before it was sent.)
+TEST(Communicator, InPlaceCallsAreRefused) {
+  for (const char* algorithm : {"allgather/linear", "allgather/ring"}) {
+    CommOptions options;
+    options.algorithms["allgather"] = algorithm;
+    try {
+      run_threads(
+          3,
+          [](Communicator& comm) {
+            std::vector<double> buffer(3 * 4, 1.0);
+            const std::span<const double> in(buffer.data(), 4);
+            comm.allgather<double>(in, buffer);
+          },
+          options);
+      FAIL() << algorithm;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("rank 0: the input and output buffers overlap"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const std::string what = error_of(
+      [](Communicator& comm) {
+        std::vector<double> buffer(8, 1.0);
+        comm.allreduce<double>(buffer, buffer, "sum");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(what.find("input and output buffers overlap"), std::string::npos) << what;
+  // Adjacent, not overlapping: fine.
+  run_threads(2, [](Communicator& comm) {
+    std::vector<double> buffer(8, 1.0);
+    const std::span<double> all(buffer);
+    comm.allreduce<double>(all.first(4), all.last(4), "sum");
+    EXPECT_EQ(buffer[4], 2.0);
+  });
 }
 
 }  // namespace

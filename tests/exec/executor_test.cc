@@ -167,6 +167,23 @@ TEST(ExecutorValidation, HandMadeTypesAndOperatorsAreRefused) {
       << e3.what();
 }
 
+// docs/errors.md: no in-place mode; the check runs in execute() itself, before any message.
+TEST(ExecutorValidation, OverlappingInputAndOutputAreRefused) {
+  const Schedule s = algorithms::build("allgather/linear", make_spec(CollectiveKind::kAllgather,
+                                                                     2, 3));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::int32_t> buffer(6, 1);
+      const std::span<std::int32_t> out(buffer);
+      execute(s, t, {std::as_bytes(out.subspan(2, 3)), std::as_writable_bytes(out)}, int32(),
+              int32_sum());
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e.what(), "2 of 2 ranks failed")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "the input and output buffers overlap")) << e.what();
+}
+
 // Side::kRight means dst = dst * incoming, kLeft dst = incoming * dst, for messages
 // (RecvReduce) and local reductions (Reduce) alike.
 TEST(Executor, SideSelectsOperandOrder) {
