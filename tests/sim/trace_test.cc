@@ -103,5 +103,28 @@ TEST(Exporters, NeedTiming) {
   EXPECT_THROW(gantt_svg(s, r), Error);
 }
 
+// docs/errors.md: the exporters' messages.
+TEST(Exporters, ErrorsNameTheProblem) {
+  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 4, 1));
+  auto expect_invalid = [](auto&& call, const std::string& fragment) {
+    try {
+      call();
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  const SimResult untimed = simulate(s, CostModel{});
+  expect_invalid([&] { trace_csv(s, untimed); },
+                 "trace export needs a SimResult of this schedule computed with "
+                 "SimOptions::trace = true");
+  SimOptions options;
+  options.trace = true;
+  const SimResult timed = simulate(s, CostModel{}, options);
+  expect_invalid([&] { chrome_trace_json(s, timed, 0.0); },
+                 "trace time scale must be positive, got 0");
+}
+
 }  // namespace
 }  // namespace optcoll
