@@ -77,6 +77,50 @@ TEST(Structure, FindsEachKindOfDamage) {
   }
 }
 
+// docs/errors.md: the remaining kinds of damage, each with its own message.
+TEST(Structure, FindsEveryOtherKindOfDamage) {
+  {
+    Schedule s = ring();
+    std::get<Send>(first_op_of_kind(s, 1, 0, true).action).src.count = -1;
+    EXPECT_TRUE(has_issue(s, "send slice out[3:+-1] has a negative offset or count"));
+  }
+  {
+    Schedule s = ring();
+    std::get<Send>(first_op_of_kind(s, 1, 0, true).action).peer = 1;
+    EXPECT_TRUE(has_issue(s, "rank 1 sends to or receives from itself"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks[3].scratch_count = -2;
+    EXPECT_TRUE(has_issue(s, "scratch size -2 out of range"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks[2].ops[2].after = {1, 0};
+    EXPECT_TRUE(has_issue(s, "dependency list is not sorted and unique"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks[0].ops.push_back(Op{Copy{Slice{Buf::kInput, 0, 3}, Slice{Buf::kOutput, 0, 2}}, {}});
+    EXPECT_TRUE(has_issue(s, "source has 3 elements but destination 2"));
+  }
+  {
+    Schedule s = ring();
+    first_op_of_kind(s, 0, 0, true).seq = -1;
+    EXPECT_TRUE(has_issue(s, "message has no seq (got -1)"));
+  }
+  {
+    Schedule s = ring();
+    first_op_of_kind(s, 0, 1, true).seq = first_op_of_kind(s, 0, 0, true).seq;
+    EXPECT_TRUE(has_issue(s, "second send to rank 1 with seq 0 (first: op"));
+  }
+  {
+    Schedule s = ring();
+    first_op_of_kind(s, 1, 1, false).seq = first_op_of_kind(s, 1, 0, false).seq;
+    EXPECT_TRUE(has_issue(s, "second receive from rank 0 with seq 0 (first: op"));
+  }
+}
+
 TEST(Structure, RequireWellFormedThrowsNamingTheProblem) {
   Schedule s = ring();
   first_op_of_kind(s, 0, 0, true).seq = 42;
