@@ -48,6 +48,9 @@ TEST(Registry, NotApplicableCarriesTheReason) {
     EXPECT_EQ(e.code(), ErrorCode::kNotApplicable);
     EXPECT_NE(std::string(e.what()).find("needs a commutative operator"), std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("allreduce/ring does not apply to allreduce"),
+              std::string::npos)
+        << e.what();
   }
 }
 

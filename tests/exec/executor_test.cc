@@ -184,6 +184,30 @@ TEST(ExecutorValidation, OverlappingInputAndOutputAreRefused) {
   EXPECT_TRUE(contains(e.what(), "the input and output buffers overlap")) << e.what();
 }
 
+// docs/errors.md: an operator that throws while combining a message fails the collective
+// with a TransportError naming the receiving rank, the sender and the operator's message.
+TEST(Executor, ThrowingOperatorFailsTheCollective) {
+  const Schedule s = algorithms::build("reduce/linear", make_spec(CollectiveKind::kReduce, 2, 4));
+  const ReduceOp boom = ReduceOp::user("boom", true, [](const std::byte*, const std::byte*,
+                                                        std::byte*, Count) {
+    throw std::runtime_error("boom refuses");
+  });
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::int32_t> in(4, 1);
+      std::vector<std::int32_t> out(t.rank() == 0 ? 4 : 0);
+      execute(s, t,
+              {std::as_bytes(std::span<const std::int32_t>(in)),
+               std::as_writable_bytes(std::span<std::int32_t>(out))},
+              int32(), boom);
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kTransport) << e.what();
+  EXPECT_TRUE(contains(e.what(), "rank 0: combining the message from rank 1 (epoch 0, seq 0) "
+                                 "failed: boom refuses"))
+      << e.what();
+}
+
 // Side::kRight means dst = dst * incoming, kLeft dst = incoming * dst, for messages
 // (RecvReduce) and local reductions (Reduce) alike.
 TEST(Executor, SideSelectsOperandOrder) {
