@@ -389,6 +389,10 @@ class Interpreter {
 
 void execute(const Schedule& schedule, Transport& transport, BufferBinding buffers,
              const Datatype& type, const ReduceOp& op, const ExecOptions& options) {
+  if (options.timeout.count() <= 0) {  // with none, the first wait would fail after sends
+    throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
+                  options.timeout.count());
+  }
   check_call(schedule, transport, buffers, type, op, options.known_well_formed);
   Interpreter interpreter(schedule, transport, buffers, type, op, options);
   interpreter.run();

@@ -167,6 +167,22 @@ TEST(ExecutorValidation, HandMadeTypesAndOperatorsAreRefused) {
       << e3.what();
 }
 
+// docs/errors.md: a non-positive timeout is refused before any message (it used to post the
+// root's sends and then report a timeout).
+TEST(ExecutorValidation, NonPositiveTimeoutIsRefused) {
+  const Schedule s = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 4));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      std::vector<std::int32_t> out(4, 1);
+      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+              int32_sum(), ExecOptions{milliseconds(0)});
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  EXPECT_TRUE(contains(e.what(), "2 of 2 ranks failed")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "the execution timeout must be positive, got 0 ms")) << e.what();
+}
+
 // docs/errors.md: no in-place mode; the check runs in execute() itself, before any message.
 TEST(ExecutorValidation, OverlappingInputAndOutputAreRefused) {
   const Schedule s = algorithms::build("allgather/linear", make_spec(CollectiveKind::kAllgather,
