@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/registry.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
@@ -43,6 +44,14 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
     : transport_(transport), cache_(std::move(cache)), options_(std::move(options)) {
   OPTCOLL_CHECK(cache_ != nullptr, "Communicator needs a plan cache");
   validate(options_.model);
+  // A misspelled override would otherwise be ignored silently.
+  for (const auto& [collective, algorithm] : options_.algorithms) {
+    const auto kind = parse_collective(collective);
+    if (!kind) {
+      throw_invalid("CommOptions::algorithms names an unknown collective '{}'", collective);
+    }
+    if (algorithm != "auto") algorithms::lookup(algorithm, *kind);
+  }
 }
 
 std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,

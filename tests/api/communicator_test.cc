@@ -224,6 +224,29 @@ TEST(Communicator, RunChecksTheSpecAgainstTheCommunicatorAndOperator) {
       << order;
 }
 
+// docs/errors.md: algorithm overrides are checked when the Communicator is made (a misspelled
+// collective used to be ignored silently, an unknown algorithm reported only at the call).
+TEST(Communicator, OverridesAreCheckedUpFront) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"allreduc", "ring"}, {"allreduce", "telepathy"}, {"allreduce", "allgather/ring"}};
+  const char* fragments[] = {"CommOptions::algorithms names an unknown collective 'allreduc'",
+                             "unknown algorithm 'telepathy' for allreduce",
+                             "allgather/ring is an algorithm for allgather, not for allreduce"};
+  for (std::size_t i = 0; i < std::size(bad); ++i) {
+    CommOptions options;
+    options.algorithms[bad[i].first] = bad[i].second;
+    std::atomic<bool> called{false};
+    try {
+      run_threads(2, [&called](Communicator&) { called = true; }, options);
+      FAIL() << fragments[i];
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(fragments[i]), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(called);
+  }
+}
+
 // docs/errors.md: there is no in-place mode: an input inside the output is refused. (Before
 // this check, allgather/linear with the input at the output's start silently returned wrong
 // blocks: the receives overwrote the input before it was sent.)
