@@ -111,8 +111,9 @@ def first_format(arguments):
 
 
 def built_above(code, site_offset, arguments):
-    """For `throw X(name)`: the format string of `name = fmt::format("...")` above the site."""
-    name = arguments.strip()
+    """For `throw X(name)` or `Error(code, name)`: the format string of
+    `name = fmt::format("...")` above the site."""
+    name = arguments.split(",")[-1].strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return None
     window = code[max(0, site_offset - 1500):site_offset]
@@ -198,6 +199,7 @@ void f(int n) {
   if (n == 6) fail(where, "\"gizmo\" must be a string");
   if (n == 7) throw InternalError("a broken gadget invariant");  // errors.md: internal check
   if (n == 8) throw TransportError(message);
+  if (n == 4) throw Error(code, text);
 }
 [[noreturn]] void fail(const std::string& where, const std::string& what) {}
 """
@@ -211,7 +213,7 @@ SELF_TEST_CASES = [
     ("`widget count must be non-negative, got {n}` `{n} gadgets jammed` "
      "`\"gizmo\" must be a string`", ["x.cc:4"]),
     ("`widget count must be non-negative, got {n}` `widget file line {l}: too many widgets` "
-     "`\"gizmo\" must be a string`", ["x.cc:9"]),
+     "`\"gizmo\" must be a string`", ["x.cc:9", "x.cc:13"]),
     ("`widget count must be non-negative, got {n}` `widget file line {l}: too many widgets` "
      "`{n} gadgets jammed`", ["x.cc:10"]),
     ("`expected \"a\" \\| \"b\"` `widget count must be non-negative, got {n}` "
