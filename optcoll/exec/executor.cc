@@ -80,9 +80,10 @@ void check_call(const Schedule& schedule, const Transport& transport, BufferBind
   const std::byte* out = buffers.output.data();
   if (!buffers.input.empty() && !buffers.output.empty() &&
       before(in, out + buffers.output.size()) && before(out, in + buffers.input.size())) {
-    throw_invalid("rank {}: the input and output buffers overlap (there is no in-place mode: "
-                  "pass separate buffers)",
-                  me);
+    throw_invalid(
+        "rank {}: the input and output buffers overlap (there is no in-place mode: "
+        "pass separate buffers)",
+        me);
   }
   const RankProgram& program = schedule.ranks[static_cast<std::size_t>(me)];
   checked_bytes(program.scratch_count, type.bytes, "scratch");

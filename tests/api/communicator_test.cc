@@ -210,9 +210,8 @@ TEST(Communicator, RunChecksTheSpecAgainstTheCommunicatorAndOperator) {
   const std::string order = error_of(
       [](Communicator& comm) {
         std::vector<double> in(4), out(4);
-        const ReduceOp first =
-            ReduceOp::user("first", false, [](const std::byte*, const std::byte*, std::byte*,
-                                               Count) {});
+        const ReduceOp first = ReduceOp::user(
+            "first", false, [](const std::byte*, const std::byte*, std::byte*, Count) {});
         comm.run(make_spec(CollectiveKind::kAllreduce, 2, 4),
                  {std::as_bytes(std::span<const double>(in)),
                   std::as_writable_bytes(std::span<double>(out))},
@@ -237,7 +236,8 @@ TEST(Communicator, OverridesAreCheckedUpFront) {
     options.algorithms[bad[i].first] = bad[i].second;
     std::atomic<bool> called{false};
     try {
-      run_threads(2, [&called](Communicator&) { called = true; }, options);
+      run_threads(
+          2, [&called](Communicator&) { called = true; }, options);
       FAIL() << fragments[i];
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);

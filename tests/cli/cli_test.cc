@@ -266,9 +266,7 @@ const BadInput kBadInputs[] = {
      [](Cli&) { return std::string("plan gatherv -p 2 --counts @/nonexistent/counts.txt"); },
      "cannot read file '/nonexistent/counts.txt'"},
     {"dump_unwritable",
-     [](Cli&) {
-       return std::string("plan bcast -p 4 --count 1 --dump /nonexistent/dir/s.txt");
-     },
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --dump /nonexistent/dir/s.txt"); },
      "cannot write file '/nonexistent/dir/s.txt'"},
     {"dump_device_full",
      [](Cli&) { return std::string("plan bcast -p 4 --count 1 --dump /dev/full"); },
@@ -329,8 +327,7 @@ const BadInput kBadInputs[] = {
      "the MPI backend is not part of this build yet; use --backend threads"},
     {"zero_timeout", [](Cli&) { return std::string("run bcast -p 4 --count 1 --timeout 0"); },
      "--timeout must be at least 1 ms, got 0"},
-    {"zero_iterations",
-     [](Cli&) { return std::string("run bcast -p 4 --count 1 --iterations 0"); },
+    {"zero_iterations", [](Cli&) { return std::string("run bcast -p 4 --count 1 --iterations 0"); },
      "iterations must be at least 1, got 0"},
     {"list_unknown_collective", [](Cli&) { return std::string("list --collective allgatherw"); },
      "unknown collective 'allgatherw'"},

@@ -159,8 +159,8 @@ TEST(ExecutorValidation, HandMadeTypesAndOperatorsAreRefused) {
   const Error e2 = run(int32(), hollow);
   EXPECT_EQ(e2.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(contains(e2.what(), "operator 'sum' has no combine function")) << e2.what();
-  const ReduceOp user = ReduceOp::user("first", true, [](const std::byte*, const std::byte*,
-                                                         std::byte*, Count) {});
+  const ReduceOp user =
+      ReduceOp::user("first", true, [](const std::byte*, const std::byte*, std::byte*, Count) {});
   const Error e3 = run(Datatype::user("huge", std::size_t{1} << 63), user);
   EXPECT_EQ(e3.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(contains(e3.what(), "input: 3 elements of 9223372036854775808 bytes do not fit"))
@@ -185,8 +185,8 @@ TEST(ExecutorValidation, NonPositiveTimeoutIsRefused) {
 
 // docs/errors.md: no in-place mode; the check runs in execute() itself, before any message.
 TEST(ExecutorValidation, OverlappingInputAndOutputAreRefused) {
-  const Schedule s = algorithms::build("allgather/linear", make_spec(CollectiveKind::kAllgather,
-                                                                     2, 3));
+  const Schedule s =
+      algorithms::build("allgather/linear", make_spec(CollectiveKind::kAllgather, 2, 3));
   const Error e = expect_error([&] {
     shared_world(2).run([&](Transport& t) {
       std::vector<std::int32_t> buffer(6, 1);
@@ -204,10 +204,10 @@ TEST(ExecutorValidation, OverlappingInputAndOutputAreRefused) {
 // with a TransportError naming the receiving rank, the sender and the operator's message.
 TEST(Executor, ThrowingOperatorFailsTheCollective) {
   const Schedule s = algorithms::build("reduce/linear", make_spec(CollectiveKind::kReduce, 2, 4));
-  const ReduceOp boom = ReduceOp::user("boom", true, [](const std::byte*, const std::byte*,
-                                                        std::byte*, Count) {
-    throw std::runtime_error("boom refuses");
-  });
+  const ReduceOp boom =
+      ReduceOp::user("boom", true, [](const std::byte*, const std::byte*, std::byte*, Count) {
+        throw std::runtime_error("boom refuses");
+      });
   const Error e = expect_error([&] {
     shared_world(2).run([&](Transport& t) {
       std::vector<std::int32_t> in(4, 1);
@@ -219,8 +219,9 @@ TEST(Executor, ThrowingOperatorFailsTheCollective) {
     });
   });
   EXPECT_EQ(e.code(), ErrorCode::kTransport) << e.what();
-  EXPECT_TRUE(contains(e.what(), "rank 0: combining the message from rank 1 (epoch 0, seq 0) "
-                                 "failed: boom refuses"))
+  EXPECT_TRUE(contains(e.what(),
+                       "rank 0: combining the message from rank 1 (epoch 0, seq 0) "
+                       "failed: boom refuses"))
       << e.what();
 }
 

@@ -84,9 +84,9 @@ TEST(CostModel, RejectsInconsistentPairMatrices) {
     FAIL() << "a 2 x 2 model accepted for 3 ranks";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find(
-                  "model pair matrices are 2 x 2 but the collective has 3 ranks"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("model pair matrices are 2 x 2 but the collective has 3 ranks"),
+        std::string::npos)
         << e.what();
   }
 }
