@@ -60,9 +60,7 @@ Slice chunk(const RingGeometry& g, const Slice& seg, int q, int c) {
 
 int max_size(const RingGeometry& g) { return *std::max_element(g.sizes.begin(), g.sizes.end()); }
 
-Rank ranks(const RingGeometry& g) {
-  return static_cast<Rank>(g.position.size() / g.sizes.size());
-}
+Rank ranks(const RingGeometry& g) { return static_cast<Rank>(g.position.size() / g.sizes.size()); }
 
 // Bucket reduce-scatter, all phases: in step t of a phase on a ring of L, the rank at
 // position j passes its partial sum of chunk (j - dir (t+1)) mod L to its dir-neighbour,
@@ -119,8 +117,8 @@ std::int64_t key(const RingGeometry& g, const Stream& s, Rank owner) {
 }
 
 // Assigns block streams their scratch regions; returns each stream's part of a block.
-std::vector<Piece> place_block_streams(std::vector<Stream>& streams, const Slice& scratch,
-                                       Count m, Rank p) {
+std::vector<Piece> place_block_streams(std::vector<Stream>& streams, const Slice& scratch, Count m,
+                                       Rank p) {
   std::vector<Piece> parts;
   const auto total = static_cast<Rank>(streams.size());
   for (Rank k = 0; k < total; ++k) {
@@ -175,7 +173,8 @@ constexpr std::array<ParamInfo, 2> kParams{{
 }  // namespace
 
 RingGeometry torus_geometry(const CostModel& model, Rank p) {
-  if (!model.topology) return single_ring([&] {
+  if (!model.topology)
+    return single_ring([&] {
       std::vector<Rank> order(static_cast<std::size_t>(p));
       for (Rank r = 0; r < p; ++r) order[static_cast<std::size_t>(r)] = r;
       return order;
@@ -244,8 +243,7 @@ BucketPlan resolve_bucket_plan(const Params& params, const CostModel& model, int
   if (fixed_directions > 0) {
     plan.directions = fixed_directions;
   } else if (params.get("directions") == "auto") {
-    plan.directions =
-        model.topology && model.topology->links == LinkMode::kBidirectional ? 2 : 1;
+    plan.directions = model.topology && model.topology->links == LinkMode::kBidirectional ? 2 : 1;
   } else {
     const std::int64_t d = params.get_int("directions");
     if (d != 1 && d != 2) throw_invalid("parameter directions must be 1, 2 or auto, got {}", d);
@@ -276,8 +274,7 @@ void emit_allreduce(ScheduleBuilder& b, const RingGeometry& g, const BucketPlan&
   allgather_phases(b, g, streams);
 }
 
-void emit_reduce_scatter_block(ScheduleBuilder& b, const RingGeometry& g,
-                               const BucketPlan& plan) {
+void emit_reduce_scatter_block(ScheduleBuilder& b, const RingGeometry& g, const BucketPlan& plan) {
   const Rank p = b.nranks();
   const Count m = b.spec().count;
   if (m == 0) return;
