@@ -6,8 +6,10 @@
 // the link lower bound of section 2.2. The single-ring baselines have p-1 steps and 2(p-1)
 // ops per rank each: they are simulated up to p = 512 and given by their closed form
 // 2(p-1)/p·nβ (one direction), half that (two rings) beyond.
+#include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,9 +23,16 @@
 namespace optcoll::experiments {
 namespace {
 
-constexpr std::array<std::string_view, 5> kAlgorithms{
-    "allreduce/multicolor_bucket", "allreduce/dimension_wise", "allreduce/ring",
-    "allreduce/ring_snake", "allreduce/bidirectional_ring"};
+// Registry name and parameters; multicolor without phase synchronisation shows what the
+// colours' running ahead costs on asymmetric tori.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kAlgorithms{{
+    {"allreduce/multicolor_bucket", ""},
+    {"allreduce/multicolor_bucket", "sync=0"},
+    {"allreduce/dimension_wise", ""},
+    {"allreduce/ring", ""},
+    {"allreduce/ring_snake", ""},
+    {"allreduce/bidirectional_ring", ""},
+}};
 constexpr Rank kMaxRingRanks = 512;
 
 // Formulas (2)-(5) for the reduce-scatter, doubled in alpha and beta for allreduce
@@ -41,8 +50,8 @@ Time paper_formula(const Topology& t, Count n, const CostModel& m) {
   }
   const bool bi = t.links == LinkMode::kBidirectional;
   const double streams = bi ? 2.0 * big_n : big_n;
-  const double geometric = ds > 1 ? (std::pow(ds, big_n) - 1) / std::pow(ds, big_n) * ds / (ds - 1)
-                                  : big_n;
+  const double geometric =
+      ds > 1 ? (std::pow(ds, big_n) - 1) / std::pow(ds, big_n) * ds / (ds - 1) : big_n;
   const double rs = streams * steps * m.alpha +
                     (dl - 1.0) / dl * static_cast<double>(n) * m.beta / streams * geometric;
   return 2 * rs;
@@ -59,7 +68,7 @@ struct Row {
   Time bound = 0;
 };
 
-Row measure(const CostModel& m, std::string_view algorithm, Count n) {
+Row measure(const CostModel& m, std::string_view algorithm, std::string_view params, Count n) {
   const Topology& t = *m.topology;
   const Rank p = t.size();
   const auto spec = make_spec(CollectiveKind::kAllreduce, p, n);
@@ -67,7 +76,8 @@ Row measure(const CostModel& m, std::string_view algorithm, Count n) {
   row.torus = fmt::format("{}", fmt::join(t.dims, "x"));
   row.links = t.links == LinkMode::kBidirectional ? "bi" : "uni";
   row.alpha = m.alpha;
-  row.algorithm = std::string(algorithm);
+  row.algorithm = std::string(algorithm.substr(10));  // without "allreduce/"
+  if (!params.empty()) row.algorithm += fmt::format(" ({})", params);
   row.formula = paper_formula(t, n, m);
   row.bound = lower_bound(Layout(spec), m).value_or(0);
   const bool ring = algorithm.find("ring") != std::string_view::npos;
@@ -78,7 +88,8 @@ Row measure(const CostModel& m, std::string_view algorithm, Count n) {
     row.simulated = false;
     return row;
   }
-  row.time = simulate(algorithms::build(algorithm, spec, {}, m), m).makespan;
+  row.time = simulate(algorithms::build(algorithm, spec, algorithms::Params::parse(params), m), m)
+                 .makespan;
   return row;
 }
 
@@ -102,7 +113,9 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
         base.copy = 0;
         const CostModel m =
             with_topology(base, parse_topology(fmt::format("torus:{}:{}", torus, links)));
-        for (const auto algorithm : kAlgorithms) rows.push_back(measure(m, algorithm, n));
+        for (const auto& [algorithm, params] : kAlgorithms) {
+          rows.push_back(measure(m, algorithm, params, n));
+        }
       }
     }
   }
@@ -120,7 +133,10 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
   chart.title = fmt::format("allreduce on tori, n = {}, alpha = 0: time / lower bound", n);
   chart.y_label = "time / link lower bound";
   chart.reference_line = 1.0;
-  for (const auto algorithm : kAlgorithms) chart.series.emplace_back(algorithm.substr(10));
+  for (const auto& [algorithm, params] : kAlgorithms) {
+    chart.series.push_back(std::string(algorithm.substr(10)) +
+                           (params.empty() ? "" : fmt::format(" ({})", params)));
+  }
   chart.series.emplace_back("paper formula");
   for (std::size_t i = 0; i < rows.size(); i += kAlgorithms.size()) {
     if (rows[i].alpha == 0) {
@@ -134,10 +150,10 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
     }
     for (std::size_t k = 0; k < kAlgorithms.size(); ++k) {
       const Row& r = rows[i + k];
-      result.table += fmt::format("| {} | {} | {} | {} | {:.1f}{} | {:.3f} | {:.1f} | {:.1f} |\n",
-                                  r.torus, r.links, r.alpha, r.algorithm.substr(10), r.time,
-                                  r.simulated ? "" : " (closed form)", r.time / r.bound,
-                                  r.formula, r.bound);
+      result.table +=
+          fmt::format("| {} | {} | {} | {} | {:.1f}{} | {:.3f} | {:.1f} | {:.1f} |\n", r.torus,
+                      r.links, r.alpha, r.algorithm, r.time, r.simulated ? "" : " (closed form)",
+                      r.time / r.bound, r.formula, r.bound);
       csv += fmt::format("{},{},{},{},{:.6f},{},{:.6f},{:.6f}\n", r.torus, r.links, r.alpha,
                          r.algorithm, r.time, r.simulated, r.formula, r.bound);
       doc.push_back({{"torus", r.torus},

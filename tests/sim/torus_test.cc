@@ -231,6 +231,17 @@ TEST(TorusBucket, AsymmetricMulticolorWithinFormulaTwoAboveTheBound) {
   EXPECT_EQ(link_lower_bound(Layout(spec), m), 511);
 }
 
+TEST(TorusBucket, AsymmetricMulticolorAllreduceWithinTwiceFormulaTwo) {
+  // Allreduce, n = 12288 on 4x8x16 bidirectional: bound 2·511/512·n/6 = 4088; formula (2)
+  // doubled: 2·15/16·(n/6)·63/64·4/3 = 5040. Phase synchronisation keeps the colours apart.
+  const CostModel m = torus_model("torus:4x8x16:bi");
+  const auto spec = make_spec(CollectiveKind::kAllreduce, 512, 12288);
+  const Time t = run("allreduce/multicolor_bucket", spec, m);
+  EXPECT_GT(t, 4088);
+  EXPECT_LE(t, 5040);
+  EXPECT_EQ(lower_bound(Layout(spec), m), 4088);
+}
+
 TEST(TorusBucket, SnakeRingHasLinkLoadOneAndRankOrderRingContendsOnAMesh) {
   // Bucket reduce-scatter over all 512 ranks, m = 64: conflict-free it takes (p-1)·m = 32704.
   const auto spec = make_spec(CollectiveKind::kReduceScatterBlock, 512, 64);

@@ -62,15 +62,64 @@ int max_size(const RingGeometry& g) { return *std::max_element(g.sizes.begin(), 
 
 Rank ranks(const RingGeometry& g) { return static_cast<Rank>(g.position.size() / g.sizes.size()); }
 
+// Phase synchronisation per rank (BucketPlan::sync): the colours run their phases on
+// different dimensions only while they are in the same phase. A colour that finishes a phase
+// early (asymmetric torus) would otherwise start sending on a dimension another colour still
+// uses and both would wait for each other's links. So a rank starts a phase's sends only when
+// all its sends of the previous phase are done (every colour's last send there), and the sends
+// of one stream on a rank go out in step order.
+class PhaseGate {
+ public:
+  PhaseGate(bool enabled, Rank p, std::size_t streams)
+      : enabled_(enabled),
+        streams_(streams),
+        done_(static_cast<std::size_t>(p)),
+        last_(static_cast<std::size_t>(p) * streams, kNoOp) {}
+
+  void sent(ScheduleBuilder& b, Rank r, std::size_t stream, OpId send) {
+    if (!enabled_) return;
+    OpId& last = last_[static_cast<std::size_t>(r) * streams_ + stream];
+    if (last == kNoOp) {
+      // The first send of this stream in the phase: after the rank's previous phase (above).
+      for (const OpId before : done_[static_cast<std::size_t>(r)]) {
+        b.add_dependency(r, before, send);
+      }
+    } else {
+      b.add_dependency(r, last, send);  // step order within the stream (above)
+    }
+    last = send;
+  }
+
+  void end_phase() {
+    if (!enabled_) return;
+    for (std::size_t r = 0; r < done_.size(); ++r) {
+      std::vector<OpId> last_sends;
+      for (std::size_t k = 0; k < streams_; ++k) {
+        const OpId last = last_[r * streams_ + k];
+        if (last != kNoOp) last_sends.push_back(last);
+        last_[r * streams_ + k] = kNoOp;
+      }
+      if (!last_sends.empty()) done_[r] = std::move(last_sends);
+    }
+  }
+
+ private:
+  bool enabled_;
+  std::size_t streams_;
+  std::vector<std::vector<OpId>> done_;
+  std::vector<OpId> last_;
+};
+
 // Bucket reduce-scatter, all phases: in step t of a phase on a ring of L, the rank at
 // position j passes its partial sum of chunk (j - dir (t+1)) mod L to its dir-neighbour,
 // which adds its own; after L-1 steps position j holds chunk j summed over the ring.
 void reduce_scatter_phases(ScheduleBuilder& b, const RingGeometry& g,
-                           const std::vector<Stream>& streams) {
+                           const std::vector<Stream>& streams, PhaseGate& gate) {
   const Rank p = ranks(g);
   for (int i = 0; i < g.ndims(); ++i) {
     for (int t = 0; t + 1 < max_size(g); ++t) {
-      for (const Stream& s : streams) {
+      for (std::size_t k = 0; k < streams.size(); ++k) {
+        const Stream& s = streams[k];
         const int q = s.order[static_cast<std::size_t>(i)];
         const int len = g.sizes[static_cast<std::size_t>(q)];
         if (t + 1 >= len) continue;
@@ -78,21 +127,24 @@ void reduce_scatter_phases(ScheduleBuilder& b, const RingGeometry& g,
           const int c = ring_mod(std::int64_t{g.pos(r, q)} - s.dir * (t + 1), len);
           const Slice piece = chunk(g, segment(g, s, r, i), q, c);
           if (piece.count == 0) continue;
-          b.transfer_reduce(r, g.next(r, q, s.dir), piece, piece, Side::kLeft);
+          const auto sent = b.transfer_reduce(r, g.next(r, q, s.dir), piece, piece, Side::kLeft);
+          gate.sent(b, r, k, sent.send);
         }
       }
     }
+    gate.end_phase();
   }
 }
 
 // Bucket allgather, the phases in reverse: in step t the rank at position j passes chunk
 // (j - dir t) mod L (its own first) to its dir-neighbour.
-void allgather_phases(ScheduleBuilder& b, const RingGeometry& g,
-                      const std::vector<Stream>& streams) {
+void allgather_phases(ScheduleBuilder& b, const RingGeometry& g, const std::vector<Stream>& streams,
+                      PhaseGate& gate) {
   const Rank p = ranks(g);
   for (int i = g.ndims() - 1; i >= 0; --i) {
     for (int t = 0; t + 1 < max_size(g); ++t) {
-      for (const Stream& s : streams) {
+      for (std::size_t k = 0; k < streams.size(); ++k) {
+        const Stream& s = streams[k];
         const int q = s.order[static_cast<std::size_t>(i)];
         const int len = g.sizes[static_cast<std::size_t>(q)];
         if (t + 1 >= len) continue;
@@ -100,10 +152,12 @@ void allgather_phases(ScheduleBuilder& b, const RingGeometry& g,
           const int c = ring_mod(std::int64_t{g.pos(r, q)} - s.dir * t, len);
           const Slice piece = chunk(g, segment(g, s, r, i), q, c);
           if (piece.count == 0) continue;
-          b.transfer(r, g.next(r, q, s.dir), piece, piece);
+          const auto sent = b.transfer(r, g.next(r, q, s.dir), piece, piece);
+          gate.sent(b, r, k, sent.send);
         }
       }
     }
+    gate.end_phase();
   }
 }
 
@@ -163,7 +217,10 @@ Slice one_scratch(ScheduleBuilder& b, Rank p, Count count) {
   return first;
 }
 
-constexpr std::array<ParamInfo, 2> kParams{{
+constexpr std::array<ParamInfo, 3> kParams{{
+    {"sync", "1",
+     "1: a rank starts a phase's sends after all its sends of the previous phase (keeps the "
+     "colours on different dimensions on asymmetric tori); 0: colours run ahead freely"},
     {"directions", "auto",
      "1: every colour one way round; 2: half of each colour each way (auto: 2 on a "
      "bidirectional topology, else 1)"},
@@ -234,7 +291,7 @@ std::vector<Rank> snake_order(const CostModel& model, Rank p) {
 }
 
 std::span<const ParamInfo> bucket_params() { return kParams; }
-std::span<const ParamInfo> ring_params() { return std::span<const ParamInfo>(kParams).subspan(1); }
+std::span<const ParamInfo> ring_params() { return std::span<const ParamInfo>(kParams).subspan(2); }
 
 BucketPlan resolve_bucket_plan(const Params& params, const CostModel& model, int colors,
                                int fixed_directions, ScheduleBuilder& b) {
@@ -254,7 +311,15 @@ BucketPlan resolve_bucket_plan(const Params& params, const CostModel& model, int
     throw_invalid("parameter pieces must be in 1..1024, got {}", pieces);
   }
   plan.pieces = static_cast<int>(pieces);
-  b.set_params(fmt::format("directions={},pieces={}", plan.directions, plan.pieces));
+  if (fixed_directions > 0) {
+    b.set_params(fmt::format("pieces={}", plan.pieces));
+    return plan;
+  }
+  const std::int64_t sync = params.get_int("sync");
+  if (sync != 0 && sync != 1) throw_invalid("parameter sync must be 0 or 1, got {}", sync);
+  plan.sync = sync == 1 && colors > 1;
+  b.set_params(fmt::format("directions={},pieces={},sync={}", plan.directions, plan.pieces,
+                           plan.sync ? 1 : 0));
   return plan;
 }
 
@@ -270,8 +335,9 @@ void emit_allreduce(ScheduleBuilder& b, const RingGeometry& g, const BucketPlan&
   if (n == 0) return;
   // Everything happens in place in the output, which starts as the rank's contribution.
   for (Rank r = 0; r < p; ++r) b.copy(r, {Buf::kInput, 0, n}, {Buf::kOutput, 0, n});
-  reduce_scatter_phases(b, g, streams);
-  allgather_phases(b, g, streams);
+  PhaseGate gate(plan.sync, p, streams.size());
+  reduce_scatter_phases(b, g, streams, gate);
+  allgather_phases(b, g, streams, gate);
 }
 
 void emit_reduce_scatter_block(ScheduleBuilder& b, const RingGeometry& g, const BucketPlan& plan) {
@@ -287,7 +353,8 @@ void emit_reduce_scatter_block(ScheduleBuilder& b, const RingGeometry& g, const 
       copy_blocks(b, g, streams[k], r, input, m, parts[k], true);
     }
   }
-  reduce_scatter_phases(b, g, streams);
+  PhaseGate gate(plan.sync, p, streams.size());
+  reduce_scatter_phases(b, g, streams, gate);
   for (Rank r = 0; r < p; ++r) {
     for (std::size_t k = 0; k < streams.size(); ++k) {
       if (parts[k].count == 0) continue;
@@ -311,7 +378,8 @@ void emit_allgather(ScheduleBuilder& b, const RingGeometry& g, const BucketPlan&
       b.copy(r, {Buf::kInput, parts[k].offset, parts[k].count}, mine);
     }
   }
-  allgather_phases(b, g, streams);
+  PhaseGate gate(plan.sync, p, streams.size());
+  allgather_phases(b, g, streams, gate);
   const Slice output{Buf::kOutput, 0, p * m};
   for (Rank r = 0; r < p; ++r) {
     for (std::size_t k = 0; k < streams.size(); ++k) {

@@ -42,9 +42,10 @@ struct BucketPlan {
   int colors = 1;      // colour c runs the dimensions in order (c, c+1, ...) mod N
   int directions = 1;  // 2: each colour's data half clockwise, half anticlockwise
   int pieces = 1;      // pipelining: each stream cut into this many independent pieces
+  bool sync = false;   // per-rank phase synchronisation of the colours (torus_bucket.cc)
 };
 
-// The parameters of the torus algorithms: directions (auto|1|2), pieces (>= 1); of the
+// The parameters of the torus algorithms: sync (0|1), directions (auto|1|2), pieces (>= 1); of the
 // single-ring baselines: pieces only.
 std::span<const ParamInfo> bucket_params();
 std::span<const ParamInfo> ring_params();
