@@ -287,6 +287,16 @@ TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
+TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {
+  // 4x4x4 bidirectional, alpha = 0, n = 3072: the link bound 2(p-1)/p·n/(2N) = 2·63/64·512 =
+  // 1008, which the multicolor allreduce reaches.
+  const Result r = run(
+      "plan allreduce -p 64 --count 3072 --topology torus:4x4x4:bi --abstract --alpha 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("algorithm       allreduce/multicolor_bucket"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lower bound     1008 "), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, ExperimentWritesItsFiles) {
   const Result r = run("experiment registry-costs --quick --out " + (dir_ / "exp").string());
   ASSERT_EQ(r.status, 0) << r.err;
