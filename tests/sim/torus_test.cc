@@ -80,6 +80,11 @@ TEST(Topology, RowMajorCoordinatesLastDimensionFastest) {
   EXPECT_EQ(t.coords(4), (std::vector<int>{0, 1, 0}));
   EXPECT_EQ(t.coords(23), (std::vector<int>{1, 2, 3}));
   for (Rank r = 0; r < t.size(); ++r) EXPECT_EQ(t.rank_at(t.coords(r)), r);
+  // (1,2,3) + e_2 wraps to (1,2,0) = 20 on the torus; a mesh has nothing there.
+  EXPECT_EQ(t.neighbour(23, 2, +1), 20);
+  EXPECT_EQ(t.neighbour(0, 0, -1), 12);
+  EXPECT_EQ(parse_topology("mesh:2x3x4").neighbour(23, 2, +1), kNoRank);
+  EXPECT_EQ(parse_topology("mesh:2x3x4").neighbour(22, 2, +1), 23);
 }
 
 // Hops between two coordinates: per dimension the shorter way round (torus) or straight.
