@@ -167,6 +167,9 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_flag("--abstract", abstract,
                "start from the unit model (alpha = beta = 1, gamma = copy = 0) instead of the "
                "reference cluster");
+  app.add_option("--topology", topology,
+                 "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
+                 "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
 }
 
 CostModel ModelOptions::model() const {
@@ -176,6 +179,7 @@ CostModel ModelOptions::model() const {
   } else if (!abstract) {
     m = reference_cluster_model();
   }
+  if (!topology.empty()) m = with_topology(m, parse_topology(topology));
   if (alpha) m.alpha = *alpha;
   if (beta) m.beta = *beta;
   if (gamma) m.gamma = *gamma;

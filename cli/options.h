@@ -46,6 +46,7 @@ struct ModelOptions {
   bool overlap = false;
   bool per_byte = false;
   bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
+  std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then

@@ -101,10 +101,25 @@ void validate(const CostModel& model) {
     check_parameter(fmt::format("pair_alpha[{}][{}]", from, to), model.pair_alpha[i]);
     check_parameter(fmt::format("pair_beta[{}][{}]", from, to), model.pair_beta[i]);
   }
+  if (model.topology) validate(*model.topology);
+}
+
+CostModel with_topology(CostModel model, Topology topology) {
+  validate(topology);
+  model.ports = 2 * topology.ndims();
+  model.duplex =
+      topology.links == LinkMode::kBidirectional ? Duplex::kFull : Duplex::kHalf;
+  model.overlap = true;
+  model.topology = std::move(topology);
+  return model;
 }
 
 void validate_for(const CostModel& model, Rank nranks) {
   validate(model);
+  if (model.topology && model.topology->size() != nranks) {
+    throw_invalid("model topology {} has {} nodes but the collective has {} ranks",
+                  to_string(*model.topology), model.topology->size(), nranks);
+  }
   if (!model.homogeneous() && model.pair_nranks != nranks) {
     throw_invalid("model pair matrices are {} x {} but the collective has {} ranks",
                   model.pair_nranks, model.pair_nranks, nranks);
@@ -166,6 +181,9 @@ CostModel parse_cost_model_json(std::string_view text) {
       pair_alpha = read_matrix(value, key);
     } else if (key == "pair_beta") {
       pair_beta = read_matrix(value, key);
+    } else if (key == "topology") {
+      if (!value.is_string()) throw Error(ErrorCode::kParse, "model: topology must be a string");
+      model.topology = parse_topology(value.get<std::string>());
     } else if (key == "comment" || key == "source") {
       // Free-text provenance, e.g. written by `optcoll calibrate`.
     } else {
@@ -216,6 +234,7 @@ std::string cost_model_to_json(const CostModel& model) {
     doc["pair_alpha"] = alpha;
     doc["pair_beta"] = beta;
   }
+  if (model.topology) doc["topology"] = to_string(*model.topology);
   return doc.dump(2);
 }
 
@@ -308,7 +327,42 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
   // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
   const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
-  return std::max(latency, bandwidth);
+  const double reduction =
+      is_reduction(spec.kind) && spec.kind != CollectiveKind::kReduce
+          ? model.gamma * model.units(layout.total(), spec.elem_bytes) * (p - 1) / p
+          : 0.0;
+  return std::max({latency, bandwidth, link_lower_bound(layout, model), reduction});
+}
+
+Time link_lower_bound(const Layout& layout, const CostModel& model) {
+  if (!model.topology || !model.homogeneous()) return 0;
+  const auto& spec = layout.spec();
+  const Topology& t = *model.topology;
+  const Rank p = layout.nranks();
+  int crossings = 1;
+  switch (spec.kind) {
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+      break;
+    case CollectiveKind::kAllreduce:
+      crossings = 2;
+      break;
+    default:
+      return 0;
+  }
+  // Channels that exist: a mesh lacks the wrap links (d_q = 1 has none; on a torus with
+  // d_q = 2 both parallel links exist).
+  double channels = 0;
+  for (const int d : t.dims) {
+    const double per_line = t.kind == TopologyKind::kTorus ? (d > 1 ? d : 0) : d - 1;
+    channels += per_line * static_cast<double>(p) / d;
+  }
+  if (t.links == LinkMode::kBidirectional) channels *= 2;
+  if (channels == 0) return 0;
+  const double n = model.units(layout.total(), spec.elem_bytes);
+  return crossings * static_cast<double>(p - 1) * n * model.beta / channels;
 }
 
 }  // namespace optcoll

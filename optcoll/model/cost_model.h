@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "optcoll/model/collective.h"
+#include "optcoll/model/topology.h"
 #include "optcoll/model/types.h"
 
 namespace optcoll {
@@ -40,6 +41,13 @@ struct CostModel {
   std::vector<Time> pair_alpha;
   std::vector<Time> pair_beta;
 
+  // Optional network topology (spec torus-bucket.md 2.1, 2.6): when set, a transfer also
+  // holds every link of its dimension-ordered route for its whole duration, and waits while
+  // any of them is held by another transfer (first come, first served by ready time, under
+  // the simulator's start-order rule). Ports and duplex still apply per rank; with_topology()
+  // sets them as the papers' torus models have them.
+  std::optional<Topology> topology;
+
   bool homogeneous() const { return pair_nranks == 0; }
   Time latency(Rank from, Rank to) const;
   Time per_unit(Rank from, Rank to) const;
@@ -59,9 +67,17 @@ void validate(const CostModel& model);
 // As validate(), and the pair matrices (if any) must be nranks x nranks.
 void validate_for(const CostModel& model, Rank nranks);
 
+// `model` with `topology` set, and ports, duplex and overlap as in the papers' torus models:
+// 2N ports (one per link), half duplex for unidirectional links (2N communications in all),
+// full duplex for bidirectional links (2N sends and 2N receives), and overlap of reduction
+// with communication (the algorithms pipeline; without overlap a zero-time reduction would
+// wait for all of a rank's links to fall idle). Validates the topology.
+CostModel with_topology(CostModel model, Topology topology);
+
 // Model files are JSON objects with the fields above (all optional):
 //   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
-//    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]]}
+//    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
+//    "topology": "torus:8x8x8:bi"}   (the topology as parse_topology() reads it)
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text);
 std::string cost_model_to_json(const CostModel& model);
@@ -81,6 +97,13 @@ CostModel reference_cluster_model();
 // known: homogeneous models only. It is the larger of a latency bound (data from one rank
 // can reach at most (k+1)^t ranks after t message latencies) and a bandwidth bound (the
 // busiest receiver must take in its missing elements through k ports). Sound, not tight.
+// With a topology, also the link bound of Jain & Sabharwal (spec torus-bucket.md 2.2) for
+// reduce-scatter, allgather and allreduce: every element of the result needs p-1 (allreduce:
+// 2(p-1)) link crossings, spread over at most L channels (L = pN unidirectional, 2pN
+// bidirectional on a torus; fewer on a mesh): (p-1)/p·n·β·p/L (×2 for allreduce) for a
+// vector of n elements; and the reduction work (p-1)/p·n·γ.
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model);
+// The link bound alone (0 when it does not apply: no topology, or another collective).
+Time link_lower_bound(const Layout& layout, const CostModel& model);
 
 }  // namespace optcoll

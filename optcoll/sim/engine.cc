@@ -63,6 +63,15 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
       overlap_(model.overlap),
       ports_(model.ports) {
   flatten();
+  if (model.topology) {
+    topology_ = &*model.topology;
+    const std::int64_t links = topology_->link_count();
+    if (links >= std::numeric_limits<std::int32_t>::max()) {
+      throw_invalid("topology has {} links; the simulator takes at most 2^31 - 2", links);
+    }
+    link_busy_.assign(static_cast<std::size_t>(links), 0);
+    link_queue_slot_.assign(static_cast<std::size_t>(links), -1);
+  }
 }
 
 void Engine::flatten() {
@@ -181,6 +190,8 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
       return can_receive(rank);
     case kComputeQueue:
       return can_compute(rank);
+    case kLinkQueue:
+      return link_busy_[static_cast<std::size_t>(rank)] == 0;
   }
   return false;
 }
@@ -246,7 +257,10 @@ void Engine::prefetch_successors(Gid g) const {
 }
 
 void Engine::wake(Rank rank, QueueType type, Gid waker) {
-  const std::int32_t q = queue_slot_[static_cast<std::size_t>(rank) * 3 + type];
+  wake_queue(queue_slot_[static_cast<std::size_t>(rank) * 3 + type], waker);
+}
+
+void Engine::wake_queue(std::int32_t q, Gid waker) {
   if (q < 0) return;
   QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   if (info.candidate || queues_.empty(q)) return;
@@ -280,6 +294,7 @@ void Engine::handle_event(const Item& event, Time now) {
     const Gid other = h.partner;
     const Hot& o = hot_[other];
     if (!h.empty) {
+      if (topology_ != nullptr) release_links(g);
       --sends_active_[r];
       --recvs_active_[o.rank];
       wake_after_communication(r, true, g);
@@ -343,7 +358,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       park(r, kSendQueue, item);
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
-    } else {
+    } else if (topology_ == nullptr || take_links(g, item)) {
       ++sends_active_[r];
       ++recvs_active_[q];
       start_[g] = now;
@@ -364,6 +379,34 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   cause_[g] = cause;
   events_.push(key_of(g, now + cold_[g].duration));
   prefetch_successors(g);
+}
+
+bool Engine::take_links(Gid g, Item item) {
+  route_.clear();
+  topology_->route(hot_[g].rank, hot_[hot_[g].partner].rank, route_);
+  for (const std::int64_t link : route_) {
+    const auto l = static_cast<std::size_t>(link);
+    if (link_busy_[l] == 0) continue;
+    if (link_queue_slot_[l] < 0) {
+      link_queue_slot_[l] = queues_.create();
+      queue_info_.push_back(QueueInfo{static_cast<Rank>(link), kLinkQueue, false, kNoGid});
+    }
+    item.from = -1;
+    queues_.push(link_queue_slot_[l], item);
+    return false;
+  }
+  for (const std::int64_t link : route_) link_busy_[static_cast<std::size_t>(link)] = 1;
+  return true;
+}
+
+void Engine::release_links(Gid g) {
+  route_.clear();
+  topology_->route(hot_[g].rank, hot_[hot_[g].partner].rank, route_);
+  for (const std::int64_t link : route_) {
+    const auto l = static_cast<std::size_t>(link);
+    link_busy_[l] = 0;
+    wake_queue(link_queue_slot_[l], g);
+  }
 }
 
 void Engine::park(Rank rank, QueueType type, Item item) {

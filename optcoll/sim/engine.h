@@ -75,7 +75,12 @@ class Engine {
   Gid blocker(Gid g) const { return cause_[g]; }
 
  private:
-  enum QueueType : std::uint8_t { kSendQueue = 0, kRecvQueue = 1, kComputeQueue = 2 };
+  enum QueueType : std::uint8_t {
+    kSendQueue = 0,
+    kRecvQueue = 1,
+    kComputeQueue = 2,
+    kLinkQueue = 3,  // work blocked on a busy link (QueueInfo::rank holds the link id)
+  };
   // Bookkeeping of one rank's queue of work blocked on one resource.
   struct QueueInfo {
     Rank rank = 0;
@@ -94,6 +99,11 @@ class Engine {
   void park(Rank rank, QueueType type, Item item);
   void wake(Rank rank, QueueType type, Gid waker);
   void wake_after_communication(Rank rank, bool sent, Gid waker);
+  void wake_queue(std::int32_t q, Gid waker);
+  // Links (only with a topology): take every link of the route of Send g, or park `item` on
+  // the first busy one and return false; release them when the transfer ends.
+  bool take_links(Gid g, Item item);
+  void release_links(Gid g);
   bool has_resource(Rank rank, QueueType type) const;
   bool can_send(Rank r) const;
   bool can_receive(Rank r) const;
@@ -139,6 +149,11 @@ class Engine {
   std::vector<std::int32_t> recvs_active_;
   std::vector<std::uint8_t> computing_;
   std::vector<std::int32_t> queue_slot_;  // [rank * 3 + type] -> queue id, or -1
+  // Links (only with a topology): busy flags and blocked-queue ids by link id.
+  const Topology* topology_ = nullptr;
+  std::vector<std::uint8_t> link_busy_;
+  std::vector<std::int32_t> link_queue_slot_;
+  std::vector<std::int64_t> route_;  // scratch
   BlockedQueues queues_;                  // created on first use
   std::vector<QueueInfo> queue_info_;     // by queue id
 

@@ -13,6 +13,13 @@
 //   elem_bytes) = alpha_ij + beta_ij * units(m), and both ops complete at its end. A RecvReduce
 //   then still reduces the received elements (below) before it completes. A transfer of m = 0
 //   elements costs nothing and holds nothing: both ops complete as soon as both are ready.
+// Links (only when the model has a topology, spec torus-bucket.md 2.6). A transfer of m > 0
+//   elements from i to j also holds every link of the dimension-ordered route from i to j
+//   (Topology::route) for its whole duration (circuit / wormhole: alpha + beta*m, whatever
+//   the number of hops), and starts only when all of them are free as well as the ports.
+//   A transfer that finds a link busy waits in that link's queue and is retried, in the
+//   start order below, when the link is released; it reserves nothing meanwhile. Without a
+//   topology nothing of this exists (and costs nothing).
 // Ports. Full duplex: a rank has `ports` send ports and `ports` receive ports, so up to
 //   `ports` sends and `ports` receives are in progress at once. Half duplex: `ports`
 //   communications in total.

@@ -193,6 +193,24 @@ const BadInput kBadInputs[] = {
      "needs a commutative operator"},
     {"zero_ranks", [](Cli&) { return std::string("plan bcast -p 0 --count 1"); },
      "nranks must be at least 1, got 0"},
+    {"topology_unknown_kind",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology ring:8"); },
+     "bad topology \"ring:8\": unknown kind \"ring\""},
+    {"topology_bad_dimension",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology torus:2x0x4"); },
+     "dimension 0 is less than 1"},
+    {"topology_not_a_number",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology mesh:2xbx2"); },
+     "dimension \"b\" is not a number"},
+    {"topology_unknown_option",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology torus:8:full"); },
+     "unknown or repeated option \"full\""},
+    {"topology_wrong_size",
+     [](Cli&) {
+       return std::string(
+           "plan allreduce -p 8 --count 8 --topology torus:4x4 -a multicolor_bucket");
+     },
+     "has 16 nodes"},
     {"negative_ranks", [](Cli&) { return std::string("plan bcast -p -3 --count 1"); },
      "nranks must be at least 1, got -3"},
     {"root_out_of_range", [](Cli&) { return std::string("plan gather -p 4 --count 1 --root 4"); },
@@ -352,6 +370,16 @@ TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {
+  // 4x4x4 bidirectional, alpha = 0, n = 3072: the link bound 2(p-1)/p·n/(2N) = 2·63/64·512 =
+  // 1008, which the multicolor allreduce reaches.
+  const Result r = run(
+      "plan allreduce -p 64 --count 3072 --topology torus:4x4x4:bi --abstract --alpha 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("algorithm       allreduce/multicolor_bucket"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lower bound     1008 "), std::string::npos) << r.out;
+}
 
 TEST_F(Cli, ExperimentWritesItsFiles) {
   const Result r = run("experiment registry-costs --quick --out " + (dir_ / "exp").string());

@@ -182,6 +182,16 @@ Formula binomial_tree_v() {
           .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }};
 }
 
+// n·copy (the input into the output), then the bucket ring: 2(p-1)α + 2(p-1)·(n/p)β +
+// (p-1)·(n/p)γ.
+Formula torus_ring_allreduce() {
+  return {.needs_divisible = true, .cost = [](const Env& e) {
+            const Count piece = e.n / e.p;
+            return e.n * e.copy + a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) +
+                   g((e.p - 1) * piece);
+          }};
+}
+
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
 // wrong, the correct formula is used and the comment says so (see the report in the docs).
 const std::map<std::string, Formula>& formulas() {
@@ -303,6 +313,27 @@ const std::map<std::string, Formula>& formulas() {
       {"allreduce/reduce_then_bcast",
        {.copy_free = true,
         .cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
+      // Torus algorithms without a topology: a 1-D bucket ring in rank order (issue 6).
+      {"allreduce/multicolor_bucket", torus_ring_allreduce()},
+      {"allreduce/dimension_wise", torus_ring_allreduce()},
+      {"allreduce/ring_snake", torus_ring_allreduce()},
+      // Two rings on one port: at least as long as one ring on half the data.
+      {"allreduce/bidirectional_ring",
+       {.relation = Relation::kLowerBound,
+        .cost =
+            [](const Env& e) {
+              const Count half = e.n / 2 / e.p;
+              return e.n * e.copy + a(2 * (e.p - 1)) + b(2 * (e.p - 1) * half) +
+                     g((e.p - 1) * half);
+            }}},
+      {"reduce_scatter_block/multicolor_bucket",
+       {.cost =
+            [](const Env& e) {
+              return e.n * e.copy + (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + e.m * e.copy;
+            }}},
+      {"allgather/multicolor_bucket",
+       {.cost =
+            [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)) + e.n * e.copy; }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,
         .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},

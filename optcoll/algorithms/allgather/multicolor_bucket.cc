@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// allgather/multicolor_bucket — Jain & Sabharwal's multicolor bucket allgather on an N-D
+// torus: reduce_scatter_block/multicolor_bucket run backwards without computation. Every
+// block is split into N colours (2N colour-directions on bidirectional links); colour c
+// gathers along dimensions c+N-1, ..., c+1, c (mod N), one 1-D bucket allgather per phase,
+// in a scratch region ordered by the owners' coordinates; then the blocks are copied out in
+// rank order.
+//
+//   2x2 torus, uni: colour 0 gathers columns then rows, colour 1 rows then columns.
+//
+// Cost: as reduce_scatter_block/multicolor_bucket with γ = 0 (n = p·m). Without a topology
+//   (1-D ring in rank order, one port, full duplex): m·copy + (p-1)(α + mβ) + n·copy.
+// Restrictions: none; the topology (if any) must have p nodes.
+// Reference: N. Jain, Y. Sabharwal, ICS 2010, §4.
+
+#include "optcoll/algorithms/patterns/torus_bucket.h"
+#include "optcoll/algorithms/registry.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allgather_multicolor_bucket(const CollectiveSpec& spec, const Params& params,
+                                           const CostModel& model) {
+  ScheduleBuilder b(spec, "allgather/multicolor_bucket");
+  const auto g = patterns::torus_geometry(model, spec.nranks);
+  const auto plan = patterns::resolve_bucket_plan(params, model, g.ndims(), 0, b);
+  patterns::emit_allgather(b, g, plan);
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms

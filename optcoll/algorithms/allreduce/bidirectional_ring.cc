@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// allreduce/bidirectional_ring — two counter-rotating bucket rings over all p ranks in
+// snake order, n/2 each: on bidirectional links both directions of the Hamiltonian cycle
+// are busy (2 of the 4N directed links per rank). Baseline of Jain & Sabharwal.
+//
+//   p = 4, pieces a..h: ring + reduce-scatters a b c d rightwards, ring - e f g h leftwards.
+//
+// Cost (bidirectional torus, alpha = 0): 2·(p-1)/p·(n/2)β + (p-1)/p·nγ per allreduce
+//   (2(p-1)α start-ups); with one port per rank (no topology) the two rings share the
+//   ports, so it is no faster than one ring.
+// Restrictions: commutative operator; the topology (if any) must have p nodes.
+// Reference: N. Jain, Y. Sabharwal, ICS 2010, §2.2; spec torus-bucket.md 2.5.
+
+#include "optcoll/algorithms/patterns/torus_bucket.h"
+#include "optcoll/algorithms/registry.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allreduce_bidirectional_ring(const CollectiveSpec& spec, const Params& params,
+                                            const CostModel& model) {
+  ScheduleBuilder b(spec, "allreduce/bidirectional_ring");
+  const auto g = patterns::single_ring(patterns::snake_order(model, spec.nranks));
+  const auto plan = patterns::resolve_bucket_plan(params, model, 1, 2, b);
+  patterns::emit_allreduce(b, g, plan);
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms
