@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/planners/greedy_reduction.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/sim/simulator.h"
 
@@ -192,6 +193,17 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      // Built for the default model (no overlap: planned with d' = 0, c' = d + c, where
+      // Canon-Antoniu's optimum is ceil(log2 p)·c'), run here without overlap.
+      {"reduce/greedy_overlap",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
+      // The d = c optimal tree, timed without overlap (d' = 0, c' = α + nβ + nγ).
+      {"reduce/fibonacci",
+       {.cost =
+            [](const Env& e) {
+              return algorithms::planners::fibonacci_strategy(e.p, {0, a(1) + b(e.n) + g(e.n)})
+                  .length;
+            }}},
       {"scatter/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatter/binomial",
@@ -303,6 +315,8 @@ const std::map<std::string, Formula>& formulas() {
       {"allreduce/reduce_then_bcast",
        {.copy_free = true,
         .cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
+      {"allreduce/greedy_overlap",
+       {.cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,
         .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
