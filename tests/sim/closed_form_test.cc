@@ -197,6 +197,9 @@ const std::map<std::string, Formula>& formulas() {
       // Canon-Antoniu's optimum is ceil(log2 p)·c'), run here without overlap.
       {"reduce/greedy_overlap",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
+      // Without overlap "auto" takes one segment: reduce/greedy_overlap's cost.
+      {"reduce/greedy_segmented",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
       // The d = c optimal tree, timed without overlap (d' = 0, c' = α + nβ + nγ).
       {"reduce/fibonacci",
        {.cost =

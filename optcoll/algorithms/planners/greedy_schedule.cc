@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "optcoll/algorithms/patterns/slices.h"
@@ -93,38 +94,62 @@ Labels rotated(const ReductionTree& tree, Rank root) {
   return labels;
 }
 
-void emit(ScheduleBuilder& b, const ReductionTree& tree, const Labels& labels, Slice contribution,
-          Slice result) {
-  const auto n = tree.parent.size();
-  std::vector<Slice> value(n, contribution);  // what each machine sends: input or accumulator
-  // Children have larger indices than their parent: decreasing index is a post-order.
-  for (std::size_t v = n; v-- > 0;) {
-    const Rank at = labels.rank[v];
-    const auto& kids = tree.children[v];
-    if (kids.empty()) {
-      if (v == 0) b.copy(at, contribution, result);
-      continue;
+// Segment i of `segments` nearly equal pieces of `count`: [first, first + len).
+std::pair<Count, Count> segment_bounds(Count count, int segments, int i) {
+  const Count base = count / segments;
+  const Count extra = count % segments;
+  return {i * base + std::min<Count>(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+// Every machine's receive slots: slot 0 is its accumulator (the result on the sink).
+std::vector<std::vector<Slice>> receive_slots(ScheduleBuilder& b, const ReductionTree& tree,
+                                              const Labels& labels, Count count, Slice result) {
+  std::vector<std::vector<Slice>> slots(tree.parent.size());
+  for (std::size_t v = 0; v < slots.size(); ++v) {
+    for (std::size_t k = 0; k < tree.children[v].size(); ++k) {
+      const bool sink_acc = v == 0 && k == 0;
+      slots[v].push_back(sink_acc ? result : b.scratch(labels.rank[v], count));
     }
-    Slice acc = v == 0 ? result : b.scratch(at, contribution.count);
-    OpId previous_recv = kNoOp;
-    for (std::size_t k = 0; k < kids.size(); ++k) {
-      const auto c = static_cast<std::size_t>(kids[k]);
-      const Slice slot = k == 0 ? acc : b.scratch(at, contribution.count);
-      const auto t = b.transfer(labels.rank[c], at, value[c], slot);
-      // Receives are served in the tree's order (the model's FIFO by arrival, spec §1.3):
-      // without this, the simulator could start a later child's transfer first when both
-      // are ready at once, and the fixed reduction order would then wait for it.
-      b.add_dependency(at, previous_recv, t.recv);
-      if (t.recv != kNoOp) previous_recv = t.recv;
-      if (k == 0) {
-        // The first child's slot becomes the accumulator: own element on the other side.
-        b.reduce(at, contribution, acc,
-                 labels.side[c] == Side::kRight ? Side::kLeft : Side::kRight);
-      } else {
-        b.reduce(at, slot, acc, labels.side[c]);
+  }
+  return slots;
+}
+
+void emit(ScheduleBuilder& b, const ReductionTree& tree, const Labels& labels, Slice contribution,
+          Slice result, int segments) {
+  const auto n = tree.parent.size();
+  const auto slots = receive_slots(b, tree, labels, contribution.count, result);
+  std::vector<OpId> previous_recv(n, kNoOp);
+  for (int s = 0; s < segments; ++s) {
+    const auto [first, len] = segment_bounds(contribution.count, segments, s);
+    const Slice own = sub(contribution, first, len);
+    // Children have larger indices than their parent: decreasing index is a post-order.
+    for (std::size_t v = n; v-- > 0;) {
+      const Rank at = labels.rank[v];
+      const auto& kids = tree.children[v];
+      if (kids.empty()) {
+        if (v == 0) b.copy(at, own, sub(result, first, len));
+        continue;
+      }
+      const Slice acc = sub(slots[v][0], first, len);
+      for (std::size_t k = 0; k < kids.size(); ++k) {
+        const auto c = static_cast<std::size_t>(kids[k]);
+        const Slice from = tree.children[c].empty() ? own : sub(slots[c][0], first, len);
+        const Slice slot = sub(slots[v][k], first, len);
+        const auto t = b.transfer(labels.rank[c], at, from, slot);
+        // Receives are served in the tree's order, segment after segment (the model's FIFO
+        // by arrival, spec §1.3): without this, the simulator could start a later child's
+        // transfer first when both are ready at once, and the fixed reduction order would
+        // then wait for it.
+        b.add_dependency(at, previous_recv[v], t.recv);
+        if (t.recv != kNoOp) previous_recv[v] = t.recv;
+        if (k == 0) {
+          // The first child's slot becomes the accumulator: own element on the other side.
+          b.reduce(at, own, acc, labels.side[c] == Side::kRight ? Side::kLeft : Side::kRight);
+        } else {
+          b.reduce(at, slot, acc, labels.side[c]);
+        }
       }
     }
-    value[v] = acc;
   }
 }
 
@@ -151,21 +176,46 @@ ReductionTree plan_greedy_tree(Rank nranks, const ReductionCosts& costs, std::in
   return greedy_optimal(nranks, costs);
 }
 
+int choose_segments(const CollectiveSpec& spec, Count count, const CostModel& model) {
+  if (!model.overlap || count <= 1 || spec.nranks <= 1) return 1;
+  int best = 1;
+  Time best_estimate = 0;
+  for (const int segments : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}) {
+    if (segments > count) break;
+    const Count piece = (count + segments - 1) / segments;
+    const auto costs = reduction_costs(spec, piece, model);
+    const auto tree = greedy_optimal(spec.nranks, costs);
+    Time busiest = 0;
+    for (std::size_t v = 0; v < tree.children.size(); ++v) {
+      const auto kids = static_cast<Time>(tree.children[v].size());
+      const Time port = (kids + (v == 0 ? 0 : 1)) * costs.d;
+      busiest = std::max({busiest, port, kids * costs.c});
+    }
+    const Time estimate = tree.length + (segments - 1) * busiest;
+    if (segments == 1 || estimate < best_estimate) {
+      best = segments;
+      best_estimate = estimate;
+    }
+  }
+  return best;
+}
+
 bool emit_greedy_reduce(ScheduleBuilder& b, const ReductionTree& tree, Slice contribution,
-                        Slice result, Rank root) {
+                        Slice result, Rank root, int segments) {
+  OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
   OPTCOLL_CHECK(static_cast<Rank>(tree.parent.size()) == b.nranks(),
                 "tree of {} machines for {} ranks", tree.parent.size(), b.nranks());
   if (b.spec().commutative) {
-    emit(b, tree, rotated(tree, root), contribution, result);
+    emit(b, tree, rotated(tree, root), contribution, result, segments);
     return false;
   }
   if (auto left = left_children(tree, subtree_sizes(tree), root)) {
-    emit(b, tree, label(tree, root, *left), contribution, result);
+    emit(b, tree, label(tree, root, *left), contribution, result, segments);
     return false;
   }
   const std::vector<bool> none(tree.children[0].size(), false);
   const Slice partial = b.scratch(0, contribution.count);
-  emit(b, tree, label(tree, 0, none), contribution, partial);
+  emit(b, tree, label(tree, 0, none), contribution, partial, segments);
   b.transfer(0, root, partial, result);
   return true;
 }

@@ -30,7 +30,17 @@ ReductionCosts reduction_costs(const CollectiveSpec& spec, Count count, const Co
 ReductionTree plan_greedy_tree(Rank nranks, const ReductionCosts& costs, std::int64_t transfers,
                                std::int64_t reducers);
 
+// With segments > 1 the vector is cut into that many nearly equal pieces that follow each
+// other through the tree (every machine receives segment after segment, children in the
+// tree's order); the tree should then be planned for one segment's costs.
 bool emit_greedy_reduce(ScheduleBuilder& b, const ReductionTree& tree, Slice contribution,
-                        Slice result, Rank root);
+                        Slice result, Rank root, int segments = 1);
+
+// The segment count reduce/greedy_segmented uses when given "auto": the S in 1..min(count,
+// 256) that minimizes the estimate L_S + (S - 1)·B_S, where L_S is Algorithm 1's length for
+// one segment's costs (d_S = α + β·count/S, c_S = γ·count/S) and B_S the busiest machine's
+// time per segment: max over machines of its port time ((children + 1 send)·d_S) and its
+// reduction time (children·c_S). Without overlap it is 1 (the paper's no-overlap sub-case).
+int choose_segments(const CollectiveSpec& spec, Count count, const CostModel& model);
 
 }  // namespace optcoll::algorithms::planners
