@@ -3,7 +3,11 @@
 // fixed-time schedule checked here event by event, Algorithm 3 (at most K reducers), the
 // corrected bound that replaces the paper's Prop. 8 / Cor. 11, and Theorem 10.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <numeric>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -67,6 +71,109 @@ TEST(GreedyTransfers, FixedTimeScheduleIsValidAndLimited) {
         const auto tree = greedy_transfers(n, k, limit);
         check_fixed_time_schedule(tree, k, limit);
         EXPECT_GE(tree.length, greedy_optimal(n, k).length - 1e-9);
+      }
+    }
+  }
+}
+
+// ---- brute force under the transfer limit --------------------------------------------------
+
+// Serial schedule generation: transfers (child -> parent) are placed in `list` order, each at
+// the earliest time >= its sender's ready time at which its receiver's port is free and fewer
+// than K transfers are in progress throughout; receivers reduce in arrival order, as soon as
+// possible. `list` must put every machine's incoming transfers before its own.
+Time serial_schedule(const std::vector<int>& parent, const std::vector<int>& list, Time d, Time c,
+                     std::int64_t limit) {
+  const auto n = parent.size();
+  std::vector<std::vector<Time>> arrivals(n);
+  std::vector<std::pair<Time, int>> placed;  // (start, receiver)
+  auto ready = [&](std::size_t v) {
+    auto a = arrivals[v];
+    std::sort(a.begin(), a.end());
+    Time cpu = 0;
+    for (const Time t : a) cpu = std::max(cpu, t) + c;
+    return cpu;
+  };
+  auto feasible = [&](Time t, int to) {
+    std::vector<Time> points{t};
+    for (const auto& [a, v] : placed) {
+      const bool overlaps = a < t + d && t < a + d;
+      if (overlaps && v == to) return false;
+      if (a > t && a < t + d) points.push_back(a);
+    }
+    for (const Time x : points) {
+      std::int64_t open = 1;  // the new one
+      for (const auto& [a, v] : placed) open += (a <= x && x < a + d) ? 1 : 0;
+      if (open > limit) return false;
+    }
+    return true;
+  };
+  for (const int u : list) {
+    const Time earliest = ready(static_cast<std::size_t>(u));
+    std::vector<Time> candidates{earliest};
+    for (const auto& [a, v] : placed) {
+      if (a + d >= earliest) candidates.push_back(a + d);
+    }
+    std::sort(candidates.begin(), candidates.end());
+    const int to = parent[static_cast<std::size_t>(u)];
+    for (const Time t : candidates) {
+      if (feasible(t, to)) {
+        placed.push_back({t, to});
+        arrivals[static_cast<std::size_t>(to)].push_back(t + d);
+        break;
+      }
+    }
+  }
+  return ready(0);
+}
+
+// The best serial schedule over every tree on n machines and every transfer list.
+Time brute_force_limited(int n, Time d, Time c, std::int64_t limit) {
+  Time best = INFINITY;
+  std::vector<int> parent(static_cast<std::size_t>(n), -1);
+  std::function<void(int)> choose = [&](int i) {
+    if (i == n) {
+      for (int j = 1; j < n; ++j) {
+        int v = j;
+        for (int steps = 0; v != 0 && steps <= n; ++steps) v = parent[static_cast<std::size_t>(v)];
+        if (v != 0) return;
+      }
+      std::vector<int> list(static_cast<std::size_t>(n - 1));
+      std::iota(list.begin(), list.end(), 1);
+      do {
+        // Topological: a machine's send comes after every transfer into it.
+        std::vector<int> position(static_cast<std::size_t>(n), -1);
+        for (std::size_t k = 0; k < list.size(); ++k)
+          position[static_cast<std::size_t>(list[k])] = static_cast<int>(k);
+        bool ok = true;
+        for (int j = 1; j < n && ok; ++j) {
+          const int to = parent[static_cast<std::size_t>(j)];
+          if (to != 0 &&
+              position[static_cast<std::size_t>(to)] < position[static_cast<std::size_t>(j)])
+            ok = false;
+        }
+        if (ok) best = std::min(best, serial_schedule(parent, list, d, c, limit));
+      } while (std::next_permutation(list.begin(), list.end()));
+      return;
+    }
+    for (int p = 0; p < n; ++p) {
+      if (p == i) continue;
+      parent[static_cast<std::size_t>(i)] = p;
+      choose(i + 1);
+    }
+  };
+  choose(1);
+  return best;
+}
+
+TEST(GreedyTransfers, EqualsBruteForceUpToSix) {
+  for (const Costs& k :
+       {Costs{1, 1}, Costs{1, 2}, Costs{2, 1}, Costs{1, 0}, Costs{0, 1}, Costs{1, 5}}) {
+    for (int n = 2; n <= 6; ++n) {
+      for (std::int64_t limit = 1; limit <= n / 2; ++limit) {
+        EXPECT_DOUBLE_EQ(greedy_transfers(n, k, limit).length,
+                         brute_force_limited(n, k.d, k.c, limit))
+            << "n=" << n << " K=" << limit << " d=" << k.d << " c=" << k.c;
       }
     }
   }
