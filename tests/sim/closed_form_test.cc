@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/planners/greedy_reduction.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/sim/simulator.h"
 
@@ -202,6 +203,20 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      // Built for the default model (no overlap: planned with d' = 0, c' = d + c, where
+      // Canon-Antoniu's optimum is ceil(log2 p)·c'), run here without overlap.
+      {"reduce/greedy_overlap",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
+      // Without overlap "auto" takes one segment: reduce/greedy_overlap's cost.
+      {"reduce/greedy_segmented",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
+      // The d = c optimal tree, timed without overlap (d' = 0, c' = α + nβ + nγ).
+      {"reduce/fibonacci",
+       {.cost =
+            [](const Env& e) {
+              return algorithms::planners::fibonacci_strategy(e.p, {0, a(1) + b(e.n) + g(e.n)})
+                  .length;
+            }}},
       {"scatter/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatter/binomial",
@@ -334,6 +349,8 @@ const std::map<std::string, Formula>& formulas() {
       {"allgather/multicolor_bucket",
        {.cost =
             [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)) + e.n * e.copy; }}},
+      {"allreduce/greedy_overlap",
+       {.cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,
         .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},

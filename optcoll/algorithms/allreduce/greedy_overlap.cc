@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// allreduce/greedy_overlap — Canon & Antoniu's optimal overlapped reduction tree
+// (reduce/greedy_overlap, sink at rank 0) followed by a binomial broadcast of the result.
+//
+//   p = 8, d = c: reduce over the order-4 Fibonacci tree in 5d, then bcast 0→4, 0→2, 4→6,
+//   0→1, 2→3, 4→5, 6→7 in 3d: 8d in all.
+//
+// Cost (overlap, one port, half duplex, copy = 0; d = α + nβ, c = nγ):
+//   L(p) + ceil(log2 p)·d, L(p) the length of Algorithm 1 (or of Algorithm 3 with
+//   reducers=K or transfers=K, as reduce/greedy_overlap).
+// Restrictions: none (the tree's sink is rank 0, where pre-order labelling keeps rank order).
+//   transfers and reducers cannot both be set.
+// Reference: L.-C. Canon, G. Antoniu, INRIA RR-7898 (2012); binomial broadcast: Chan et al.
+
+#include <fmt/format.h>
+
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/planners/greedy_schedule.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allreduce_greedy_overlap(const CollectiveSpec& spec, const Params& params,
+                                        const CostModel& model) {
+  ScheduleBuilder b(spec, "allreduce/greedy_overlap");
+  const Layout& layout = b.layout();
+  const auto costs = planners::reduction_costs(spec, spec.count, model);
+  const auto tree = planners::plan_greedy_tree(spec.nranks, costs, params.get_int("transfers"),
+                                               params.get_int("reducers"));
+  planners::emit_greedy_reduce(b, tree, input_of(layout, 0), output_of(layout, 0), 0);
+  patterns::emit_tree_bcast(
+      b, patterns::binomial_tree(spec.nranks, 0, patterns::ChildOrder::kLargestFirst),
+      output_of(layout, 0));
+  b.set_params(fmt::format("transfers={},reducers={}", params.get_int("transfers"),
+                           params.get_int("reducers")));
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms
