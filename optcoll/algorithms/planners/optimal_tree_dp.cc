@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the homogeneous optimal ordered gather/scatter tree (Träff 2019, Proposition 3,
+// Figure 6, Theorem 2; spec §3.2, §3.4). C[i][j] = the best completion time of a gather over
+// ranks i..j to the best root of the range:
+//   (5) root i, one child [i+1..j]:      max(copy·m_i, C[i+1][j]) + c(M(i+1,j))
+//   (6) root j, one child [i..j-1]:      C[i][j-1] + c(M(i,j-1)) + X·m_j
+//   (4) k = i..j-2, root in [k+1..j]:    max(C[i][k], C[k+1][j]) + c(M(i,k))
+//   (3) k = i+1..j-1, root in [i..k]:    max(C[i][k], C[k+1][j]) + c(M(k+1,j))
+// where (4)/(3) append the other range as the root's last child. Ties: (5), (6), then by k
+// with (4) before (3), the first strictly smaller value (this reproduces every root the paper
+// reports). A fixed root r uses a second table R over the ranges holding r (spec §3.4).
+// Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
+#include <algorithm>
+#include <cstdint>
+
+#include "optcoll/algorithms/planners/gather_trees.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll::algorithms::planners {
+namespace {
+
+constexpr std::int32_t kCase5 = -1;
+constexpr std::int32_t kCase6 = -2;
+// (4) at k: 2k, (3) at k: 2k + 1.
+
+struct Dp {
+  Rank p = 0;
+  const GatherProblem* pb = nullptr;
+  std::vector<Time> prefix;          // prefix[i] = m_0 + ... + m_{i-1}
+  std::vector<std::size_t> row_off;  // upper triangle by rows: (i, j >= i)
+  std::vector<std::size_t> col_off;  // lower triangle by rows of the transpose: (j, i <= j)
+  std::vector<Time> c, ct, r_table;  // C by rows, C transposed, R (fixed root) by rows
+  std::vector<std::int32_t> choice, r_choice;
+
+  std::size_t up(Rank i, Rank j) const { return row_off[static_cast<std::size_t>(i)] + (j - i); }
+  std::size_t lo(Rank j, Rank i) const { return col_off[static_cast<std::size_t>(j)] + i; }
+  Time mass(Rank i, Rank j) const {
+    return prefix[static_cast<std::size_t>(j) + 1] - prefix[static_cast<std::size_t>(i)];
+  }
+  Time msg(Rank i, Rank j) const { return pb->message(mass(i, j)); }
+  Time size(Rank i) const { return pb->sizes[static_cast<std::size_t>(i)]; }
+};
+
+void init(Dp& dp, const GatherProblem& pb, bool fixed_root) {
+  dp.p = pb.nranks();
+  dp.pb = &pb;
+  const auto p = static_cast<std::size_t>(dp.p);
+  dp.prefix.assign(p + 1, 0);
+  for (std::size_t i = 0; i < p; ++i) dp.prefix[i + 1] = dp.prefix[i] + pb.sizes[i];
+  dp.row_off.resize(p);
+  dp.col_off.resize(p);
+  std::size_t up = 0;
+  for (std::size_t i = 0; i < p; ++i) {
+    dp.row_off[i] = up;
+    up += p - i;
+    dp.col_off[i] = i * (i + 1) / 2;
+  }
+  dp.c.assign(up, 0);
+  dp.ct.assign(up, 0);
+  dp.choice.assign(up, 0);
+  if (fixed_root) {
+    dp.r_table.assign(up, 0);
+    dp.r_choice.assign(up, 0);
+  }
+}
+
+// Fills C (and its transpose) for every range.
+void fill_free(Dp& dp, Time case_six_rate) {
+  const Rank p = dp.p;
+  for (Rank len = 1; len < p; ++len) {
+    for (Rank i = 0; i + len < p; ++i) {
+      const Rank j = i + len;
+      Time best = std::max(dp.pb->copy * dp.size(i), dp.c[dp.up(i + 1, j)]) + dp.msg(i + 1, j);
+      std::int32_t how = kCase5;
+      const Time v6 = dp.c[dp.up(i, j - 1)] + dp.msg(i, j - 1) + case_six_rate * dp.size(j);
+      if (v6 < best) best = v6, how = kCase6;
+      const Time* row = &dp.c[dp.up(i, i)] - i;  // row[k] = C[i][k]
+      const Time* col = &dp.ct[dp.lo(j, 0)];     // col[k] = C[k][j]
+      const Time* pre = dp.prefix.data();
+      for (Rank k = i; k < j; ++k) {
+        const Time mx = std::max(row[k], col[k + 1]);
+        if (k <= j - 2) {
+          const Time v4 = mx + dp.pb->message(pre[k + 1] - pre[i]);
+          if (v4 < best) best = v4, how = 2 * k;
+        }
+        if (k >= i + 1) {
+          const Time v3 = mx + dp.pb->message(pre[j + 1] - pre[k + 1]);
+          if (v3 < best) best = v3, how = 2 * k + 1;
+        }
+      }
+      dp.c[dp.up(i, j)] = best;
+      dp.ct[dp.lo(j, i)] = best;
+      dp.choice[dp.up(i, j)] = how;
+    }
+  }
+}
+
+// Fills R for the ranges [i..j] holding the fixed root r (spec §3.4, X' = copy).
+void fill_rooted(Dp& dp, Rank r) {
+  const Rank p = dp.p;
+  const Time copy = dp.pb->copy;
+  for (Rank len = 1; len < p; ++len) {
+    for (Rank i = std::max<Rank>(0, r - len); i <= r && i + len < p; ++i) {
+      const Rank j = i + len;
+      Time best = 0;
+      std::int32_t how = 0;
+      for (Rank k = i; k < j; ++k) {
+        Time v = 0;
+        std::int32_t h = 0;
+        if (r <= k) {
+          if (k == i) {
+            v = std::max(copy * dp.size(r), dp.c[dp.up(i + 1, j)]) + dp.msg(i + 1, j), h = kCase5;
+          } else {
+            v = std::max(dp.r_table[dp.up(i, k)], dp.c[dp.up(k + 1, j)]) + dp.msg(k + 1, j);
+            h = 2 * k + 1;
+          }
+        } else if (k + 1 == j) {
+          v = dp.c[dp.up(i, j - 1)] + dp.msg(i, j - 1) + copy * dp.size(r), h = kCase6;
+        } else {
+          v = std::max(dp.c[dp.up(i, k)], dp.r_table[dp.up(k + 1, j)]) + dp.msg(i, k), h = 2 * k;
+        }
+        if (k == i || v < best) best = v, how = h;
+      }
+      dp.r_table[dp.up(i, j)] = best;
+      dp.r_choice[dp.up(i, j)] = how;
+    }
+  }
+}
+
+// Rebuilds the tree of [i..j] (from R if `rooted`); returns its root.
+Rank rebuild(const Dp& dp, OrderedTree& tree, Rank i, Rank j, bool rooted) {
+  if (i == j) return i;
+  const std::int32_t how = (rooted ? dp.r_choice : dp.choice)[dp.up(i, j)];
+  auto& kids = tree.shape.children;
+  if (how == kCase5 || how == kCase6) {
+    const Rank root = how == kCase5 ? i : j;
+    const Rank child =
+        how == kCase5 ? rebuild(dp, tree, i + 1, j, false) : rebuild(dp, tree, i, j - 1, false);
+    kids[static_cast<std::size_t>(root)].push_back(child);
+    tree.copy_slot[static_cast<std::size_t>(root)] = how == kCase5 ? 0 : 1;
+    return root;
+  }
+  const Rank k = how / 2;
+  const bool root_right = how % 2 == 0;  // (4): the root lies in [k+1..j]
+  const Rank root =
+      root_right ? rebuild(dp, tree, k + 1, j, rooted) : rebuild(dp, tree, i, k, rooted);
+  const Rank child =
+      root_right ? rebuild(dp, tree, i, k, false) : rebuild(dp, tree, k + 1, j, false);
+  kids[static_cast<std::size_t>(root)].push_back(child);
+  return root;
+}
+
+}  // namespace
+
+OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, CaseSix case_six) {
+  const Rank p = pb.nranks();
+  OPTCOLL_CHECK(p >= 1, "empty gather problem");
+  OPTCOLL_CHECK(!root || (*root >= 0 && *root < p), "root out of range");
+  Dp dp;
+  init(dp, pb, root.has_value());
+  // The fixed-root program charges copy in case (6) (the paper's, too: spec §3.4).
+  fill_free(dp, root || case_six == CaseSix::kText ? pb.copy : pb.beta);
+  if (root) fill_rooted(dp, *root);
+  OrderedTree tree;
+  tree.shape.children.resize(static_cast<std::size_t>(p));
+  tree.copy_slot.assign(static_cast<std::size_t>(p), 0);
+  tree.shape.root = rebuild(dp, tree, 0, p - 1, root.has_value());
+  if (p == 1) {
+    tree.cost = pb.copy * pb.sizes[0];
+  } else {
+    tree.cost = root ? dp.r_table[dp.up(0, p - 1)] : dp.c[dp.up(0, p - 1)];
+  }
+  return tree;
+}
+
+Time optimal_cost_plain(const GatherProblem& pb) {
+  const auto p = static_cast<std::size_t>(pb.nranks());
+  std::vector<Time> prefix(p + 1, 0);
+  for (std::size_t i = 0; i < p; ++i) prefix[i + 1] = prefix[i] + pb.sizes[i];
+  auto msg = [&](std::size_t a, std::size_t b) { return pb.message(prefix[b + 1] - prefix[a]); };
+  std::vector<Time> c(p * p, 0);
+  for (std::size_t len = 1; len < p; ++len) {
+    for (std::size_t i = 0; i + len < p; ++i) {
+      const std::size_t j = i + len;
+      Time best = std::max(pb.copy * pb.sizes[i], c[(i + 1) * p + j]) + msg(i + 1, j);
+      best = std::min(best, c[i * p + j - 1] + msg(i, j - 1) + pb.copy * pb.sizes[j]);
+      for (std::size_t k = i; k + 2 <= j; ++k)
+        best = std::min(best, std::max(c[i * p + k], c[(k + 1) * p + j]) + msg(i, k));
+      for (std::size_t k = i + 1; k < j; ++k)
+        best = std::min(best, std::max(c[i * p + k], c[(k + 1) * p + j]) + msg(k + 1, j));
+      c[i * p + j] = best;
+    }
+  }
+  return p == 1 ? pb.copy * pb.sizes[0] : c[p - 1];
+}
+
+}  // namespace optcoll::algorithms::planners
