@@ -24,41 +24,131 @@ struct Choice {
 struct BinaryDp {
   const GatherProblem* pb = nullptr;
   std::size_t p = 0;
-  std::vector<Time> prefix, b;
+  std::vector<Time> prefix;
+  // Square tables, [a * p + b] for ranges a <= b, and their transposes [b * p + a], so that
+  // every inner loop below reads contiguous memory: B and c(M(a, b)).
+  std::vector<Time> b, bt, msg, msg_t;
   std::vector<Choice> choice;
 
-  Time at(Rank i, Rank j) const {
-    return i > j ? 0 : b[static_cast<std::size_t>(i) * p + static_cast<std::size_t>(j)];
+  std::size_t idx(Rank i, Rank j) const {
+    return static_cast<std::size_t>(i) * p + static_cast<std::size_t>(j);
   }
-  Time msg(Rank i, Rank j) const {
-    return i > j ? 0
-                 : pb->message(prefix[static_cast<std::size_t>(j) + 1] -
-                               prefix[static_cast<std::size_t>(i)]);
-  }
+  Time at(Rank i, Rank j) const { return i > j ? 0 : b[idx(i, j)]; }
+  Time message(Rank i, Rank j) const { return i > j ? 0 : msg[idx(i, j)]; }
   Time copy(Rank q) const { return pb->copy * pb->sizes[static_cast<std::size_t>(q)]; }
 
-  // Best tree of [i..j] rooted at q (q = i, q = j or in between).
+  void init(const GatherProblem& problem) {
+    pb = &problem;
+    p = problem.sizes.size();
+    prefix.assign(p + 1, 0);
+    for (std::size_t i = 0; i < p; ++i) prefix[i + 1] = prefix[i] + problem.sizes[i];
+    b.assign(p * p, 0);
+    bt.assign(p * p, 0);
+    msg.assign(p * p, 0);
+    msg_t.assign(p * p, 0);
+    choice.assign(p * p, Choice{});
+    for (std::size_t i = 0; i < p; ++i) {
+      choice[i * p + i] = {static_cast<Rank>(i), -1};
+      for (std::size_t j = i; j < p; ++j) {
+        msg[i * p + j] = msg_t[j * p + i] = problem.message(prefix[j + 1] - prefix[i]);
+      }
+    }
+  }
+
+  // Best tree of [i..j] (i < j) rooted at q; ties: the first split k.
   std::pair<Time, Choice> rooted(Rank i, Rank j, Rank q) const {
     if (q > i && q < j) {
-      return {std::max(at(i, q - 1) + msg(i, q - 1) + copy(q), at(q + 1, j)) + msg(q + 1, j),
-              {q, -1}};
+      return {
+          std::max(at(i, q - 1) + message(i, q - 1) + copy(q), at(q + 1, j)) + message(q + 1, j),
+          {q, -1}};
     }
     std::pair<Time, Choice> best{0, {q, -1}};
     if (q == i) {
-      best.first = std::max(copy(i), at(i + 1, j)) + msg(i + 1, j);
+      const Time c = copy(i);
+      const Time* row = &b[idx(i + 1, 0)];     // row[k] = B[i+1][k]
+      const Time* mrow = &msg[idx(i + 1, 0)];  // mrow[k] = c(M(i+1, k))
+      const Time* col = &bt[idx(j, 0)];        // col[a] = B[a][j]
+      const Time* mcol = &msg_t[idx(j, 0)];    // mcol[a] = c(M(a, j))
+      best.first = std::max(c, col[i + 1]) + mcol[i + 1];
       for (Rank k = i + 1; k < j; ++k) {
-        const Time v =
-            std::max(std::max(copy(i), at(i + 1, k)) + msg(i + 1, k), at(k + 1, j)) + msg(k + 1, j);
+        const Time v = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
         if (v < best.first) best = {v, {q, k}};
       }
       return best;
     }
-    best.first = at(i, j - 1) + msg(i, j - 1) + copy(j);
+    const Time* row = &b[idx(i, 0)];
+    const Time* mrow = &msg[idx(i, 0)];
+    const Time* col = &bt[idx(j - 1, 0)];
+    const Time* mcol = &msg_t[idx(j - 1, 0)];
+    const Time c = copy(j);
+    best.first = row[j - 1] + mrow[j - 1] + c;
     for (Rank k = i; k + 1 < j; ++k) {
-      const Time v = std::max(at(i, k) + msg(i, k), at(k + 1, j - 1)) + msg(k + 1, j - 1) + copy(j);
+      const Time v = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
       if (v < best.first) best = {v, {q, k}};
     }
     return best;
+  }
+
+  // Best tree of [i..j] over every root (ties: the smallest root, then the first split).
+  // The candidates of each family go to a buffer in a vectorizable loop; the first one that
+  // attains the minimum wins.
+  std::pair<Time, Choice> best_root(Rank i, Rank j, std::vector<Time>& buf) const {
+    // Each family has j - i - 1 candidates; the three lie back to back.
+    const Rank n_first = j - i - 1;
+    const Rank n_last = j - i - 1;
+    buf.resize(3 * static_cast<std::size_t>(n_first) + 1);
+    Time* first = buf.data();        // q = i, split k = i+1..j-1 at [k - i - 1]
+    Time* middle = first + n_first;  // q = i+1..j-1 at [q - i - 1]
+    Time* last = middle + n_first;   // q = j, split k = i..j-2 at [k - i]
+    {
+      const Time c = copy(i);
+      const Time* row = &b[idx(i + 1, 0)];
+      const Time* mrow = &msg[idx(i + 1, 0)];
+      const Time* col = &bt[idx(j, 0)];
+      const Time* mcol = &msg_t[idx(j, 0)];
+      for (Rank k = i + 1; k < j; ++k)
+        first[k - i - 1] = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
+    }
+    {
+      const Time* row = &b[idx(i, 0)];
+      const Time* mrow = &msg[idx(i, 0)];
+      const Time* col = &bt[idx(j, 0)];
+      const Time* mcol = &msg_t[idx(j, 0)];
+      const Time* sizes = pb->sizes.data();
+      const Time rate = pb->copy;
+      for (Rank q = i + 1; q < j; ++q) {
+        middle[q - i - 1] =
+            std::max(row[q - 1] + mrow[q - 1] + rate * sizes[q], col[q + 1]) + mcol[q + 1];
+      }
+    }
+    {
+      const Time c = copy(j);
+      const Time* row = &b[idx(i, 0)];
+      const Time* mrow = &msg[idx(i, 0)];
+      const Time* col = &bt[idx(j - 1, 0)];
+      const Time* mcol = &msg_t[idx(j - 1, 0)];
+      for (Rank k = i; k + 1 < j; ++k)
+        last[k - i] = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
+    }
+    const Time one_first = std::max(copy(i), at(i + 1, j)) + message(i + 1, j);
+    const Time one_last = at(i, j - 1) + message(i, j - 1) + copy(j);
+    Time best = std::min(one_first, one_last);
+    const Rank total = n_first + (j - i - 1) + n_last;
+#pragma omp simd reduction(min : best)
+    for (Rank t = 0; t < total; ++t) best = std::min(best, first[t]);
+    if (one_first == best) return {best, {i, -1}};
+    for (Rank t = 0; t < n_first; ++t) {
+      if (first[t] == best) return {best, {i, i + 1 + t}};
+    }
+    for (Rank t = 0; t < j - i - 1; ++t) {
+      if (middle[t] == best) return {best, {i + 1 + t, -1}};
+    }
+    if (one_last == best) return {best, {j, -1}};
+    for (Rank t = 0; t < n_last; ++t) {
+      if (last[t] == best) return {best, {j, i + t}};
+    }
+    OPTCOLL_CHECK(false, "binary tree DP lost its minimum at [{}, {}]", i, j);
+    return {best, {i, -1}};
   }
 
   Rank rebuild(OrderedTree& tree, Rank i, Rank j, const Choice& ch) const {
@@ -97,24 +187,14 @@ OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> roo
   OPTCOLL_CHECK(n >= 1, "empty gather problem");
   OPTCOLL_CHECK(!root || (*root >= 0 && *root < n), "root out of range");
   BinaryDp dp;
-  dp.pb = &pb;
-  dp.p = static_cast<std::size_t>(n);
-  dp.prefix.assign(dp.p + 1, 0);
-  for (std::size_t i = 0; i < dp.p; ++i) dp.prefix[i + 1] = dp.prefix[i] + pb.sizes[i];
-  dp.b.assign(dp.p * dp.p, 0);
-  dp.choice.assign(dp.p * dp.p, Choice{});
-  for (std::size_t i = 0; i < dp.p; ++i) dp.choice[i * dp.p + i] = {static_cast<Rank>(i), -1};
-  for (Rank len = 1; len < n; ++len) {
-    for (Rank i = 0; i + len < n; ++i) {
-      const Rank j = i + len;
-      auto best = dp.rooted(i, j, i);
-      for (Rank q = i + 1; q <= j; ++q) {
-        auto v = dp.rooted(i, j, q);
-        if (v.first < best.first) best = v;
-      }
-      const auto idx = static_cast<std::size_t>(i) * dp.p + static_cast<std::size_t>(j);
-      dp.b[idx] = best.first;
-      dp.choice[idx] = best.second;
+  dp.init(pb);
+  // Row by row from the bottom: [i..j] needs rows > i and shorter ranges of row i.
+  std::vector<Time> buf;
+  for (Rank i = n - 2; i >= 0; --i) {
+    for (Rank j = i + 1; j < n; ++j) {
+      const auto best = dp.best_root(i, j, buf);
+      dp.b[dp.idx(i, j)] = dp.bt[dp.idx(j, i)] = best.first;
+      dp.choice[dp.idx(i, j)] = best.second;
     }
   }
   OrderedTree tree;

@@ -12,6 +12,7 @@
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/model/error.h"
@@ -22,6 +23,19 @@ namespace {
 constexpr std::int32_t kCase5 = -1;
 constexpr std::int32_t kCase6 = -2;
 // (4) at k: 2k, (3) at k: 2k + 1.
+constexpr Rank kBlock = 32;
+constexpr Time kInf = std::numeric_limits<Time>::infinity();
+
+// min over k in [k0, k1) of max(row[k], col[k+1]) + min(lf[k], rt[k+1]) (vectorized).
+Time block_minimum(const Time* row, const Time* col, const Time* lf, const Time* rt, Rank k0,
+                   Rank k1) {
+  Time m = kInf;
+#pragma omp simd reduction(min : m)
+  for (Rank k = k0; k < k1; ++k) {
+    m = std::min(m, std::max(row[k], col[k + 1]) + std::min(lf[k], rt[k + 1]));
+  }
+  return m;
+}
 
 struct Dp {
   Rank p = 0;
@@ -64,31 +78,69 @@ void init(Dp& dp, const GatherProblem& pb, bool fixed_root) {
   }
 }
 
-// Fills C (and its transpose) for every range.
+// Fills C (and its transpose) for every range, row by row from the bottom (C[i][j] needs
+// C[i][k < j] from its own row and C[k+1][j] from rows below). For each (i, j) a first pass
+// finds the minimum branch-free (min(v4, v3) = mx + min(c_left, c_right) exactly, since
+// rounding is monotone), a second pass finds the first candidate in tie order that attains it.
 void fill_free(Dp& dp, Time case_six_rate) {
   const Rank p = dp.p;
-  for (Rank len = 1; len < p; ++len) {
-    for (Rank i = 0; i + len < p; ++i) {
-      const Rank j = i + len;
-      Time best = std::max(dp.pb->copy * dp.size(i), dp.c[dp.up(i + 1, j)]) + dp.msg(i + 1, j);
-      std::int32_t how = kCase5;
-      const Time v6 = dp.c[dp.up(i, j - 1)] + dp.msg(i, j - 1) + case_six_rate * dp.size(j);
-      if (v6 < best) best = v6, how = kCase6;
-      const Time* row = &dp.c[dp.up(i, i)] - i;  // row[k] = C[i][k]
-      const Time* col = &dp.ct[dp.lo(j, 0)];     // col[k] = C[k][j]
-      const Time* pre = dp.prefix.data();
-      for (Rank k = i; k < j; ++k) {
-        const Time mx = std::max(row[k], col[k + 1]);
-        if (k <= j - 2) {
-          const Time v4 = mx + dp.pb->message(pre[k + 1] - pre[i]);
-          if (v4 < best) best = v4, how = 2 * k;
-        }
-        if (k >= i + 1) {
-          const Time v3 = mx + dp.pb->message(pre[j + 1] - pre[k + 1]);
-          if (v3 < best) best = v3, how = 2 * k + 1;
-        }
+  std::vector<Time> left(static_cast<std::size_t>(p));  // left[k] = c(M(i, k))
+  std::vector<Time> block_min;
+  block_min.reserve(static_cast<std::size_t>(p / kBlock + 2));
+  // msg_t[lo(j, a)] = c(M(a, j)): the right-hand messages, contiguous in a for each j.
+  std::vector<Time> msg_t(dp.ct.size());
+  for (Rank j = 0; j < p; ++j) {
+    for (Rank a = 0; a <= j; ++a) msg_t[dp.lo(j, a)] = dp.msg(a, j);
+  }
+  for (Rank i = p - 2; i >= 0; --i) {
+    for (Rank k = i; k < p; ++k) left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+    Time* row = &dp.c[dp.up(i, i)] - i;  // row[k] = C[i][k]
+    for (Rank j = i + 1; j < p; ++j) {
+      const Time* col = &dp.ct[dp.lo(j, 0)];  // col[k] = C[k][j]
+      const Time* rt = &msg_t[dp.lo(j, 0)];   // rt[k + 1] = c(M(k + 1, j))
+      const Time v5 = std::max(dp.pb->copy * dp.size(i), col[i + 1]) + rt[i + 1];
+      const Time v6 =
+          row[j - 1] + left[static_cast<std::size_t>(j) - 1] + case_six_rate * dp.size(j);
+      const Time* lf = left.data();
+      // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)), then
+      // (3) at k = j-1. The middle ones in blocks of kBlock: a vectorized minimum per block.
+      const Time v4_first = i <= j - 2 ? std::max(row[i], col[i + 1]) + lf[i] : kInf;
+      const Time v3_last = j - 1 >= i + 1 ? std::max(row[j - 1], col[j]) + rt[j] : kInf;
+      Time best = std::min(std::min(v5, v6), std::min(v4_first, v3_last));
+      block_min.clear();
+      for (Rank k0 = i + 1; k0 <= j - 2; k0 += kBlock) {
+        const Rank k1 = std::min<Rank>(k0 + kBlock, j - 1);
+        const Time m = block_minimum(row, col, lf, rt, k0, k1);
+        block_min.push_back(m);
+        best = std::min(best, m);
       }
-      dp.c[dp.up(i, j)] = best;
+      std::int32_t how = -3;
+      if (v5 == best) {
+        how = kCase5;
+      } else if (v6 == best) {
+        how = kCase6;
+      } else if (v4_first == best) {
+        how = 2 * i;
+      } else {
+        for (std::size_t blk = 0; blk < block_min.size() && how == -3; ++blk) {
+          if (block_min[blk] != best) continue;
+          const Rank k0 = i + 1 + static_cast<Rank>(blk) * kBlock;
+          for (Rank k = k0; k < std::min<Rank>(k0 + kBlock, j - 1); ++k) {
+            const Time mx = std::max(row[k], col[k + 1]);
+            if (mx + lf[k] == best) {
+              how = 2 * k;
+              break;
+            }
+            if (mx + rt[k + 1] == best) {
+              how = 2 * k + 1;
+              break;
+            }
+          }
+        }
+        if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
+      }
+      OPTCOLL_CHECK(how != -3, "optimal tree DP lost its minimum at [{}, {}]", i, j);
+      row[j] = best;
       dp.ct[dp.lo(j, i)] = best;
       dp.choice[dp.up(i, j)] = how;
     }
