@@ -182,10 +182,11 @@ struct BinaryDp {
 
 }  // namespace
 
-OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> root) {
+namespace {
+
+BinaryDp fill_binary(const GatherProblem& pb) {
   const Rank n = pb.nranks();
   OPTCOLL_CHECK(n >= 1, "empty gather problem");
-  OPTCOLL_CHECK(!root || (*root >= 0 && *root < n), "root out of range");
   BinaryDp dp;
   dp.init(pb);
   // Row by row from the bottom: [i..j] needs rows > i and shorter ranges of row i.
@@ -197,6 +198,11 @@ OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> roo
       dp.choice[dp.idx(i, j)] = best.second;
     }
   }
+  return dp;
+}
+
+OrderedTree extract(const BinaryDp& dp, const GatherProblem& pb, std::optional<Rank> root) {
+  const Rank n = pb.nranks();
   OrderedTree tree;
   tree.shape.children.resize(dp.p);
   tree.copy_slot.assign(dp.p, 0);
@@ -205,6 +211,20 @@ OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> roo
   tree.shape.root = dp.rebuild(tree, 0, n - 1, top.second);
   tree.cost = n == 1 ? pb.copy * pb.sizes[0] : top.first;
   return tree;
+}
+
+}  // namespace
+
+OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> root) {
+  OPTCOLL_CHECK(!root || (*root >= 0 && *root < pb.nranks()), "root out of range");
+  return extract(fill_binary(pb), pb, root);
+}
+
+std::pair<OrderedTree, OrderedTree> binary_trees_best_and_fixed(const GatherProblem& pb,
+                                                                Rank root) {
+  OPTCOLL_CHECK(root >= 0 && root < pb.nranks(), "root {} out of range", root);
+  const BinaryDp dp = fill_binary(pb);
+  return {extract(dp, pb, std::nullopt), extract(dp, pb, root)};
 }
 
 }  // namespace optcoll::algorithms::planners

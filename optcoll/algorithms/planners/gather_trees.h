@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "optcoll/model/cost_model.h"
@@ -81,6 +82,12 @@ Time optimal_cost_plain(const GatherProblem& problem);
 // Optimal strictly rank-ordered binary tree (Figure 7, five cases; ties: smallest root).
 // A fixed root r uses the DP's tables below it and the case with q = r at the top.
 OrderedTree binary_optimal_tree(const GatherProblem& problem, std::optional<Rank> root);
+
+// The best-root and the fixed-root tree from one set of tables (X = copy in case (6)).
+std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherProblem& problem,
+                                                                 Rank root);
+std::pair<OrderedTree, OrderedTree> binary_trees_best_and_fixed(const GatherProblem& problem,
+                                                                Rank root);
 
 // Best root of a fixed-root planner by trying every rank (first minimum).
 OrderedTree best_root_by_search(const GatherProblem& problem,

@@ -204,6 +204,24 @@ Rank rebuild(const Dp& dp, OrderedTree& tree, Rank i, Rank j, bool rooted) {
 
 }  // namespace
 
+namespace {
+
+OrderedTree extract(const Dp& dp, const GatherProblem& pb, bool rooted) {
+  const Rank p = dp.p;
+  OrderedTree tree;
+  tree.shape.children.resize(static_cast<std::size_t>(p));
+  tree.copy_slot.assign(static_cast<std::size_t>(p), 0);
+  tree.shape.root = rebuild(dp, tree, 0, p - 1, rooted);
+  if (p == 1) {
+    tree.cost = pb.copy * pb.sizes[0];
+  } else {
+    tree.cost = rooted ? dp.r_table[dp.up(0, p - 1)] : dp.c[dp.up(0, p - 1)];
+  }
+  return tree;
+}
+
+}  // namespace
+
 OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, CaseSix case_six) {
   const Rank p = pb.nranks();
   OPTCOLL_CHECK(p >= 1, "empty gather problem");
@@ -213,16 +231,18 @@ OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, Case
   // The fixed-root program charges copy in case (6) (the paper's, too: spec §3.4).
   fill_free(dp, root || case_six == CaseSix::kText ? pb.copy : pb.beta);
   if (root) fill_rooted(dp, *root);
-  OrderedTree tree;
-  tree.shape.children.resize(static_cast<std::size_t>(p));
-  tree.copy_slot.assign(static_cast<std::size_t>(p), 0);
-  tree.shape.root = rebuild(dp, tree, 0, p - 1, root.has_value());
-  if (p == 1) {
-    tree.cost = pb.copy * pb.sizes[0];
-  } else {
-    tree.cost = root ? dp.r_table[dp.up(0, p - 1)] : dp.c[dp.up(0, p - 1)];
-  }
-  return tree;
+  return extract(dp, pb, root.has_value());
+}
+
+std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherProblem& pb,
+                                                                 Rank root) {
+  const Rank p = pb.nranks();
+  OPTCOLL_CHECK(p >= 1 && root >= 0 && root < p, "root {} out of range", root);
+  Dp dp;
+  init(dp, pb, true);
+  fill_free(dp, pb.copy);
+  fill_rooted(dp, root);
+  return {extract(dp, pb, false), extract(dp, pb, true)};
 }
 
 Time optimal_cost_plain(const GatherProblem& pb) {
