@@ -14,6 +14,7 @@
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/plan/select.h"
 #include "optcoll/sim/simulator.h"
 
 namespace optcoll::algorithms::planners {
@@ -289,6 +290,55 @@ TEST(TreeSchedules, SimulatorMatchesThePlan) {
             << collective_name(coll) << "/" << name << " trial " << trial << " p " << p;
       }
     }
+  }
+}
+
+TEST(TreeSchedules, BestRootHookFindsTheBestRoot) {
+  // plan_best_root asks the DPs for their root: the plan it returns must be as fast as the
+  // best of planning every root (optimal, binary, oblivious), and the adaptive tree's time.
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Rank p = 2 + trial % 11;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    std::vector<Count> counts;
+    for (const Time m : pb.sizes) counts.push_back(static_cast<Count>(m));
+    CostModel model;
+    model.alpha = pb.alpha;
+    model.beta = pb.beta;
+    model.copy = pb.copy;
+    model.duplex = Duplex::kHalf;
+    for (const std::string coll : {"gatherv", "scatterv"}) {
+      const auto kind = coll == "gatherv" ? CollectiveKind::kGatherv : CollectiveKind::kScatterv;
+      const auto spec = make_spec_v(kind, p, counts, 0);
+      for (const std::string name : {"optimal", "binary_optimal", "oblivious_binomial"}) {
+        Time every_root = INFINITY;
+        for (Rank r = 0; r < p; ++r) {
+          auto at_r = spec;
+          at_r.root = r;
+          every_root = std::min(every_root, plan(at_r, model, coll + "/" + name).predicted_time);
+        }
+        EXPECT_EQ(plan_best_root(spec, model, coll + "/" + name).predicted_time, every_root)
+            << coll << "/" << name << " trial " << trial;
+      }
+      EXPECT_EQ(plan_best_root(spec, model, coll + "/adaptive_binomial").predicted_time,
+                adaptive_binomial_tree(pb, std::nullopt).cost);
+    }
+  }
+}
+
+TEST(TreeDp, BestAndFixedFromOneTable) {
+  std::mt19937_64 rng(18);
+  for (int trial = 0; trial < 100; ++trial) {
+    const Rank p = 1 + trial % 30;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    const auto opt = optimal_trees_best_and_fixed(pb, r);
+    EXPECT_EQ(opt.first.cost, optimal_tree(pb, std::nullopt).cost);
+    EXPECT_EQ(opt.first.shape, optimal_tree(pb, std::nullopt).shape);
+    EXPECT_EQ(opt.second.cost, optimal_tree(pb, r).cost);
+    const auto bin = binary_trees_best_and_fixed(pb, r);
+    EXPECT_EQ(bin.first.cost, binary_optimal_tree(pb, std::nullopt).cost);
+    EXPECT_EQ(bin.second.cost, binary_optimal_tree(pb, r).cost);
   }
 }
 
