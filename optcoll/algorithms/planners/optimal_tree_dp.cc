@@ -147,33 +147,34 @@ void fill_free(Dp& dp, Time case_six_rate) {
   }
 }
 
-// Fills R for the ranges [i..j] holding the fixed root r (spec §3.4, X' = copy).
+// Fills R for the ranges [i..j] holding the fixed root r (spec §3.4, X' = copy). Split k
+// at r: for k < r the root lies right ((4), or (6) at k = j-1), for k >= r left ((5) at
+// k = i, else (3)); both loops read contiguous rows (R and its transpose r_t, C and C^T).
 void fill_rooted(Dp& dp, Rank r) {
   const Rank p = dp.p;
   const Time copy = dp.pb->copy;
+  std::vector<Time> r_t(dp.ct.size(), 0);  // r_t[lo(j, i)] = R[i][j]
   for (Rank len = 1; len < p; ++len) {
     for (Rank i = std::max<Rank>(0, r - len); i <= r && i + len < p; ++i) {
       const Rank j = i + len;
-      Time best = 0;
+      const Time* c_row = &dp.c[dp.up(i, i)] - i;        // C[i][k]
+      const Time* r_row = &dp.r_table[dp.up(i, i)] - i;  // R[i][k]
+      const Time* c_col = &dp.ct[dp.lo(j, 0)];           // C[k][j]
+      const Time* r_col = &r_t[dp.lo(j, 0)];             // R[k][j]
+      Time best = kInf;
       std::int32_t how = 0;
-      for (Rank k = i; k < j; ++k) {
-        Time v = 0;
-        std::int32_t h = 0;
-        if (r <= k) {
-          if (k == i) {
-            v = std::max(copy * dp.size(r), dp.c[dp.up(i + 1, j)]) + dp.msg(i + 1, j), h = kCase5;
-          } else {
-            v = std::max(dp.r_table[dp.up(i, k)], dp.c[dp.up(k + 1, j)]) + dp.msg(k + 1, j);
-            h = 2 * k + 1;
-          }
-        } else if (k + 1 == j) {
-          v = dp.c[dp.up(i, j - 1)] + dp.msg(i, j - 1) + copy * dp.size(r), h = kCase6;
-        } else {
-          v = std::max(dp.c[dp.up(i, k)], dp.r_table[dp.up(k + 1, j)]) + dp.msg(i, k), h = 2 * k;
-        }
-        if (k == i || v < best) best = v, how = h;
+      for (Rank k = i; k < r; ++k) {  // root in [k+1..j]
+        const Time v = k + 1 == j ? c_row[j - 1] + dp.msg(i, j - 1) + copy * dp.size(r)
+                                  : std::max(c_row[k], r_col[k + 1]) + dp.msg(i, k);
+        if (v < best) best = v, how = k + 1 == j ? kCase6 : 2 * k;
+      }
+      for (Rank k = std::max(r, i); k < j; ++k) {  // root in [i..k]
+        const Time v = k == i ? std::max(copy * dp.size(r), c_col[i + 1]) + dp.msg(i + 1, j)
+                              : std::max(r_row[k], c_col[k + 1]) + dp.msg(k + 1, j);
+        if (v < best) best = v, how = k == i ? kCase5 : 2 * k + 1;
       }
       dp.r_table[dp.up(i, j)] = best;
+      r_t[dp.lo(j, i)] = best;
       dp.r_choice[dp.up(i, j)] = how;
     }
   }
