@@ -125,6 +125,93 @@ Time binary_search(const GatherProblem& pb, Rank i, Rank j, std::optional<Rank> 
   return best;
 }
 
+// Every gather tree on p <= 5 ranks, ordered or not: every parent array that reaches the
+// root, every order of every node's children, every position of every node's copy, each
+// evaluated by Definition 2 (completion_time).
+Time all_trees_minimum(const GatherProblem& pb, std::optional<Rank> fixed_root) {
+  const Rank p = pb.nranks();
+  Time best = INFINITY;
+  std::vector<Rank> parent(static_cast<std::size_t>(p));
+  std::function<void(Rank)> assign = [&](Rank v) {
+    if (v == p) {
+      for (Rank root = 0; root < p; ++root) {
+        if (fixed_root && root != *fixed_root) continue;
+        if (parent[static_cast<std::size_t>(root)] != root) continue;
+        // Every other node must reach the root without a cycle, and no other self-loop.
+        bool ok = true;
+        for (Rank x = 0; x < p && ok; ++x) {
+          Rank y = x;
+          for (Rank step = 0; step <= p && y != root; ++step) {
+            const Rank up = parent[static_cast<std::size_t>(y)];
+            if (up == y) break;
+            y = up;
+          }
+          ok = y == root;
+        }
+        if (!ok) continue;
+        TreeShape shape;
+        shape.root = root;
+        shape.children.resize(static_cast<std::size_t>(p));
+        for (Rank x = 0; x < p; ++x) {
+          if (x != root)
+            shape.children[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])].push_back(
+                x);
+        }
+        // Enumerate child orders and copy slots node by node.
+        std::vector<int> slot(static_cast<std::size_t>(p), 0);
+        std::function<void(Rank)> vary = [&](Rank node) {
+          if (node == p) {
+            best = std::min(best, completion_time(shape, slot, pb));
+            return;
+          }
+          auto& kids = shape.children[static_cast<std::size_t>(node)];
+          std::sort(kids.begin(), kids.end());
+          do {
+            for (int s = 0; s <= static_cast<int>(kids.size()); ++s) {
+              slot[static_cast<std::size_t>(node)] = s;
+              vary(node + 1);
+            }
+          } while (std::next_permutation(kids.begin(), kids.end()));
+        };
+        vary(0);
+      }
+      return;
+    }
+    for (Rank u = 0; u < p; ++u) {
+      parent[static_cast<std::size_t>(v)] = u;
+      assign(v + 1);
+    }
+  };
+  assign(0);
+  return best;
+}
+
+TEST(TreeDp, UnorderedSearchEqualsEveryTree) {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Rank p = 1 + trial % 5;  // 1..5
+    const auto pb = random_problem(rng, p, trial % 3 == 0);
+    EXPECT_EQ(unordered_optimal_cost(pb, std::nullopt), all_trees_minimum(pb, std::nullopt))
+        << "trial " << trial;
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    EXPECT_EQ(unordered_optimal_cost(pb, r), all_trees_minimum(pb, r)) << "trial " << trial;
+  }
+}
+
+TEST(TreeDp, OrderingCostsAtMostWhatTheUnorderedOptimumSaves) {
+  // Unordered <= ordered optimum, at the best and at every fixed root; budget respected.
+  std::mt19937_64 rng(20);
+  for (int trial = 0; trial < 60; ++trial) {
+    const Rank p = 1 + trial % 10;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    EXPECT_LE(*unordered_optimal_cost(pb, std::nullopt), optimal_tree(pb, std::nullopt).cost);
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    EXPECT_LE(*unordered_optimal_cost(pb, r), optimal_tree(pb, r).cost);
+  }
+  GatherProblem big{std::vector<Time>(13, 1), 1, 1, 0};
+  EXPECT_FALSE(unordered_optimal_cost(big, std::nullopt).has_value());
+}
+
 TEST(TreeDp, OptimalEqualsExhaustiveSearch) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 300; ++trial) {
@@ -253,6 +340,9 @@ TEST(TreeDp, TwoBlocksLemmaTwoExample) {
     GatherProblem pb{std::vector<Time>(7, 3), 10, 1, 1};
     pb.sizes[static_cast<std::size_t>(j)] = 200;
     EXPECT_EQ(optimal_tree(pb, std::nullopt).cost, expected) << j;
+    // Lemma 2: the non-ordered optimum gathers the small blocks while j copies its large one:
+    // copy·b_L + alpha + beta·(p-1)·b_S = 200 + 10 + 18 = 228 wherever j is.
+    EXPECT_EQ(unordered_optimal_cost(pb, std::nullopt), 228) << j;
   }
 }
 

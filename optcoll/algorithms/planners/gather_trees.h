@@ -89,6 +89,12 @@ std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherPro
 std::pair<OrderedTree, OrderedTree> binary_trees_best_and_fixed(const GatherProblem& problem,
                                                                 Rank root);
 
+// Beyond the paper's programs: the exact optimum over all gather trees, ordered or not
+// (Proposition 2 over subsets; 3^p work). std::nullopt when p exceeds max_ranks (the budget;
+// p = 12 takes milliseconds). Cost only.
+std::optional<Time> unordered_optimal_cost(const GatherProblem& problem, std::optional<Rank> root,
+                                           Rank max_ranks = 12);
+
 // Best root of a fixed-root planner by trying every rank (first minimum).
 OrderedTree best_root_by_search(const GatherProblem& problem,
                                 OrderedTree (*planner)(const GatherProblem&, Rank));
