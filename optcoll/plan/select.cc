@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/planners/best_root.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
@@ -91,6 +92,15 @@ Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::str
                     const algorithms::Params& params, Rank max_ranks) {
   if (!is_rooted(spec.kind)) {
     throw_invalid("{} has no root to choose", collective_name(spec.kind));
+  }
+  // An algorithm that knows its best root (algorithms/planners/best_root.h) is asked once.
+  if (!algorithm.empty() && algorithm != "auto") {
+    const auto& info = algorithms::lookup(algorithm, spec.kind);
+    if (const auto root = algorithms::planned_best_root(info, spec, params, model)) {
+      CollectiveSpec chosen = spec;
+      chosen.root = *root;
+      return plan(chosen, model, algorithm, params);
+    }
   }
   if (spec.nranks > max_ranks) {
     throw_invalid("choosing the best root plans every root; {} ranks exceed the limit of {}",

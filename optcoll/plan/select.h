@@ -52,7 +52,9 @@ Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view a
 
 // For rooted collectives whose root the caller leaves to optcoll (`--root best`): plans
 // every root (spec.root is ignored) and returns the plan with the least predicted time
-// (ties: lowest root). Throws Error(kInvalidArgument) for non-rooted kinds or nranks above
+// (ties: lowest root). An explicit algorithm with a best-root hook
+// (optcoll/algorithms/planners/best_root.h) is asked for its root instead and planned once
+// (its own tie-breaking). Throws Error(kInvalidArgument) for non-rooted kinds or nranks above
 // `max_ranks` (the search costs nranks plans).
 Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model,
                     std::string_view algorithm = "auto", const algorithms::Params& params = {},

@@ -190,6 +190,12 @@ Formula torus_ring_allreduce() {
             const Count piece = e.n / e.p;
             return e.n * e.copy + a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) +
                    g((e.p - 1) * piece);
+// Träff's trees (optimal, adaptive, oblivious, binary): the one-port lower bound — the root
+// receives every other block through its port and copies its own without overlap. (Their
+// exact times are tested against the planners' Definition 2 in tests/algorithms/.)
+Formula traff_tree_bound() {
+  return {.relation = Relation::kLowerBound, .cost = [](const Env& e) {
+            return b(e.sum_except(e.root)) + e.block(e.root) * e.copy;
           }};
 }
 
@@ -233,6 +239,22 @@ const std::map<std::string, Formula>& formulas() {
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
       {"gatherv/linear", linear_tree_v()},
       {"gatherv/binomial", binomial_tree_v()},
+      {"scatter/optimal", traff_tree_bound()},
+      {"scatter/adaptive_binomial", traff_tree_bound()},
+      {"scatter/oblivious_binomial", traff_tree_bound()},
+      {"scatter/binary_optimal", traff_tree_bound()},
+      {"scatterv/optimal", traff_tree_bound()},
+      {"scatterv/adaptive_binomial", traff_tree_bound()},
+      {"scatterv/oblivious_binomial", traff_tree_bound()},
+      {"scatterv/binary_optimal", traff_tree_bound()},
+      {"gather/optimal", traff_tree_bound()},
+      {"gather/adaptive_binomial", traff_tree_bound()},
+      {"gather/oblivious_binomial", traff_tree_bound()},
+      {"gather/binary_optimal", traff_tree_bound()},
+      {"gatherv/optimal", traff_tree_bound()},
+      {"gatherv/adaptive_binomial", traff_tree_bound()},
+      {"gatherv/oblivious_binomial", traff_tree_bound()},
+      {"gatherv/binary_optimal", traff_tree_bound()},
       {"allgather/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",

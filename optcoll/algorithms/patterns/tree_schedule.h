@@ -47,4 +47,15 @@ void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree, const std::vect
 void emit_tree_scatter(ScheduleBuilder& b, const TreeShape& tree,
                        const std::vector<Rank>& positions, Slice root_source);
 
+// Träff's ordered trees (optcoll/algorithms/planners/gather_trees.h): every subtree spans a
+// contiguous rank range, and each node works through its items in the order the model fixes:
+// its children in tree order with its local copy after the first copy_slot[v] of them (the
+// root always copies; other leaves send their input as it is). Each node's items are chained
+// by explicit dependencies, so the simulated time is Träff's Definition 2 exactly (one port,
+// no overlap, either duplex). Scatter runs each node's items in reverse order.
+void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
+                         const std::vector<int>& copy_slot, Slice root_dest);
+void emit_ordered_scatter(ScheduleBuilder& b, const TreeShape& tree,
+                          const std::vector<int>& copy_slot, Slice root_source);
+
 }  // namespace optcoll::algorithms::patterns

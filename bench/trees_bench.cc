@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: Träff's tree planners at the paper's sizes: the homogeneous optimal tree (best root)
+// beside the plain triple-loop DP, the fixed-root optimal tree, the binary DP, and the O(p)
+// binomial trees. Problem: Träff's Increasing distribution, alpha = 100, beta = copy = 1.
+#include <benchmark/benchmark.h>
+
+#include "optcoll/algorithms/planners/gather_trees.h"
+#include "optcoll/model/distributions.h"
+
+namespace optcoll::algorithms::planners {
+namespace {
+
+GatherProblem problem(Rank p) {
+  GatherProblem pb;
+  pb.alpha = 100;
+  pb.beta = 1;
+  pb.copy = 1;
+  for (const Count m : distribution_counts(Distribution::kIncreasing, p, 1000))
+    pb.sizes.push_back(static_cast<Time>(m));
+  return pb;
+}
+
+void BM_OptimalBestRoot(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, std::nullopt).cost);
+}
+BENCHMARK(BM_OptimalBestRoot)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
+
+void BM_OptimalPlainTripleLoop(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_cost_plain(pb));
+}
+BENCHMARK(BM_OptimalPlainTripleLoop)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
+
+void BM_OptimalFixedRoot(benchmark::State& state) {
+  const auto p = static_cast<Rank>(state.range(0));
+  const auto pb = problem(p);
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, p / 2).cost);
+}
+BENCHMARK(BM_OptimalFixedRoot)->Arg(2000)->Unit(benchmark::kMillisecond);
+
+void BM_OptimalBestRootLarge(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, std::nullopt).cost);
+}
+BENCHMARK(BM_OptimalBestRootLarge)->Arg(10000)->Iterations(1)->Unit(benchmark::kSecond);
+
+void BM_BinaryBestRoot(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(binary_optimal_tree(pb, std::nullopt).cost);
+}
+BENCHMARK(BM_BinaryBestRoot)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
+
+void BM_AdaptiveBinomial(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(adaptive_binomial_tree(pb, std::nullopt).cost);
+}
+BENCHMARK(BM_AdaptiveBinomial)->Arg(2000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace optcoll::algorithms::planners
+
+BENCHMARK_MAIN();

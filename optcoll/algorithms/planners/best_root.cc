@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: planned_best_root(): the hook table (registry name suffix -> tree kind).
+#include "optcoll/algorithms/planners/best_root.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "optcoll/algorithms/planners/gather_trees.h"
+
+namespace optcoll::algorithms {
+
+std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const CollectiveSpec& spec,
+                                      const Params& /*params*/, const CostModel& model) {
+  using planners::TreeKind;
+  static constexpr std::array<std::pair<std::string_view, TreeKind>, 4> kTrees{{
+      {"optimal", TreeKind::kOptimal},
+      {"adaptive_binomial", TreeKind::kAdaptiveBinomial},
+      {"oblivious_binomial", TreeKind::kObliviousBinomial},
+      {"binary_optimal", TreeKind::kBinaryOptimal},
+  }};
+  const bool gather_scatter =
+      spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv ||
+      spec.kind == CollectiveKind::kScatter || spec.kind == CollectiveKind::kScatterv;
+  if (!gather_scatter || !model.homogeneous() || info.collective != spec.kind) return std::nullopt;
+  for (const auto& [name, kind] : kTrees) {
+    if (info.short_name() != name) continue;
+    CollectiveSpec rooted = spec;
+    rooted.root = 0;
+    const Layout layout(rooted);
+    const auto problem = planners::gather_problem(layout, model, spec.elem_bytes);
+    return planners::plan_tree(kind, problem, std::nullopt).shape.root;
+  }
+  return std::nullopt;
+}
+
+}  // namespace optcoll::algorithms

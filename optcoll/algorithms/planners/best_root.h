@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the optional best-root hook of selection (`--root best`). Algorithms whose planner
+// knows its best root (Träff's trees: the DPs choose it, the adaptive tree ends at it, the
+// others search roots in O(p) each without building schedules) answer here, so that
+// plan_best_root (optcoll/plan/select.cc) builds one schedule instead of p.
+#pragma once
+
+#include <optional>
+
+#include "optcoll/algorithms/registry.h"
+
+namespace optcoll::algorithms {
+
+// The root `info` would pick for `spec` (spec.root ignored) under `model`, or std::nullopt if
+// the algorithm has no hook or cannot answer for this model (pair matrices: its planner is
+// homogeneous, so the caller searches every root).
+std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const CollectiveSpec& spec,
+                                      const Params& params, const CostModel& model);
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: tree planners for irregular gather and scatter (Träff, "Optimal trees for irregular
+// gather and scatter collectives", TPDS 30(9), 2019; the math of ../shared/spec/
+// gather-scatter-trees.md). Each planner returns an OrderedTree: a TreeShape whose nodes list
+// their children in reception order, where each node's local copy goes, and the completion
+// time that Definition 2 gives it under the homogeneous one-ported model:
+//
+//   C(leaf) = 0 (no copy);  an interior node (and the root, always) works through its items
+//   in order: a child c costs  t = max(t, C(c)) + c(|T_c|),  its copy  t = t + copy·m_v,
+//   with c(M) = alpha + beta·M for M > 0 and c(0) = 0 (empty messages are free).
+//
+// A scatter over the same tree takes the same time (the items in reverse order).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "optcoll/model/cost_model.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::algorithms::planners {
+
+// Träff's homogeneous model: block sizes in model units (elements or bytes), alpha, beta and
+// the local copy rate (the paper's gamma; optcoll's CostModel::copy).
+struct GatherProblem {
+  std::vector<Time> sizes;
+  Time alpha = 0;
+  Time beta = 1;
+  Time copy = 0;
+
+  Rank nranks() const { return static_cast<Rank>(sizes.size()); }
+  Time message(Time m) const { return m > 0 ? alpha + beta * m : 0; }
+};
+
+// The homogeneous problem of a layout under a model (pair matrices are ignored: the planners
+// here are homogeneous).
+GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes);
+
+struct OrderedTree {
+  TreeShape shape;
+  // copy_slot[v]: how many children v receives before its local copy (0: copy first). Used
+  // for interior nodes and the root; leaves other than the root do not copy.
+  std::vector<int> copy_slot;
+  Time cost = 0;  // Definition 2 completion time, as planned
+};
+
+// Definition 2, evaluated bottom-up in O(p) (independent of how the tree was planned).
+Time completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
+                     const GatherProblem& problem);
+
+// Linear (star): the root copies, then receives every other rank in rank order.
+OrderedTree linear_tree(const GatherProblem& problem, Rank root);
+
+// The paper's "oblivious" tree: the standard rank-ordered binomial tree. In round t aligned
+// blocks of 2^t ranks merge pairwise; the block holding the root receives, otherwise the upper
+// block's root does. Copy first, children in round order. (This is not gatherv/binomial's
+// virtual-rank tree, which relabels the root to 0.)
+OrderedTree oblivious_binomial_tree(const GatherProblem& problem, Rank root);
+
+// The problem-adaptive binomial tree (Proposition 1; Träff 2018): the same blocks, but when
+// neither holds the root, the block whose sending finishes the merge earlier sends. Without a
+// root the final block's root is the root.
+OrderedTree adaptive_binomial_tree(const GatherProblem& problem, std::optional<Rank> root);
+
+// Case (6) of the DP (root = last rank of its range: receive, then copy): the text charges
+// copy·m_j (kText, what optcoll uses); the paper's chosen-root program charges beta·m_j
+// (kPaperProgram, only to reproduce its published numbers; spec §3.4).
+enum class CaseSix { kText, kPaperProgram };
+
+// Optimal ordered variable-degree tree, homogeneous DP (Figure 6; O(p^3) time, O(p^2) space).
+// No root: the best root (the DP's own choice, with the spec's tie-breaking).
+OrderedTree optimal_tree(const GatherProblem& problem, std::optional<Rank> root,
+                         CaseSix case_six = CaseSix::kText);
+
+// The same optimum by the plain triple loop (no transposed table): the reference for tests
+// and benchmarks. Returns only the cost.
+Time optimal_cost_plain(const GatherProblem& problem);
+
+// Optimal strictly rank-ordered binary tree (Figure 7, five cases; ties: smallest root).
+// A fixed root r uses the DP's tables below it and the case with q = r at the top.
+OrderedTree binary_optimal_tree(const GatherProblem& problem, std::optional<Rank> root);
+
+// The best-root and the fixed-root tree from one set of tables (X = copy in case (6)).
+std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherProblem& problem,
+                                                                 Rank root);
+std::pair<OrderedTree, OrderedTree> binary_trees_best_and_fixed(const GatherProblem& problem,
+                                                                Rank root);
+
+// Beyond the paper's programs: the exact optimum over all gather trees, ordered or not
+// (Proposition 2 over subsets; 3^p work). std::nullopt when p exceeds max_ranks (the budget;
+// p = 12 takes milliseconds). Cost only.
+std::optional<Time> unordered_optimal_cost(const GatherProblem& problem, std::optional<Rank> root,
+                                           Rank max_ranks = 12);
+
+// Best root of a fixed-root planner by trying every rank (first minimum).
+OrderedTree best_root_by_search(const GatherProblem& problem,
+                                OrderedTree (*planner)(const GatherProblem&, Rank));
+
+// The trees of the paper's comparison, by name (registry algorithms and the experiment).
+enum class TreeKind : std::uint8_t {
+  kLinear,
+  kObliviousBinomial,
+  kAdaptiveBinomial,
+  kBinaryOptimal,
+  kOptimal
+};
+// Plans `kind` for a fixed root, or for the planner's best root (std::nullopt): the DPs'
+// own choice, the adaptive tree's final root, the first minimum over all ranks otherwise.
+OrderedTree plan_tree(TreeKind kind, const GatherProblem& problem, std::optional<Rank> root);
+
+// A gather(v) or scatter(v) schedule over the tree `kind` plans for spec.root under `model`
+// (patterns::emit_ordered_gather / emit_ordered_scatter); records the tree.
+Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel& model,
+                                     TreeKind kind, std::string_view name);
+
+}  // namespace optcoll::algorithms::planners

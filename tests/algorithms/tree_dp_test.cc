@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: Träff's gather/scatter tree planners (optcoll/algorithms/planners/gather_trees.h)
+// against independent searches written here, against each other, against Proposition 1, and
+// against the simulator running the schedules they emit.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/algorithms/planners/gather_trees.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/plan/select.h"
+#include "optcoll/sim/simulator.h"
+
+namespace optcoll::algorithms::planners {
+namespace {
+
+// Random homogeneous problem with integer parameters (exact arithmetic), copy <= beta, and
+// about one block in four empty.
+GatherProblem random_problem(std::mt19937_64& rng, Rank p, bool zero_copy = false) {
+  GatherProblem pb;
+  pb.alpha = static_cast<Time>(std::uniform_int_distribution<int>(0, 50)(rng));
+  pb.beta = static_cast<Time>(std::uniform_int_distribution<int>(1, 4)(rng));
+  pb.copy = zero_copy ? 0 : static_cast<Time>(std::uniform_int_distribution<int>(0, 4)(rng));
+  pb.copy = std::min(pb.copy, pb.beta);
+  for (Rank i = 0; i < p; ++i) {
+    const int m = std::uniform_int_distribution<int>(-8, 30)(rng);
+    pb.sizes.push_back(static_cast<Time>(std::max(m, 0)));
+  }
+  return pb;
+}
+
+Time mass(const GatherProblem& pb, Rank i, Rank j) {
+  Time s = 0;
+  for (Rank q = i; q <= j; ++q) s += pb.sizes[static_cast<std::size_t>(q)];
+  return s;
+}
+
+// ---- exhaustive search over ordered trees -------------------------------------------------
+// The class the paper's DP optimizes (spec §2/§3.2): every subtree spans a contiguous range;
+// a node receives child ranges so that its segment grows outward (each new range adjacent to
+// what it holds), in any interleaving of left and right; it copies first, unless its first
+// child lies to its left, then right after that first reception. Every composition of the
+// ranges and every interleaving is enumerated by depth-first search.
+class OrderedSearch {
+ public:
+  explicit OrderedSearch(const GatherProblem& pb) : pb_(pb), p_(pb.nranks()) {
+    best_.assign(static_cast<std::size_t>(p_ * p_), -1);
+  }
+  // Best completion of the range [i..j] rooted at r.
+  Time rooted(Rank i, Rank j, Rank r) {
+    if (i == j) return 0;
+    Time best = INFINITY;
+    extend(i, j, r, r, r, 0, true, best);
+    return best;
+  }
+  // Best over all roots of [i..j].
+  Time range(Rank i, Rank j) {
+    Time& memo = best_[static_cast<std::size_t>(i * p_ + j)];
+    if (memo >= 0) return memo;
+    Time best = INFINITY;
+    for (Rank r = i; r <= j; ++r) best = std::min(best, rooted(i, j, r));
+    memo = best;
+    return best;
+  }
+
+ private:
+  void extend(Rank i, Rank j, Rank r, Rank lo, Rank hi, Time t, bool first, Time& best) {
+    if (lo == i && hi == j) {
+      best = std::min(best, t);
+      return;
+    }
+    const Time copy = pb_.copy * pb_.sizes[static_cast<std::size_t>(r)];
+    for (Rank x = lo - 1; x >= i; --x) {  // receive [x..lo-1] from the left
+      Time u = std::max(t, range(x, lo - 1)) + pb_.message(mass(pb_, x, lo - 1));
+      if (first) u += copy;
+      extend(i, j, r, x, hi, u, false, best);
+    }
+    for (Rank y = hi + 1; y <= j; ++y) {  // receive [hi+1..y] from the right
+      const Time start = first ? copy : t;
+      const Time u = std::max(start, range(hi + 1, y)) + pb_.message(mass(pb_, hi + 1, y));
+      extend(i, j, r, lo, y, u, false, best);
+    }
+  }
+
+  const GatherProblem& pb_;
+  Rank p_;
+  std::vector<Time> best_;
+};
+
+// Strictly rank-ordered binary trees: a root q has at most two child ranges, received in
+// rank order with its copy between the ranges left and right of it.
+Time binary_search(const GatherProblem& pb, Rank i, Rank j, std::optional<Rank> root) {
+  if (i == j) return 0;
+  auto item_time = [&](const std::vector<std::pair<Rank, Rank>>& left,
+                       const std::vector<std::pair<Rank, Rank>>& right, Rank q) {
+    Time t = 0;
+    for (const auto& [a, z] : left)
+      t = std::max(t, binary_search(pb, a, z, std::nullopt)) + pb.message(mass(pb, a, z));
+    t += pb.copy * pb.sizes[static_cast<std::size_t>(q)];
+    for (const auto& [a, z] : right)
+      t = std::max(t, binary_search(pb, a, z, std::nullopt)) + pb.message(mass(pb, a, z));
+    return t;
+  };
+  Time best = INFINITY;
+  for (Rank q = i; q <= j; ++q) {
+    if (root && q != *root) continue;
+    if (q > i && q < j) {
+      best = std::min(best, item_time({{i, q - 1}}, {{q + 1, j}}, q));
+    } else if (q == i) {
+      best = std::min(best, item_time({}, {{i + 1, j}}, q));
+      for (Rank k = i + 1; k < j; ++k)
+        best = std::min(best, item_time({}, {{i + 1, k}, {k + 1, j}}, q));
+    } else {
+      best = std::min(best, item_time({{i, j - 1}}, {}, q));
+      for (Rank k = i; k + 1 < j; ++k)
+        best = std::min(best, item_time({{i, k}, {k + 1, j - 1}}, {}, q));
+    }
+  }
+  return best;
+}
+
+// Every gather tree on p <= 5 ranks, ordered or not: every parent array that reaches the
+// root, every order of every node's children, every position of every node's copy, each
+// evaluated by Definition 2 (completion_time).
+Time all_trees_minimum(const GatherProblem& pb, std::optional<Rank> fixed_root) {
+  const Rank p = pb.nranks();
+  Time best = INFINITY;
+  std::vector<Rank> parent(static_cast<std::size_t>(p));
+  std::function<void(Rank)> assign = [&](Rank v) {
+    if (v == p) {
+      for (Rank root = 0; root < p; ++root) {
+        if (fixed_root && root != *fixed_root) continue;
+        if (parent[static_cast<std::size_t>(root)] != root) continue;
+        // Every other node must reach the root without a cycle, and no other self-loop.
+        bool ok = true;
+        for (Rank x = 0; x < p && ok; ++x) {
+          Rank y = x;
+          for (Rank step = 0; step <= p && y != root; ++step) {
+            const Rank up = parent[static_cast<std::size_t>(y)];
+            if (up == y) break;
+            y = up;
+          }
+          ok = y == root;
+        }
+        if (!ok) continue;
+        TreeShape shape;
+        shape.root = root;
+        shape.children.resize(static_cast<std::size_t>(p));
+        for (Rank x = 0; x < p; ++x) {
+          if (x != root)
+            shape.children[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])].push_back(
+                x);
+        }
+        // Enumerate child orders and copy slots node by node.
+        std::vector<int> slot(static_cast<std::size_t>(p), 0);
+        std::function<void(Rank)> vary = [&](Rank node) {
+          if (node == p) {
+            best = std::min(best, completion_time(shape, slot, pb));
+            return;
+          }
+          auto& kids = shape.children[static_cast<std::size_t>(node)];
+          std::sort(kids.begin(), kids.end());
+          do {
+            for (int s = 0; s <= static_cast<int>(kids.size()); ++s) {
+              slot[static_cast<std::size_t>(node)] = s;
+              vary(node + 1);
+            }
+          } while (std::next_permutation(kids.begin(), kids.end()));
+        };
+        vary(0);
+      }
+      return;
+    }
+    for (Rank u = 0; u < p; ++u) {
+      parent[static_cast<std::size_t>(v)] = u;
+      assign(v + 1);
+    }
+  };
+  assign(0);
+  return best;
+}
+
+TEST(TreeDp, UnorderedSearchEqualsEveryTree) {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Rank p = 1 + trial % 5;  // 1..5
+    const auto pb = random_problem(rng, p, trial % 3 == 0);
+    EXPECT_EQ(unordered_optimal_cost(pb, std::nullopt), all_trees_minimum(pb, std::nullopt))
+        << "trial " << trial;
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    EXPECT_EQ(unordered_optimal_cost(pb, r), all_trees_minimum(pb, r)) << "trial " << trial;
+  }
+}
+
+TEST(TreeDp, OrderingCostsAtMostWhatTheUnorderedOptimumSaves) {
+  // Unordered <= ordered optimum, at the best and at every fixed root; budget respected.
+  std::mt19937_64 rng(20);
+  for (int trial = 0; trial < 60; ++trial) {
+    const Rank p = 1 + trial % 10;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    EXPECT_LE(*unordered_optimal_cost(pb, std::nullopt), optimal_tree(pb, std::nullopt).cost);
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    EXPECT_LE(*unordered_optimal_cost(pb, r), optimal_tree(pb, r).cost);
+  }
+  GatherProblem big{std::vector<Time>(13, 1), 1, 1, 0};
+  EXPECT_FALSE(unordered_optimal_cost(big, std::nullopt).has_value());
+}
+
+TEST(TreeDp, OptimalEqualsExhaustiveSearch) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Rank p = 2 + trial % 8;  // 2..9
+    const auto pb = random_problem(rng, p, trial % 3 == 0);
+    OrderedSearch search(pb);
+    const auto best = optimal_tree(pb, std::nullopt);
+    EXPECT_EQ(best.cost, search.range(0, p - 1)) << "trial " << trial;
+    EXPECT_EQ(completion_time(best.shape, best.copy_slot, pb), best.cost) << "trial " << trial;
+    for (Rank r = 0; r < p; ++r) {
+      const auto fixed = optimal_tree(pb, r);
+      EXPECT_EQ(fixed.shape.root, r);
+      EXPECT_EQ(fixed.cost, search.rooted(0, p - 1, r)) << "trial " << trial << " root " << r;
+      EXPECT_EQ(completion_time(fixed.shape, fixed.copy_slot, pb), fixed.cost);
+    }
+  }
+}
+
+TEST(TreeDp, BinaryEqualsExhaustiveSearch) {
+  std::mt19937_64 rng(12);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Rank p = 2 + trial % 7;  // 2..8
+    const auto pb = random_problem(rng, p, trial % 3 == 0);
+    const auto best = binary_optimal_tree(pb, std::nullopt);
+    EXPECT_EQ(best.cost, binary_search(pb, 0, p - 1, std::nullopt)) << "trial " << trial;
+    EXPECT_EQ(completion_time(best.shape, best.copy_slot, pb), best.cost);
+    for (Rank r = 0; r < p; ++r) {
+      const auto fixed = binary_optimal_tree(pb, r);
+      EXPECT_EQ(fixed.shape.root, r);
+      EXPECT_EQ(fixed.cost, binary_search(pb, 0, p - 1, r)) << "trial " << trial << " root " << r;
+      EXPECT_EQ(completion_time(fixed.shape, fixed.copy_slot, pb), fixed.cost);
+    }
+  }
+}
+
+TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Rank p = 1 + trial % 40;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    EXPECT_EQ(optimal_tree(pb, std::nullopt).cost, optimal_cost_plain(pb)) << "trial " << trial;
+  }
+}
+
+TEST(TreeDp, OrderOfTheTrees) {
+  // Optimal <= binary and optimal <= adaptive <= oblivious at the best root; optimal <= every
+  // other tree at a fixed root.
+  std::mt19937_64 rng(14);
+  for (int trial = 0; trial < 400; ++trial) {
+    const Rank p = 1 + trial % 70;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    const Time opt = plan_tree(TreeKind::kOptimal, pb, std::nullopt).cost;
+    EXPECT_LE(opt, plan_tree(TreeKind::kBinaryOptimal, pb, std::nullopt).cost);
+    EXPECT_LE(opt, plan_tree(TreeKind::kLinear, pb, std::nullopt).cost);
+    const Time adaptive = plan_tree(TreeKind::kAdaptiveBinomial, pb, std::nullopt).cost;
+    EXPECT_LE(opt, adaptive) << "trial " << trial;
+    EXPECT_LE(adaptive, plan_tree(TreeKind::kObliviousBinomial, pb, std::nullopt).cost)
+        << "trial " << trial;
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    const Time fixed = plan_tree(TreeKind::kOptimal, pb, r).cost;
+    // (Not the binary tree: see BinaryCanBeatTheOptimalDpAtAFixedRoot.)
+    for (const auto kind :
+         {TreeKind::kLinear, TreeKind::kObliviousBinomial, TreeKind::kAdaptiveBinomial}) {
+      EXPECT_LE(fixed, plan_tree(kind, pb, r).cost) << "trial " << trial;
+    }
+  }
+}
+
+TEST(TreeDp, BinaryCanBeatTheOptimalDpAtAFixedRoot) {
+  // The variable-degree DP's class grows every segment outward from its root; a binary root
+  // at the right end receives its farther left range first, outside that class. p = 4,
+  // alpha = 4, beta = copy = 1, blocks 5 4 1 4, root 3. Binary by hand: [0] arrives at
+  // 4 + 5 = 9; [1..2] (root 1: max(copy 4, 0) + 4 + 1 = 9) arrives at max(9, 9) + 4 + 5 = 18;
+  // the copy ends at 22.
+  const GatherProblem pb{{5, 4, 1, 4}, 4, 1, 1};
+  EXPECT_EQ(binary_optimal_tree(pb, 3).cost, 22);
+  OrderedSearch search(pb);
+  EXPECT_EQ(optimal_tree(pb, 3).cost, search.rooted(0, 3, 3));
+  EXPECT_GT(optimal_tree(pb, 3).cost, 22);
+}
+
+TEST(TreeDp, BinomialIsOptimalOnRegularProblems) {
+  for (const Rank p : {1, 2, 4, 8, 16, 32, 64}) {
+    for (const Time copy : {0.0, 1.0}) {
+      GatherProblem pb{std::vector<Time>(static_cast<std::size_t>(p), 7), 20, 1, copy};
+      const Time opt = optimal_tree(pb, std::nullopt).cost;
+      EXPECT_EQ(plan_tree(TreeKind::kObliviousBinomial, pb, std::nullopt).cost, opt) << p;
+      EXPECT_EQ(plan_tree(TreeKind::kAdaptiveBinomial, pb, std::nullopt).cost, opt) << p;
+    }
+  }
+}
+
+TEST(TreeDp, PropositionOne) {
+  // Exact for p a power of two, no empty block, copy = beta (spec §4): at the tree's root r,
+  // log2(p)·alpha + beta·Σ_{i≠r} m_i + copy·m_r.
+  std::mt19937_64 rng(15);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Rank p = Rank{1} << (trial % 7);
+    auto pb = random_problem(rng, p);
+    pb.copy = pb.beta;
+    for (auto& m : pb.sizes) m += 1;
+    const auto tree = adaptive_binomial_tree(pb, std::nullopt);
+    const Rank r = tree.shape.root;
+    const Time bound = std::log2(static_cast<double>(p)) * pb.alpha +
+                       pb.beta * (mass(pb, 0, p - 1) - pb.sizes[static_cast<std::size_t>(r)]) +
+                       pb.copy * pb.sizes[static_cast<std::size_t>(r)];
+    EXPECT_EQ(tree.cost, bound) << "trial " << trial;
+  }
+}
+
+TEST(TreeDp, PropositionOneIsNotAnUpperBoundInGeneral) {
+  // p = 3, alpha = 0, beta = 1, copy = 0, blocks 1 4 5: round 0, rank 0 sends 1 to rank 1
+  // (done at 1); round 1 ties (max(1, 0) + 5 = 6 both ways), the lower block sends: root 2
+  // finishes at 6 > the formula's 0 + (1 + 4) + 0 = 5.
+  const GatherProblem pb{{1, 4, 5}, 0, 1, 0};
+  const auto tree = adaptive_binomial_tree(pb, std::nullopt);
+  EXPECT_EQ(tree.shape.root, 2);
+  EXPECT_EQ(tree.cost, 6);
+}
+
+TEST(TreeDp, TwoBlocksLemmaTwoExample) {
+  // Spec §7: alpha = 10, beta = copy = 1, b_S = 3, b_L = 200, p = 7: the ordered optimum is
+  // 228 with the large block at rank 0, and 238 (+alpha) with it at rank 3 or 6.
+  for (const auto& [j, expected] :
+       std::vector<std::pair<Rank, Time>>{{0, 228}, {3, 238}, {6, 238}}) {
+    GatherProblem pb{std::vector<Time>(7, 3), 10, 1, 1};
+    pb.sizes[static_cast<std::size_t>(j)] = 200;
+    EXPECT_EQ(optimal_tree(pb, std::nullopt).cost, expected) << j;
+    // Lemma 2: the non-ordered optimum gathers the small blocks while j copies its large one:
+    // copy·b_L + alpha + beta·(p-1)·b_S = 200 + 10 + 18 = 228 wherever j is.
+    EXPECT_EQ(unordered_optimal_cost(pb, std::nullopt), 228) << j;
+  }
+}
+
+// ---- the schedules: simulated time = planned time -----------------------------------------
+
+TEST(TreeSchedules, SimulatorMatchesThePlan) {
+  std::mt19937_64 rng(16);
+  const std::vector<std::pair<TreeKind, std::string>> kinds{
+      {TreeKind::kOptimal, "optimal"},
+      {TreeKind::kAdaptiveBinomial, "adaptive_binomial"},
+      {TreeKind::kObliviousBinomial, "oblivious_binomial"},
+      {TreeKind::kBinaryOptimal, "binary_optimal"}};
+  for (int trial = 0; trial < 60; ++trial) {
+    const Rank p = 1 + trial % 24;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    std::vector<Count> counts;
+    for (const Time m : pb.sizes) counts.push_back(static_cast<Count>(m));
+    const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    CostModel model;
+    model.alpha = pb.alpha;
+    model.beta = pb.beta;
+    model.copy = pb.copy;
+    model.ports = 1;
+    model.duplex = trial % 3 == 0 ? Duplex::kFull : Duplex::kHalf;
+    model.overlap = false;
+    for (const auto& [kind, name] : kinds) {
+      const Time planned = plan_tree(kind, pb, root).cost;
+      for (const auto coll : {CollectiveKind::kGatherv, CollectiveKind::kScatterv}) {
+        auto spec = make_spec_v(coll, p, counts, root);
+        const auto schedule =
+            build(std::string(collective_name(coll)) + "/" + name, spec, {}, model);
+        const auto result = simulate(schedule, model);
+        ASSERT_EQ(result.status, SimStatus::kOk);
+        EXPECT_EQ(result.makespan, planned)
+            << collective_name(coll) << "/" << name << " trial " << trial << " p " << p;
+      }
+    }
+  }
+}
+
+TEST(TreeSchedules, BestRootHookFindsTheBestRoot) {
+  // plan_best_root asks the DPs for their root: the plan it returns must be as fast as the
+  // best of planning every root (optimal, binary, oblivious), and the adaptive tree's time.
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Rank p = 2 + trial % 11;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    std::vector<Count> counts;
+    for (const Time m : pb.sizes) counts.push_back(static_cast<Count>(m));
+    CostModel model;
+    model.alpha = pb.alpha;
+    model.beta = pb.beta;
+    model.copy = pb.copy;
+    model.duplex = Duplex::kHalf;
+    for (const std::string coll : {"gatherv", "scatterv"}) {
+      const auto kind = coll == "gatherv" ? CollectiveKind::kGatherv : CollectiveKind::kScatterv;
+      const auto spec = make_spec_v(kind, p, counts, 0);
+      for (const std::string name : {"optimal", "binary_optimal", "oblivious_binomial"}) {
+        Time every_root = INFINITY;
+        for (Rank r = 0; r < p; ++r) {
+          auto at_r = spec;
+          at_r.root = r;
+          every_root = std::min(every_root, plan(at_r, model, coll + "/" + name).predicted_time);
+        }
+        EXPECT_EQ(plan_best_root(spec, model, coll + "/" + name).predicted_time, every_root)
+            << coll << "/" << name << " trial " << trial;
+      }
+      EXPECT_EQ(plan_best_root(spec, model, coll + "/adaptive_binomial").predicted_time,
+                adaptive_binomial_tree(pb, std::nullopt).cost);
+    }
+  }
+}
+
+TEST(TreeDp, BestAndFixedFromOneTable) {
+  std::mt19937_64 rng(18);
+  for (int trial = 0; trial < 100; ++trial) {
+    const Rank p = 1 + trial % 30;
+    const auto pb = random_problem(rng, p, trial % 2 == 0);
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    const auto opt = optimal_trees_best_and_fixed(pb, r);
+    EXPECT_EQ(opt.first.cost, optimal_tree(pb, std::nullopt).cost);
+    EXPECT_EQ(opt.first.shape, optimal_tree(pb, std::nullopt).shape);
+    EXPECT_EQ(opt.second.cost, optimal_tree(pb, r).cost);
+    const auto bin = binary_trees_best_and_fixed(pb, r);
+    EXPECT_EQ(bin.first.cost, binary_optimal_tree(pb, std::nullopt).cost);
+    EXPECT_EQ(bin.second.cost, binary_optimal_tree(pb, r).cost);
+  }
+}
+
+}  // namespace
+}  // namespace optcoll::algorithms::planners
