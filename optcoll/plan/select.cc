@@ -35,6 +35,53 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
   return p;
 }
 
+// Parameter sets tried besides the declared defaults (whose "auto" values the builder
+// resolves from the model): radix in {2, 3, 4, 8}; segment halved and doubled around the
+// value the builder chose. Deterministic: the variants are tried in this order after the
+// defaults, and a variant replaces the best so far only when strictly faster.
+std::vector<algorithms::Params> param_variants(const algorithms::AlgorithmInfo& info,
+                                               const algorithms::Params& defaults,
+                                               const algorithms::Params& resolved) {
+  std::vector<algorithms::Params> variants;
+  for (const auto& param : info.params()) {
+    if (param.name == "radix") {
+      for (const char* radix : {"2", "3", "4", "8"}) {
+        algorithms::Params v = defaults;
+        v.set("radix", radix);
+        if (!(v == defaults)) variants.push_back(std::move(v));
+      }
+    } else if (param.name == "segment" && resolved.has("segment")) {
+      const auto chosen = resolved.get_int("segment");
+      for (const auto segment : {chosen / 2, chosen * 2}) {
+        if (segment < 1 || segment == chosen) continue;
+        algorithms::Params v = defaults;
+        v.set("segment", std::to_string(segment));
+        variants.push_back(std::move(v));
+      }
+    }
+  }
+  return variants;
+}
+
+// The fastest schedule of one algorithm over its default parameters and param_variants.
+struct Best {
+  Schedule schedule;
+  Time predicted = 0;
+};
+Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+             const CostModel& model, const algorithms::Params& defaults) {
+  Best best{algorithms::build(info, spec, defaults, model), 0};
+  best.predicted = predict(best.schedule, model);
+  const auto resolved = algorithms::Params::parse(best.schedule.params);
+  for (const auto& variant : param_variants(info, defaults, resolved)) {
+    if (info.why_not(spec, variant)) continue;
+    Schedule schedule = algorithms::build(info, spec, variant, model);
+    const Time predicted = predict(schedule, model);
+    if (predicted < best.predicted) best = {std::move(schedule), predicted};
+  }
+  return best;
+}
+
 Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
   Plan best;
   bool found = false;
@@ -46,8 +93,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }
-    Schedule schedule = algorithms::build(*info, spec, params, model);
-    const Time predicted = predict(schedule, model);
+    auto [schedule, predicted] = best_of(*info, spec, model, params);
     applicable.push_back({std::string(info->name), predicted, {}, schedule.params});
     if (!found || predicted < best.predicted_time) {
       found = true;

@@ -7,6 +7,11 @@
 // time among the registry's applicable algorithms. Predictions are exact simulations of each
 // candidate's schedule under the model (the simulator is fast enough for every registry
 // algorithm at the sizes a call has); ties go to the earlier registry entry.
+// Parameters: each candidate is built with its declared defaults ("auto" values are resolved
+// by the builder from the model, e.g. the segment size minimizing its cost formula), then
+// with a few variants (radix 2, 3, 4, 8; the segment size halved and doubled); the
+// fastest is kept (ties: the defaults, then the earlier variant) and reported with its
+// parameters.
 #pragma once
 
 #include <optional>
