@@ -9,6 +9,7 @@
 
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/compose.h"
 #include "optcoll/sim/simulator.h"
 
 namespace optcoll {
@@ -69,9 +70,10 @@ struct Best {
   Time predicted = 0;
 };
 Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
-             const CostModel& model, const algorithms::Params& defaults) {
+             const CostModel& model, const algorithms::Params& defaults, bool variants) {
   Best best{algorithms::build(info, spec, defaults, model), 0};
   best.predicted = predict(best.schedule, model);
+  if (!variants) return best;
   const auto resolved = algorithms::Params::parse(best.schedule.params);
   for (const auto& variant : param_variants(info, defaults, resolved)) {
     if (info.why_not(spec, variant)) continue;
@@ -82,7 +84,42 @@ Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
   return best;
 }
 
-Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
+struct AutoOptions {
+  bool compositions = true;  // consider plan_composed
+  bool variants = true;      // try param_variants
+};
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options);
+
+// The best registry plan of each phase of spec's composition (compose.h), run one after the
+// other as one schedule; nullopt when the kind has no composition or a phase has no
+// applicable algorithm. Phases are planned without compositions (no recursion).
+std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& model) {
+  const auto composition = composition_for(spec);
+  if (!composition) return std::nullopt;
+  try {
+    // The phases' best plans with parameter variants, and with default parameters only:
+    // composed, either can be faster (ranks enter the second phase at different times, and
+    // the simulator's greedy start order makes the composition's time depend on the parts).
+    std::optional<Plan> best;
+    for (const bool variants : {true, false}) {
+      const AutoOptions phase_options{.compositions = false, .variants = variants};
+      const Plan first = plan_auto(composition->first, model, phase_options);
+      const Plan second = plan_auto(composition->second, model, phase_options);
+      Plan p;
+      p.schedule = compose(spec, *composition, first.schedule, second.schedule);
+      p.algorithm = "compose(" + first.algorithm + ", " + second.algorithm + ")";
+      p.schedule.algorithm = p.algorithm;
+      p.predicted_time = predict(p.schedule, model);
+      if (!best || p.predicted_time < best->predicted_time) best = std::move(p);
+    }
+    return best;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kNotApplicable) return std::nullopt;
+    throw;
+  }
+}
+
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options) {
   Plan best;
   bool found = false;
   std::vector<Candidate> applicable;
@@ -93,7 +130,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }
-    auto [schedule, predicted] = best_of(*info, spec, model, params);
+    auto [schedule, predicted] = best_of(*info, spec, model, params, options.variants);
     applicable.push_back({std::string(info->name), predicted, {}, schedule.params});
     if (!found || predicted < best.predicted_time) {
       found = true;
@@ -101,6 +138,19 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       best.schedule = std::move(schedule);
       best.algorithm = std::string(info->name);
       best.predicted_time = predicted;
+    }
+  }
+  if (options.compositions) {
+    if (auto composed = plan_composed(spec, model)) {
+      applicable.push_back(
+          {composed->algorithm, composed->predicted_time, {}, composed->schedule.params});
+      if (!found || composed->predicted_time < best.predicted_time) {
+        found = true;
+        best.params = {};
+        best.schedule = std::move(composed->schedule);
+        best.algorithm = composed->algorithm;
+        best.predicted_time = composed->predicted_time;
+      }
     }
   }
   if (!found) {
@@ -128,7 +178,7 @@ Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view a
       throw_invalid("algorithm parameters ({}) need an explicit algorithm, not auto",
                     params.to_string());
     }
-    return plan_auto(spec, model);
+    return plan_auto(spec, model, AutoOptions{});
   }
   return plan_named(spec, model, algorithm, params);
 }
