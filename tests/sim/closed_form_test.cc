@@ -421,6 +421,18 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return best_pipeline(e, heap_reduce_slots(e.p), e.p > 2 ? 2 : 1, kBeta + kGamma);
             }}},
+      {"alltoall/bruck",
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) {
+              Time t = 0;
+              for (std::int64_t bit = 1; bit < e.p; bit *= 2) {
+                std::int64_t blocks = 0;
+                for (std::int64_t i = 1; i < e.p; ++i) blocks += (i & bit) != 0 ? 1 : 0;
+                t += a(1) + b(blocks * e.m);
+              }
+              return e.m == 0 ? 0 : t;
+            }}},
       {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
       {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
   };
