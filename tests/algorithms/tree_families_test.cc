@@ -122,6 +122,29 @@ TEST(Chains, VirtualAndSplit) {
   }
 }
 
+TEST(DoubleBinaryTrees, ValidTreesAndEveryRankALeafInOne) {
+  for (Rank p = 1; p <= 70; ++p) {
+    for (const Rank root : {Rank{0}, p / 2, p - 1}) {
+      const auto trees = double_binary_trees(p, root);
+      for (const auto& t : trees) {
+        ASSERT_NO_THROW(check_tree(t, p)) << "p=" << p;
+        EXPECT_LE(t.children[static_cast<std::size_t>(root)].size(), p > 1 ? 1u : 0u);
+        for (const auto& kids : t.children) EXPECT_LE(kids.size(), 2u);
+      }
+      int leaf_in_both = 0;
+      for (Rank r = 0; r < p; ++r) {
+        if (r == root) continue;
+        const bool leaf0 = trees[0].children[static_cast<std::size_t>(r)].empty();
+        const bool leaf1 = trees[1].children[static_cast<std::size_t>(r)].empty();
+        EXPECT_TRUE(leaf0 || leaf1) << "p=" << p << " rank " << r << " is inner in both";
+        leaf_in_both += leaf0 && leaf1 ? 1 : 0;
+      }
+      // Even p − 1: exactly one tree each; odd p − 1: position 1 is a leaf in both.
+      EXPECT_EQ(leaf_in_both, (p - 1) % 2 == 1 ? 1 : 0) << "p=" << p;
+    }
+  }
+}
+
 TEST(Slots, HandCountedTrees) {
   // p = 7 heap tree, largest first: 0→1 (1), 0→2 (2), 1→3 (2), 1→4 (3), 2→5 (3), 2→6 (4).
   EXPECT_EQ(bcast_slots(heap_binary_tree(7, 0, ChildOrder::kLargestFirst)), 4);

@@ -401,6 +401,16 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return best_pipeline(e, heap_bcast_slots(e.p), e.p > 2 ? 2 : 1, kBeta);
             }}},
+      {"bcast/double_binary",  // an upper bound: 2·W(α + nβ), W = the trees' slots
+       {.relation = Relation::kUpperBound,
+        .cost =
+            [](const Env& e) {
+              // The taller tree: the root's edge, then the in-order tree of p − 1 positions,
+              // whose bcast slots are heap-like: at most 2·floor(log2(p − 1)) + 1 in all.
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(1) + b(e.n));
+            }}},
       {"reduce/binary",
        {.cost =
             [](const Env& e) {

@@ -102,6 +102,38 @@ TreeShape split_chain(Rank nranks, Rank root) {
   return tree;
 }
 
+std::array<TreeShape, 2> double_binary_trees(Rank nranks, Rank root) {
+  const Rank q = nranks - 1;
+  // position(tree, y): the position x that tree node y stands for.
+  auto position = [q](int t, Rank y) -> Rank {
+    if (t == 0) return y;
+    return q % 2 == 0 ? q + 1 - y : y % q + 1;
+  };
+  std::array<TreeShape, 2> trees{empty_tree(nranks, root), empty_tree(nranks, root)};
+  if (q == 0) return trees;
+  Rank top = 1;
+  while (top * 2 <= q) top *= 2;
+  for (int t = 0; t < 2; ++t) {
+    auto rank_of = [&](Rank y) { return (root + position(t, y)) % nranks; };
+    trees[static_cast<std::size_t>(t)].children[static_cast<std::size_t>(root)].push_back(
+        rank_of(top));
+    for (Rank y = 1; y <= q; ++y) {
+      const Rank h = y & -y;
+      if (h == 1) continue;
+      auto& kids =
+          trees[static_cast<std::size_t>(t)].children[static_cast<std::size_t>(rank_of(y))];
+      kids.push_back(rank_of(y - h / 2));
+      for (Rank s = h / 2; s >= 1; s /= 2) {
+        if (y + s <= q) {
+          kids.push_back(rank_of(y + s));
+          break;
+        }
+      }
+    }
+  }
+  return trees;
+}
+
 std::int64_t bcast_slots(const TreeShape& tree) {
   std::int64_t best = 0;
   std::vector<std::pair<Rank, std::int64_t>> stack{{tree.root, 0}};

@@ -13,6 +13,9 @@
 //     in rank order (inorder_binary_tree, split_chain). Any root.
 #pragma once
 
+#include <array>
+#include <cstdint>
+
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/schedule/schedule.h"
 
@@ -53,6 +56,21 @@ TreeShape virtual_chain(Rank nranks, Rank root);
 // Two chains into the root: root-1 → ... → 0 and root+1 → ... → p-1 (the root's children
 // are root-1 then root+1). Rank order: every subtree is a contiguous range.
 TreeShape split_chain(Rank nranks, Rank root);
+
+// Two binary trees for the double-tree broadcast (Sanders, Speck, Träff 2009), both rooted
+// at `root`, whose only child is each tree's top. The other q = p − 1 ranks take positions
+// x = 1..q (rank (root + x) mod p). Tree 1 is the in-order tree of the positions: x with
+// lowest set bit h > 1 has children x − h/2 and x + s for the largest s in {h/2, h/4, ..., 1}
+// with x + s <= q (if any); odd positions are leaves, even positions inner nodes, the top
+// is the largest power of two <= q. Tree 2 is tree 1 over relabelled positions: mirrored
+// (x -> q + 1 − x) for even q, so that every non-root rank is a leaf in exactly one tree;
+// shifted (x -> x mod q + 1) for odd q, where position 1 is a leaf in both.
+//
+//   p = 7 (q = 6), root 0, positions = ranks:
+//     tree 1: 0 ── 4 ─┬─ 2 ─┬─ 1        tree 2: 0 ── 3 ─┬─ 5 ─┬─ 6
+//                     │     └─ 3                        │     └─ 4
+//                     └─ 6 ── 5                         └─ 1 ── 2
+std::array<TreeShape, 2> double_binary_trees(Rank nranks, Rank root);
 
 // One-port slot counts of an unpipelined tree (a slot = one message of the whole data):
 //   bcast:  max over ranks of the sum, along the path from the root, of each edge's 1-based
