@@ -411,6 +411,24 @@ const std::map<std::string, Formula>& formulas() {
               for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
               return 2 * (2 * levels + 1) * (a(1) + b(e.n));
             }}},
+      {"reduce/double_binary",  // an upper bound: 2·W(α + n(β+γ)), W <= 2·floor(log2(p−1)) + 1
+       {.relation = Relation::kUpperBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(1) + b(e.n) + g(e.n));
+            }}},
+      {"allreduce/double_binary",  // the reduce bound plus the bcast bound
+       {.relation = Relation::kUpperBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(2) + b(2 * e.n) + g(e.n));
+            }}},
       {"reduce/binary",
        {.cost =
             [](const Env& e) {

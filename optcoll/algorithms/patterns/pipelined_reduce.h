@@ -9,6 +9,8 @@
 // textbook pipeline (one message plus one reduction per stage).
 #pragma once
 
+#include <span>
+
 #include "optcoll/schedule/builder.h"
 #include "optcoll/schedule/schedule.h"
 
@@ -19,6 +21,11 @@ namespace optcoll::algorithms::patterns {
 // order whenever every subtree is a contiguous rank range met outward from its parent.
 // `serialize_segments`: add the per-rank ordering described above (pass !model.overlap).
 void emit_pipelined_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
+                           Slice result, int segments, bool serialize_segments);
+
+// Several trees with one root: segment s goes up trees[s mod trees.size()] (double trees).
+// A rank accumulates in one scratch area whichever trees it is inner in.
+void emit_pipelined_reduce(ScheduleBuilder& b, std::span<const TreeShape> trees, Slice contribution,
                            Slice result, int segments, bool serialize_segments);
 
 }  // namespace optcoll::algorithms::patterns
