@@ -66,6 +66,7 @@ Count resolve_segments(const Params& params, Count count, const SegmentCost& cos
   if (count <= 0) return 1;
   if (params.has("segment") && params.get("segment") != "auto") {
     const Count segment = params.get_int("segment");
+    if (segment >= count) return 1;  // (also keeps count + segment − 1 from overflowing)
     return std::clamp<Count>((count + segment - 1) / segment, 1, kMaxSegments);
   }
   const double limit = 4.0 * std::max(1.0, std::isfinite(hint) ? hint : 1.0) + 64.0;

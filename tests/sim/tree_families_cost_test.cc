@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
 
 namespace optcoll {
@@ -73,6 +74,21 @@ TEST(TreeFamilies, ExplicitSegmentsFollowThePipelineFormula) {
       EXPECT_EQ(s.params, "segment=" + std::to_string(e));
     }
   }
+}
+
+TEST(TreeFamilies, SegmentParameterEdges) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 6, 50);
+  algorithms::Params huge;
+  huge.set("segment", "9000000000000000000");  // one segment, no overflow
+  EXPECT_EQ(algorithms::build("bcast/pipelined_chain", spec, huge, model()).params, "segment=50");
+  for (const char* bad : {"0", "-3", "x"}) {
+    algorithms::Params params;
+    params.set("segment", bad);
+    EXPECT_THROW(algorithms::build("bcast/pipelined_chain", spec, params, model()), Error) << bad;
+  }
+  algorithms::Params radix;
+  radix.set("radix", "1");
+  EXPECT_THROW(algorithms::build("bcast/knomial", spec, radix, model()), Error);
 }
 
 TEST(TreeFamilies, AutoSegmentBeatsEveryFixedSegment) {
