@@ -10,6 +10,7 @@
 #include "optcoll/algorithms/planners/best_root.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/compose.h"
 #include "optcoll/sim/simulator.h"
 
 namespace optcoll {
@@ -36,7 +37,90 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
   return p;
 }
 
-Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
+// Parameter sets tried besides the declared defaults (whose "auto" values the builder
+// resolves from the model): radix in {2, 3, 4, 8}; segment halved and doubled around the
+// value the builder chose. Deterministic: the variants are tried in this order after the
+// defaults, and a variant replaces the best so far only when strictly faster.
+std::vector<algorithms::Params> param_variants(const algorithms::AlgorithmInfo& info,
+                                               const algorithms::Params& defaults,
+                                               const algorithms::Params& resolved) {
+  std::vector<algorithms::Params> variants;
+  for (const auto& param : info.params()) {
+    if (param.name == "radix") {
+      for (const char* radix : {"2", "3", "4", "8"}) {
+        algorithms::Params v = defaults;
+        v.set("radix", radix);
+        if (!(v == defaults)) variants.push_back(std::move(v));
+      }
+    } else if (param.name == "segment" && resolved.has("segment")) {
+      const auto chosen = resolved.get_int("segment");
+      for (const auto segment : {chosen / 2, chosen * 2}) {
+        if (segment < 1 || segment == chosen) continue;
+        algorithms::Params v = defaults;
+        v.set("segment", std::to_string(segment));
+        variants.push_back(std::move(v));
+      }
+    }
+  }
+  return variants;
+}
+
+// The fastest schedule of one algorithm over its default parameters and param_variants.
+struct Best {
+  Schedule schedule;
+  Time predicted = 0;
+};
+Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+             const CostModel& model, const algorithms::Params& defaults, bool variants) {
+  Best best{algorithms::build(info, spec, defaults, model), 0};
+  best.predicted = predict(best.schedule, model);
+  if (!variants) return best;
+  const auto resolved = algorithms::Params::parse(best.schedule.params);
+  for (const auto& variant : param_variants(info, defaults, resolved)) {
+    if (info.why_not(spec, variant)) continue;
+    Schedule schedule = algorithms::build(info, spec, variant, model);
+    const Time predicted = predict(schedule, model);
+    if (predicted < best.predicted) best = {std::move(schedule), predicted};
+  }
+  return best;
+}
+
+struct AutoOptions {
+  bool compositions = true;  // consider plan_composed
+  bool variants = true;      // try param_variants
+};
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options);
+
+// The best registry plan of each phase of spec's composition (compose.h), run one after the
+// other as one schedule; nullopt when the kind has no composition or a phase has no
+// applicable algorithm. Phases are planned without compositions (no recursion).
+std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& model) {
+  const auto composition = composition_for(spec);
+  if (!composition) return std::nullopt;
+  try {
+    // The phases' best plans with parameter variants, and with default parameters only:
+    // composed, either can be faster (ranks enter the second phase at different times, and
+    // the simulator's greedy start order makes the composition's time depend on the parts).
+    std::optional<Plan> best;
+    for (const bool variants : {true, false}) {
+      const AutoOptions phase_options{.compositions = false, .variants = variants};
+      const Plan first = plan_auto(composition->first, model, phase_options);
+      const Plan second = plan_auto(composition->second, model, phase_options);
+      Plan p;
+      p.schedule = compose(spec, *composition, first.schedule, second.schedule);
+      p.algorithm = "compose(" + first.algorithm + ", " + second.algorithm + ")";
+      p.schedule.algorithm = p.algorithm;
+      p.predicted_time = predict(p.schedule, model);
+      if (!best || p.predicted_time < best->predicted_time) best = std::move(p);
+    }
+    return best;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kNotApplicable) return std::nullopt;
+    throw;
+  }
+}
+
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options) {
   Plan best;
   bool found = false;
   std::vector<Candidate> applicable;
@@ -47,8 +131,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }
-    Schedule schedule = algorithms::build(*info, spec, params, model);
-    const Time predicted = predict(schedule, model);
+    auto [schedule, predicted] = best_of(*info, spec, model, params, options.variants);
     applicable.push_back({std::string(info->name), predicted, {}, schedule.params});
     if (!found || predicted < best.predicted_time) {
       found = true;
@@ -56,6 +139,19 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model) {
       best.schedule = std::move(schedule);
       best.algorithm = std::string(info->name);
       best.predicted_time = predicted;
+    }
+  }
+  if (options.compositions) {
+    if (auto composed = plan_composed(spec, model)) {
+      applicable.push_back(
+          {composed->algorithm, composed->predicted_time, {}, composed->schedule.params});
+      if (!found || composed->predicted_time < best.predicted_time) {
+        found = true;
+        best.params = {};
+        best.schedule = std::move(composed->schedule);
+        best.algorithm = composed->algorithm;
+        best.predicted_time = composed->predicted_time;
+      }
     }
   }
   if (!found) {
@@ -83,7 +179,7 @@ Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view a
       throw_invalid("algorithm parameters ({}) need an explicit algorithm, not auto",
                     params.to_string());
     }
-    return plan_auto(spec, model);
+    return plan_auto(spec, model, AutoOptions{});
   }
   return plan_named(spec, model, algorithm, params);
 }

@@ -7,6 +7,18 @@
 // time among the registry's applicable algorithms. Predictions are exact simulations of each
 // candidate's schedule under the model (the simulator is fast enough for every registry
 // algorithm at the sizes a call has); ties go to the earlier registry entry.
+// Parameters: each candidate is built with its declared defaults ("auto" values are resolved
+// by the builder from the model, e.g. the segment size minimizing its cost formula), then
+// with a few variants (radix 2, 3, 4, 8; the segment size halved and doubled); the
+// fastest is kept (ties: the defaults, then the earlier variant) and reported with its
+// parameters.
+// Compositions (plan/compose.h): for allreduce, allgather(v), reduce_scatter(_block) and
+// bcast, one more candidate "compose(A, B)": the best registry plan of each phase (reduce +
+// bcast, gather(v) + bcast, reduce + scatter(v), scatterv + allgatherv) as one schedule; it
+// is chosen only when strictly faster than every registry algorithm. So auto is never
+// predicted slower than that composition (tests/plan/compose_test.cc: the guard).
+// Ties, in full: the earlier registry entry, then the composition; within one algorithm the
+// defaults, then the variants in the order above.
 #pragma once
 
 #include <optional>

@@ -44,7 +44,8 @@ CostModel model(Time copy = 0, Duplex duplex = Duplex::kFull) {
 }
 
 Time makespan(std::string_view algorithm, const CollectiveSpec& spec, const CostModel& m) {
-  const auto result = simulate(algorithms::build(algorithm, spec), m);
+  // Built for the model it is priced under: builders resolve "auto" parameters from it.
+  const auto result = simulate(algorithms::build(algorithm, spec, {}, m), m);
   EXPECT_EQ(result.status, SimStatus::kOk) << algorithm << ": " << result.deadlock;
   return result.makespan;
 }
@@ -190,6 +191,9 @@ Formula torus_ring_allreduce() {
             const Count piece = e.n / e.p;
             return e.n * e.copy + a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) +
                    g((e.p - 1) * piece);
+          }};
+}
+
 // Träff's trees (optimal, adaptive, oblivious, binary): the one-port lower bound — the root
 // receives every other block through its port and copies its own without overlap. (Their
 // exact times are tested against the planners' Definition 2 in tests/algorithms/.)
@@ -197,6 +201,47 @@ Formula traff_tree_bound() {
   return {.relation = Relation::kLowerBound, .cost = [](const Env& e) {
             return b(e.sum_except(e.root)) + e.block(e.root) * e.copy;
           }};
+}
+
+// ---- tree families (issue 3): slot counts from the trees' definitions, written out here.
+// bcast over the heap-ordered binary tree: rank x−1 is floor(log2 x) hops deep and waits one
+// extra slot on every hop to a second child (a 1 bit of x below its leading bit).
+std::int64_t heap_bcast_slots(Rank p) {
+  std::int64_t w = 0;
+  for (std::int64_t x = 1; x <= p; ++x) {
+    std::int64_t bits = 0;
+    for (std::int64_t y = x; y > 1; y /= 2) bits += 1 + (y % 2);
+    w = std::max(w, bits);
+  }
+  return w;
+}
+// reduce over the heap-ordered binary tree, smaller child (2v+2) first: a rank's partial is
+// ready after t = max(t, ready(child)) + 1 over its children in that order.
+std::int64_t heap_reduce_slots(Rank p, std::int64_t v = 0) {
+  std::int64_t t = 0;
+  for (const std::int64_t c : {2 * v + 2, 2 * v + 1}) {
+    if (c < p) t = std::max(t, heap_reduce_slots(p, c)) + 1;
+  }
+  return t;
+}
+std::int64_t ceil_log(Rank p, std::int64_t k) {
+  std::int64_t rounds = 0;
+  for (std::int64_t reach = 1; reach < p; reach *= k) ++rounds;
+  return rounds;
+}
+// A pipeline with `slots` unpipelined slots and `fanout` messages per segment on its
+// busiest rank, minimized over every segment count S in [1, n] (exhaustive search here;
+// the builders search near the analytic optimum): per segment α + ceil(n/S)·c.
+Time best_pipeline(const Env& e, std::int64_t slots, std::int64_t fanout, Time c) {
+  if (e.n == 0 || e.p == 1) return 0;
+  Time best = -1;
+  for (Count s = 1; s <= e.n; ++s) {
+    const Count largest = (e.n + s - 1) / s;
+    const Time t = static_cast<Time>(slots - fanout) * (kAlpha + largest * c) +
+                   static_cast<Time>(fanout) * (static_cast<Time>(s) * kAlpha + e.n * c);
+    if (best < 0 || t < best) best = t;
+  }
+  return best;
 }
 
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
@@ -417,6 +462,78 @@ const std::map<std::string, Formula>& formulas() {
               }
               return t;
             }}},
+      {"bcast/binary",
+       {.cost = [](const Env& e) { return heap_bcast_slots(e.p) * (a(1) + b(e.n)); }}},
+      {"bcast/knomial",  // radix 4 (the default)
+       {.relation = Relation::kUpperBound,
+        .cost = [](const Env& e) { return ceil_log(e.p, 4) * 3 * (a(1) + b(e.n)); }}},
+      {"bcast/pipelined_chain",
+       {.cost = [](const Env& e) { return best_pipeline(e, e.p - 1, 1, kBeta); }}},
+      {"bcast/pipelined_binary",
+       {.cost =
+            [](const Env& e) {
+              return best_pipeline(e, heap_bcast_slots(e.p), e.p > 2 ? 2 : 1, kBeta);
+            }}},
+      {"bcast/double_binary",  // an upper bound: 2·W(α + nβ), W = the trees' slots
+       {.relation = Relation::kUpperBound,
+        .cost =
+            [](const Env& e) {
+              // The taller tree: the root's edge, then the in-order tree of p − 1 positions,
+              // whose bcast slots are heap-like: at most 2·floor(log2(p − 1)) + 1 in all.
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(1) + b(e.n));
+            }}},
+      {"reduce/double_binary",  // an upper bound: 2·W(α + n(β+γ)), W <= 2·floor(log2(p−1)) + 1
+       {.relation = Relation::kUpperBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(1) + b(e.n) + g(e.n));
+            }}},
+      {"allreduce/double_binary",  // the reduce bound plus the bcast bound
+       {.relation = Relation::kUpperBound,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) {
+              std::int64_t levels = 0;
+              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
+              return 2 * (2 * levels + 1) * (a(2) + b(2 * e.n) + g(e.n));
+            }}},
+      {"reduce/binary",
+       {.cost =
+            [](const Env& e) {
+              return heap_reduce_slots(e.p) * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy;
+            }}},
+      {"reduce/knomial",  // radix 4 (the default)
+       {.relation = Relation::kUpperBound,
+        .cost =
+            [](const Env& e) {
+              return ceil_log(e.p, 4) * 3 * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy;
+            }}},
+      {"reduce/pipelined_chain",
+       {.copy_free = true,
+        .cost = [](const Env& e) { return best_pipeline(e, e.p - 1, 1, kBeta + kGamma); }}},
+      {"reduce/pipelined_binary",
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) {
+              return best_pipeline(e, heap_reduce_slots(e.p), e.p > 2 ? 2 : 1, kBeta + kGamma);
+            }}},
+      {"alltoall/bruck",
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) {
+              Time t = 0;
+              for (std::int64_t bit = 1; bit < e.p; bit *= 2) {
+                std::int64_t blocks = 0;
+                for (std::int64_t i = 1; i < e.p; ++i) blocks += (i & bit) != 0 ? 1 : 0;
+                t += a(1) + b(blocks * e.m);
+              }
+              return e.m == 0 ? 0 : t;
+            }}},
       {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
       {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
   };
@@ -469,7 +586,7 @@ TEST(RegistryFormulas, MatchTheSimulator) {
     const auto it = formulas().find(std::string(info.name));
     if (it == formulas().end()) continue;
     const Formula& f = it->second;
-    for (const Rank p : {4, 7, 16}) {
+    for (const Rank p : {4, 7, 16, 64}) {
       if (f.needs_power_of_two && !power_of_two(p)) continue;
       for (CollectiveSpec spec : specs_for(info.collective, p, f)) {
         if (info.why_not(spec, algorithms::resolve_params(info, {}))) continue;

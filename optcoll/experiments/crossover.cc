@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: experiment `crossover` (design.md 3.15c): Chan, Heimlich, Purkayastha and van de
+// Geijn's short/long comparison from the simulator. For p = 64, α = 1e-5 s, β = 1e-9 s/B,
+// γ = 1e-10 s/B (one port, full duplex, no overlap, copy free), the message size at which
+// each registry algorithm that wins for long messages overtakes the MST algorithm of its
+// collective (bisection to the byte, or to the block for per-block collectives), next to
+// the values the spec derives from the paper's formulas; and one chart per collective of
+// predicted time against message size (8 B .. 64 MiB) with every registry algorithm.
+// The registry is iterated, so algorithms merged later appear without changes here.
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/experiments/experiment.h"
+#include "optcoll/experiments/svg_chart.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/sim/simulator.h"
+
+namespace optcoll::experiments {
+namespace {
+
+CostModel crossover_model() {
+  CostModel m;
+  m.alpha = 1e-5;
+  m.beta = 1e-9;
+  m.gamma = 1e-10;
+  m.copy = 0;
+  m.ports = 1;
+  m.duplex = Duplex::kFull;
+  m.overlap = false;
+  m.per_byte = true;
+  return m;
+}
+
+// n = the message (bcast, reduce, allreduce) or the total of all blocks, in bytes; one-byte
+// elements so that sizes are exact. Per-block kinds get n/p bytes per block (alltoall: per
+// pair, n = what each rank sends).
+bool whole_message(CollectiveKind kind) {
+  return kind == CollectiveKind::kBcast || kind == CollectiveKind::kReduce ||
+         kind == CollectiveKind::kAllreduce;
+}
+Count unit_bytes(CollectiveKind kind, Rank p) { return whole_message(kind) ? 1 : p; }
+
+CollectiveSpec spec_for(CollectiveKind kind, Rank p, Count bytes) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = p;
+  spec.elem_bytes = 1;
+  const Count count = std::max<Count>(1, bytes / unit_bytes(kind, p));
+  if (takes_counts(kind)) {
+    const auto cells = kind == CollectiveKind::kAlltoallv ? static_cast<std::size_t>(p * p)
+                                                          : static_cast<std::size_t>(p);
+    spec.counts.assign(cells, count);
+  } else {
+    spec.count = count;
+  }
+  return spec;
+}
+
+std::optional<Time> predict(const algorithms::AlgorithmInfo& info, CollectiveKind kind, Rank p,
+                            Count bytes, const CostModel& model) {
+  const CollectiveSpec spec = spec_for(kind, p, bytes);
+  const auto params = algorithms::resolve_params(info, {});
+  if (info.why_not(spec, params)) return std::nullopt;
+  const SimResult r = simulate(algorithms::build(info, spec, params, model), model);
+  if (r.status != SimStatus::kOk) return std::nullopt;
+  return r.makespan;
+}
+
+// The MST algorithm of each collective of the paper's table and the crossover the spec
+// derives (../shared/spec/alpha-beta-costs.md, "Predicted crossovers", MST vs bucket).
+struct PaperPair {
+  CollectiveKind kind;
+  std::string_view mst;
+  double paper_bytes;
+};
+constexpr PaperPair kPairs[] = {
+    {CollectiveKind::kBcast, "bcast/binomial", 156279},
+    {CollectiveKind::kReduce, "reduce/binomial", 138987},
+    {CollectiveKind::kAllgather, "allgather/gather_then_bcast", 85000},
+    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block/reduce_then_scatter", 78443},
+    {CollectiveKind::kAllreduce, "allreduce/reduce_then_bcast", 108233},
+};
+
+struct Crossover {
+  std::string other;
+  Count bytes = 0;  // the first size at which `other` is strictly faster than the MST one
+};
+
+// Sizes 8 B · 2^k up to `largest`.
+std::vector<Count> size_grid(Count largest, int step) {
+  std::vector<Count> sizes;
+  for (Count b = 8; b <= largest; b <<= step) sizes.push_back(b);
+  return sizes;
+}
+
+// The first size where `other` beats `mst`, if it loses at the smallest size and wins at the
+// largest: the grid brackets it, bisection on whole units finds it.
+std::optional<Count> crossover(const algorithms::AlgorithmInfo& mst,
+                               const algorithms::AlgorithmInfo& other, CollectiveKind kind, Rank p,
+                               const std::vector<Count>& grid, const CostModel& model) {
+  auto other_wins = [&](Count bytes) -> std::optional<bool> {
+    const auto a = predict(mst, kind, p, bytes, model);
+    const auto b = predict(other, kind, p, bytes, model);
+    if (!a || !b) return std::nullopt;
+    return *b < *a;
+  };
+  const auto first = other_wins(grid.front());
+  const auto last = other_wins(grid.back());
+  if (!first || !last || *first || !*last) return std::nullopt;
+  const Count unit = unit_bytes(kind, p);
+  Count lo = std::max<Count>(1, grid.front() / unit);  // other does not win at lo
+  for (std::size_t i = 1; i < grid.size(); ++i) {
+    const auto wins = other_wins(grid[i]);
+    if (!wins) return std::nullopt;
+    if (!*wins) {
+      lo = grid[i] / unit;
+      continue;
+    }
+    Count hi = grid[i] / unit;  // other wins at hi
+    while (hi - lo > 1) {
+      const Count mid = lo + (hi - lo) / 2;
+      const auto w = other_wins(mid * unit);
+      if (!w) return std::nullopt;
+      (*w ? hi : lo) = mid;
+    }
+    return hi * unit;
+  }
+  return std::nullopt;
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes >= 1 << 20) return fmt::format("{:g} MiB", bytes / (1 << 20));
+  if (bytes >= 1 << 10) return fmt::format("{:g} KiB", bytes / (1 << 10));
+  return fmt::format("{:g} B", bytes);
+}
+
+}  // namespace
+
+ExperimentResult run_crossover(const ExperimentOptions& options) {
+  const CostModel model = crossover_model();
+  const Rank p = options.quick ? 8 : 64;
+  const Count largest = options.quick ? Count{1} << 16 : Count{64} << 20;
+  const auto grid = size_grid(largest, options.quick ? 3 : 1);
+  ExperimentResult result;
+  nlohmann::json doc;
+  doc["p"] = p;
+  doc["model"] = {{"alpha", model.alpha}, {"beta", model.beta}, {"gamma", model.gamma}};
+  result.table = fmt::format(
+      "Crossovers for p = {}, α = 1e-5 s, β = 1e-9 s/B, γ = 1e-10 s/B (one port, full duplex, "
+      "no overlap){}: the first message size (total bytes) at which each algorithm that wins "
+      "for long messages beats the MST one\n\n"
+      "| collective | MST algorithm | long-message algorithm | simulated crossover | paper (MST vs "
+      "bucket) |\n|---|---|---|---|---|\n",
+      p, options.quick ? " [quick: p = 8, up to 64 KiB]" : "");
+  std::map<CollectiveKind, std::vector<std::pair<double, std::string>>> markers;
+  for (const auto& pair : kPairs) {
+    const auto* mst = algorithms::find_algorithm(pair.mst);
+    if (mst == nullptr) continue;
+    for (const auto* other : algorithms::algorithms_for(pair.kind)) {
+      if (other == mst) continue;
+      const auto bytes = crossover(*mst, *other, pair.kind, p, grid, model);
+      if (!bytes) continue;
+      result.table += fmt::format(
+          "| {} | {} | {} | {} B ({}) | {:.0f} B |\n", collective_name(pair.kind),
+          mst->short_name(), other->short_name(), *bytes, human_bytes(*bytes), pair.paper_bytes);
+      doc["crossovers"].push_back({{"collective", collective_name(pair.kind)},
+                                   {"mst", mst->name},
+                                   {"other", other->name},
+                                   {"simulated_bytes", *bytes},
+                                   {"paper_bytes", pair.paper_bytes}});
+      markers[pair.kind].emplace_back(static_cast<double>(*bytes),
+                                      std::string(other->short_name()));
+    }
+  }
+  std::string csv = "collective,algorithm,bytes,predicted_seconds\n";
+  result.table += "\nFastest algorithm by size (from the plotted grid):\n\n";
+  for (const auto kind : all_collectives()) {
+    if (kind == CollectiveKind::kBarrier) continue;
+    if (options.quick && !markers.contains(kind)) continue;
+    LineChart chart;
+    chart.title =
+        fmt::format("{}, p = {}: predicted time vs message size", collective_name(kind), p);
+    chart.x_label =
+        whole_message(kind) ? "message size (bytes)" : "total size of all blocks (bytes)";
+    chart.y_label = "predicted time (s)";
+    chart.log_x = true;
+    chart.log_y = true;
+    chart.markers = markers[kind];
+    std::vector<std::pair<std::string, Time>> best(grid.size());
+    for (const auto* info : algorithms::algorithms_for(kind)) {
+      Series series{std::string(info->short_name()), {}, {}};
+      for (std::size_t i = 0; i < grid.size(); ++i) {
+        const auto t = predict(*info, kind, p, grid[i], model);
+        if (!t) continue;
+        series.x.push_back(static_cast<double>(grid[i]));
+        series.y.push_back(*t);
+        csv += fmt::format("{},{},{},{:.9g}\n", collective_name(kind), info->name, grid[i], *t);
+        if (best[i].first.empty() || *t < best[i].second) best[i] = {series.name, *t};
+      }
+      if (!series.x.empty()) chart.series.push_back(std::move(series));
+    }
+    result.files.emplace_back(fmt::format("crossover-{}.svg", collective_name(kind)),
+                              render_svg(chart));
+    std::string winners;
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      if (i == 0 || best[i].first != best[i - 1].first) {
+        winners += fmt::format("{}{} from {}", winners.empty() ? "" : ", ", best[i].first,
+                               human_bytes(static_cast<double>(grid[i])));
+      }
+    }
+    result.table += fmt::format("- {}: {}\n", collective_name(kind), winners);
+  }
+  result.files.emplace_back("crossover.csv", csv);
+  result.json = doc.dump(2);
+  return result;
+}
+
+}  // namespace optcoll::experiments
