@@ -188,10 +188,39 @@ const std::map<std::string, Formula>& formulas() {
   static const std::map<std::string, Formula> table{
       {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
+      {"bcast/scatter_ring_allgather",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) { return a(e.log + e.p - 1) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
+      {"bcast/scatter_doubling_allgather",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return a(2 * e.log) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
       {"reduce/linear",
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      {"reduce/rabenseifner",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece);
+            }}},
+      {"reduce/bucket",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + (e.p - 1) * (a(1) + b(piece) + g(piece)) + a(e.log) +
+                     b((e.p - 1) * piece);
+            }}},
       {"scatter/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatter/binomial",
@@ -212,6 +241,24 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"allgather/recursive_doubling",
+       {.needs_power_of_two = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
+      {"allgather/bruck",
+       {.cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
+            }}},
+      {"allgatherv/recursive_doubling",
+       {.needs_power_of_two = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
+      {"allgatherv/bruck",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
+            }}},
       {"allgather/gather_then_bcast",
        {.needs_power_of_two = true,
         .copy_free = true,
@@ -260,6 +307,20 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
             }}},
+      {"reduce_scatter/recursive_halving",
+       {.needs_power_of_two = true,
+        .uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) + (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter/pairwise",
+       {.relation = Relation::kUpperBound,  // ranks run ahead of the lockstep
+        .uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + g(e.m) + e.m * e.copy;
+            }}},
       {"reduce_scatter/reduce_then_scatter",
        {.needs_power_of_two = true,
         .copy_free = true,
@@ -278,6 +339,18 @@ const std::map<std::string, Formula>& formulas() {
        {.cost =
             [](const Env& e) {
               return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
+            }}},
+      {"reduce_scatter_block/recursive_halving",
+       {.needs_power_of_two = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) + (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter_block/pairwise",
+       {.relation = Relation::kUpperBound,  // ranks run ahead of the lockstep
+        .cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + g(e.m) + e.m * e.copy;
             }}},
       {"reduce_scatter_block/reduce_then_scatter",
        {.needs_power_of_two = true,
@@ -303,6 +376,23 @@ const std::map<std::string, Formula>& formulas() {
       {"allreduce/reduce_then_bcast",
        {.copy_free = true,
         .cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
+      {"allreduce/recursive_doubling",
+       {.cost =
+            [](const Env& e) {
+              // floor(log2 p) butterfly steps; the fold and hand-back for the extra ranks.
+              const std::int64_t steps = power_of_two(e.p) ? e.log : e.log - 1;
+              const Time fold = power_of_two(e.p) ? 0 : (a(1) + b(e.n) + g(e.n)) + (a(1) + b(e.n));
+              return e.n * e.copy + steps * (a(1) + b(e.n) + g(e.n)) + fold;
+            }}},
+      {"allreduce/rabenseifner",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece);
+            }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,
         .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},

@@ -36,20 +36,27 @@ Schedule build_allgather_bruck(const CollectiveSpec& spec, const Params& /*param
     rotated.push_back(b.scratch(r, n));
     b.copy(r, input_of(layout, r), sub(rotated.back(), 0, layout.block(r)));
   }
+  std::vector<OpId> last_recv(static_cast<std::size_t>(p), kNoOp);
   for (Rank d = 1; d < p; d *= 2) {
     const Rank blocks = std::min(d, p - d);
     for (Rank r = 0; r < p; ++r) {
       const Rank to = (r - d + p) % p;
       const Count count = rotated_offset(r, blocks);
-      b.transfer(r, to, sub(rotated[static_cast<std::size_t>(r)], 0, count),
-                 sub(rotated[static_cast<std::size_t>(to)], rotated_offset(to, d), count));
+      const auto t =
+          b.transfer(r, to, sub(rotated[static_cast<std::size_t>(r)], 0, count),
+                     sub(rotated[static_cast<std::size_t>(to)], rotated_offset(to, d), count));
+      if (t.recv != kNoOp) last_recv[static_cast<std::size_t>(to)] = t.recv;
     }
   }
   for (Rank r = 0; r < p; ++r) {
     const Slice& s = rotated[static_cast<std::size_t>(r)];
     const Count tail = n - layout.displ(r);  // blocks r..p-1
-    b.copy(r, sub(s, 0, tail), {Buf::kOutput, layout.displ(r), tail});
+    const OpId first = b.copy(r, sub(s, 0, tail), {Buf::kOutput, layout.displ(r), tail});
     b.copy(r, sub(s, tail, layout.displ(r)), {Buf::kOutput, 0, layout.displ(r)});
+    // The rotation waits for the last step: the blocks it moves first may have arrived
+    // early, and a copy started between two steps (no overlap) would hold the rank's ports
+    // and delay every later step of the partners.
+    b.add_dependency(r, last_recv[static_cast<std::size_t>(r)], first);
   }
   return std::move(b).finish();
 }

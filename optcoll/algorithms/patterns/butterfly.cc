@@ -127,7 +127,13 @@ void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::v
 void doubling_allreduce(ScheduleBuilder& b, const Members& members,
                         const std::vector<Slice>& bases) {
   const Fold fold(static_cast<Rank>(members.size()));
-  fold_reduce(b, fold, members, bases);
+  // The last op that wrote each player's base: the fold's combine, then each step's.
+  std::vector<OpId> last_write(idx(fold.pow2), kNoOp);
+  for (Rank i = 0; i < fold.rem; ++i) {
+    last_write[idx(i)] = b.transfer_reduce(members[idx(2 * i)], members[idx(2 * i + 1)],
+                                           bases[idx(2 * i)], bases[idx(2 * i + 1)], Side::kLeft)
+                             .recv;
+  }
   if (fold.bits > 0) {
     std::vector<Slice> incoming(idx(fold.pow2));
     for (Rank v = 0; v < fold.pow2; ++v) {
@@ -136,13 +142,18 @@ void doubling_allreduce(ScheduleBuilder& b, const Members& members,
     for (Rank dist = 1; dist < fold.pow2; dist *= 2) {
       for (Rank v = 0; v < fold.pow2; ++v) {
         const Rank from = fold.player(v);
-        b.transfer(members[idx(from)], members[idx(fold.player(v ^ dist))], bases[idx(from)],
-                   incoming[idx(v ^ dist)]);
+        const Rank to = fold.player(v ^ dist);
+        const auto t = b.transfer(members[idx(from)], members[idx(to)], bases[idx(from)],
+                                  incoming[idx(v ^ dist)]);
+        // Sendrecv: a player receives step k's partial once its own partial of step k-1 is
+        // combined. Nothing else orders this receive (it fills a free scratch), and without
+        // overlap an early receive would hold the port ahead of that combine.
+        b.add_dependency(members[idx(to)], last_write[idx(v ^ dist)], t.recv);
       }
       for (Rank v = 0; v < fold.pow2; ++v) {
         const Rank at_rank = members[idx(fold.player(v))];
-        b.reduce(at_rank, incoming[idx(v)], bases[idx(fold.player(v))],
-                 (v ^ dist) < v ? Side::kLeft : Side::kRight);
+        last_write[idx(v)] = b.reduce(at_rank, incoming[idx(v)], bases[idx(fold.player(v))],
+                                      (v ^ dist) < v ? Side::kLeft : Side::kRight);
       }
     }
   }
