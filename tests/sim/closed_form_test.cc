@@ -43,7 +43,8 @@ CostModel model(Time copy = 0, Duplex duplex = Duplex::kFull) {
 }
 
 Time makespan(std::string_view algorithm, const CollectiveSpec& spec, const CostModel& m) {
-  const auto result = simulate(algorithms::build(algorithm, spec), m);
+  // Built for the model it runs under (parameters set to "auto" are resolved from it).
+  const auto result = simulate(algorithms::build(algorithm, spec, {}, m), m);
   EXPECT_EQ(result.status, SimStatus::kOk) << algorithm << ": " << result.deadlock;
   return result.makespan;
 }
@@ -182,6 +183,84 @@ Formula binomial_tree_v() {
           .cost = [](const Env& e) { return a(e.log) + b(e.sum_except(e.root)); }};
 }
 
+// Hybrids over logical grids (Chan et al.): every ordered factorization of p into at most
+// 8 factors >= 2 ({p} included), and for tree-shaped hybrids every kinds pattern (l: scatter
+// + allgather / reduce-scatter + gather, s: MST); "auto" picks the least formula.
+void factorizations(std::int64_t rest, std::vector<std::int64_t>& prefix,
+                    std::vector<std::vector<std::int64_t>>& out) {
+  if (rest == 1) {
+    out.push_back(prefix);
+    return;
+  }
+  if (prefix.size() == 8) return;
+  for (std::int64_t f = 2; f <= rest; ++f) {
+    if (rest % f != 0) continue;
+    prefix.push_back(f);
+    factorizations(rest / f, prefix, out);
+    prefix.pop_back();
+  }
+}
+std::int64_t log2_exact(std::int64_t d) { return ceil_log2(static_cast<Rank>(d)); }
+// Σ_l [log2(d)α + (d-1)/d·sβ + (d-1)(α + s/d·(β + γ))] + Σ_s log2(d)(α + s(β + γ)), with
+// γ only when reducing; s shrinks by d after every long dimension.
+Time tree_hybrid(const std::vector<std::int64_t>& dims, std::uint32_t short_mask, Count n,
+                 bool reduce) {
+  Time t = 0;
+  Count s = n;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = dims[i];
+    if ((short_mask >> i) & 1) {
+      t += log2_exact(d) * (a(1) + b(s) + (reduce ? g(s) : 0));
+    } else {
+      t += a(log2_exact(d)) + b((d - 1) * (s / d)) + (d - 1) * (a(1) + b(s / d));
+      if (reduce) t += g((d - 1) * (s / d));
+      s /= d;
+    }
+  }
+  return t;
+}
+Time best_tree_hybrid(Rank p, Count n, bool reduce) {
+  std::vector<std::vector<std::int64_t>> all;
+  std::vector<std::int64_t> prefix;
+  factorizations(p, prefix, all);
+  Time best = -1;
+  for (const auto& dims : all) {
+    for (std::uint32_t mask = 0; mask < (1u << dims.size()); ++mask) {
+      const Time t = tree_hybrid(dims, mask, n, reduce);
+      if (best < 0 || t < best) best = t;
+    }
+  }
+  return best;
+}
+// The 2-D options over every c x r = p; `kinds` 0: ss, 1: ls, 2: ll.
+Time best_2d_option(Rank p, Count n, int kinds) {
+  Time best = -1;
+  for (std::int64_t c = 1; c <= p; ++c) {
+    if (p % c != 0) continue;
+    const std::int64_t r = p / c;
+    Time t = 0;
+    if (kinds == 0) t = (log2_exact(c) + log2_exact(r)) * (a(1) + b(n));
+    if (kinds == 1) {
+      t = a(log2_exact(p) + c - 1) + b((2 * (c - 1) * n + log2_exact(r) * n) / c);
+    }
+    if (kinds == 2) t = a(log2_exact(p) + r + c - 2) + b(2 * (p - 1) * (n / p));
+    if (best < 0 || t < best) best = t;
+  }
+  return best;
+}
+// Ring hybrids: Σ(d_i - 1) is least for the prime factorization.
+std::int64_t prime_factor_steps(Rank p) {
+  std::int64_t steps = 0;
+  std::int64_t rest = p;
+  for (std::int64_t f = 2; f <= rest; ++f) {
+    while (rest % f == 0) {
+      steps += f - 1;
+      rest /= f;
+    }
+  }
+  return steps;
+}
+
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
 // wrong, the correct formula is used and the comment says so (see the report in the docs).
 const std::map<std::string, Formula>& formulas() {
@@ -199,6 +278,23 @@ const std::map<std::string, Formula>& formulas() {
         .needs_divisible = true,
         .copy_free = true,
         .cost = [](const Env& e) { return a(2 * e.log) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
+      {"bcast/hybrid_2d_mst",
+       {.copy_free = true, .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 0); }}},
+      {"bcast/hybrid_2d_scatter_mst",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 1); }}},
+      {"bcast/hybrid_2d_scatter",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 2); }}},
+      {"bcast/hybrid",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_tree_hybrid(e.p, e.n, false); }}},
       {"reduce/linear",
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
@@ -221,6 +317,10 @@ const std::map<std::string, Formula>& formulas() {
               return e.n * e.copy + (e.p - 1) * (a(1) + b(piece) + g(piece)) + a(e.log) +
                      b((e.p - 1) * piece);
             }}},
+      {"reduce/hybrid",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost = [](const Env& e) { return e.n * e.copy + best_tree_hybrid(e.p, e.n, true); }}},
       {"scatter/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatter/binomial",
@@ -258,6 +358,38 @@ const std::map<std::string, Formula>& formulas() {
         .cost =
             [](const Env& e) {
               return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
+            }}},
+      {"allgather/hybrid",
+       {.cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + e.m * e.copy;
+            }}},
+      {"allgatherv/hybrid",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + e.m * e.copy;
+            }}},
+      {"reduce_scatter/hybrid",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) +
+                     (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter_block/hybrid",
+       {.cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) +
+                     (e.n + e.m) * e.copy;
+            }}},
+      {"allreduce/hybrid",
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return a(2 * prime_factor_steps(e.p)) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece) + e.n * e.copy;
             }}},
       {"allgather/gather_then_bcast",
        {.needs_power_of_two = true,

@@ -26,8 +26,12 @@ Schedule build_bcast_scatter_ring_allgather(const CollectiveSpec& spec, const Pa
   std::vector<Slice> bases;
   for (Rank r = 0; r < spec.nranks; ++r) bases.push_back(output_of(b.layout(), r));
   const auto parts = patterns::even_parts(spec.count, spec.nranks);
-  patterns::mst_scatter(b, members, bases, parts, spec.root);
-  patterns::ring_allgather(b, members, bases, parts);
+  // Messages that would bring a rank only what it holds (the root's parts, the ranges a rank
+  // forwarded in the scatter) are not sent.
+  patterns::Held held(spec.nranks);
+  held.add(spec.root, bases[static_cast<std::size_t>(spec.root)]);
+  patterns::mst_scatter(b, members, bases, parts, spec.root, &held);
+  patterns::ring_allgather(b, members, bases, parts, &held);
   return std::move(b).finish();
 }
 

@@ -104,12 +104,13 @@ void halving_gather(ScheduleBuilder& b, const Fold& fold, const Members& members
 }
 
 void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                        const Parts& parts) {
+                        const Parts& parts, Held* held) {
   const Fold fold(static_cast<Rank>(members.size()));
+  StepOrder order(b.nranks());
   for (Rank i = 0; i < fold.rem; ++i) {
     const Piece& part = parts[idx(2 * i)];
-    b.transfer(members[idx(2 * i)], members[idx(2 * i + 1)], at(bases[idx(2 * i)], part),
-               at(bases[idx(2 * i + 1)], part));
+    transfer_new(b, held, members[idx(2 * i)], members[idx(2 * i + 1)], at(bases[idx(2 * i)], part),
+                 at(bases[idx(2 * i + 1)], part));
   }
   for (Rank dist = 1; dist < fold.pow2; dist *= 2) {
     for (Rank v = 0; v < fold.pow2; ++v) {
@@ -117,11 +118,17 @@ void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::v
       const Piece span = parts_span(parts, fold.first(lo), fold.last(lo + dist - 1));
       const Rank from = fold.player(v);
       const Rank to = fold.player(v ^ dist);
-      b.transfer(members[idx(from)], members[idx(to)], at(bases[idx(from)], span),
-                 at(bases[idx(to)], span));
+      const auto t = transfer_new(b, held, members[idx(from)], members[idx(to)],
+                                  at(bases[idx(from)], span), at(bases[idx(to)], span));
+      order.send(b, members[idx(from)], t);
+      order.received(members[idx(to)], t);
     }
+    order.end_step();
   }
-  unfold_result(b, fold, members, bases);
+  for (Rank i = 0; i < fold.rem; ++i) {
+    transfer_new(b, held, members[idx(2 * i + 1)], members[idx(2 * i)], bases[idx(2 * i + 1)],
+                 bases[idx(2 * i)]);
+  }
 }
 
 void doubling_allreduce(ScheduleBuilder& b, const Members& members,

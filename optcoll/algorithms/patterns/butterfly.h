@@ -67,7 +67,7 @@ void halving_gather(ScheduleBuilder& b, const Fold& fold, const Members& members
 // give their part to their partner, players exchange ranges of virtual parts with partners
 // at distance 1, 2, 4, ..., and the players hand the whole result back.
 void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                        const Parts& parts);
+                        const Parts& parts, Held* held = nullptr);
 
 // Recursive doubling allreduce of whole bases (any q, rank order kept): fold, then players
 // exchange whole partial results with partners at distance 1, 2, 4, ... (each receives

@@ -2,6 +2,9 @@
 // File: MST and ring phases on groups of ranks (group_phases.h).
 #include "optcoll/algorithms/patterns/group_phases.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {
@@ -41,6 +44,52 @@ std::size_t idx(Rank i) { return static_cast<std::size_t>(i); }
 
 }  // namespace
 
+void Held::add(Rank r, const Slice& slice) {
+  if (slice.count == 0) return;
+  auto& map = intervals_[static_cast<std::size_t>(r)];
+  Count start = slice.offset;
+  Count end = slice.offset + slice.count;
+  auto it = map.upper_bound(start);
+  if (it != map.begin() && std::prev(it)->second >= start) --it;
+  while (it != map.end() && it->first <= end) {
+    start = std::min(start, it->first);
+    end = std::max(end, it->second);
+    it = map.erase(it);
+  }
+  map.emplace(start, end);
+}
+
+bool Held::covers(Rank r, const Slice& slice) const {
+  if (slice.count == 0) return true;
+  const auto& map = intervals_[static_cast<std::size_t>(r)];
+  auto it = map.upper_bound(slice.offset);
+  if (it == map.begin()) return false;
+  --it;
+  return it->first <= slice.offset && it->second >= slice.offset + slice.count;
+}
+
+ScheduleBuilder::Transfer transfer_new(ScheduleBuilder& b, Held* held, Rank from, Rank to,
+                                       const Slice& src, const Slice& dst) {
+  if (held != nullptr) {
+    if (held->covers(to, dst)) return {};
+    held->add(to, dst);
+  }
+  return b.transfer(from, to, src, dst);
+}
+
+void StepOrder::send(ScheduleBuilder& b, Rank from, const ScheduleBuilder::Transfer& t) {
+  b.add_dependency(from, last_recv_[idx(from)], t.send);
+}
+
+void StepOrder::received(Rank to, const ScheduleBuilder::Transfer& t) {
+  if (t.recv != kNoOp) pending_.emplace_back(to, t.recv);
+}
+
+void StepOrder::end_step() {
+  for (const auto& [r, op] : pending_) last_recv_[idx(r)] = op;
+  pending_.clear();
+}
+
 Members all_ranks(Rank p) {
   Members members(idx(p));
   for (Rank r = 0; r < p; ++r) members[idx(r)] = r;
@@ -74,11 +123,11 @@ Slice at(const Slice& base, const Piece& piece) {
 }
 
 void mst_scatter(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                 const Parts& parts, Rank root) {
+                 const Parts& parts, Rank root, Held* held) {
   for (const auto& e : mst(static_cast<Rank>(members.size()), root)) {
     const Piece span = parts_span(parts, e.lo, e.hi - 1);
-    b.transfer(members[idx(e.from)], members[idx(e.to)], at(bases[idx(e.from)], span),
-               at(bases[idx(e.to)], span));
+    transfer_new(b, held, members[idx(e.from)], members[idx(e.to)], at(bases[idx(e.from)], span),
+                 at(bases[idx(e.to)], span));
   }
 }
 
@@ -93,9 +142,10 @@ void mst_gather(ScheduleBuilder& b, const Members& members, const std::vector<Sl
 }
 
 void mst_bcast(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-               Rank root) {
+               Rank root, Held* held) {
   for (const auto& e : mst(static_cast<Rank>(members.size()), root)) {
-    b.transfer(members[idx(e.from)], members[idx(e.to)], bases[idx(e.from)], bases[idx(e.to)]);
+    transfer_new(b, held, members[idx(e.from)], members[idx(e.to)], bases[idx(e.from)],
+                 bases[idx(e.to)]);
   }
 }
 
@@ -112,15 +162,19 @@ void mst_reduce(ScheduleBuilder& b, const Members& members, const std::vector<Sl
 }
 
 void ring_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                    const Parts& parts) {
+                    const Parts& parts, Held* held) {
   const auto q = static_cast<Rank>(members.size());
+  StepOrder order(b.nranks());
   for (Rank step = 0; step + 1 < q; ++step) {
     for (Rank i = 0; i < q; ++i) {
       const Rank next = (i + 1) % q;
       const Piece& part = parts[idx((i - step + q) % q)];
-      b.transfer(members[idx(i)], members[idx(next)], at(bases[idx(i)], part),
-                 at(bases[idx(next)], part));
+      const auto t = transfer_new(b, held, members[idx(i)], members[idx(next)],
+                                  at(bases[idx(i)], part), at(bases[idx(next)], part));
+      order.send(b, members[idx(i)], t);
+      order.received(members[idx(next)], t);
     }
+    order.end_step();
   }
 }
 

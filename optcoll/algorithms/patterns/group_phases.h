@@ -10,6 +10,7 @@
 // to member i; parts are consecutive (part i+1 starts where part i ends) and cover it.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "optcoll/algorithms/patterns/partition.h"
@@ -19,6 +20,43 @@ namespace optcoll::algorithms::patterns {
 
 using Members = std::vector<Rank>;
 using Parts = std::vector<Piece>;
+
+// One-to-all phases (scatter, broadcast, allgather after a scatter) can offer a rank data it
+// already holds (the root, or a rank that forwarded a range in an MST scatter). Held tracks
+// which elements each rank's working buffer holds, so that such messages are not sent at
+// all: phases given a Held skip every transfer whose destination already holds all of it.
+class Held {
+ public:
+  explicit Held(Rank p) : intervals_(static_cast<std::size_t>(p)) {}
+  void add(Rank r, const Slice& slice);
+  bool covers(Rank r, const Slice& slice) const;
+
+ private:
+  std::vector<std::map<Count, Count>> intervals_;  // per rank: start -> end, disjoint
+};
+
+// transfer(), unless `held` says the destination already holds dst (then nothing is emitted
+// and {kNoOp, kNoOp} is returned); records dst as held.
+ScheduleBuilder::Transfer transfer_new(ScheduleBuilder& b, Held* held, Rank from, Rank to,
+                                       const Slice& src, const Slice& dst);
+
+// Step-synchronous exchanges (ring, butterfly) run as sendrecv steps, as in MPI libraries:
+// a rank posts step s's send after its last receive of an earlier step. Data hazards imply
+// this when every message is sent; when a Held skips a message, the rank would otherwise
+// send early, take ports out of step order and stall its partners.
+class StepOrder {
+ public:
+  explicit StepOrder(Rank p) : last_recv_(static_cast<std::size_t>(p), kNoOp) {}
+  // Orders the send of `t` (on `from`) after from's last receive; call end_step() after
+  // each step to make the step's receives count.
+  void send(ScheduleBuilder& b, Rank from, const ScheduleBuilder::Transfer& t);
+  void received(Rank to, const ScheduleBuilder::Transfer& t);
+  void end_step();
+
+ private:
+  std::vector<OpId> last_recv_;
+  std::vector<std::pair<Rank, OpId>> pending_;
+};
 
 // 0, 1, ..., p-1.
 Members all_ranks(Rank p);
@@ -37,13 +75,13 @@ Slice at(const Slice& base, const Piece& piece);
 // every subtree is a contiguous index range.
 // Scatter: the root's base holds every part; afterwards member i holds part i (in its base).
 void mst_scatter(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                 const Parts& parts, Rank root);
+                 const Parts& parts, Rank root, Held* held = nullptr);
 // Gather: member i holds part i; afterwards the root holds every part.
 void mst_gather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
                 const Parts& parts, Rank root);
 // Broadcast of the root's whole base.
 void mst_bcast(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-               Rank root);
+               Rank root, Held* held = nullptr);
 // Reduction of every member's base into the root's base, in member (rank) order; the other
 // bases are overwritten with partial results.
 void mst_reduce(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
@@ -51,7 +89,7 @@ void mst_reduce(ScheduleBuilder& b, const Members& members, const std::vector<Sl
 
 // Bucket (ring) allgather: member i holds part i; q-1 steps forward parts to index i+1.
 void ring_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
-                    const Parts& parts);
+                    const Parts& parts, Held* held = nullptr);
 // Bucket reduce-scatter, in place: every base holds a contribution; afterwards member i's
 // part i holds the reduction of everyone's part i. Needs a commutative operator (part i is
 // combined starting at index i+1, wrapping around).
