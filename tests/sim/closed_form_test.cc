@@ -383,6 +383,14 @@ const std::map<std::string, Formula>& formulas() {
               return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) +
                      (e.n + e.m) * e.copy;
             }}},
+      {"allreduce/ring_segmented",  // one segment under this model (no overlap)
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) + g((e.p - 1) * piece) +
+                     e.n * e.copy;
+            }}},
       {"allreduce/hybrid",
        {.needs_divisible = true,
         .cost =
