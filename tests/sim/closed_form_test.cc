@@ -239,9 +239,82 @@ Time best_pipeline(const Env& e, std::int64_t slots, std::int64_t fanout, Time c
     const Count largest = (e.n + s - 1) / s;
     const Time t = static_cast<Time>(slots - fanout) * (kAlpha + largest * c) +
                    static_cast<Time>(fanout) * (static_cast<Time>(s) * kAlpha + e.n * c);
+// Hybrids over logical grids (Chan et al.): every ordered factorization of p into at most
+// 8 factors >= 2 ({p} included), and for tree-shaped hybrids every kinds pattern (l: scatter
+// + allgather / reduce-scatter + gather, s: MST); "auto" picks the least formula.
+void factorizations(std::int64_t rest, std::vector<std::int64_t>& prefix,
+                    std::vector<std::vector<std::int64_t>>& out) {
+  if (rest == 1) {
+    out.push_back(prefix);
+    return;
+  }
+  if (prefix.size() == 8) return;
+  for (std::int64_t f = 2; f <= rest; ++f) {
+    if (rest % f != 0) continue;
+    prefix.push_back(f);
+    factorizations(rest / f, prefix, out);
+    prefix.pop_back();
+  }
+}
+std::int64_t log2_exact(std::int64_t d) { return ceil_log2(static_cast<Rank>(d)); }
+// Σ_l [log2(d)α + (d-1)/d·sβ + (d-1)(α + s/d·(β + γ))] + Σ_s log2(d)(α + s(β + γ)), with
+// γ only when reducing; s shrinks by d after every long dimension.
+Time tree_hybrid(const std::vector<std::int64_t>& dims, std::uint32_t short_mask, Count n,
+                 bool reduce) {
+  Time t = 0;
+  Count s = n;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = dims[i];
+    if ((short_mask >> i) & 1) {
+      t += log2_exact(d) * (a(1) + b(s) + (reduce ? g(s) : 0));
+    } else {
+      t += a(log2_exact(d)) + b((d - 1) * (s / d)) + (d - 1) * (a(1) + b(s / d));
+      if (reduce) t += g((d - 1) * (s / d));
+      s /= d;
+    }
+  }
+  return t;
+}
+Time best_tree_hybrid(Rank p, Count n, bool reduce) {
+  std::vector<std::vector<std::int64_t>> all;
+  std::vector<std::int64_t> prefix;
+  factorizations(p, prefix, all);
+  Time best = -1;
+  for (const auto& dims : all) {
+    for (std::uint32_t mask = 0; mask < (1u << dims.size()); ++mask) {
+      const Time t = tree_hybrid(dims, mask, n, reduce);
+      if (best < 0 || t < best) best = t;
+    }
+  }
+  return best;
+}
+// The 2-D options over every c x r = p; `kinds` 0: ss, 1: ls, 2: ll.
+Time best_2d_option(Rank p, Count n, int kinds) {
+  Time best = -1;
+  for (std::int64_t c = 1; c <= p; ++c) {
+    if (p % c != 0) continue;
+    const std::int64_t r = p / c;
+    Time t = 0;
+    if (kinds == 0) t = (log2_exact(c) + log2_exact(r)) * (a(1) + b(n));
+    if (kinds == 1) {
+      t = a(log2_exact(p) + c - 1) + b((2 * (c - 1) * n + log2_exact(r) * n) / c);
+    }
+    if (kinds == 2) t = a(log2_exact(p) + r + c - 2) + b(2 * (p - 1) * (n / p));
     if (best < 0 || t < best) best = t;
   }
   return best;
+}
+// Ring hybrids: Σ(d_i - 1) is least for the prime factorization.
+std::int64_t prime_factor_steps(Rank p) {
+  std::int64_t steps = 0;
+  std::int64_t rest = p;
+  for (std::int64_t f = 2; f <= rest; ++f) {
+    while (rest % f == 0) {
+      steps += f - 1;
+      rest /= f;
+    }
+  }
+  return steps;
 }
 
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
@@ -250,6 +323,34 @@ const std::map<std::string, Formula>& formulas() {
   static const std::map<std::string, Formula> table{
       {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
+      {"bcast/scatter_ring_allgather",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost =
+            [](const Env& e) { return a(e.log + e.p - 1) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
+      {"bcast/scatter_doubling_allgather",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return a(2 * e.log) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
+      {"bcast/hybrid_2d_mst",
+       {.copy_free = true, .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 0); }}},
+      {"bcast/hybrid_2d_scatter_mst",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 1); }}},
+      {"bcast/hybrid_2d_scatter",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_2d_option(e.p, e.n, 2); }}},
+      {"bcast/hybrid",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .copy_free = true,
+        .cost = [](const Env& e) { return best_tree_hybrid(e.p, e.n, false); }}},
       {"reduce/linear",
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
@@ -268,6 +369,28 @@ const std::map<std::string, Formula>& formulas() {
               return algorithms::planners::fibonacci_strategy(e.p, {0, a(1) + b(e.n) + g(e.n)})
                   .length;
             }}},
+      {"reduce/rabenseifner",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece);
+            }}},
+      {"reduce/bucket",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + (e.p - 1) * (a(1) + b(piece) + g(piece)) + a(e.log) +
+                     b((e.p - 1) * piece);
+            }}},
+      {"reduce/hybrid",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost = [](const Env& e) { return e.n * e.copy + best_tree_hybrid(e.p, e.n, true); }}},
       {"scatter/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatter/binomial",
@@ -304,6 +427,64 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
+      {"allgather/recursive_doubling",
+       {.needs_power_of_two = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
+      {"allgather/bruck",
+       {.cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
+            }}},
+      {"allgatherv/recursive_doubling",
+       {.needs_power_of_two = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
+      {"allgatherv/bruck",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
+            }}},
+      {"allgather/hybrid",
+       {.cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + e.m * e.copy;
+            }}},
+      {"allgatherv/hybrid",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + e.m * e.copy;
+            }}},
+      {"reduce_scatter/hybrid",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) +
+                     (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter_block/hybrid",
+       {.cost =
+            [](const Env& e) {
+              return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) +
+                     (e.n + e.m) * e.copy;
+            }}},
+      {"allreduce/ring_segmented",  // one segment under this model (no overlap)
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return a(2 * (e.p - 1)) + b(2 * (e.p - 1) * piece) + g((e.p - 1) * piece) +
+                     e.n * e.copy;
+            }}},
+      {"allreduce/hybrid",
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return a(2 * prime_factor_steps(e.p)) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece) + e.n * e.copy;
+            }}},
       {"allgather/gather_then_bcast",
        {.needs_power_of_two = true,
         .copy_free = true,
@@ -352,6 +533,20 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
             }}},
+      {"reduce_scatter/recursive_halving",
+       {.needs_power_of_two = true,
+        .uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) + (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter/pairwise",
+       {.relation = Relation::kUpperBound,  // ranks run ahead of the lockstep
+        .uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + g(e.m) + e.m * e.copy;
+            }}},
       {"reduce_scatter/reduce_then_scatter",
        {.needs_power_of_two = true,
         .copy_free = true,
@@ -370,6 +565,18 @@ const std::map<std::string, Formula>& formulas() {
        {.cost =
             [](const Env& e) {
               return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + (e.p - 1) * e.m * e.copy;
+            }}},
+      {"reduce_scatter_block/recursive_halving",
+       {.needs_power_of_two = true,
+        .cost =
+            [](const Env& e) {
+              return a(e.log) + b((e.p - 1) * e.m) + g((e.p - 1) * e.m) + (e.n + e.m) * e.copy;
+            }}},
+      {"reduce_scatter_block/pairwise",
+       {.relation = Relation::kUpperBound,  // ranks run ahead of the lockstep
+        .cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + g(e.m) + e.m * e.copy;
             }}},
       {"reduce_scatter_block/reduce_then_scatter",
        {.needs_power_of_two = true,
@@ -418,6 +625,23 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)) + e.n * e.copy; }}},
       {"allreduce/greedy_overlap",
        {.cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
+      {"allreduce/recursive_doubling",
+       {.cost =
+            [](const Env& e) {
+              // floor(log2 p) butterfly steps; the fold and hand-back for the extra ranks.
+              const std::int64_t steps = power_of_two(e.p) ? e.log : e.log - 1;
+              const Time fold = power_of_two(e.p) ? 0 : (a(1) + b(e.n) + g(e.n)) + (a(1) + b(e.n));
+              return e.n * e.copy + steps * (a(1) + b(e.n) + g(e.n)) + fold;
+            }}},
+      {"allreduce/rabenseifner",
+       {.needs_power_of_two = true,
+        .needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
+                     g((e.p - 1) * piece);
+            }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,
         .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},

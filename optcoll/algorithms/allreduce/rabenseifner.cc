@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// allreduce/rabenseifner — recursive-halving reduce-scatter of the message cut into
+// p' = 2^floor(log2 p) pieces, then the reverse recursive-doubling allgather. Partners are
+// met at increasing distance during the halving, so every partial covers a contiguous rank
+// range (lower ranks combined on the left): rank order is kept. For p not a power of two the
+// first 2·rem ranks fold pairwise (rank 2i sends everything to 2i+1 first and gets the result
+// back last), rem = p - p' (patterns/butterfly.h).
+//
+//   p = 4, pieces a b c d:  halving: 0↔1 (halves), 0↔2 (quarters) → rank 0: a, 2: b, 1: c, 3: d
+//                           doubling: 0↔2, then 0↔1 → a b c d everywhere
+//
+// Cost (alpha-beta-gamma, full duplex, one port, no overlap, p' | n):
+//   n·copy + 2·log2(p')·α + 2(p'-1)/p'·nβ + (p'-1)/p'·nγ
+//   (+ (α + nβ + nγ) + (α + nβ) if p is not a power of two)
+// Restrictions: none (any p, non-commutative operators, any n).
+// Reference: Rabenseifner, "Optimization of collective reduction operations", ICCS 2004;
+//            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
+
+#include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allreduce_rabenseifner(const CollectiveSpec& spec, const Params& /*params*/,
+                                      const CostModel& /*model*/) {
+  ScheduleBuilder b(spec, "allreduce/rabenseifner");
+  const Layout& layout = b.layout();
+  const patterns::Fold fold(spec.nranks);
+  const auto members = patterns::all_ranks(spec.nranks);
+  std::vector<Slice> bases;
+  for (Rank r = 0; r < spec.nranks; ++r) {
+    b.copy(r, input_of(layout, r), output_of(layout, r));
+    bases.push_back(output_of(layout, r));
+  }
+  const auto slots = patterns::even_parts(spec.count, fold.pow2);
+  patterns::fold_reduce(b, fold, members, bases);
+  patterns::halving_reduce_scatter(b, fold, members, bases, slots);
+  patterns::halving_allgather(b, fold, members, bases, slots);
+  patterns::unfold_result(b, fold, members, bases);
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms

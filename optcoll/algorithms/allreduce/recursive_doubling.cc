@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// allreduce/recursive_doubling — in step k = 0, 1, ... every rank exchanges its whole partial
+// result with the rank at distance 2^k and combines (the lower ranks' partial on the left:
+// partials always cover contiguous rank ranges, so rank order is kept). For p not a power of
+// two the first 2·rem ranks fold pairwise (rank 2i sends to 2i+1 before and gets the result
+// back after), rem = p - 2^floor(log2 p) (patterns/butterfly.h).
+//
+//   p = 4:  step 0: 0↔1, 2↔3 → x0x1, x2x3   step 1: 0↔2, 1↔3 → x0x1x2x3 everywhere
+//
+// Cost (alpha-beta-gamma, full duplex, one port, no overlap):
+//   n·copy + floor(log2 p)·(α + nβ + nγ)  (+ (α + nβ + nγ) + (α + nβ) if p is not a power of two)
+// Restrictions: none (any p, non-commutative operators).
+// Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (recursive doubling allreduce).
+
+#include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms {
+
+Schedule build_allreduce_recursive_doubling(const CollectiveSpec& spec, const Params& /*params*/,
+                                            const CostModel& /*model*/) {
+  ScheduleBuilder b(spec, "allreduce/recursive_doubling");
+  const Layout& layout = b.layout();
+  std::vector<Slice> bases;
+  for (Rank r = 0; r < spec.nranks; ++r) {
+    b.copy(r, input_of(layout, r), output_of(layout, r));
+    bases.push_back(output_of(layout, r));
+  }
+  patterns::doubling_allreduce(b, patterns::all_ranks(spec.nranks), bases);
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms
