@@ -255,8 +255,10 @@ Slice ScheduleBuilder::scratch(Rank at, Count count) {
   OPTCOLL_CHECK(at >= 0 && at < nranks(), "{}: rank {} out of range", schedule_.algorithm, at);
   OPTCOLL_CHECK(count >= 0, "{}: negative scratch request {}", schedule_.algorithm, count);
   auto& program = schedule_.ranks[static_cast<std::size_t>(at)];
-  OPTCOLL_CHECK(count <= kMaxCount - program.scratch_count, "{}: rank {} scratch exceeds 2^48",
-                schedule_.algorithm, at);
+  if (count > kMaxCount - program.scratch_count) {
+    throw_invalid("{} needs more than 2^48 elements of scratch on rank {} for this call",
+                  schedule_.algorithm, at);
+  }
   const Slice slice{Buf::kScratch, program.scratch_count, count};
   program.scratch_count += count;
   return slice;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "optcoll/model/error.h"
 
 namespace optcoll {
@@ -82,6 +84,23 @@ TEST(Builder, ScratchGrowsAndIsBoundsChecked) {
   EXPECT_THROW(b.transfer(1, 1, a, a), InternalError);                          // to itself
   EXPECT_THROW(b.copy(1, Slice{Buf::kScratch, 0, 4}, Slice{Buf::kScratch, 2, 4}), InternalError);
   EXPECT_EQ(std::move(b).finish().ranks[1].scratch_count, 8);
+}
+
+TEST(Builder, ScratchBeyond2To48IsACallerError) {
+  // The spec may be valid while an algorithm's scratch for it is not addressable: an
+  // invalid-argument error naming the algorithm and rank, not an internal check.
+  ScheduleBuilder b(make_spec(CollectiveKind::kReduce, 2, 4), "test/huge");
+  b.scratch(1, kMaxCount - 1);
+  try {
+    b.scratch(1, 2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(
+        std::string(e.what()).find("test/huge needs more than 2^48 elements of scratch on rank 1"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Builder, ZeroElementWorkEmitsNothing) {

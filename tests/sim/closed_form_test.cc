@@ -239,6 +239,11 @@ Time best_pipeline(const Env& e, std::int64_t slots, std::int64_t fanout, Time c
     const Count largest = (e.n + s - 1) / s;
     const Time t = static_cast<Time>(slots - fanout) * (kAlpha + largest * c) +
                    static_cast<Time>(fanout) * (static_cast<Time>(s) * kAlpha + e.n * c);
+    if (best < 0 || t < best) best = t;
+  }
+  return best;
+}
+
 // Hybrids over logical grids (Chan et al.): every ordered factorization of p into at most
 // 8 factors >= 2 ({p} included), and for tree-shaped hybrids every kinds pattern (l: scatter
 // + allgather / reduce-scatter + gather, s: MST); "auto" picks the least formula.

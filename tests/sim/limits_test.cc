@@ -20,15 +20,11 @@ namespace {
 
 constexpr Rank kP = 64;
 
-// A spec of `kind` for kP ranks in which every block holds `block` elements (alltoall:
-// each rank's row; rooted kinds: root kP/2).
+// A spec of `kind` for kP ranks in which every block holds `block` elements (bcast, reduce,
+// allreduce: the whole vector; alltoall: each rank's row; rooted kinds: root kP/2).
 CollectiveSpec uniform_spec(CollectiveKind kind, Count block) {
   const Rank root = is_rooted(kind) ? kP / 2 : 0;
   switch (kind) {
-    case CollectiveKind::kBcast:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kAllreduce:
-      return make_spec(kind, kP, block * kP, root);
     case CollectiveKind::kScatterv:
     case CollectiveKind::kGatherv:
     case CollectiveKind::kAllgatherv:
