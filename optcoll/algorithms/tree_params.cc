@@ -14,6 +14,11 @@ namespace {
 
 constexpr std::int64_t kMaxRadix = 1 << 20;
 constexpr Count kMaxSegments = 1 << 16;
+// "auto" stops at 1024 segments: the schedule grows by one message per tree edge per
+// segment, while the pipeline's fill term (slots − fanout)·ceil(count/S)·c it still shrinks is
+// by then at most (slots − fanout)/1024 of the bandwidth term (only α ≈ 0 models want more;
+// an explicit segment size still gets up to 2^16).
+constexpr Count kMaxAutoSegments = 1 << 10;
 
 std::optional<std::int64_t> integer_param(const Params& params, std::string_view name) {
   if (!params.has(name)) return std::nullopt;
@@ -71,8 +76,8 @@ Count resolve_segments(const Params& params, Count count, const SegmentCost& cos
   }
   const double limit = 4.0 * std::max(1.0, std::isfinite(hint) ? hint : 1.0) + 64.0;
   const Count last =
-      std::min<Count>({count, kMaxSegments,
-                       static_cast<Count>(std::min(limit, static_cast<double>(kMaxSegments)))});
+      std::min<Count>({count, kMaxAutoSegments,
+                       static_cast<Count>(std::min(limit, static_cast<double>(kMaxAutoSegments)))});
   Count best = 1;
   Time best_time = cost(1);
   for (Count s = 2; s <= last; ++s) {

@@ -38,8 +38,8 @@ LinkCost link_cost(const CostModel& model, const CollectiveSpec& spec);
 
 // The number of segments for `count` elements: from params' "segment" (elements per
 // segment: ceil(count / segment) segments), or for "auto" the S in [1, count] that
-// minimizes cost(S) (searched exhaustively up to 4·hint + 64; ties: the smallest S).
-// Never more than 2^16 segments.
+// minimizes cost(S) (searched exhaustively up to 4·hint + 64; ties: the smallest S) among
+// S <= 1024. Never more than 2^16 segments.
 // At least 1 (also for count = 0).
 using SegmentCost = std::function<Time(Count segments)>;
 Count resolve_segments(const Params& params, Count count, const SegmentCost& cost, double hint);

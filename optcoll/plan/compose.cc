@@ -117,8 +117,9 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
                       ph, out.algorithm, r);
         return {base.buf, base.offset + s.offset, s.count};
       };
-      const auto op_base = static_cast<OpId>(dst.ops.size());
-      // First-phase sinks on this rank: what the second phase's first ops wait for.
+      // First-phase sinks on this rank: what the second phase's first ops wait for. Many
+      // sinks (a pipelined phase: one per segment) meet in one empty Copy first, so that
+      // the dependencies stay linear in the ops instead of sinks x second-phase roots.
       std::vector<OpId> sinks;
       if (ph == 1) {
         std::vector<bool> used(dst.ops.size(), false);
@@ -128,7 +129,13 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
         for (std::size_t i = 0; i < used.size(); ++i) {
           if (!used[i]) sinks.push_back(static_cast<OpId>(i));
         }
+        if (sinks.size() > 1) {
+          const Slice nothing{Buf::kScratch, 0, 0};
+          dst.ops.push_back(Op{Copy{nothing, nothing}, std::move(sinks), -1});
+          sinks = {static_cast<OpId>(dst.ops.size() - 1)};
+        }
       }
+      const auto op_base = static_cast<OpId>(dst.ops.size());
       for (const Op& op : prog.ops) {
         Op copy = op;
         for (OpId& a : copy.after) a += op_base;

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/cost_model.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 
 namespace optcoll::algorithms::patterns {
@@ -25,6 +27,20 @@ Range range_of(const TreeShape& t, Rank v) {
     r = {std::min(r.lo, s.lo), std::max(r.hi, s.hi), r.size + s.size};
   }
   return r;
+}
+
+TEST(AutoSegments, StopAt1024EvenWithoutStartUpCost) {
+  // alpha = 0: the formula's optimum is one element per segment; auto stops at 1024
+  // segments (tree_params.cc) so that a schedule stays O(1024 x edges) ops.
+  CostModel model;
+  model.alpha = 0;
+  const auto spec = make_spec(CollectiveKind::kBcast, 16, 100000);
+  for (const char* name : {"bcast/pipelined_chain", "bcast/pipelined_binary"}) {
+    const auto schedule = algorithms::build(name, spec, {}, model);
+    const auto segment = algorithms::Params::parse(schedule.params).get_int("segment");
+    EXPECT_GE(segment, (100000 + 1023) / 1024) << name;
+    EXPECT_LE(segment, 100000 / 512) << name;  // still deeply pipelined
+  }
 }
 
 TEST(HeapBinaryTree, ParentIsHalfTheVirtualRank) {

@@ -91,8 +91,8 @@ TEST_P(RegistryExec, MatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, RegistryExec,
-                         ::testing::ValuesIn(registry_cases(full_rank_grid(),
-                                                            /*thin_large=*/false)),
+                         ::testing::ValuesIn(registry_cases(exec_rank_grid(),
+                                                            /*thin_large=*/kSanitizedBuild)),
                          case_name);
 
 // A barrier has no data; what it guarantees is that no rank leaves before every rank came.

@@ -130,3 +130,33 @@ TEST(Compose, AutoIsNeverSlowerThanTheBestPhasesInTurn) {
 
 }  // namespace
 }  // namespace optcoll
+
+namespace optcoll {
+namespace {
+
+TEST(Compose, PipelinedPhasesJoinThroughOneOpNotAllPairs) {
+  // reduce + bcast, both chains in one-element segments: every rank's first phase ends in
+  // ~n sinks and its second phase starts with ~n roots. The join keeps the dependency count
+  // linear: at most a few per op (it was n^2 per rank before, 7 GB at p = 64, n = 3072).
+  const Rank p = 8;
+  const Count n = 1000;
+  const auto spec = make_spec(CollectiveKind::kAllreduce, p, n);
+  const auto composition = composition_for(spec);
+  ASSERT_TRUE(composition.has_value());
+  const auto segment = algorithms::Params::parse("segment=1");
+  const Schedule s = compose(
+      spec, *composition, algorithms::build("reduce/pipelined_chain", composition->first, segment),
+      algorithms::build("bcast/pipelined_chain", composition->second, segment));
+  std::size_t ops = 0;
+  std::size_t edges = 0;
+  for (const auto& rank : s.ranks) {
+    ops += rank.ops.size();
+    for (const auto& op : rank.ops) edges += op.after.size();
+  }
+  EXPECT_GT(ops, static_cast<std::size_t>(2 * (p - 1) * n));
+  EXPECT_LE(edges, 4 * ops);
+  EXPECT_TRUE(verify(s).ok());
+}
+
+}  // namespace
+}  // namespace optcoll
