@@ -65,22 +65,31 @@ std::vector<algorithms::Params> param_variants(const algorithms::AlgorithmInfo& 
   return variants;
 }
 
-// The fastest schedule of one algorithm over its default parameters and param_variants.
+// The fastest schedule of one algorithm over its default parameters and param_variants, and
+// (when a variant won and `keep_default` is set) the default parameters' schedule too.
 struct Best {
   Schedule schedule;
   Time predicted = 0;
+  std::optional<Schedule> default_schedule;  // set only when it differs from `schedule`
+  Time default_predicted = 0;
 };
 Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
-             const CostModel& model, const algorithms::Params& defaults, bool variants) {
-  Best best{algorithms::build(info, spec, defaults, model), 0};
+             const CostModel& model, const algorithms::Params& defaults, bool variants,
+             bool keep_default) {
+  Best best{algorithms::build(info, spec, defaults, model), 0, std::nullopt, 0};
   best.predicted = predict(best.schedule, model);
+  best.default_predicted = best.predicted;
   if (!variants) return best;
   const auto resolved = algorithms::Params::parse(best.schedule.params);
   for (const auto& variant : param_variants(info, defaults, resolved)) {
     if (info.why_not(spec, variant)) continue;
     Schedule schedule = algorithms::build(info, spec, variant, model);
     const Time predicted = predict(schedule, model);
-    if (predicted < best.predicted) best = {std::move(schedule), predicted};
+    if (predicted < best.predicted) {
+      if (keep_default && !best.default_schedule) best.default_schedule = std::move(best.schedule);
+      best.schedule = std::move(schedule);
+      best.predicted = predicted;
+    }
   }
   return best;
 }
@@ -89,7 +98,10 @@ struct AutoOptions {
   bool compositions = true;  // consider plan_composed
   bool variants = true;      // try param_variants
 };
-Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options);
+// With `best_default`, also the best plan over default parameters only (the same candidates'
+// first builds: no second pass).
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options,
+               Plan* best_default = nullptr);
 
 // The best registry plan of each phase of spec's composition (compose.h), run one after the
 // other as one schedule; nullopt when the kind has no composition or a phase has no
@@ -102,13 +114,24 @@ std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& m
     // composed, either can be faster (ranks enter the second phase at different times, and
     // the simulator's greedy start order makes the composition's time depend on the parts).
     std::optional<Plan> best;
-    for (const bool variants : {true, false}) {
-      const AutoOptions phase_options{.compositions = false, .variants = variants};
-      const Plan first = plan_auto(composition->first, model, phase_options);
-      const Plan second = plan_auto(composition->second, model, phase_options);
+    const AutoOptions phase_options{.compositions = false, .variants = true};
+    Plan first_default;
+    Plan second_default;
+    const Plan first = plan_auto(composition->first, model, phase_options, &first_default);
+    const Plan second = plan_auto(composition->second, model, phase_options, &second_default);
+    const bool same = first_default.algorithm == first.algorithm &&
+                      first_default.schedule.params == first.schedule.params &&
+                      second_default.algorithm == second.algorithm &&
+                      second_default.schedule.params == second.schedule.params;
+    for (const auto& [a, b] :
+         {std::pair<const Plan*, const Plan*>{&first, &second},
+          std::pair<const Plan*, const Plan*>{&first_default, &second_default}}) {
+      if (best && same) break;  // the default-parameter phases are the same plans
+      const Plan& first_phase = *a;
+      const Plan& second_phase = *b;
       Plan p;
-      p.schedule = compose(spec, *composition, first.schedule, second.schedule);
-      p.algorithm = "compose(" + first.algorithm + ", " + second.algorithm + ")";
+      p.schedule = compose(spec, *composition, first_phase.schedule, second_phase.schedule);
+      p.algorithm = "compose(" + first_phase.algorithm + ", " + second_phase.algorithm + ")";
       p.schedule.algorithm = p.algorithm;
       p.predicted_time = predict(p.schedule, model);
       if (!best || p.predicted_time < best->predicted_time) best = std::move(p);
@@ -120,9 +143,11 @@ std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& m
   }
 }
 
-Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options) {
+Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions options,
+               Plan* best_default) {
   Plan best;
   bool found = false;
+  bool found_default = false;
   std::vector<Candidate> applicable;
   std::vector<Candidate> skipped;
   for (const auto* info : algorithms::algorithms_for(spec.kind)) {
@@ -131,8 +156,17 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }
-    auto [schedule, predicted] = best_of(*info, spec, model, params, options.variants);
+    auto [schedule, predicted, default_schedule, default_predicted] =
+        best_of(*info, spec, model, params, options.variants, best_default != nullptr);
     applicable.push_back({std::string(info->name), predicted, {}, schedule.params});
+    if (best_default != nullptr &&
+        (!found_default || default_predicted < best_default->predicted_time)) {
+      found_default = true;
+      best_default->schedule = default_schedule ? std::move(*default_schedule) : schedule;
+      best_default->params = algorithms::Params::parse(best_default->schedule.params);
+      best_default->algorithm = std::string(info->name);
+      best_default->predicted_time = default_predicted;
+    }
     if (!found || predicted < best.predicted_time) {
       found = true;
       best.params = algorithms::Params::parse(schedule.params);
