@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/planners/greedy_reduction.h"
+#include "optcoll/algorithms/planners/greedy_schedule.h"
+#include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::planners {
 namespace {
@@ -241,6 +243,32 @@ TEST(LimitedBounds, Theorem10) {
       }
     }
   }
+}
+
+TEST(GreedyPlanners, BadArgumentsAreInvalidArgumentsNamingTheValue) {
+  const Costs costs{1, 1};
+  auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+  EXPECT_PRED2(has, message([&] { greedy_optimal(0, costs); }),
+               "a reduction tree needs at least 1 machine, got 0");
+  EXPECT_PRED2(has, message([&] { greedy_optimal(std::int64_t{1} << 31, costs); }),
+               "a reduction tree takes at most 2^31 - 1 machines, got 2147483648");
+  EXPECT_PRED2(has, message([&] { greedy_reducers(5, costs, 0); }),
+               "reducers (the K of Algorithm 3) must be >= 1, got 0");
+  EXPECT_PRED2(has, message([&] { greedy_transfers(5, costs, -2); }),
+               "transfers (the K of Algorithm 2) must be >= 1, got -2");
+  EXPECT_PRED2(has, message([&] { plan_greedy_tree(4, costs, 1, 2); }),
+               "limit either transfers (1) or reducers (2), not both");
 }
 
 }  // namespace

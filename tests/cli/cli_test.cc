@@ -361,6 +361,33 @@ const BadInput kBadInputs[] = {
      "algorithm parameter 'radix' must look like name=value"},
     {"params_with_auto", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --param k=2"); },
      "need an explicit algorithm, not auto"},
+    {"bad_topology",
+     [](Cli&) { return std::string("plan allreduce -p 16 --count 16 --topology ring:16"); },
+     "bad topology \"ring:16\": unknown kind \"ring\""},
+    {"topology_size_mismatch",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 16 --topology torus:4x4"); },
+     "has 16 nodes but the collective has 8 ranks"},
+    {"torus_directions",
+     [](Cli&) {
+       return std::string(
+           "plan allreduce -p 16 --count 16 --topology torus:4x4 -a multicolor_bucket "
+           "--param directions=3");
+     },
+     "parameter directions must be 1, 2 or auto, got 3"},
+    {"torus_pieces",
+     [](Cli&) {
+       return std::string(
+           "plan allgather -p 16 --count 16 --topology torus:4x4 -a multicolor_bucket "
+           "--param pieces=0");
+     },
+     "parameter pieces must be in 1..1024, got 0"},
+    {"torus_sync",
+     [](Cli&) {
+       return std::string(
+           "plan reduce_scatter_block -p 16 --count 16 --topology torus:4x4 -a "
+           "multicolor_bucket --param sync=2");
+     },
+     "parameter sync must be 0 or 1, got 2"},
 };
 
 TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {

@@ -5,6 +5,7 @@
 // and run on threads.
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/model/cost_model.h"
 #include "optcoll/model/error.h"
+#include "optcoll/model/topology.h"
 #include "optcoll/schedule/builder.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
@@ -72,6 +75,43 @@ TEST(Topology, BadTextNamesTheProblem) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(Topology, ValidateAndTheModelNameEachLimit) {
+  auto message = [](const std::function<void()>& call, ErrorCode code) {
+    try {
+      call();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+  auto topology = [](std::vector<int> dims) {
+    Topology t;
+    t.dims = std::move(dims);
+    return t;
+  };
+  const auto kIA = ErrorCode::kInvalidArgument;
+  EXPECT_PRED2(has, message([&] { validate(topology({})); }, kIA), "topology has no dimensions");
+  EXPECT_PRED2(has, message([&] { validate(topology(std::vector<int>(17, 2))); }, kIA),
+               "topology has 17 dimensions; at most 16 are supported");
+  EXPECT_PRED2(has, message([&] { validate(topology({4, 0})); }, kIA),
+               "topology dimension sizes must be at least 1, got 0");
+  EXPECT_PRED2(has, message([&] { validate(topology({65536, 65536})); }, kIA),
+               "topology has more than 2^31 - 1 nodes");
+  CostModel model;
+  model.topology = parse_topology("torus:4x4");
+  EXPECT_PRED2(has, message([&] { validate_for(model, 8); }, kIA),
+               "has 16 nodes but the collective has 8 ranks");
+  EXPECT_PRED2(has,
+               message([&] { parse_cost_model_json(R"({"topology": 5})"); }, ErrorCode::kParse),
+               "model: topology must be a string");
+  EXPECT_PRED2(has, message([&] { parse_topology("torus:4x0"); }, kIA),
+               "bad topology \"torus:4x0\": dimension 0 is less than 1; expected torus:");
 }
 
 TEST(Topology, RowMajorCoordinatesLastDimensionFastest) {

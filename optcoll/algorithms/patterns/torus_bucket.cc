@@ -237,10 +237,9 @@ RingGeometry torus_geometry(const CostModel& model, Rank p) {
       return order;
     }());
   const Topology& t = *model.topology;
-  if (t.size() != p) {
-    throw_invalid("the model's topology {} has {} nodes, the collective {} ranks", to_string(t),
-                  t.size(), p);
-  }
+  // build() ran validate_for(model, p) first.
+  OPTCOLL_CHECK(t.size() == p, "the model's topology {} has {} nodes, the collective {} ranks",
+                to_string(t), t.size(), p);
   RingGeometry g;
   g.sizes = t.dims;
   const int n = t.ndims();
@@ -283,10 +282,9 @@ std::vector<Rank> snake_order(const CostModel& model, Rank p) {
     order[static_cast<std::size_t>(k)] =
         model.topology ? model.topology->rank_at(snake_coords(model.topology->dims, k)) : k;
   }
-  if (model.topology && model.topology->size() != p) {
-    throw_invalid("the model's topology has {} nodes, the collective {} ranks",
-                  model.topology->size(), p);
-  }
+  OPTCOLL_CHECK(!model.topology || model.topology->size() == p,
+                "the model's topology has {} nodes, the collective {} ranks",
+                model.topology ? model.topology->size() : 0, p);
   return order;
 }
 

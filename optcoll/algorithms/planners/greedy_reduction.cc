@@ -38,8 +38,8 @@ class MinHeap {
 };
 
 ReductionTree empty_tree(std::int64_t n) {
-  if (n < 1) throw Error(ErrorCode::kInvalidArgument, "a reduction needs n >= 1 elements");
-  if (n > INT32_MAX) throw Error(ErrorCode::kInvalidArgument, "too many elements");
+  if (n < 1) throw_invalid("a reduction tree needs at least 1 machine, got {}", n);
+  if (n > INT32_MAX) throw_invalid("a reduction tree takes at most 2^31 - 1 machines, got {}", n);
   ReductionTree tree;
   tree.parent.assign(static_cast<std::size_t>(n), -1);
   tree.children.resize(static_cast<std::size_t>(n));
@@ -136,7 +136,7 @@ std::vector<Time> greedy_optimal_lengths(std::int64_t n_max, const ReductionCost
 
 ReductionTree greedy_reducers(std::int64_t n, const ReductionCosts& costs, std::int64_t reducers,
                               TieBreak tie) {
-  if (reducers < 1) throw Error(ErrorCode::kInvalidArgument, "reducers must be >= 1");
+  if (reducers < 1) throw_invalid("reducers (the K of Algorithm 3) must be >= 1, got {}", reducers);
   ReductionTree tree = greedy(n, costs, reducers, tie);
   // Algorithm 3's value of s is the reversed time of the insertion, which is the forward
   // makespan only when every machine may receive; time the tree as soon as possible.
@@ -146,7 +146,9 @@ ReductionTree greedy_reducers(std::int64_t n, const ReductionCosts& costs, std::
 
 ReductionTree greedy_transfers(std::int64_t n, const ReductionCosts& costs,
                                std::int64_t transfers) {
-  if (transfers < 1) throw Error(ErrorCode::kInvalidArgument, "transfers must be >= 1");
+  if (transfers < 1) {
+    throw_invalid("transfers (the K of Algorithm 2) must be >= 1, got {}", transfers);
+  }
   ReductionTree tree = empty_tree(n);
   const auto size = static_cast<std::size_t>(n);
   std::vector<Time> t(size, 0);

@@ -166,7 +166,7 @@ ReductionCosts reduction_costs(const CollectiveSpec& spec, Count count, const Co
 ReductionTree plan_greedy_tree(Rank nranks, const ReductionCosts& costs, std::int64_t transfers,
                                std::int64_t reducers) {
   if (transfers > 0 && reducers > 0)
-    throw Error(ErrorCode::kInvalidArgument, "limit either transfers or reducers, not both");
+    throw_invalid("limit either transfers ({}) or reducers ({}), not both", transfers, reducers);
   // Algorithm 2's fixed start times order transfers across ranks, which a schedule cannot
   // express (dependencies are per rank), and its tree run as soon as possible exceeds the
   // limit (measured: p = 16, K = 1, d < c: 7 transfers at once). Algorithm 3's tree keeps it

@@ -24,7 +24,7 @@ OrderedTree plan_tree(TreeKind kind, const GatherProblem& pb, std::optional<Rank
     case TreeKind::kOptimal:
       return optimal_tree(pb, root);
   }
-  throw InternalError("unknown tree kind");
+  throw InternalError("unknown tree kind");  // errors.md: internal (an unhandled enum value)
 }
 
 Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel& model,

@@ -53,7 +53,7 @@ Schedule build_reduce_greedy_segmented(const CollectiveSpec& spec, const Params&
   const bool automatic = params.get("segments") == "auto";
   const int segments = automatic ? planners::choose_segments(spec, spec.count, model)
                                  : static_cast<int>(params.get_int("segments"));
-  if (segments < 1) throw Error(ErrorCode::kInvalidArgument, "segments must be >= 1");
+  OPTCOLL_CHECK(segments >= 1, "segments {} (why_not and choose_segments keep it >= 1)", segments);
   const Count piece = (spec.count + segments - 1) / segments;
   const auto tree =
       planners::greedy_optimal(spec.nranks, planners::reduction_costs(spec, piece, model));
