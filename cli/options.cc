@@ -88,6 +88,9 @@ void ProblemOptions::add_to(CLI::App& app, bool collective_required) {
   app.add_option("--op", op,
                  "sum, prod, min, max, or matmul2 (2x2 matrix product, non-commutative)");
   app.add_flag("--noncommutative", noncommutative, "treat the operator as non-commutative");
+  app.add_flag("--reproducible", reproducible,
+               "reductions combine in one fixed association (the left fold in rank order): "
+               "bit-identical floating-point results across algorithms, runs and backends");
 }
 
 CollectiveSpec ProblemOptions::spec() const {
@@ -150,6 +153,7 @@ CollectiveSpec ProblemOptions::spec() const {
   }
   if (op == "matmul2") spec.elem_bytes = 4 * type->bytes;
   spec.commutative = !noncommutative && op != "matmul2";
+  spec.reproducible = reproducible;
   validate(spec);
   return spec;
 }

@@ -29,6 +29,7 @@ struct ProblemOptions {
   std::string dtype = "double";
   std::string op = "sum";
   bool noncommutative = false;
+  bool reproducible = false;
 
   // `collective_required`: a positional collective name (false where --schedule may replace it).
   void add_to(CLI::App& app, bool collective_required = true);

@@ -87,6 +87,32 @@ std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
   return found;
 }
 
+// The algorithms that move raw contributions and fold each result element left to right in
+// rank order (docs/design.md, "Reproducible reductions"). Kept here, beside the table, as a
+// property of registry entries; tests/verify/reproducible_test.cc proves each one over the
+// registry grid and checks that every other reduction algorithm refuses reproducible specs.
+constexpr std::string_view kFixedOrder[] = {
+    "reduce/reproducible",
+    "allreduce/reproducible",
+    "reduce_scatter/reproducible",
+    "reduce_scatter_block/reproducible",
+};
+
+bool combines_in_fixed_order(const AlgorithmInfo& info) {
+  return std::find(std::begin(kFixedOrder), std::end(kFixedOrder), info.name) !=
+         std::end(kFixedOrder);
+}
+
+std::optional<std::string> why_not(const AlgorithmInfo& info, const CollectiveSpec& spec,
+                                   const Params& params) {
+  if (spec.reproducible && !combines_in_fixed_order(info)) {
+    return std::string(
+        "combines in its own association, not the fixed left fold that 'reproducible' requires "
+        "(use the 'reproducible' algorithm of this collective)");
+  }
+  return info.why_not(spec, params);
+}
+
 Params resolve_params(const AlgorithmInfo& info, const Params& given) {
   const auto declared = info.params();
   for (const auto& entry : given.values()) {
@@ -116,7 +142,7 @@ Schedule build(const AlgorithmInfo& info, const CollectiveSpec& spec, const Para
                   collective_name(info.collective), collective_name(spec.kind));
   }
   const Params resolved = resolve_params(info, params);
-  if (auto reason = info.why_not(spec, resolved)) {
+  if (auto reason = why_not(info, spec, resolved)) {
     throw Error(ErrorCode::kNotApplicable,
                 fmt::format("{} does not apply to {}: {}", info.name, describe(spec), *reason));
   }

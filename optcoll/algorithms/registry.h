@@ -41,6 +41,16 @@ std::span<const AlgorithmInfo> all_algorithms();
 const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr if unknown
 std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind);
 
+// Why `info` cannot serve `spec` (empty if it can): its own why_not, and for reproducible
+// specs, whether it combines in the fixed association (combines_in_fixed_order). Every
+// caller asks this, never info.why_not directly.
+std::optional<std::string> why_not(const AlgorithmInfo& info, const CollectiveSpec& spec,
+                                   const Params& params);
+
+// True for the algorithms whose every combination is the left fold in rank order, for every
+// p, root and counts (what CollectiveSpec::reproducible requires; the verifier proves it).
+bool combines_in_fixed_order(const AlgorithmInfo& info);
+
 // Fills in defaults; throws Error(kInvalidArgument) for a parameter the algorithm does not
 // declare (the message lists the ones it does).
 Params resolve_params(const AlgorithmInfo& info, const Params& given);

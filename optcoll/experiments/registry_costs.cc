@@ -67,7 +67,7 @@ ExperimentResult run_registry_costs(const ExperimentOptions& options) {
       Series series{std::string(info->short_name()), {}, {}};
       for (const Rank p : ranks) {
         const CollectiveSpec spec = spec_for(kind, p, elements);
-        if (info->why_not(spec, algorithms::resolve_params(*info, {}))) continue;
+        if (algorithms::why_not(*info, spec, algorithms::resolve_params(*info, {}))) continue;
         const Time t = simulate(algorithms::build(*info, spec, {}, model), model).makespan;
         series.x.push_back(p);
         series.y.push_back(t);

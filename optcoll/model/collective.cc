@@ -130,6 +130,9 @@ void validate(const CollectiveSpec& spec) {
   if (spec.elem_bytes < 1 || spec.elem_bytes > 4096) {
     throw_invalid("{}: elem_bytes must be in 1..4096, got {}", name, spec.elem_bytes);
   }
+  if (spec.reproducible && !is_reduction(spec.kind)) {
+    throw_invalid("{} combines nothing: 'reproducible' applies to reductions only", name);
+  }
   if (spec.kind == CollectiveKind::kBarrier) {
     if (spec.count != 0 || !spec.counts.empty()) throw_invalid("barrier carries no data");
     return;
@@ -425,6 +428,7 @@ std::string describe(const CollectiveSpec& spec) {
     text += fmt::format(" counts=[{}] (total {})", shown, total);
   }
   if (!spec.commutative) text += " noncommutative";
+  if (spec.reproducible) text += " reproducible";
   return text;
 }
 

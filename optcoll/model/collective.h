@@ -59,6 +59,10 @@ struct CollectiveSpec {
   Count count = 0;             // regular kinds only; must be 0 for the v-variants
   std::vector<Count> counts;   // v-variants only
   bool commutative = true;     // false: the operator is only associative (rank order matters)
+  // Reductions only: every result element must be the left fold ((x0 ⊕ x1) ⊕ x2) ⊕ ... in
+  // rank order, one fixed association whatever the algorithm, so floating-point results are
+  // bit-identical across algorithms, runs and backends (docs/design.md, "Reproducible").
+  bool reproducible = false;
   std::size_t elem_bytes = 4;  // used by sim/ (per-byte models) and as a default in exec/
 
   bool operator==(const CollectiveSpec&) const = default;

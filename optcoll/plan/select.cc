@@ -152,7 +152,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   std::vector<Candidate> skipped;
   for (const auto* info : algorithms::algorithms_for(spec.kind)) {
     const algorithms::Params params = algorithms::resolve_params(*info, {});
-    if (auto reason = info->why_not(spec, params)) {
+    if (auto reason = algorithms::why_not(*info, spec, params)) {
       skipped.push_back({std::string(info->name), std::nullopt, *reason, {}});
       continue;
     }

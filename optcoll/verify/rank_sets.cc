@@ -165,6 +165,9 @@ std::string RankSets::format_set(SetId id) const {
 std::string RankSets::format_value(Count index, SetId id) const {
   if (id == kUndefined) return "undefined";
   if (id == kInvalid) return "invalid";
+  if ((id & kFoldBit) != 0 && id < kWrappedBit) {
+    return fmt::format("x[{}]{}(left fold)", index, format_set(id & ~kFoldBit));
+  }
   return fmt::format("x[{}]{}", index, format_set(id));
 }
 

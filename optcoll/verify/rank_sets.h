@@ -31,6 +31,11 @@ inline constexpr SetId kMixed = ~SetId{0} - 2;    // not a value: marks a multi-
 inline constexpr SetId kFirstSpecial = kMixed;
 inline constexpr SetId kInternedBit = SetId{1} << 62;
 inline constexpr SetId kWrappedBit = SetId{1} << 61;
+// Only for reproducible specs: marks a contiguous range first..last whose value was built
+// as the left fold ((x_first ⊕ x_first+1) ⊕ ...) ⊕ x_last — the one association that
+// `reproducible` accepts. Single ranks carry it from the start; every other combination
+// drops it. (Set operations ignore it: range_of masks it off.)
+inline constexpr SetId kFoldBit = SetId{1} << 60;
 
 // Room for the ranges of a set encoded in its id.
 using InlineRanges = std::array<RankRange, 2>;

@@ -42,6 +42,7 @@ class Executor {
         out_(out),
         reduction_(is_reduction(layout.kind())),
         commutative_(layout.spec().commutative),
+        fold_(reduction_ && layout.spec().reproducible ? kFoldBit : 0),
         sets_(layout.nranks()),
         store_(flat) {}
 
@@ -94,7 +95,7 @@ class Executor {
                   run.offset);
     for (; c < end && flat_.bound[c] < run.offset + run.count; ++c) {
       store_.set(c, run.index_base + (flat_.bound[c] - run.offset),
-                 RankSets::range(run.first, run.last));
+                 RankSets::range(run.first, run.last) | (run.first == run.last ? fold_ : 0));
     }
     OPTCOLL_CHECK(flat_.bound[c] == run.offset + run.count,
                   "verify: initial run ending at {} splits a cell", run.offset + run.count);
@@ -149,6 +150,18 @@ class Executor {
   }
 
   SetId combine(Site& site, const Operand& in, const Operand& cur, Side side) {
+    const SetId set = combine_sets(site, in, cur, side);
+    if (fold_ == 0 || !is_set(set)) return set;
+    // Still a left fold: a left fold on the left, the next single rank on the right.
+    const SetId left = side == Side::kLeft ? in.set : cur.set;
+    const SetId right = side == Side::kLeft ? cur.set : in.set;
+    if ((left & kFoldBit) == 0 || !RankSets::is_range(right)) return set;
+    const RankRange l = RankSets::range_of(left);
+    const RankRange r = RankSets::range_of(right);
+    return r.first == r.last && l.last + 1 == r.first ? set | kFoldBit : set;
+  }
+
+  SetId combine_sets(Site& site, const Operand& in, const Operand& cur, Side side) {
     if (in.set == kInvalid || cur.set == kInvalid) return kInvalid;  // already reported
     const Operand& left = side == Side::kLeft ? in : cur;
     const Operand& right = side == Side::kLeft ? cur : in;
@@ -248,7 +261,7 @@ class Executor {
         const Piece& a = incoming_[j];
         const Count stop = std::min(end, piece_start + a.length);
         const Count want = run.index_base + (x - run.offset);
-        const SetId want_set = RankSets::range(run.first, run.last);
+        const SetId want_set = RankSets::range(run.first, run.last) | fold_;
         if (a.set != want_set || a.index_at(x - piece_start) != want) {
           wrong += stop - x;
           if (found.size() < kMaxMismatchesPerRank) {
@@ -284,6 +297,7 @@ class Executor {
   DiagnosticList& out_;
   bool reduction_;
   bool commutative_;
+  SetId fold_;  // kFoldBit for reproducible reductions (values track the left fold), else 0
   RankSets sets_;
   CellStore store_;
   std::vector<Piece> incoming_;  // runs read from a source (or an output buffer)

@@ -124,13 +124,18 @@ inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
         for (const auto pattern : patterns) {
           if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero)
             continue;
-          for (const bool commutative : {true, false}) {
+          for (const auto [commutative, reproducible] :
+               {std::pair{true, false}, std::pair{false, false}, std::pair{true, true},
+                std::pair{false, true}}) {
             if (!commutative && (!include_noncommutative || !is_reduction(info.collective)))
               continue;
+            // Reproducible specs: the algorithms that support them (others refuse them).
+            if (reproducible && !algorithms::combines_in_fixed_order(info)) continue;
             RegistryCase c;
             c.algorithm = &info;
             c.spec = grid_spec(info.collective, p, root, pattern, commutative);
-            if (info.why_not(c.spec, algorithms::resolve_params(info, {}))) continue;
+            c.spec.reproducible = reproducible;
+            if (algorithms::why_not(info, c.spec, algorithms::resolve_params(info, {}))) continue;
             std::string name = std::string(info.name);
             for (auto& ch : name)
               if (ch == '/') ch = '_';
@@ -138,6 +143,7 @@ inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
             if (is_rooted(info.collective)) name += "_root" + std::to_string(root);
             if (info.collective != CollectiveKind::kBarrier) name += "_" + pattern_name(pattern);
             if (!commutative) name += "_noncomm";
+            if (reproducible) name += "_repro";
             c.name = name;
             cases.push_back(std::move(c));
           }

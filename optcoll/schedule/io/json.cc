@@ -142,6 +142,7 @@ std::string to_json(const Schedule& s) {
   doc["count"] = s.spec.count;
   if (!s.spec.counts.empty()) doc["counts"] = s.spec.counts;
   doc["commutative"] = s.spec.commutative;
+  if (s.spec.reproducible) doc["reproducible"] = true;
   doc["elem_bytes"] = s.spec.elem_bytes;
   if (s.tree) doc["tree"] = {{"root", s.tree->root}, {"children", s.tree->children}};
   json ranks = json::array();
@@ -192,6 +193,11 @@ Schedule parse_json(std::string_view text) {
   const json& commutative = field(doc, "commutative", top);
   if (!commutative.is_boolean()) fail(top, "\"commutative\" must be true or false");
   s.spec.commutative = commutative.get<bool>();
+  if (doc.contains("reproducible")) {
+    const json& reproducible = doc["reproducible"];
+    if (!reproducible.is_boolean()) fail(top, "\"reproducible\" must be true or false");
+    s.spec.reproducible = reproducible.get<bool>();
+  }
   s.spec.elem_bytes =
       static_cast<std::size_t>(get_int(field(doc, "elem_bytes", top), 1, 4096, "elem_bytes"));
   validate(s.spec);

@@ -80,7 +80,13 @@ class Parser {
       next_line();
     }
     s.spec.commutative = current_keyword_bool("commutative");
-    s.spec.elem_bytes = static_cast<std::size_t>(keyword_int("elem_bytes", 1, 4096));
+    next_line();
+    if (!tokens_.empty() && tokens_[0] == "reproducible") {  // optional
+      s.spec.reproducible = current_keyword_bool("reproducible");
+      next_line();
+    }
+    if (tokens_.size() != 2 || tokens_[0] != "elem_bytes") fail("expected 'elem_bytes <value>'");
+    s.spec.elem_bytes = static_cast<std::size_t>(to_int(tokens_[1], 1, 4096, "elem_bytes"));
     validate(s.spec);  // throws kInvalidArgument naming the problem
     const auto p = static_cast<std::size_t>(s.spec.nranks);
 
@@ -317,7 +323,9 @@ std::string to_text(const Schedule& s) {
   out += fmt::format("collective {}\n", collective_name(s.spec.kind));
   out += fmt::format("nranks {}\nroot {}\ncount {}\n", s.spec.nranks, s.spec.root, s.spec.count);
   if (!s.spec.counts.empty()) out += fmt::format("counts {}\n", fmt::join(s.spec.counts, " "));
-  out += fmt::format("commutative {}\nelem_bytes {}\n", s.spec.commutative, s.spec.elem_bytes);
+  out += fmt::format("commutative {}\n", s.spec.commutative);
+  if (s.spec.reproducible) out += "reproducible true\n";
+  out += fmt::format("elem_bytes {}\n", s.spec.elem_bytes);
   if (s.tree) {
     out += fmt::format("tree {}\n", s.tree->root);
     for (std::size_t r = 0; r < s.tree->children.size(); ++r) {
