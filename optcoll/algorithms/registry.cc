@@ -89,13 +89,16 @@ std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
 
 // The algorithms that move raw contributions and fold each result element left to right in
 // rank order (docs/design.md, "Reproducible reductions"). Kept here, beside the table, as a
-// property of registry entries; tests/verify/reproducible_test.cc proves each one over the
-// registry grid and checks that every other reduction algorithm refuses reproducible specs.
+// property of registry entries; the registry grid verifies each one with reproducible specs
+// (tests/verify/registry_verify_test.cc, the "_repro" cases) and
+// tests/verify/reproducible_test.cc checks that every other one refuses them. The linear
+// algorithms that reduce at rank 0 fold x0, x1, ... in turn (reduce/linear does not: a root
+// other than 0 starts from its own contribution).
 constexpr std::string_view kFixedOrder[] = {
-    "reduce/reproducible",
-    "allreduce/reproducible",
-    "reduce_scatter/reproducible",
-    "reduce_scatter_block/reproducible",
+    "reduce/reproducible",          "allreduce/reproducible",
+    "reduce_scatter/reproducible",  "reduce_scatter_block/reproducible",
+    "allreduce/linear",             "reduce_scatter/linear",
+    "reduce_scatter_block/linear",
 };
 
 bool combines_in_fixed_order(const AlgorithmInfo& info) {

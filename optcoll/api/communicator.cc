@@ -14,8 +14,8 @@ namespace {
 // The cache key: everything that determines the plan.
 std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
   std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
-                  spec.count, spec.commutative, spec.elem_bytes, algorithm);
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
+                  spec.count, spec.commutative, spec.reproducible, spec.elem_bytes, algorithm);
   for (const Count c : spec.counts) key += fmt::format("{},", c);
   return key;
 }
@@ -54,8 +54,10 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
   }
 }
 
-std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,
+std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& call, BufferBinding buffers,
                                               const Datatype& type, const ReduceOp& op) {
+  CollectiveSpec spec = call;
+  if (options_.reproducible && is_reduction(spec.kind)) spec.reproducible = true;
   validate(spec);
   if (spec.nranks != size()) {
     throw_invalid("{} is for {} ranks but the communicator has {}", describe(spec), spec.nranks,

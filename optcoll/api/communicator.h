@@ -31,6 +31,9 @@ struct CommOptions {
   // Per collective name ("allreduce"), an algorithm to use instead of "auto".
   std::map<std::string, std::string, std::less<>> algorithms;
   std::chrono::milliseconds timeout{30000};
+  // Reductions combine in the one fixed association (the left fold in rank order), so that
+  // floating-point results are bit-identical whatever the algorithm, run or backend.
+  bool reproducible = false;
 };
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).

@@ -65,7 +65,7 @@ std::optional<Time> predict(const algorithms::AlgorithmInfo& info, CollectiveKin
                             Count bytes, const CostModel& model) {
   const CollectiveSpec spec = spec_for(kind, p, bytes);
   const auto params = algorithms::resolve_params(info, {});
-  if (info.why_not(spec, params)) return std::nullopt;
+  if (algorithms::why_not(info, spec, params)) return std::nullopt;
   const SimResult r = simulate(algorithms::build(info, spec, params, model), model);
   if (r.status != SimStatus::kOk) return std::nullopt;
   return r.makespan;

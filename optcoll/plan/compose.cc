@@ -21,6 +21,9 @@ CollectiveSpec phase(CollectiveKind kind, const CollectiveSpec& spec, Count coun
   s.count = counts.empty() ? count : 0;
   s.counts = std::move(counts);
   s.commutative = spec.commutative;
+  // A reproducible call's reduction phase must itself fold left to right; its other phase
+  // (a bcast, scatter, ...) only moves the folded result.
+  s.reproducible = spec.reproducible && is_reduction(kind);
   s.elem_bytes = spec.elem_bytes;
   return s;
 }

@@ -82,7 +82,7 @@ Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
   if (!variants) return best;
   const auto resolved = algorithms::Params::parse(best.schedule.params);
   for (const auto& variant : param_variants(info, defaults, resolved)) {
-    if (info.why_not(spec, variant)) continue;
+    if (algorithms::why_not(info, spec, variant)) continue;
     Schedule schedule = algorithms::build(info, spec, variant, model);
     const Time predicted = predict(schedule, model);
     if (predicted < best.predicted) {

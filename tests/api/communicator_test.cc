@@ -4,6 +4,8 @@
 #include "optcoll/api/communicator.h"
 
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <functional>
 #include <numeric>
 
@@ -285,6 +287,55 @@ TEST(Communicator, InPlaceCallsAreRefused) {
     comm.allreduce<double>(all.first(4), all.last(4), "sum");
     EXPECT_EQ(buffer[4], 2.0);
   });
+}
+
+}  // namespace
+}  // namespace optcoll
+
+namespace optcoll {
+namespace {
+
+TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
+  // Float values whose sum depends on the association; with CommOptions::reproducible every
+  // allreduce and reduce_scatter_block result is the left fold ((x0 + x1) + x2) + ..., bit
+  // for bit, whatever the cost model makes `auto` choose.
+  // 1e8, 1, -1e8, 1, ...: the left fold keeps every 1 that follows a cancellation, and
+  // other associations lose them (1e8 + 1 rounds to 1e8 in float).
+  auto value = [](Rank r, std::size_t i) {
+    const float scale = static_cast<float>(1 + i % 3);
+    return scale * (r % 4 == 0 ? 1e8f : r % 4 == 2 ? -1e8f : 1.0f);
+  };
+  for (const Rank p : {3, 5, 8}) {
+    const std::size_t n = 256 * static_cast<std::size_t>(p);
+    std::vector<float> fold(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      fold[i] = value(0, i);
+      for (Rank r = 1; r < p; ++r) fold[i] += value(r, i);
+    }
+    for (const double alpha : {1e-6, 1e-3}) {  // small and large messages as far as auto knows
+      CommOptions options;
+      options.reproducible = true;
+      options.model.alpha = alpha;
+      auto cache = std::make_shared<PlanCache>();
+      ThreadWorld world(p);
+      world.run([&](Transport& transport) {
+        Communicator comm(transport, cache, options);
+        std::vector<float> in(n);
+        for (std::size_t i = 0; i < n; ++i) in[i] = value(comm.rank(), i);
+        std::vector<float> out(n);
+        comm.allreduce<float>(in, out, "sum");
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(out[i]), std::bit_cast<std::uint32_t>(fold[i]))
+              << "p=" << p << " element " << i;
+        }
+        std::vector<float> mine(256);
+        comm.reduce_scatter_block<float>(in, mine, "sum");
+        for (std::size_t k = 0; k < mine.size(); ++k) {
+          ASSERT_EQ(mine[k], fold[static_cast<std::size_t>(comm.rank()) * mine.size() + k]);
+        }
+      });
+    }
+  }
 }
 
 }  // namespace

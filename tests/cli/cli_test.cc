@@ -361,6 +361,14 @@ const BadInput kBadInputs[] = {
      "algorithm parameter 'radix' must look like name=value"},
     {"params_with_auto", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --param k=2"); },
      "need an explicit algorithm, not auto"},
+    {"reproducible_bcast",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 8 --reproducible"); },
+     "bcast combines nothing: 'reproducible' applies to reductions only"},
+    {"reproducible_ring",
+     [](Cli&) {
+       return std::string("plan allreduce -p 4 --count 8 --reproducible --algorithm ring");
+     },
+     "not the fixed left fold that 'reproducible' requires"},
     {"bad_topology",
      [](Cli&) { return std::string("plan allreduce -p 16 --count 16 --topology ring:16"); },
      "bad topology \"ring:16\": unknown kind \"ring\""},
@@ -398,11 +406,26 @@ TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, ::testing::ValuesIn(kBadInputs),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
+TEST_F(Cli, ReproducibleAutoPicksAFixedOrderAlgorithmAndSaysWhyNotTheOthers) {
+  const Result r = run("plan allreduce -p 8 --count 800 --reproducible --explain");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("allreduce p=8 count=800 reproducible"), std::string::npos) << r.out;
+  const bool fixed = r.out.find("algorithm       allreduce/reproducible") != std::string::npos ||
+                     r.out.find("algorithm       allreduce/linear") != std::string::npos ||
+                     r.out.find("algorithm       compose(reduce/reproducible") != std::string::npos;
+  EXPECT_TRUE(fixed) << r.out;
+  EXPECT_NE(r.out.find("allreduce/ring "), std::string::npos);
+  EXPECT_NE(r.out.find("not the fixed left fold"), std::string::npos) << r.out;
+  // The chosen schedule runs and its result checks out.
+  const Result run_result = run("run allreduce -p 8 --count 800 --reproducible");
+  EXPECT_EQ(run_result.status, 0) << run_result.err << run_result.out;
+}
+
 TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {
   // 4x4x4 bidirectional, alpha = 0, n = 3072: the link bound 2(p-1)/p·n/(2N) = 2·63/64·512 =
   // 1008, which the multicolor allreduce reaches.
-  const Result r = run(
-      "plan allreduce -p 64 --count 3072 --topology torus:4x4x4:bi --abstract --alpha 0");
+  const Result r =
+      run("plan allreduce -p 64 --count 3072 --topology torus:4x4x4:bi --abstract --alpha 0");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("algorithm       allreduce/multicolor_bucket"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lower bound     1008 "), std::string::npos) << r.out;

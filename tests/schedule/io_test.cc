@@ -101,6 +101,14 @@ TEST(TextFormat, RejectsEachMalformedConstruct) {
                      "commutative must be 'true' or 'false', got 'yes'");
   expect_parse_error(replace_once(good, "elem_bytes 4", "elem_bytes 0"), ErrorCode::kParse,
                      "elem_bytes 0 out of range [1, 4096]");
+  expect_parse_error(replace_once(good, "elem_bytes 4", "elembytes 4"), ErrorCode::kParse,
+                     "line 9: expected 'elem_bytes <value>'");
+  expect_parse_error(replace_once(good, "commutative true", "commutative true\nreproducible maybe"),
+                     ErrorCode::kParse, "reproducible must be 'true' or 'false', got 'maybe'");
+  // A gatherv combines nothing: the flag is read, then the spec is refused.
+  expect_parse_error(replace_once(good, "commutative true", "commutative true\nreproducible true"),
+                     ErrorCode::kInvalidArgument,
+                     "gatherv combines nothing: 'reproducible' applies to reductions only");
   expect_parse_error(replace_once(good, "tree 2", "tree 2 3"), ErrorCode::kParse,
                      "line 10: expected 'tree <root>'");
   expect_parse_error(replace_once(good, "children 4 0", "children 4"), ErrorCode::kParse,
@@ -207,6 +215,8 @@ TEST(JsonFormat, RejectsEachMalformedField) {
       "\"collective\" names no known collective");
   bad("\"counts\":[1,2,0,3,1]", "\"counts\":5", "\"counts\" must be an array");
   bad("\"commutative\":true", "\"commutative\":1", "\"commutative\" must be true or false");
+  bad("\"commutative\":true", "\"commutative\":true,\"reproducible\":3",
+      "\"reproducible\" must be true or false");
   bad("\"children\":[[],", "\"children\":[", "schedule JSON tree: \"children\" must hold one list");
   bad("\"children\":[[],", "\"children\":[7,", "\"children\" entries must be arrays");
   bad("],\"scratch\":2}]", "],\"scratch\":2},{\"ops\":[],\"scratch\":0}]",

@@ -198,9 +198,8 @@ Formula torus_ring_allreduce() {
 // receives every other block through its port and copies its own without overlap. (Their
 // exact times are tested against the planners' Definition 2 in tests/algorithms/.)
 Formula traff_tree_bound() {
-  return {.relation = Relation::kLowerBound, .cost = [](const Env& e) {
-            return b(e.sum_except(e.root)) + e.block(e.root) * e.copy;
-          }};
+  return {.relation = Relation::kLowerBound,
+          .cost = [](const Env& e) { return b(e.sum_except(e.root)) + e.block(e.root) * e.copy; }};
 }
 
 // ---- tree families (issue 3): slot counts from the trees' definitions, written out here.
@@ -332,8 +331,7 @@ const std::map<std::string, Formula>& formulas() {
        {.needs_power_of_two = true,
         .needs_divisible = true,
         .copy_free = true,
-        .cost =
-            [](const Env& e) { return a(e.log + e.p - 1) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
+        .cost = [](const Env& e) { return a(e.log + e.p - 1) + b(2 * (e.p - 1) * (e.n / e.p)); }}},
       {"bcast/scatter_doubling_allgather",
        {.needs_power_of_two = true,
         .needs_divisible = true,
@@ -380,8 +378,7 @@ const std::map<std::string, Formula>& formulas() {
         .cost =
             [](const Env& e) {
               const Count piece = e.n / e.p;
-              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
-                     g((e.p - 1) * piece);
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) + g((e.p - 1) * piece);
             }}},
       {"reduce/bucket",
        {.needs_power_of_two = true,
@@ -436,20 +433,14 @@ const std::map<std::string, Formula>& formulas() {
        {.needs_power_of_two = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
       {"allgather/bruck",
-       {.cost =
-            [](const Env& e) {
-              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
-            }}},
+       {.cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy; }}},
       {"allgatherv/recursive_doubling",
        {.needs_power_of_two = true,
         .uniform_only = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + e.m * e.copy; }}},
       {"allgatherv/bruck",
        {.uniform_only = true,
-        .cost =
-            [](const Env& e) {
-              return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy;
-            }}},
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m) + (e.m + e.n) * e.copy; }}},
       {"allgather/hybrid",
        {.cost =
             [](const Env& e) {
@@ -566,6 +557,28 @@ const std::map<std::string, Formula>& formulas() {
               return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)) +
                      (e.m > 0 ? (e.p - 1) * (a(1) + b(e.m)) : 0) + e.m * e.copy;
             }}},
+      // Reproducible reductions: p-1 exchange steps of raw blocks, then p-1 left-fold
+      // reductions of m elements after copying the first operand; allreduce and reduce
+      // add p-1 steps of folded pieces (ring allgather, or p-1 receives at the root).
+      {"reduce_scatter_block/reproducible",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + e.m * e.copy; }}},
+      {"reduce_scatter/reproducible",
+       {.uniform_only = true,
+        .cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m) + g(e.m)) + e.m * e.copy; }}},
+      {"allreduce/reproducible",
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return (e.p - 1) * (a(2) + b(2 * piece) + g(piece)) + piece * e.copy;
+            }}},
+      {"reduce/reproducible",
+       {.needs_divisible = true,
+        .cost =
+            [](const Env& e) {
+              const Count piece = e.n / e.p;
+              return (e.p - 1) * (a(2) + b(2 * piece) + g(piece)) + piece * e.copy;
+            }}},
       {"reduce_scatter_block/ring",
        {.cost =
             [](const Env& e) {
@@ -627,7 +640,9 @@ const std::map<std::string, Formula>& formulas() {
             }}},
       {"allgather/multicolor_bucket",
        {.cost =
-            [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)) + e.n * e.copy; }}},
+            [](const Env& e) {
+              return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)) + e.n * e.copy;
+            }}},
       {"allreduce/greedy_overlap",
        {.cost = [](const Env& e) { return a(2 * e.log) + e.log * (b(2 * e.n) + g(e.n)); }}},
       {"allreduce/recursive_doubling",
@@ -644,8 +659,7 @@ const std::map<std::string, Formula>& formulas() {
         .cost =
             [](const Env& e) {
               const Count piece = e.n / e.p;
-              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) +
-                     g((e.p - 1) * piece);
+              return e.n * e.copy + a(2 * e.log) + b(2 * (e.p - 1) * piece) + g((e.p - 1) * piece);
             }}},
       {"alltoall/linear",
        {.relation = Relation::kLowerBound,

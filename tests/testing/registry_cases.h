@@ -124,7 +124,7 @@ inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
         for (const auto pattern : patterns) {
           if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero)
             continue;
-          for (const auto [commutative, reproducible] :
+          for (const auto& [commutative, reproducible] :
                {std::pair{true, false}, std::pair{false, false}, std::pair{true, true},
                 std::pair{false, true}}) {
             if (!commutative && (!include_noncommutative || !is_reduction(info.collective)))
