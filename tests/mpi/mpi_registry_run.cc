@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the registry grid and the fault cases on the MPI backend, run under mpirun (one
+// launch per rank count: ctest registers `mpirun -np P mpi_registry_run grid` for P = 1..4).
+//
+//   grid              every registry algorithm over the grid's specs for p = the world size
+//                     (roots, count patterns with zeros, non-commutative cases), with real
+//                     data against the naive reference; rank 0 prints the summary.
+//   fault-throw       rank 1 fails before the collective and tells the others (abort): every
+//                     other rank must fail naming rank 1, well within the timeout.
+//   fault-stall       rank 1 sleeps past the timeout: every other rank must fail within it,
+//                     naming what it waited on.
+//   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
+//                     wrong size (peer, seq, both sizes); every other rank fails within the
+//                     timeout.
+// Exit status 0 when every rank saw what it should (combined with MPI_Allreduce).
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/exec/executor.h"
+#include "optcoll/exec/mpi/mpi_transport.h"
+#include "optcoll/model/error.h"
+#include "tests/exec/exec_helpers.h"
+#include "tests/testing/reference.h"
+#include "tests/testing/registry_cases.h"
+
+namespace optcoll {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace)
+
+// Runs one case on `transport`; "" when this rank's output matches the reference.
+std::string run_case(mpi::MpiTransport& transport, const RegistryCase& c, std::uint32_t epoch) {
+  const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
+  const bool matrices = !c.spec.commutative;
+  const Datatype type = matrices ? mat2_type() : Datatype::int64();
+  const ReduceOp op = matrices ? mat2_product() : ReduceOp::builtin("sum", type);
+  const auto inputs = make_contributions(
+      c.spec, type.bytes, matrices ? fill_mat2(epoch) : fill_integers<std::int64_t>(epoch));
+  const auto expected =
+      reference_outputs(c.spec, type.bytes, inputs,
+                        matrices ? ElementCombine(mat2_multiply) : combine_sum<std::int64_t>());
+  const Layout layout(c.spec);
+  const auto me = static_cast<std::size_t>(transport.rank());
+  Bytes output(static_cast<std::size_t>(layout.output_count(transport.rank())) * type.bytes,
+               kPoison);
+  Bytes input;
+  if (c.spec.kind == CollectiveKind::kBcast) {
+    if (transport.rank() == c.spec.root) output = inputs[me];
+  } else {
+    input = inputs[me];
+  }
+  ExecOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.epoch = epoch;
+  execute(schedule, transport, {input, output}, type, op, options);
+  if (output != expected[me]) return c.name + ": wrong output on rank " + std::to_string(me);
+  return "";
+}
+
+int run_grid() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  const auto cases = registry_cases({size});
+  int failures = 0;
+  std::uint32_t epoch = 0;
+  for (const auto& c : cases) {
+    std::string problem;
+    try {
+      problem = run_case(transport, c, epoch++);
+    } catch (const std::exception& e) {
+      problem = c.name + ": " + e.what();
+    }
+    if (!problem.empty()) {
+      if (failures < 10) std::fprintf(stderr, "FAIL %s\n", problem.c_str());
+      ++failures;
+      if (problem.find("transport failed earlier") != std::string::npos) break;
+    }
+  }
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("mpi grid p=%d: %zu cases, %d failures\n", size, cases.size(), total);
+  }
+  return total == 0 ? 0 : 1;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+int run_fault(const std::string& mode) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 3) {
+    if (rank == 0) std::fprintf(stderr, "fault cases need at least 3 ranks\n");
+    return 1;
+  }
+  constexpr auto kTimeout = std::chrono::milliseconds(2000);
+  const auto spec = make_spec(CollectiveKind::kAllreduce, size, 600);
+  const Datatype type = Datatype::int64();
+  const ReduceOp op = ReduceOp::builtin("sum", type);
+  bool ok = true;
+  std::string outcome;
+  {
+    mpi::MpiTransport transport(MPI_COMM_WORLD);
+    ExecOptions options;
+    options.timeout = kTimeout;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      if (rank == 1 && mode == "fault-throw") {
+        transport.abort("rank 1: injected failure before the collective");
+        outcome = "aborted";
+      } else if (rank == 1 && mode == "fault-stall") {
+        std::this_thread::sleep_for(3 * kTimeout);
+        outcome = "stalled";
+      } else {
+        auto mine = spec;
+        if (rank == 1 && mode == "fault-size") mine.count = 600 + 3 * size;
+        const Schedule schedule = algorithms::build("allreduce/ring", mine);
+        Bytes input(static_cast<std::size_t>(mine.count) * type.bytes, std::byte{1});
+        Bytes output(input.size());
+        execute(schedule, transport, {input, output}, type, op, options);
+        outcome = "completed";
+        if (rank != 1) ok = false;  // a healthy rank must not complete with a faulty peer
+      }
+    } catch (const TransportError& e) {
+      const auto waited = std::chrono::steady_clock::now() - start;
+      outcome = e.what();
+      if (rank != 1) {
+        if (waited > kTimeout + std::chrono::milliseconds(1500)) ok = false;
+        if (mode == "fault-throw")
+          ok = ok && contains(outcome, "rank 1 failed: rank 1: injected failure");
+        if (mode == "fault-stall") ok = ok && contains(outcome, "waiting on");
+        if (mode == "fault-size") {
+          ok =
+              ok && (contains(outcome, "bytes, expected") || contains(outcome, "larger than the") ||
+                     contains(outcome, "waiting on") || contains(outcome, "failed:"));
+        }
+      }
+    } catch (const std::exception& e) {
+      outcome = std::string("unexpected error: ") + e.what();
+      ok = false;
+    }
+    std::fprintf(stderr, "rank %d (%s): %s -> %s\n", rank, mode.c_str(), outcome.c_str(),
+                 ok ? "as expected" : "WRONG");
+    // Everyone waits here until the stalled rank is back, then the transports go.
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  int bad = ok ? 0 : 1;
+  int total = 0;
+  MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (mode == "fault-size") {
+    // Somebody must have named the wrong size itself, not only timed out.
+    int named =
+        contains(outcome, "bytes, expected") || contains(outcome, "larger than the") ? 1 : 0;
+    int any = 0;
+    MPI_Allreduce(&named, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any == 0) total += 1;
+  }
+  if (rank == 0) std::printf("mpi %s p=%d: %s\n", mode.c_str(), size, total == 0 ? "ok" : "FAILED");
+  return total == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace optcoll
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const std::string mode = argc > 1 ? argv[1] : "grid";
+  int status = 1;
+  try {
+    status = mode == "grid" ? optcoll::run_grid() : optcoll::run_fault(mode);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+  MPI_Finalize();
+  return status;
+}
