@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/run_mpi.h"
 #include "cli/options.h"
 #include "optcoll/api/threads_check.h"
 #include "optcoll/model/error.h"
@@ -27,20 +28,24 @@ struct RunOptions {
 };
 
 void run_run(const RunOptions& o) {
-  if (o.backend == "mpi") {
-    throw_invalid("the MPI backend is not part of this build yet; use --backend threads");
+  const bool mpi = o.backend == "mpi";
+  if (!mpi && o.backend != "threads") {
+    throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
   }
-  if (o.backend != "threads") throw_invalid("unknown --backend '{}' (known: threads)", o.backend);
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
+  if (mpi) ensure_mpi_initialized();
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
   const auto params = o.algorithm.parsed_params();
   const Plan p = o.problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
                                        : plan(spec, model, o.algorithm.algorithm, params);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
-  const CheckedRun run = run_checked_on_threads(p.schedule, scalar, o.problem.op, o.iterations,
-                                                std::chrono::milliseconds(o.timeout_ms));
-  if (o.json) {
+  const auto timeout = std::chrono::milliseconds(o.timeout_ms);
+  const CheckedRun run =
+      mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, o.iterations, timeout)
+          : run_checked_on_threads(p.schedule, scalar, o.problem.op, o.iterations, timeout);
+  const bool speaker = !mpi || mpi_world_rank() == 0;  // one report per run
+  if (speaker && o.json) {
     const nlohmann::json out = {{"collective", collective_name(spec.kind)},
                                 {"algorithm", p.algorithm},
                                 {"backend", o.backend},
@@ -54,17 +59,19 @@ void run_run(const RunOptions& o) {
                                 {"iterations", o.iterations},
                                 {"predicted_time", p.predicted_time}};
     std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("{} with {} on {} threads\n", describe(p.schedule.spec), p.algorithm,
-                             spec.nranks);
+  } else if (speaker) {
+    std::cout << fmt::format("{} with {} on {} {}\n", describe(p.schedule.spec), p.algorithm,
+                             spec.nranks, mpi ? "MPI processes" : "threads");
     std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
                              run.median_seconds * 1e3, o.iterations,
                              format_time(p.predicted_time, model));
     std::cout << (run.correct ? "result: correct (matches the naive reference on every rank)\n"
                               : "result: WRONG\n");
-    for (const auto& m : run.mismatches) std::cout << "  " << m << "\n";
   }
-  if (!run.correct) throw CheckFailed{};
+  if (!run.correct) {
+    for (const auto& m : run.mismatches) std::cout << "  " << m << "\n";
+    throw CheckFailed{};
+  }
 }
 
 }  // namespace
@@ -75,7 +82,8 @@ void add_run_command(CLI::App& app) {
   o->problem.add_to(*sub);
   o->model.add_to(*sub);
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
-  sub->add_option("--backend", o->backend, "threads (default)");
+  sub->add_option("--backend", o->backend,
+                  "threads (default) or mpi (under mpirun: one rank per process, -p = -np)");
   sub->add_option("--iterations", o->iterations, "timed repetitions (default 10)");
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");

@@ -341,8 +341,6 @@ const BadInput kBadInputs[] = {
        return std::string("experiment registry-costs --quick --out " + t.file("f", "x") + "/sub");
      },
      "cannot create output directory"},
-    {"mpi_backend", [](Cli&) { return std::string("run bcast -p 4 --count 1 --backend mpi"); },
-     "the MPI backend is not part of this build yet; use --backend threads"},
     {"zero_timeout", [](Cli&) { return std::string("run bcast -p 4 --count 1 --timeout 0"); },
      "--timeout must be at least 1 ms, got 0"},
     {"zero_iterations", [](Cli&) { return std::string("run bcast -p 4 --count 1 --iterations 0"); },

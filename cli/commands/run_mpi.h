@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: `optcoll run --backend mpi`: every process of the mpirun world runs its rank of the
+// schedule on MpiTransport with the same generated data as the thread run, times it, and
+// checks its own output against the naive reference; the verdict and the times are agreed
+// with MPI_Allreduce (a call is as slow as its slowest rank).
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "optcoll/api/threads_check.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::cli {
+
+// Whether this build has the MPI backend.
+bool mpi_backend_available();
+
+// MPI_Init (once) and MPI_Finalize when the program ends.
+void ensure_mpi_initialized();
+Rank mpi_world_rank();
+Rank mpi_world_size();
+
+// As run_checked_on_threads, over the processes of MPI_COMM_WORLD (their number must equal
+// the schedule's rank count). Mismatch texts name only this rank's first differences.
+CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
+                              std::string_view op_name, int iterations,
+                              std::chrono::milliseconds timeout);
+
+}  // namespace optcoll::cli
