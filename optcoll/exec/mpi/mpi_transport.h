@@ -10,8 +10,8 @@
 // receive of call e always matches call e's message first.
 //
 // Progress: wait_some() polls MPI_Testsome over the outstanding requests (MPI progresses
-// inside it), spinning for a few microseconds and then sleeping in growing steps (up to
-// 1 ms), so that oversubscribed ranks leave the CPU to the peers they wait for.
+// inside it), spinning with sched_yield for 500 us and then sleeping in growing steps
+// (50 us to 1 ms), so that oversubscribed ranks leave the CPU to the peers they wait for.
 //
 // Failures: a message of the wrong size is a TransportError naming the peer, the seq and
 // both sizes (a larger one is caught by MPI as a truncation, a smaller one by its count).
