@@ -13,12 +13,15 @@
 //                     (irregular counts, known everywhere), allgather, alltoall and
 //                     reduce_scatter_block, three times each (plans cached), equal bit for
 //                     bit to MPI's own collectives on the same int64 data.
+//   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
+//                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
 //                     wrong size (peer, seq, both sizes); every other rank fails within the
 //                     timeout.
 // Exit status 0 when every rank saw what it should (combined with MPI_Allreduce).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -127,6 +130,9 @@ int run_fault(const std::string& mode) {
       if (rank == 1 && mode == "fault-throw") {
         transport.abort("rank 1: injected failure before the collective");
         outcome = "aborted";
+      } else if (rank == 1 && mode == "fault-exit") {
+        std::fflush(nullptr);
+        std::_Exit(3);  // gone mid-run, without MPI_Finalize
       } else if (rank == 1 && mode == "fault-stall") {
         std::this_thread::sleep_for(3 * kTimeout);
         outcome = "stalled";
