@@ -8,6 +8,7 @@
 //   });
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/exec/transport.h"
 #include "optcoll/model/cost_model.h"
+#include "optcoll/model/error.h"
 #include "optcoll/plan/select.h"
 
 namespace optcoll {
@@ -101,6 +103,16 @@ class Communicator {
   void gather(std::span<const T> in, std::span<T> out, Rank root);
   template <typename T>
   void gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts, Rank root);
+  // MPI semantics: only the root knows every count. gatherv_own_counts takes each rank's
+  // count from in.size(); scatterv_root_counts takes the counts at the root only (ignored
+  // elsewhere) and each rank's from out.size(). Both first tell every rank all counts (an
+  // allgather, resp. a bcast, of p int64 values, planned like any call), then run the
+  // planned gatherv / scatterv: the count exchange costs one more small collective.
+  template <typename T>
+  void gatherv_own_counts(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  void scatterv_root_counts(std::span<const T> in, std::span<T> out,
+                            std::span<const Count> root_counts, Rank root);
   template <typename T>
   void allgather(std::span<const T> in, std::span<T> out);
   template <typename T>
@@ -194,6 +206,33 @@ template <typename T>
 void Communicator::gatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
                            Rank root) {
   call<T>(detail::irregular(CollectiveKind::kGatherv, counts, root), in, out, detail::no_op());
+}
+template <typename T>
+void Communicator::gatherv_own_counts(std::span<const T> in, std::span<T> out, Rank root) {
+  const std::int64_t mine = static_cast<std::int64_t>(in.size());
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
+  allgather<std::int64_t>(std::span<const std::int64_t>(&mine, 1), all);
+  const std::vector<Count> counts(all.begin(), all.end());
+  gatherv<T>(in, out, counts, root);
+}
+template <typename T>
+void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
+                                        std::span<const Count> root_counts, Rank root) {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
+  if (rank() == root) {
+    if (root_counts.size() == all.size()) {
+      std::copy(root_counts.begin(), root_counts.end(), all.begin());
+    } else {  // every rank must learn of it, not only the root: -(given + 1) in slot 0
+      all[0] = -static_cast<std::int64_t>(root_counts.size()) - 1;
+    }
+  }
+  bcast<std::int64_t>(all, root);
+  if (all[0] < 0) {
+    throw_invalid("scatterv_root_counts: the root gave {} counts for {} ranks", -all[0] - 1,
+                  all.size());
+  }
+  const std::vector<Count> counts(all.begin(), all.end());
+  scatterv<T>(in, out, counts, root);
 }
 template <typename T>
 void Communicator::allgather(std::span<const T> in, std::span<T> out) {

@@ -340,3 +340,56 @@ TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
 
 }  // namespace
 }  // namespace optcoll
+
+namespace optcoll {
+namespace {
+
+TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
+  // Only each rank's own count (gatherv) or only the root's counts (scatterv) are given,
+  // as in MPI; the results equal the planned calls with every count known everywhere.
+  for (const Rank p : {1, 4, 7}) {
+    std::vector<Count> counts(static_cast<std::size_t>(p));
+    for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = r % 3 == 1 ? 0 : 2 + 3 * r;
+    const Count total = std::accumulate(counts.begin(), counts.end(), Count{0});
+    const Rank root = p / 2;
+    run_threads(p, [&](Communicator& comm) {
+      const auto me = static_cast<std::size_t>(comm.rank());
+      std::vector<std::int32_t> mine(static_cast<std::size_t>(counts[me]));
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        mine[i] = static_cast<std::int32_t>(100 * me + i);
+      std::vector<std::int32_t> gathered(comm.rank() == root ? static_cast<std::size_t>(total) : 0);
+      comm.gatherv_own_counts<std::int32_t>(mine, gathered, root);
+      if (comm.rank() == root) {
+        std::size_t at = 0;
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+          for (Count i = 0; i < counts[r]; ++i) {
+            ASSERT_EQ(gathered[at++],
+                      static_cast<std::int32_t>(100 * r + static_cast<std::size_t>(i)));
+          }
+        }
+      }
+      std::vector<std::int32_t> back(mine.size(), -1);
+      const std::span<const Count> root_counts =
+          comm.rank() == root ? std::span<const Count>(counts) : std::span<const Count>();
+      comm.scatterv_root_counts<std::int32_t>(gathered, back, root_counts, root);
+      EXPECT_EQ(back, mine) << "rank " << me;
+      // A root that gives the wrong number of counts: an error on every rank, no hang.
+      const std::vector<Count> short_counts(counts.begin(), counts.end() - 1);
+      try {
+        comm.scatterv_root_counts<std::int32_t>(
+            gathered, back,
+            comm.rank() == root ? std::span<const Count>(short_counts) : std::span<const Count>(),
+            root);
+        ADD_FAILURE() << "no error on rank " << me;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the root gave " + std::to_string(p - 1) +
+                                             " counts for " + std::to_string(p) + " ranks"),
+                  std::string::npos)
+            << e.what();
+      }
+    });
+  }
+}
+
+}  // namespace
+}  // namespace optcoll

@@ -239,6 +239,17 @@ int run_communicator() {
       MPI_Gatherv(block.data(), static_cast<int>(mine), MPI_INT64_T, mpi_gathered.data(),
                   mpi_counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
       expect_same("gatherv", gathered, mpi_gathered);
+      std::fill(gathered.begin(), gathered.end(), -1);
+      comm.gatherv_own_counts<std::int64_t>(block, gathered, 0);  // MPI semantics
+      expect_same("gatherv_own_counts", gathered, mpi_gathered);
+      std::vector<std::int64_t> back(mine);
+      std::vector<std::int64_t> mpi_back(mine);
+      comm.scatterv_root_counts<std::int64_t>(
+          mpi_gathered, back, rank == 0 ? std::span<const Count>(counts) : std::span<const Count>(),
+          0);
+      MPI_Scatterv(mpi_gathered.data(), mpi_counts.data(), displs.data(), MPI_INT64_T,
+                   mpi_back.data(), static_cast<int>(mine), MPI_INT64_T, 0, MPI_COMM_WORLD);
+      expect_same("scatterv_root_counts", back, mpi_back);
 
       std::vector<std::int64_t> all(n * p);
       std::vector<std::int64_t> mpi_all(n * p);
