@@ -28,8 +28,8 @@ DOC = os.path.join("docs", "errors.md")
 
 # A call that throws (or records) an error message; group 1 is the callee.
 SITE = re.compile(
-    r"(?<![\w.:>])(throw_invalid|fail|issues\.add)\s*\(|"
-    r"\b(?:throw\s+)?(Error|TransportError|InternalError)\s*\(")
+    r"(?<![\w.:>])(throw_invalid|throw_call|fail|issues\.add)\s*\(|"
+    r"\b(?:throw\s+)?(Error|TransportError|InternalError|CallError)\s*\(")
 # Function definitions/declarations of the helpers themselves are not sites.
 DEFINITION = re.compile(r"(void|auto|\]\])\s+(\w+::)?$")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')

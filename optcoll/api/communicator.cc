@@ -54,8 +54,7 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
   }
 }
 
-std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& call, BufferBinding buffers,
-                                              const Datatype& type, const ReduceOp& op) {
+std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& call) {
   CollectiveSpec spec = call;
   if (options_.reproducible && is_reduction(spec.kind)) spec.reproducible = true;
   validate(spec);
@@ -63,13 +62,18 @@ std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& call, Buffer
     throw_invalid("{} is for {} ranks but the communicator has {}", describe(spec), spec.nranks,
                   size());
   }
+  const auto it = options_.algorithms.find(collective_name(spec.kind));
+  const std::string algorithm = it == options_.algorithms.end() ? "auto" : it->second;
+  return cache_->get(spec, options_.model, algorithm);
+}
+
+std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,
+                                              const Datatype& type, const ReduceOp& op) {
   // A non-commutative spec with a commutative operator is fine; the reverse is not.
   if (spec.commutative && !op.commutative && is_reduction(spec.kind)) {
     throw_invalid("operator {} is not commutative but the spec says it is", op.name);
   }
-  const auto it = options_.algorithms.find(collective_name(spec.kind));
-  const std::string algorithm = it == options_.algorithms.end() ? "auto" : it->second;
-  auto chosen = cache_->get(spec, options_.model, algorithm);
+  auto chosen = plan_for(spec);
   ExecOptions exec;
   exec.timeout = options_.timeout;
   exec.epoch = epoch_++;

@@ -82,6 +82,10 @@ class Communicator {
   // Returns the plan that ran.
   std::shared_ptr<const Plan> run(const CollectiveSpec& spec, BufferBinding buffers,
                                   const Datatype& type, const ReduceOp& op);
+  // The plan run(spec, ...) would execute (validated, planned once, cached); for callers
+  // that decide from its prediction before running it, such as the PMPI library.
+  std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
+  const CommOptions& options() const { return options_; }
 
   // Typed calls, MPI semantics. Buffers that MPI ignores on a rank (reduce/gather output off
   // the root, scatter input off the root) may be empty there.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@ namespace {
 
 constexpr int kNoticeTag = 1;
 constexpr int kMaxNoticeBytes = 4096;
+constexpr int kSeqBits = 16;  // with calls: the low bits of a tag are the seq
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -70,19 +72,39 @@ MpiTransport::~MpiTransport() {
 }
 
 int MpiTransport::tag_for(Rank peer, MsgKey key) const {
-  if (key.seq < 0 || key.seq > tag_ub_) {
+  const int seq_limit = call_ == 0 ? tag_ub_ : (1 << kSeqBits) - 1;
+  if (key.seq < 0 || key.seq > seq_limit) {
     throw TransportError(
         fmt::format("rank {}: message seq {} to or from rank {} exceeds this MPI's largest tag {}",
-                    rank_, key.seq, peer, tag_ub_));
+                    rank_, key.seq, peer, seq_limit));
   }
-  return key.seq;
+  if (call_ == 0) return key.seq;
+  const auto calls = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;  // >= 1
+  return static_cast<int>((call_ % calls) << kSeqBits) + key.seq;
+}
+
+void MpiTransport::begin_call(std::uint64_t call) {
+  call_ = call;
+  failed_.clear();
+  // Requests a failed call left (cancelled receives, released sends) are gone already;
+  // a notice about this call that came early fails it now.
+  for (auto it = future_notices_.begin(); it != future_notices_.end();) {
+    if (it->first < call_) {
+      it = future_notices_.erase(it);
+    } else if (it->first == call_) {
+      failed_ = it->second;
+      it = future_notices_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void MpiTransport::check_usable() const {
-  if (!failed_.empty()) {
-    throw TransportError(fmt::format(
-        "rank {}: this MPI transport failed earlier ({}); make a new one", rank_, failed_));
-  }
+  if (failed_.empty()) return;
+  if (call_ != 0) throw TransportError(failed_);  // this call failed (a notice came early)
+  throw TransportError(fmt::format(
+      "rank {}: this MPI transport failed earlier ({}); make a new one", rank_, failed_));
 }
 
 void MpiTransport::fail(const std::string& message) {
@@ -130,8 +152,25 @@ void MpiTransport::poll_abort_notice() {
   if (flag == 0) return;
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);
-  fail(fmt::format("rank {} failed: {}", status.MPI_SOURCE,
-                   std::string(notice_in_.data(), static_cast<std::size_t>(std::max(0, length)))));
+  std::string text(notice_in_.data(), static_cast<std::size_t>(std::max(0, length)));
+  // "<call>\n<reason>": the call it is about (0 when calls are not used).
+  std::uint64_t call = 0;
+  if (const auto newline = text.find('\n'); newline != std::string::npos) {
+    call = std::strtoull(text.substr(0, newline).c_str(), nullptr, 10);
+    text.erase(0, newline + 1);
+  }
+  const std::string message = fmt::format("rank {} failed: {}", status.MPI_SOURCE, text);
+  if (call != call_) {  // about a call this rank finished (ignore) or has not reached (keep)
+    if (call > call_) future_notices_.emplace(call, message);
+    check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
+                        control_, &notice_recv_),
+              "MPI_Irecv");
+    return;
+  }
+  check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
+                      control_, &notice_recv_),
+            "MPI_Irecv");
+  fail(message);
 }
 
 void MpiTransport::test_once(std::vector<RequestId>& done) {
@@ -224,21 +263,25 @@ void MpiTransport::do_cancel(std::span<const RequestId> ids) {
   }
   requests_.resize(kept);
   pending_.resize(kept);
-  // A cancelled collective leaves its communicator in an unknown state.
+  // A cancelled collective leaves its communicator in an unknown state (until the next
+  // call, when calls are numbered).
   if (failed_.empty() && !ids.empty()) failed_ = "a collective was abandoned";
 }
 
 void MpiTransport::abort(const std::string& reason) {
-  if (!notice_sends_.empty()) return;  // told the others already
-  notice_out_ = reason.substr(0, kMaxNoticeBytes);
+  if (aborted_call_ == call_ + 1) return;  // told the others about this call already
+  aborted_call_ = call_ + 1;
+  auto text = std::make_unique<std::string>(
+      fmt::format("{}\n{}", call_, reason.substr(0, kMaxNoticeBytes - 32)));
   for (Rank r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     MPI_Request request = MPI_REQUEST_NULL;
-    if (MPI_Isend(notice_out_.data(), static_cast<int>(notice_out_.size()), MPI_CHAR, r, kNoticeTag,
-                  control_, &request) == MPI_SUCCESS) {
+    if (MPI_Isend(text->data(), static_cast<int>(text->size()), MPI_CHAR, r, kNoticeTag, control_,
+                  &request) == MPI_SUCCESS) {
       notice_sends_.push_back(request);
     }
   }
+  notice_out_.push_back(std::move(text));
   if (failed_.empty()) failed_ = reason;
 }
 

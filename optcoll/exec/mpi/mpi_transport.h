@@ -13,6 +13,15 @@
 // inside it), spinning with sched_yield for 500 us and then sleeping in growing steps
 // (50 us to 1 ms), so that oversubscribed ranks leave the CPU to the peers they wait for.
 //
+// Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
+// the same numbers on every rank, as the C API does) gets failures scoped to one call:
+// tags carry the call number (tag = (call mod E) * 2^16 + seq, E = (MPI_TAG_UB + 1) / 2^16,
+// 32768 with Open MPI), so messages a failed call leaves behind never match a later call;
+// abort notices carry it too, so a notice fails only the call it is about (a rank that had
+// finished that call ignores it; one that has not reached it yet fails when it does); and
+// the transport is usable again from the next call. Without begin_call the tag is the seq
+// and a failure is final, as described below.
+//
 // Failures: a message of the wrong size is a TransportError naming the peer, the seq and
 // both sizes (a larger one is caught by MPI as a truncation, a smaller one by its count).
 // abort(reason) sends the reason to every other rank on a second duplicate communicator;
@@ -26,6 +35,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +60,11 @@ class MpiTransport final : public Transport {
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override;
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   void abort(const std::string& reason) override;
+  // False after a failure (timeout, abort, wrong message): the transport refuses further
+  // use, until the next begin_call.
+  bool usable() const { return failed_.empty(); }
+  // Starts collective call number `call` (increasing, equal on every rank; see above).
+  void begin_call(std::uint64_t call);
 
  protected:
   std::vector<RequestId> do_wait_some(std::chrono::milliseconds timeout) override;
@@ -80,7 +96,10 @@ class MpiTransport final : public Transport {
   std::vector<Pending> pending_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
-  std::string notice_out_;
+  std::uint64_t call_ = 0;          // the current call (0: calls not used)
+  std::uint64_t aborted_call_ = 0;  // the call this rank told the others about (+1; 0: none)
+  std::map<std::uint64_t, std::string> future_notices_;  // failures of calls not reached yet
+  std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
   std::string failed_;  // why this transport is no longer usable ("" while it is)
 };

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* File: optcoll's C API: MPI's collective signatures, served by optcoll's planned, verified
+ * schedules over MPI point-to-point (design.md 3.15b). An MPI code switches a call by
+ * renaming it:
+ *
+ *   MPI_Gatherv(sb, n, MPI_INT, rb, counts, displs, MPI_INT, 0, comm);      // linear in MPI
+ *   OPTCOLL_Gatherv(sb, n, MPI_INT, rb, counts, displs, MPI_INT, 0, comm);  // best tree
+ *
+ * Semantics are MPI's: the same arguments, MPI_IN_PLACE where MPI allows it, the same
+ * results (bit for bit on integer data). Where MPI gives counts only at the root
+ * (OPTCOLL_Gatherv, OPTCOLL_Scatterv) or one row per rank (OPTCOLL_Alltoallv), the counts
+ * are first exchanged with one small planned collective; OPTCOLL_Gatherv_known and
+ * OPTCOLL_Scatterv_known skip that exchange when every rank passes all counts.
+ *
+ * Datatypes: any contiguous MPI datatype (lower bound 0, extent equal to its size);
+ * reductions use optcoll's vector kernels for MPI_INT/INT32_T, MPI_LONG/LONG_LONG/INT64_T,
+ * MPI_FLOAT and MPI_DOUBLE with MPI_SUM/PROD/MIN/MAX, and MPI_Reduce_local for every other
+ * built-in or user MPI_Op, honouring MPI_Op_commutative (non-commutative operators combine
+ * in rank order, left operand the lower ranks, as MPI requires).
+ *
+ * Errors: a call returns MPI_SUCCESS or an MPI error code whose class is MPI_ERR_ARG
+ * (invalid arguments), MPI_ERR_COUNT, MPI_ERR_ROOT, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_COMM,
+ * MPI_ERR_OTHER (a rank failed or stalled: every rank fails within the timeout, naming the
+ * rank, operation and peer) or MPI_ERR_INTERN, after invoking the communicator's error
+ * handler like MPI does (MPI_ERRORS_ARE_FATAL by default). MPI_Error_string on the code,
+ * or OPTCOLL_Last_error(), gives optcoll's message.
+ *
+ * The first call on a communicator duplicates it (collectively) for optcoll's traffic;
+ * the duplicate is released when the communicator is freed, and at MPI_Finalize.
+ * Plans are made once per distinct call and reused (persistent). Not thread-safe:
+ * call from one thread per process (MPI_THREAD_FUNNELED or SERIALIZED use). */
+#ifndef OPTCOLL_H_
+#define OPTCOLL_H_
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int OPTCOLL_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int OPTCOLL_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm);
+int OPTCOLL_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm);
+int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm);
+int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm);
+int OPTCOLL_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int OPTCOLL_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       MPI_Comm comm);
+int OPTCOLL_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int OPTCOLL_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int OPTCOLL_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int OPTCOLL_Barrier(MPI_Comm comm);
+
+/* The fast paths: recvcounts (sendcounts) significant on every rank, all equal, so no
+ * count exchange precedes the planned gatherv (scatterv). */
+int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const int recvcounts[], const int displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm);
+int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/* Settings; call them on every rank alike, before the collectives they should affect
+ * (communicators keep their transport; their plans are made afresh).
+ * OPTCOLL_Set_model: the cost model (a model.json as written by `optcoll calibrate`) that
+ * `auto` selection minimizes; NULL restores the default (also read from $OPTCOLL_MODEL).
+ * OPTCOLL_Set_algorithm: use `algorithm` (a registry name such as "ring", or "auto") for
+ * `collective` ("allreduce", ...). OPTCOLL_Set_timeout: milliseconds a rank waits for a
+ * peer before failing (default 30000; also $OPTCOLL_TIMEOUT_MS). */
+int OPTCOLL_Set_model(const char* model_json_path);
+int OPTCOLL_Set_algorithm(const char* collective, const char* algorithm);
+int OPTCOLL_Set_timeout(int milliseconds);
+
+/* The message of the last error this process returned ("" if none). */
+const char* OPTCOLL_Last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPTCOLL_H_ */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the rooted C API calls: OPTCOLL_Bcast, _Reduce, _Gather(v), _Scatter(v) and the
+// known-counts fast paths. Each checks its arguments, maps MPI buffers and datatypes onto
+// an optcoll spec (bytes for data movement, elements for reductions), and runs it on the
+// communicator's context (call.h).
+#include <vector>
+
+#include "optcoll.h"
+#include "optcoll/capi/call.h"
+
+using namespace optcoll;        // NOLINT(google-build-using-namespace)
+using namespace optcoll::capi;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+CollectiveSpec regular(CollectiveKind kind, Count count, Rank root) {
+  return detail::regular(kind, count, root);
+}
+
+// The planned gatherv of `byte_counts` (known on every rank) into the root's recvbuf at
+// `displs` (in units of `recv_bytes`); `in` is this rank's contribution.
+void gatherv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* in, int root,
+                   void* recvbuf, const int* displs, std::size_t recv_bytes) {
+  const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
+  if (call.rank != root || packed(displs, byte_counts, recv_bytes)) {
+    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf);
+    return;
+  }
+  Count total = 0;
+  for (const Count c : byte_counts) total += c;
+  std::vector<std::byte> staging(static_cast<std::size_t>(total));
+  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data());
+  unpack(staging.data(), byte_counts, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
+}
+
+void scatterv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* sendbuf,
+                    const int* displs, std::size_t send_bytes, int root, void* out) {
+  const CollectiveSpec spec = detail::irregular(CollectiveKind::kScatterv, byte_counts, root);
+  if (call.rank != root || packed(displs, byte_counts, send_bytes)) {
+    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, out);
+    return;
+  }
+  Count total = 0;
+  for (const Count c : byte_counts) total += c;
+  std::vector<std::byte> staging(static_cast<std::size_t>(total));
+  pack(static_cast<const std::byte*>(sendbuf), byte_counts, displs, send_bytes, staging.data());
+  run_spec(call, spec, byte_type(), no_reduction(), staging.data(), out);
+}
+
+// The root's own block for an in-place gather(v): a copy (optcoll's input and output never
+// alias).
+std::vector<std::byte> own_block_copy(const void* recvbuf, Count offset_bytes, Count bytes) {
+  const auto* from = static_cast<const std::byte*>(recvbuf) + offset_bytes;
+  return {from, from + bytes};
+}
+
+}  // namespace
+
+extern "C" {
+
+int OPTCOLL_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_count(count, "count");
+    check_root(root, call.size);
+    const Count bytes = Count{count} * static_cast<Count>(contiguous_bytes(datatype, "datatype"));
+    run_spec(call, regular(CollectiveKind::kBcast, bytes, root), byte_type(), no_reduction(),
+             nullptr, buffer);
+  });
+}
+
+int OPTCOLL_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_count(count, "count");
+    check_root(root, call.size);
+    const Datatype type = element_type(datatype);
+    const ReduceOp reduce = reduce_op(op, datatype, type);
+    std::vector<std::byte> own;
+    if (in_place(sendbuf)) {
+      if (call.rank != root) throw_call(MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root");
+      const auto* from = static_cast<const std::byte*>(recvbuf);
+      own.assign(from, from + static_cast<std::size_t>(count) * type.bytes);
+      sendbuf = own.data();
+    }
+    run_spec(call, regular(CollectiveKind::kReduce, count, root), type, reduce, sendbuf, recvbuf);
+  });
+}
+
+int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    Count block = 0;
+    std::vector<std::byte> own;
+    if (call.rank == root) {
+      check_count(recvcount, "recvcount");
+      block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      if (in_place(sendbuf)) {
+        own = own_block_copy(recvbuf, block * root, block);
+        sendbuf = own.data();
+      } else {
+        check_count(sendcount, "sendcount");
+        const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+        if (mine != block) {  // the others are sending: receive aside, then fail here alone
+          std::vector<std::byte> in(static_cast<std::size_t>(block)), out(static_cast<std::size_t>(block * call.size));
+          run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
+                   in.data(), out.data());
+          throw CallError(MPI_ERR_COUNT,
+                          fmt::format("the root sends {} bytes but receives {} per rank (recvbuf "
+                                      "left unchanged)", mine, block),
+                          /*transport_intact=*/true);
+        }
+      }
+    } else {
+      check_count(sendcount, "sendcount");
+      block = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+    }
+    run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
+             sendbuf, recvbuf);
+  });
+}
+
+int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    Count block = 0;
+    std::vector<std::byte> discard;
+    if (call.rank == root) {
+      check_count(sendcount, "sendcount");
+      block = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      if (in_place(recvbuf)) {  // the root's block stays where it is
+        discard.resize(static_cast<std::size_t>(block));
+        recvbuf = discard.data();
+      } else {
+        check_count(recvcount, "recvcount");
+        const Count mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+        if (mine != block) {  // the others wait for their blocks: send them, then fail here alone
+          std::vector<std::byte> out(static_cast<std::size_t>(block));
+          run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
+                   sendbuf, out.data());
+          throw CallError(MPI_ERR_COUNT,
+                          fmt::format("the root sends {} bytes per rank but receives {} (recvbuf "
+                                      "left unchanged)", block, mine),
+                          /*transport_intact=*/true);
+        }
+      }
+    } else {
+      check_count(recvcount, "recvcount");
+      block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+    }
+    run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
+             sendbuf, recvbuf);
+  });
+}
+
+int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                    MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    const bool is_root = call.rank == root;
+    std::size_t recv_bytes = 0;
+    Count mine = 0;
+    std::vector<std::byte> own;
+    if (is_root) {
+      check_counts(recvcounts, call.size, "recvcounts");
+      recv_bytes = contiguous_bytes(recvtype, "recvtype");
+    }
+    if (is_root && in_place(sendbuf)) {
+      if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
+      mine = Count{recvcounts[root]} * static_cast<Count>(recv_bytes);
+      own = own_block_copy(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes), mine);
+      sendbuf = own.data();
+    } else {
+      check_count(sendcount, "sendcount");
+      mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+    }
+    // MPI gives the counts at the root only: every rank learns them first.
+    const std::vector<Count> byte_counts = exchange_own(call, mine);
+    if (is_root) {
+      const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
+      for (Rank r = 0; r < call.size; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        if (expected[i] == byte_counts[i]) continue;
+        // The others are already sending: take their data aside, then fail here alone.
+        Count total = 0;
+        for (const Count c : byte_counts) total += c;
+        std::vector<std::byte> staging(static_cast<std::size_t>(total));
+        run_spec(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_type(),
+                 no_reduction(), sendbuf, staging.data());
+        throw CallError(MPI_ERR_COUNT,
+                        fmt::format("rank {} sends {} bytes but the root's recvcounts[{}] says {} "
+                                    "(recvbuf left unchanged)",
+                                    r, byte_counts[i], r, expected[i]),
+                        /*transport_intact=*/true);
+      }
+    }
+    gatherv_bytes(call, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
+  });
+}
+
+int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const int recvcounts[], const int displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    check_counts(recvcounts, call.size, "recvcounts");
+    const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
+    const std::vector<Count> byte_counts = scaled(recvcounts, call.size, recv_bytes);
+    std::vector<std::byte> own;
+    const auto me = static_cast<std::size_t>(call.rank);
+    if (call.rank == root && in_place(sendbuf)) {
+      if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
+      own = own_block_copy(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes),
+                           byte_counts[me]);
+      sendbuf = own.data();
+    } else {
+      check_count(sendcount, "sendcount");
+      const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      if (mine != byte_counts[me]) {
+        throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank,
+                   mine, call.rank, byte_counts[me]);
+      }
+    }
+    gatherv_bytes(call, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
+  });
+}
+
+int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    const bool is_root = call.rank == root;
+    std::size_t send_bytes = 0;
+    std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
+    if (is_root) {
+      check_counts(sendcounts, call.size, "sendcounts");
+      send_bytes = contiguous_bytes(sendtype, "sendtype");
+      const std::vector<Count> mine = scaled(sendcounts, call.size, send_bytes);
+      all.assign(mine.begin(), mine.end());
+    }
+    // MPI gives the counts at the root only: it tells every rank first.
+    call.comm->bcast<std::int64_t>(all, root);
+    const std::vector<Count> byte_counts(all.begin(), all.end());
+    const auto me = static_cast<std::size_t>(call.rank);
+    std::vector<std::byte> discard;
+    Count mine = byte_counts[me];
+    if (!(is_root && in_place(recvbuf))) {
+      check_count(recvcount, "recvcount");
+      mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+    }
+    if (mine != byte_counts[me] || (is_root && in_place(recvbuf))) {
+      discard.resize(static_cast<std::size_t>(byte_counts[me]));
+    }
+    scatterv_bytes(call, byte_counts, sendbuf, displs, send_bytes, root,
+                   discard.empty() ? recvbuf : discard.data());
+    if (mine != byte_counts[me]) {  // the data went aside; this rank alone fails
+      throw CallError(MPI_ERR_COUNT,
+                      fmt::format("rank {} receives {} bytes but the root sends it {} (recvbuf "
+                                  "left unchanged)",
+                                  call.rank, mine, byte_counts[me]),
+                      /*transport_intact=*/true);
+    }
+  });
+}
+
+int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_root(root, call.size);
+    check_counts(sendcounts, call.size, "sendcounts");
+    const std::size_t send_bytes = contiguous_bytes(sendtype, "sendtype");
+    const std::vector<Count> byte_counts = scaled(sendcounts, call.size, send_bytes);
+    const auto me = static_cast<std::size_t>(call.rank);
+    std::vector<std::byte> discard;
+    if (call.rank == root && in_place(recvbuf)) {
+      discard.resize(static_cast<std::size_t>(byte_counts[me]));
+      recvbuf = discard.data();
+    } else {
+      check_count(recvcount, "recvcount");
+      const Count mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      if (mine != byte_counts[me]) {
+        throw_call(MPI_ERR_COUNT, "rank {} receives {} bytes but sendcounts[{}] says {}", call.rank,
+                   mine, call.rank, byte_counts[me]);
+      }
+    }
+    scatterv_bytes(call, byte_counts, sendbuf, displs, send_bytes, root, recvbuf);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: what every OPTCOLL_* function shares (see call.h).
+#include "optcoll/capi/call.h"
+
+#include <new>
+
+namespace optcoll::capi {
+
+void check_count(long long count, const char* what) {
+  if (count < 0) throw_call(MPI_ERR_COUNT, "{} is negative ({})", what, count);
+}
+
+void check_root(int root, Rank size) {
+  if (root < 0 || root >= size) {
+    throw_call(MPI_ERR_ROOT, "root {} is not a rank of this {}-rank communicator", root, size);
+  }
+}
+
+void check_counts(const int* counts, Rank size, const char* what) {
+  if (counts == nullptr) throw_call(MPI_ERR_COUNT, "{} is NULL", what);
+  for (Rank i = 0; i < size; ++i) {
+    if (counts[i] < 0) throw_call(MPI_ERR_COUNT, "{}[{}] is negative ({})", what, i, counts[i]);
+  }
+}
+
+bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
+
+std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes) {
+  std::vector<Count> out(static_cast<std::size_t>(n));
+  for (Rank i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = Count{counts[i]} * static_cast<Count>(bytes);
+  return out;
+}
+
+bool packed(const int* displs, std::span<const Count> byte_counts, std::size_t bytes) {
+  if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
+  Count at = 0;
+  for (std::size_t i = 0; i < byte_counts.size(); ++i) {
+    if (Count{displs[i]} * static_cast<Count>(bytes) != at) return false;
+    at += byte_counts[i];
+  }
+  return true;
+}
+
+void unpack(const std::byte* packed_data, std::span<const Count> byte_counts, const int* displs,
+            std::size_t bytes, std::byte* spread) {
+  Count at = 0;
+  for (std::size_t i = 0; i < byte_counts.size(); ++i) {
+    const auto n = static_cast<std::size_t>(byte_counts[i]);
+    std::byte* to = spread + static_cast<std::ptrdiff_t>(displs[i]) * static_cast<std::ptrdiff_t>(bytes);
+    if (n > 0 && to != packed_data + at) std::memmove(to, packed_data + at, n);
+    at += byte_counts[i];
+  }
+}
+
+void pack(const std::byte* spread, std::span<const Count> byte_counts, const int* displs,
+          std::size_t bytes, std::byte* packed_data) {
+  Count at = 0;
+  for (std::size_t i = 0; i < byte_counts.size(); ++i) {
+    const auto n = static_cast<std::size_t>(byte_counts[i]);
+    const std::byte* from =
+        spread + static_cast<std::ptrdiff_t>(displs[i]) * static_cast<std::ptrdiff_t>(bytes);
+    if (n > 0) std::memmove(packed_data + at, from, n);
+    at += byte_counts[i];
+  }
+}
+
+void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
+              const void* in, void* out) {
+  spec.nranks = call.size;
+  spec.elem_bytes = type.bytes;
+  spec.commutative = op.commutative;
+  const Layout layout(spec);
+  const auto in_bytes = static_cast<std::size_t>(layout.input_count(call.rank)) * type.bytes;
+  const auto out_bytes = static_cast<std::size_t>(layout.output_count(call.rank)) * type.bytes;
+  if (in_bytes > 0 && in == nullptr) {
+    throw_call(MPI_ERR_BUFFER, "sendbuf is NULL but must hold {} bytes", in_bytes);
+  }
+  if (out_bytes > 0 && out == nullptr) {
+    throw_call(MPI_ERR_BUFFER, "recvbuf is NULL but must hold {} bytes", out_bytes);
+  }
+  const BufferBinding buffers{
+      std::span<const std::byte>(static_cast<const std::byte*>(in), in_bytes),
+      std::span<std::byte>(static_cast<std::byte*>(out), out_bytes)};
+  call.comm->run(spec, buffers, type, op);
+}
+
+ReduceOp no_reduction() { return detail::no_op(); }
+
+std::vector<Count> exchange_own(Call& call, Count mine) {
+  const std::int64_t own = mine;
+  std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
+  call.comm->allgather<std::int64_t>(std::span<const std::int64_t>(&own, 1), all);
+  return {all.begin(), all.end()};
+}
+
+Call open_call(MPI_Comm comm) {
+  Call call;
+  call.context = &context_for(comm);
+  call.context->begin_call();
+  call.comm = &call.context->communicator();
+  call.size = call.context->transport().size();
+  call.rank = call.context->transport().rank();
+  return call;
+}
+
+int report_exception(MPI_Comm comm, CommContext* context) {
+  int mpi_class = MPI_ERR_INTERN;
+  std::string message;
+  try {
+    throw;
+  } catch (const CallError& e) {
+    mpi_class = e.mpi_class();
+    message = e.what();
+    if (e.transport_intact()) context = nullptr;
+  } catch (const Error& e) {
+    switch (e.code()) {
+      case ErrorCode::kTransport: mpi_class = MPI_ERR_OTHER; break;
+      case ErrorCode::kInternal: mpi_class = MPI_ERR_INTERN; break;
+      default: mpi_class = MPI_ERR_ARG; break;
+    }
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    mpi_class = MPI_ERR_NO_MEM;
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+    message = "unknown exception";
+  }
+  if (context != nullptr && context->transport().usable()) {
+    try {
+      context->transport().abort(message);  // the others fail this call too, at once
+    } catch (...) {  // errors.md: reporting the first error matters more than this one
+    }
+  }
+  return report_error(comm, mpi_class, message);
+}
+
+}  // namespace optcoll::capi

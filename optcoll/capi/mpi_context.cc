@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the C API's per-communicator state, settings and error reporting.
+#include "optcoll/capi/mpi_context.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/capi/call_error.h"
+#include "optcoll/model/collective.h"
+#include "optcoll/model/cost_model.h"
+
+namespace optcoll::capi {
+namespace {
+
+struct Settings {
+  CommOptions options;
+  bool loaded_environment = false;
+  unsigned generation = 1;
+};
+
+Settings& settings() {
+  static Settings s;
+  if (!s.loaded_environment) {
+    s.loaded_environment = true;
+    if (const char* path = std::getenv("OPTCOLL_MODEL"); path != nullptr && *path != '\0') {
+      set_model_file(path);
+    }
+    if (const char* ms = std::getenv("OPTCOLL_TIMEOUT_MS"); ms != nullptr && *ms != '\0') {
+      char* end = nullptr;
+      const long value = std::strtol(ms, &end, 10);
+      if (end == ms || *end != '\0' || value <= 0 || value > 86400000) {
+        throw_call(MPI_ERR_ARG, "OPTCOLL_TIMEOUT_MS='{}' is not a positive number of ms", ms);
+      }
+      s.options.timeout = std::chrono::milliseconds(value);
+    }
+  }
+  return s;
+}
+
+// Contexts alive now; the MPI_COMM_SELF hook frees them at MPI_Finalize.
+std::set<CommContext*>& live_contexts() {
+  static std::set<CommContext*> live;
+  return live;
+}
+
+int delete_context(MPI_Comm, int, void* value, void*) {
+  auto* context = static_cast<CommContext*>(value);
+  if (live_contexts().erase(context) > 0) delete context;
+  return MPI_SUCCESS;
+}
+
+int delete_all_at_finalize(MPI_Comm, int, void*, void*) {
+  auto& live = live_contexts();
+  for (CommContext* context : live) delete context;
+  live.clear();
+  return MPI_SUCCESS;
+}
+
+int context_keyval() {
+  static int keyval = MPI_KEYVAL_INVALID;
+  if (keyval == MPI_KEYVAL_INVALID) {
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &keyval, nullptr);
+    int finalize_keyval = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_all_at_finalize, &finalize_keyval,
+                           nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr);
+  }
+  return keyval;
+}
+
+std::string last_message;
+
+}  // namespace
+
+CommContext::CommContext(MPI_Comm comm) : transport_(std::make_unique<mpi::MpiTransport>(comm)) {}
+
+Communicator& CommContext::communicator() {
+  const Settings& s = settings();
+  if (communicator_ == nullptr || generation_ != s.generation) {
+    communicator_ = std::make_unique<Communicator>(*transport_, std::make_shared<PlanCache>(),
+                                                   s.options);
+    generation_ = s.generation;
+  }
+  return *communicator_;
+}
+
+CommContext& context_for(MPI_Comm comm) {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0) {
+    throw_call(MPI_ERR_OTHER, "optcoll's C API is called {} MPI", initialized ? "after finalizing"
+                                                                               : "before initializing");
+  }
+  if (comm == MPI_COMM_NULL) throw_call(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+    throw_call(MPI_ERR_COMM, "the communicator is not a valid MPI_Comm");
+  }
+  if (inter != 0) {
+    throw_call(MPI_ERR_COMM, "inter-communicators are not supported by optcoll's C API");
+  }
+  const int keyval = context_keyval();
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, keyval, &value, &found);
+  if (found != 0) return *static_cast<CommContext*>(value);
+  auto context = std::make_unique<CommContext>(comm);
+  MPI_Comm_set_attr(comm, keyval, context.get());
+  live_contexts().insert(context.get());
+  return *context.release();
+}
+
+CommOptions current_options() { return settings().options; }
+
+void set_model_file(const char* path) {
+  Settings& s = settings();
+  if (path == nullptr) {
+    s.options.model = reference_cluster_model();
+  } else {
+    std::ifstream file(path);
+    if (!file) throw_call(MPI_ERR_ARG, "cannot read the model file '{}'", path);
+    std::stringstream text;
+    text << file.rdbuf();
+    try {
+      s.options.model = parse_cost_model_json(text.str());
+      validate(s.options.model);
+    } catch (const Error& e) {
+      throw_call(MPI_ERR_ARG, "model file '{}': {}", path, e.what());
+    }
+  }
+  ++s.generation;
+}
+
+void set_algorithm(const std::string& collective, const std::string& algorithm) {
+  const auto kind = parse_collective(collective);
+  if (!kind) throw_call(MPI_ERR_ARG, "unknown collective '{}'", collective);
+  if (algorithm != "auto") algorithms::lookup(algorithm, *kind);  // throws if unknown
+  Settings& s = settings();
+  s.options.algorithms[collective] = algorithm;
+  ++s.generation;
+}
+
+void set_timeout_ms(int milliseconds) {
+  if (milliseconds <= 0) throw_call(MPI_ERR_ARG, "timeout {} ms is not positive", milliseconds);
+  Settings& s = settings();
+  s.options.timeout = std::chrono::milliseconds(milliseconds);
+  ++s.generation;
+}
+
+int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
+  last_message = message;
+  int finalized = 0;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0) return mpi_class;
+  // One added code per class; its string is replaced by the latest message.
+  static std::map<int, int> codes;
+  auto it = codes.find(mpi_class);
+  if (it == codes.end()) {
+    int code = mpi_class;
+    if (MPI_Add_error_code(mpi_class, &code) != MPI_SUCCESS) code = mpi_class;
+    it = codes.emplace(mpi_class, code).first;
+  }
+  const int code = it->second;
+  if (code != mpi_class) {
+    const std::string text = "optcoll: " + message.substr(0, MPI_MAX_ERROR_STRING - 16);
+    MPI_Add_error_string(code, text.c_str());
+  }
+  MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  return code;
+}
+
+const char* last_error() { return last_message.c_str(); }
+
+}  // namespace optcoll::capi

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the C API's per-communicator state and settings. The first optcoll call on an MPI
+// communicator duplicates it into an MpiTransport and a Communicator (plans cached there),
+// attached to the communicator as an MPI attribute: freeing the communicator frees them,
+// and MPI_Finalize frees whatever is left (through an attribute on MPI_COMM_SELF, which
+// MPI deletes first at finalize, while MPI is still usable).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <mpi.h>
+
+#include "optcoll/api/communicator.h"
+#include "optcoll/exec/mpi/mpi_transport.h"
+
+namespace optcoll::capi {
+
+class CommContext {
+ public:
+  explicit CommContext(MPI_Comm comm);  // collective over comm (duplicates it)
+
+  mpi::MpiTransport& transport() { return *transport_; }
+  // Numbers the next collective call (the same on every rank: MPI requires that every rank
+  // makes the same calls); a failure ends only the call it happens in.
+  void begin_call() { transport_->begin_call(++calls_); }
+  // The Communicator under the current settings (remade, plans and all, when they change).
+  Communicator& communicator();
+
+ private:
+  std::unique_ptr<mpi::MpiTransport> transport_;
+  std::unique_ptr<Communicator> communicator_;
+  unsigned generation_ = 0;
+  std::uint64_t calls_ = 0;
+};
+
+// The context of `comm`, created on first use. CallError(MPI_ERR_COMM) for MPI_COMM_NULL,
+// an inter-communicator, or before MPI_Init / after MPI_Finalize.
+CommContext& context_for(MPI_Comm comm);
+
+// Settings every context's Communicator is made with. Changing them bumps the generation.
+CommOptions current_options();
+void set_model_file(const char* path);  // nullptr: the default (or $OPTCOLL_MODEL)
+void set_algorithm(const std::string& collective, const std::string& algorithm);
+void set_timeout_ms(int milliseconds);
+
+// Records `message` as the last error and returns an MPI error code of class `mpi_class`
+// whose MPI_Error_string is the message, after calling comm's error handler (as MPI would).
+int report_error(MPI_Comm comm, int mpi_class, const std::string& message);
+const char* last_error();
+
+}  // namespace optcoll::capi
