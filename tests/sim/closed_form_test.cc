@@ -133,7 +133,7 @@ TEST(ClosedForm, BinomialReduceWithGamma) {
 struct Env {
   Rank p = 0;
   Rank root = 0;
-  Count n = 0;                // the message (bcast, reduce, allreduce) or the total of all blocks
+  Count n = 0;                // the message (bcast, (all)reduce, (ex)scan) or all blocks' total
   Count m = 0;                // the uniform block
   std::vector<Count> counts;  // v-variants: blocks (alltoallv: the p x p matrix)
   Time copy = 0;
@@ -777,6 +777,21 @@ const std::map<std::string, Formula>& formulas() {
               }
               return e.m == 0 ? 0 : t;
             }}},
+      // scan, exscan: n is each rank's vector (the message). Copies stay off the critical
+      // path for copy <= γ (the test's copy is 0 or 1, γ = 3), except rank 1's in exscan/linear.
+      {"scan/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
+      {"scan/recursive_doubling",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
+      {"exscan/linear",
+       {.cost =
+            [](const Env& e) {
+              return (e.p - 1) * (a(1) + b(e.n)) + (e.p - 2) * g(e.n) + e.n * e.copy;
+            }}},
+      {"exscan/recursive_doubling",
+       {.cost =
+            [](const Env& e) {
+              return e.log * (a(1) + b(e.n)) + (2 * e.log - 2) * g(e.n) + e.n * e.copy;
+            }}},
       {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
       {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
   };
@@ -800,8 +815,7 @@ std::vector<CollectiveSpec> specs_for(CollectiveKind kind, Rank p, const Formula
   }
   if (!takes_counts(kind)) {
     for (const Count c : {1, 37, 560}) {  // 560 = 5 * 7 * 16: divisible by every p below
-      const bool per_block = kind != CollectiveKind::kBcast && kind != CollectiveKind::kReduce &&
-                             kind != CollectiveKind::kAllreduce;
+      const bool per_block = !count_is_message(kind);
       if (f.needs_divisible && !per_block && c % p != 0) continue;
       specs.push_back(make_spec(kind, p, c));
     }
@@ -839,10 +853,7 @@ TEST(RegistryFormulas, MatchTheSimulator) {
         e.counts = spec.counts;
         e.m = spec.count;
         e.log = ceil_log2(p);
-        const bool message = info.collective == CollectiveKind::kBcast ||
-                             info.collective == CollectiveKind::kReduce ||
-                             info.collective == CollectiveKind::kAllreduce;
-        if (message) {
+        if (count_is_message(info.collective)) {
           e.n = spec.count;
         } else if (spec.counts.empty()) {
           e.n = p * spec.count;
