@@ -18,16 +18,18 @@
 // receive only after its previous step's combinations (as scan/recursive_doubling: an early
 // receive would take the port while the rank still has to combine).
 //
-// Cost (alpha-beta-gamma, full duplex, one port, no overlap), L = ceil(log2 p), for p ≥ 4:
-//   L·(α + nβ) + n·copy + (2L - 2)·nγ   if the top steps have a rank doing both
-//   combinations, that is if p > 2^(L-1) + 2^(L-2) (else one nγ less): steps 0 and L-1 take
-//   one combination on the critical path, the middle steps two. p = 3: 2(α + nβ) + nγ;
-//   p = 2: α + nβ; p = 1: nothing.
+// Cost (alpha-beta-gamma, full duplex, one port, no overlap), L = ceil(log2 p), p ≥ 4:
+//   L·(α + nβ) + n·copy + (2L − 2)·nγ   if p > 3·2^(L-2), else one nγ less
+// Steps 0 and L-1 put one combination on the critical path, each middle step two (the
+// partial and the prefix) — except step L-2 when no rank does both there, which is when
+// p ≤ 3·2^(L-2) (a rank r ≥ 2^(L-2) updates its partial only if r + 2^(L-1) < p).
+// The copy of step 0 is on the path once. p = 3: 2(α + nβ) + nγ; p = 2: α + nβ; p = 1:
+// nothing.
 // Restrictions: none (any p; non-commutative operators). Not a left fold, so not for
 //   reproducible specs.
-// Reference: Hillis, Steele, "Data parallel algorithms", CACM 29(12), 1986; the
-//   recursive-doubling exscan of MPICH (src/mpi/coll/exscan), which keeps the same two
-//   buffers (partial_scan and recvbuf).
+// Reference: Hillis, Steele, "Data parallel algorithms", CACM 29(12), 1986. MPICH's
+//   recursive-doubling exscan (src/mpi/coll/exscan) keeps the same two values (partial_scan
+//   and the result) in the butterfly form (exchange with rank XOR 2^k).
 
 #include <vector>
 

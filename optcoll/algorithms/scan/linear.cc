@@ -5,8 +5,9 @@
 //
 //   p = 4:  0→1: x0   r1: x0⊕x1   1→2   r2: (x0⊕x1)⊕x2   2→3   r3: ((x0⊕x1)⊕x2)⊕x3
 //
-// Cost (alpha-beta-gamma, one port, no overlap): (p-1)·(α + nβ + nγ) for p ≥ 2 and
-//   copy ≤ γ (rank 0's copy runs after its send, off the chain); p = 1: n·copy.
+// Cost (alpha-beta-gamma, one port, no overlap): (p-1)·(α + nβ + nγ) for p ≥ 2, half or
+//   full duplex (rank 0's copy runs after its send, off the chain; only at p = 2 with
+//   copy > γ is rank 0 the last to finish, at α + nβ + n·copy); p = 1: n·copy.
 // Restrictions: none (non-commutative operators: each step is prefix ⊕ own, in rank order;
 //   every output is the left fold, so the algorithm serves reproducible specs).
 // Reference: the "basic linear" scan of Open MPI (ompi/mca/coll/basic, scan): each rank

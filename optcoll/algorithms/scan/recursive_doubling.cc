@@ -18,13 +18,17 @@
 // 0's sends of x0 are ready at once) would take the port while the rank still has to
 // combine, delaying its own next send by a whole transfer.
 //
-// Cost (alpha-beta-gamma, full duplex, one port, no overlap): ceil(log2 p)·(α + nβ + nγ)
-//   for p ≥ 2 and copy ≤ γ (rank 0's copy runs while it waits for step 1); p = 1: n·copy.
-//   Half duplex serializes each step's send and receive.
+// Cost (alpha-beta-gamma, full duplex, one port, no overlap), L = ceil(log2 p), p ≥ 2:
+//   L·(α + nβ + nγ)   (+ n·max(0, copy − γ) if p ≥ 2^L − 1)
+// Rank 0's copy runs while the others combine step 0, so it delays rank 0's step-1 send to
+// rank 2 only by what it takes longer than their combination; that delay reaches the last
+// step along ranks 2, 6, 14, ..., 2^L − 2, hence only when that rank exists. p = 1: n·copy.
+// Half duplex serializes each step's send and receive.
 // Restrictions: none (any p; non-commutative operators). Not a left fold for p ≥ 3, so not
 //   for reproducible specs.
-// Reference: Hillis, Steele, "Data parallel algorithms", CACM 29(12), 1986; the
-//   recursive-doubling scan of MPICH (src/mpi/coll/scan).
+// Reference: Hillis, Steele, "Data parallel algorithms", CACM 29(12), 1986. MPICH's
+//   recursive-doubling scan (src/mpi/coll/scan) is the butterfly form of the same idea: it
+//   exchanges with rank XOR 2^k and keeps a partial apart from the result.
 
 #include <vector>
 
