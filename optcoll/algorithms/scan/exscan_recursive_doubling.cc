@@ -25,8 +25,8 @@
 // p ≤ 3·2^(L-2) (a rank r ≥ 2^(L-2) updates its partial only if r + 2^(L-1) < p).
 // The copy of step 0 is on the path once. p = 3: 2(α + nβ) + nγ; p = 2: α + nβ; p = 1:
 // nothing.
-// Restrictions: none (any p; non-commutative operators). Not a left fold, so not for
-//   reproducible specs.
+// Restrictions: none (any p; non-commutative operators). Not a left fold from p = 5 on
+//   (rank 4 gets x0 ⊕ ((x1 ⊕ x2) ⊕ x3)), so not for reproducible specs.
 // Reference: Hillis, Steele, "Data parallel algorithms", CACM 29(12), 1986. MPICH's
 //   recursive-doubling exscan (src/mpi/coll/exscan) keeps the same two values (partial_scan
 //   and the result) in the butterfly form (exchange with rank XOR 2^k).

@@ -5,7 +5,8 @@
 // LEFT of its own. Rank r's partial, kept in its output buffer, is then the reduction of the
 // inputs of ranks max(0, r - 2d + 1)..r: a contiguous rank range ending at r, so rank order
 // holds and after the last step it is the whole prefix x0 ⊕ ... ⊕ xr. Rank 0's partial is x0
-// throughout: it sends its input and copies it to its output after its last send.
+// throughout: it sends its input, and copies it to its output when first idle (the copy is
+// emitted last, so that the step-0 send starts first).
 //
 //   p = 6:  step 0 (d=1): r1: x0⊕x1  r2: x1⊕x2  r3: x2⊕x3  r4: x3⊕x4  r5: x4⊕x5
 //           step 1 (d=2): r2: x0⊕(x1⊕x2)  r3: (x0⊕x1)⊕(x2⊕x3)  r4: x1..x4  r5: x2..x5
