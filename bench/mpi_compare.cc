@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
              MPI_Reduce_scatter_block(rows.data(), part.data(), count, MPI_DOUBLE, MPI_SUM,
                                       MPI_COMM_WORLD);
            }},
+          {"scan", [&] { comm.scan<double>(in, out, "sum"); },
+           [&] { MPI_Scan(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }},
+          {"exscan", [&] { comm.exscan<double>(in, out, "sum"); },
+           [&] { MPI_Exscan(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }},
           {"gatherv (spikes)",
            [&] {
              comm.gatherv<double>(

@@ -69,12 +69,14 @@ void ProblemOptions::add_to(CLI::App& app, bool collective_required) {
   auto* c = app.add_option(
       "collective", collective,
       "bcast, reduce, scatter, scatterv, gather, gatherv, allgather, allgatherv, "
-      "reduce_scatter, reduce_scatter_block, allreduce, alltoall, alltoallv, barrier");
+      "reduce_scatter, reduce_scatter_block, allreduce, scan, exscan, alltoall, alltoallv, "
+      "barrier");
   if (collective_required) c->required();
   app.add_option("-p,--nranks", nranks, "number of ranks");
   app.add_option("--count", count,
-                 "elements: the message (bcast/reduce/allreduce), each rank's block, or each "
-                 "pair's block (alltoall); for v-variants, the same count for every rank");
+                 "elements: the message (bcast/reduce/allreduce/scan/exscan), each rank's "
+                 "block, or each pair's block (alltoall); for v-variants, the same count for "
+                 "every rank");
   app.add_option("--counts", counts,
                  "per-rank counts c0,c1,... or @file (alltoallv: p*p, row = sender)");
   app.add_option(

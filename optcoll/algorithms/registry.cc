@@ -22,7 +22,7 @@ namespace optcoll::algorithms {
 namespace {
 
 constexpr CollectiveKind kind_named(std::string_view name) {
-  constexpr std::array<std::pair<std::string_view, CollectiveKind>, 14> kNames{{
+  constexpr std::array<std::pair<std::string_view, CollectiveKind>, 16> kNames{{
       {"bcast", CollectiveKind::kBcast},
       {"reduce", CollectiveKind::kReduce},
       {"scatter", CollectiveKind::kScatter},
@@ -34,6 +34,8 @@ constexpr CollectiveKind kind_named(std::string_view name) {
       {"reduce_scatter", CollectiveKind::kReduceScatter},
       {"reduce_scatter_block", CollectiveKind::kReduceScatterBlock},
       {"allreduce", CollectiveKind::kAllreduce},
+      {"scan", CollectiveKind::kScan},
+      {"exscan", CollectiveKind::kExscan},
       {"alltoall", CollectiveKind::kAlltoall},
       {"alltoallv", CollectiveKind::kAlltoallv},
       {"barrier", CollectiveKind::kBarrier},
@@ -93,12 +95,19 @@ std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
 // (tests/verify/registry_verify_test.cc, the "_repro" cases) and
 // tests/verify/reproducible_test.cc checks that every other one refuses them. The linear
 // algorithms that reduce at rank 0 fold x0, x1, ... in turn (reduce/linear does not: a root
-// other than 0 starts from its own contribution).
+// other than 0 starts from its own contribution). The linear scan and exscan chains are left
+// folds too (rank r combines the prefix of ranks 0..r-1 with x_r on the right); their
+// recursive-doubling versions combine partials of rank ranges, another association.
 constexpr std::string_view kFixedOrder[] = {
-    "reduce/reproducible",          "allreduce/reproducible",
-    "reduce_scatter/reproducible",  "reduce_scatter_block/reproducible",
-    "allreduce/linear",             "reduce_scatter/linear",
+    "reduce/reproducible",
+    "allreduce/reproducible",
+    "reduce_scatter/reproducible",
+    "reduce_scatter_block/reproducible",
+    "allreduce/linear",
+    "reduce_scatter/linear",
     "reduce_scatter_block/linear",
+    "scan/linear",
+    "exscan/linear",
 };
 
 bool combines_in_fixed_order(const AlgorithmInfo& info) {

@@ -99,6 +99,17 @@ class Communicator {
   void allreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op);
   template <typename T>
   void allreduce(std::span<const T> in, std::span<T> out, std::string_view op);
+  // MPI_Scan: out = in(0) op ... op in(rank), combined in rank order.
+  template <typename T>
+  void scan(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T>
+  void scan(std::span<const T> in, std::span<T> out, std::string_view op);
+  // MPI_Exscan: out = in(0) op ... op in(rank-1). Rank 0's out is left untouched (MPI: its
+  // content is undefined) and may be empty.
+  template <typename T>
+  void exscan(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T>
+  void exscan(std::span<const T> in, std::span<T> out, std::string_view op);
   template <typename T>
   void scatter(std::span<const T> in, std::span<T> out, Rank root);
   template <typename T>
@@ -190,6 +201,22 @@ void Communicator::allreduce(std::span<const T> in, std::span<T> out, const Redu
 template <typename T>
 void Communicator::allreduce(std::span<const T> in, std::span<T> out, std::string_view op) {
   allreduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+void Communicator::scan(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  call<T>(detail::regular(CollectiveKind::kScan, static_cast<Count>(in.size())), in, out, op);
+}
+template <typename T>
+void Communicator::scan(std::span<const T> in, std::span<T> out, std::string_view op) {
+  scan<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+void Communicator::exscan(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  call<T>(detail::regular(CollectiveKind::kExscan, static_cast<Count>(in.size())), in, out, op);
+}
+template <typename T>
+void Communicator::exscan(std::span<const T> in, std::span<T> out, std::string_view op) {
+  exscan<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
 }
 template <typename T>
 void Communicator::scatter(std::span<const T> in, std::span<T> out, Rank root) {

@@ -24,7 +24,7 @@ void append(Bytes& dst, const Bytes& src, Count first, Count count, std::size_t 
              begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(count) * elem));
 }
 
-// x0 ⊕ x1 ⊕ ... over elements [first, first+count) of every input.
+// x0 ⊕ x1 ⊕ ... over elements [first, first+count) of every input (at least one).
 Bytes combine_all(const std::vector<Bytes>& inputs, Count first, Count count, const Datatype& type,
                   const ReduceOp& op) {
   Bytes acc;
@@ -104,6 +104,17 @@ std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, const std::vect
     case CollectiveKind::kAllreduce: {
       const Bytes all = combine_all(inputs, 0, spec.count, type, op);
       for (auto& o : out) o = all;
+      break;
+    }
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan: {
+      // Rank r: x0 ⊕ ... ⊕ xr (scan) or x0 ⊕ ... ⊕ x(r-1) (exscan; rank 0 gets nothing).
+      const bool inclusive = spec.kind == CollectiveKind::kScan;
+      for (std::size_t r = inclusive ? 0 : 1; r < p; ++r) {
+        const std::vector<Bytes> prefix(
+            inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(inclusive ? r + 1 : r));
+        out[r] = combine_all(prefix, 0, spec.count, type, op);
+      }
       break;
     }
     case CollectiveKind::kScatter:

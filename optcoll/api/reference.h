@@ -17,7 +17,8 @@ using Bytes = std::vector<std::byte>;
 
 // Each rank's output after the collective, given each rank's input (bcast: the root's
 // input is the message, the other inputs are ignored). Reductions combine in rank order
-// x0 ⊕ x1 ⊕ ... ⊕ x(p-1). `type.bytes` is the element size.
+// x0 ⊕ x1 ⊕ ... ⊕ x(p-1) (scan: x0 ⊕ ... ⊕ xr on rank r; exscan: x0 ⊕ ... ⊕ x(r-1), and
+// nothing on rank 0). `type.bytes` is the element size.
 std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, const std::vector<Bytes>& inputs,
                                      const Datatype& type, const ReduceOp& op);
 

@@ -23,9 +23,7 @@ CollectiveSpec spec_for(CollectiveKind kind, Rank p, Count elements) {
   spec.nranks = p;
   spec.elem_bytes = 8;
   if (kind == CollectiveKind::kBarrier) return spec;
-  const bool whole = kind == CollectiveKind::kBcast || kind == CollectiveKind::kReduce ||
-                     kind == CollectiveKind::kAllreduce;
-  const Count block = whole ? elements : std::max<Count>(1, elements / p);
+  const Count block = count_is_message(kind) ? elements : std::max<Count>(1, elements / p);
   if (takes_counts(kind)) {
     const std::size_t cells = kind == CollectiveKind::kAlltoallv
                                   ? static_cast<std::size_t>(p) * static_cast<std::size_t>(p)

@@ -16,7 +16,7 @@ struct KindName {
   std::string_view name;
 };
 
-constexpr std::array<KindName, 14> kKindNames{{
+constexpr std::array<KindName, 16> kKindNames{{
     {CollectiveKind::kBcast, "bcast"},
     {CollectiveKind::kReduce, "reduce"},
     {CollectiveKind::kScatter, "scatter"},
@@ -28,13 +28,15 @@ constexpr std::array<KindName, 14> kKindNames{{
     {CollectiveKind::kReduceScatter, "reduce_scatter"},
     {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block"},
     {CollectiveKind::kAllreduce, "allreduce"},
+    {CollectiveKind::kScan, "scan"},
+    {CollectiveKind::kExscan, "exscan"},
     {CollectiveKind::kAlltoall, "alltoall"},
     {CollectiveKind::kAlltoallv, "alltoallv"},
     {CollectiveKind::kBarrier, "barrier"},
 }};
 
-constexpr std::array<CollectiveKind, 14> kAllKinds = [] {
-  std::array<CollectiveKind, 14> kinds{};
+constexpr std::array<CollectiveKind, 16> kAllKinds = [] {
+  std::array<CollectiveKind, 16> kinds{};
   for (std::size_t i = 0; i < kKindNames.size(); ++i) kinds[i] = kKindNames[i].kind;
   return kinds;
 }();
@@ -105,6 +107,21 @@ bool is_reduction(CollectiveKind kind) {
     case CollectiveKind::kAllreduce:
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduceScatterBlock:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool count_is_message(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
       return true;
     default:
       return false;
@@ -145,10 +162,8 @@ void validate(const CollectiveSpec& spec) {
     if (spec.count < 0) throw_invalid("{}: count must be non-negative, got {}", name, spec.count);
     if (spec.count > kMaxCount) throw_invalid("{}: count {} exceeds 2^48", name, spec.count);
     // Block-structured kinds hold up to p blocks in one buffer.
-    const bool whole_message = spec.kind == CollectiveKind::kBcast ||
-                               spec.kind == CollectiveKind::kReduce ||
-                               spec.kind == CollectiveKind::kAllreduce;
-    if (!whole_message) checked_mul(spec.count, spec.nranks, fmt::format("{} buffer", name));
+    if (!count_is_message(spec.kind))
+      checked_mul(spec.count, spec.nranks, fmt::format("{} buffer", name));
     return;
   }
   if (spec.count != 0) {
@@ -239,6 +254,8 @@ Count Layout::displ(Rank r) const {
     case CollectiveKind::kBcast:
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
     case CollectiveKind::kBarrier:
     case CollectiveKind::kAlltoall:
     case CollectiveKind::kAlltoallv:
@@ -253,6 +270,8 @@ Count Layout::total() const {
     case CollectiveKind::kBcast:
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
       return spec_.count;
     case CollectiveKind::kBarrier:
     case CollectiveKind::kAlltoall:
@@ -271,6 +290,8 @@ Count Layout::input_count(Rank r) const {
       return 0;
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
       return n;
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:
@@ -298,9 +319,12 @@ Count Layout::output_count(Rank r) const {
       return 0;
     case CollectiveKind::kBcast:
     case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
       return n;
     case CollectiveKind::kReduce:
       return r == spec_.root ? n : 0;
+    case CollectiveKind::kExscan:
+      return r == 0 ? 0 : n;  // MPI leaves rank 0's output undefined: optcoll has none
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:
     case CollectiveKind::kReduceScatter:
@@ -383,6 +407,12 @@ std::vector<ValueRun> expected_output(const Layout& layout, Rank r) {
       break;
     case CollectiveKind::kAllreduce:
       add(0, layout.total(), 0, 0, p - 1);
+      break;
+    case CollectiveKind::kScan:
+      add(0, layout.total(), 0, 0, r);
+      break;
+    case CollectiveKind::kExscan:
+      if (r > 0) add(0, layout.total(), 0, 0, r - 1);
       break;
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:

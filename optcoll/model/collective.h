@@ -30,6 +30,8 @@ enum class CollectiveKind : std::uint8_t {
   kReduceScatter,       // MPI_Reduce_scatter: per-rank recvcounts
   kReduceScatterBlock,  // MPI_Reduce_scatter_block: uniform block
   kAllreduce,
+  kScan,    // MPI_Scan: inclusive prefix reduction in rank order
+  kExscan,  // MPI_Exscan: exclusive prefix; rank 0's output is empty (MPI: undefined)
   kAlltoall,
   kAlltoallv,
   kBarrier,
@@ -42,12 +44,16 @@ std::span<const CollectiveKind> all_collectives();
 
 bool is_rooted(CollectiveKind kind);     // bcast, reduce, scatter(v), gather(v)
 bool takes_counts(CollectiveKind kind);  // the v-variants and reduce_scatter
-bool is_reduction(CollectiveKind kind);  // reduce, allreduce, reduce_scatter(_block)
+bool is_reduction(CollectiveKind kind);  // reduce, allreduce, reduce_scatter(_block), (ex)scan
+// bcast, reduce, allreduce, scan, exscan: `count` is each rank's whole vector (the message),
+// not a per-rank block of a buffer holding p blocks.
+bool count_is_message(CollectiveKind kind);
 
 // Describes one collective call. Data sizes are element counts.
 //
-//   count   bcast/reduce/allreduce: the message; scatter/gather/allgather/reduce_scatter_block:
-//           the per-rank block; alltoall: the block per (sender, receiver) pair.
+//   count   bcast/reduce/allreduce/scan/exscan: the message; scatter/gather/allgather/
+//           reduce_scatter_block: the per-rank block; alltoall: the block per (sender,
+//           receiver) pair.
 //   counts  scatterv/gatherv/allgatherv/reduce_scatter: one block per rank (size p);
 //           alltoallv: a p x p row-major matrix, counts[i*p + j] = elements i sends to j.
 //
@@ -88,10 +94,11 @@ class Layout {
   Rank root() const { return spec_.root; }
 
   // Block of rank r: its share of a scatter/gather/allgather/reduce_scatter buffer; the whole
-  // message for bcast/reduce/allreduce; 0 for barrier and alltoall(v) (see pair_count).
+  // message for bcast/reduce/allreduce/scan/exscan; 0 for barrier and alltoall(v) (see
+  // pair_count).
   Count block(Rank r) const;
   Count displ(Rank r) const;  // sum of the blocks of ranks 0..r-1
-  Count total() const;        // sum of all blocks (the message size for bcast/reduce/allreduce)
+  Count total() const;  // sum of all blocks (the message size for bcast/reduce/allreduce/(ex)scan)
 
   Count input_count(Rank r) const;
   Count output_count(Rank r) const;
@@ -128,7 +135,8 @@ struct ValueRun {
 std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf);
 
 // The postcondition: what rank r's output buffer must hold afterwards (runs sorted by
-// offset, covering the whole output buffer). Barrier has no data; its postcondition is
+// offset, covering the whole output buffer). scan: rank r holds the combination of ranks
+// 0..r; exscan: of ranks 0..r-1 (rank 0 has no output). Barrier has no data; its postcondition is
 // synchronization (every rank finishes after every rank started), see needs_synchronization.
 std::vector<ValueRun> expected_output(const Layout& layout, Rank r);
 bool needs_synchronization(CollectiveKind kind);

@@ -296,6 +296,12 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
         missing[i] = p > 1 ? layout.output_count(r) : 0;
         sources[i] = missing[i] > 0 ? p - 1 : 0;
         break;
+      case CollectiveKind::kScan:
+      case CollectiveKind::kExscan:
+        // Rank r's output combines the inputs of ranks 0..r-1 (and its own, for scan).
+        missing[i] = r > 0 ? layout.output_count(r) : 0;
+        sources[i] = missing[i] > 0 ? r : 0;
+        break;
       case CollectiveKind::kAlltoall:
       case CollectiveKind::kAlltoallv:
         for (Rank q = 0; q < p; ++q) {
@@ -327,9 +333,12 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
   // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
   const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
+  // Reduction work: every element of the result needs p-1 combinations (exscan: p-2, for
+  // rank p-1's prefix), spread over at most p processors.
+  const Rank combinations = spec.kind == CollectiveKind::kExscan ? std::max(p - 2, 0) : p - 1;
   const double reduction =
       is_reduction(spec.kind) && spec.kind != CollectiveKind::kReduce
-          ? model.gamma * model.units(layout.total(), spec.elem_bytes) * (p - 1) / p
+          ? model.gamma * model.units(layout.total(), spec.elem_bytes) * combinations / p
           : 0.0;
   return std::max({latency, bandwidth, link_lower_bound(layout, model), reduction});
 }

@@ -101,7 +101,8 @@ CostModel reference_cluster_model();
 // reduce-scatter, allgather and allreduce: every element of the result needs p-1 (allreduce:
 // 2(p-1)) link crossings, spread over at most L channels (L = pN unidirectional, 2pN
 // bidirectional on a torus; fewer on a mesh): (p-1)/p·n·β·p/L (×2 for allreduce) for a
-// vector of n elements; and the reduction work (p-1)/p·n·γ.
+// vector of n elements; and the reduction work (p-1)/p·n·γ (exscan: (p-2)/p·n·γ) for the
+// reductions other than reduce.
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model);
 // The link bound alone (0 when it does not apply: no topology, or another collective).
 Time link_lower_bound(const Layout& layout, const CostModel& model);

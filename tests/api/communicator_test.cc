@@ -3,6 +3,7 @@
 // hand, plan caching, algorithm overrides, and argument errors.
 #include "optcoll/api/communicator.h"
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/api/reference.h"
 #include "optcoll/api/threads_check.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
@@ -31,6 +33,102 @@ TEST(Communicator, AllreduceSumsRankValues) {
       comm.allreduce<std::int64_t>(iin, iout, "max");
       for (const auto v : iout) ASSERT_EQ(v, p - 1);
     });
+  }
+}
+
+TEST(Communicator, ScanAndExscanArePrefixSums) {
+  for (const Rank p : {1, 2, 5, 8}) {
+    for (const std::string algorithm : {"auto", "linear", "recursive_doubling"}) {
+      CommOptions options;
+      if (algorithm != "auto") {
+        options.algorithms["scan"] = algorithm;
+        options.algorithms["exscan"] = algorithm;
+      }
+      run_threads(
+          p,
+          [p](Communicator& comm) {
+            const std::int64_t me = comm.rank();
+            std::vector<std::int64_t> in(50);
+            for (std::size_t i = 0; i < in.size(); ++i)
+              in[i] = (me + 1) * 1000 + static_cast<std::int64_t>(i);
+            // Rank r: sum over q <= r of (q+1)*1000 + i = 1000(r+1)(r+2)/2 + (r+1)i.
+            std::vector<std::int64_t> out(50, -1);
+            comm.scan<std::int64_t>(in, out, "sum");
+            for (std::size_t i = 0; i < out.size(); ++i) {
+              ASSERT_EQ(out[i],
+                        1000 * (me + 1) * (me + 2) / 2 + (me + 1) * static_cast<std::int64_t>(i));
+            }
+            // Exscan: the same over q < r; rank 0's buffer is left as it was.
+            std::vector<std::int64_t> ex(50, -1);
+            comm.exscan<std::int64_t>(in, ex, "sum");
+            for (std::size_t i = 0; i < ex.size(); ++i) {
+              ASSERT_EQ(ex[i], me == 0
+                                   ? -1
+                                   : 1000 * me * (me + 1) / 2 + me * static_cast<std::int64_t>(i));
+            }
+            std::vector<std::int32_t> max_in(3, static_cast<std::int32_t>((me * 7) % p));
+            std::vector<std::int32_t> max_out(3);
+            comm.scan<std::int32_t>(max_in, max_out, "max");
+            std::int32_t expected = 0;
+            for (std::int64_t q = 0; q <= me; ++q)
+              expected = std::max(expected, static_cast<std::int32_t>((q * 7) % p));
+            EXPECT_EQ(max_out, std::vector<std::int32_t>(3, expected));
+            // MPI lets rank 0 pass any receive buffer to exscan; an empty one is fine.
+            std::vector<std::int32_t> none(me == 0 ? 0 : 3);
+            comm.exscan<std::int32_t>(max_in, none, "max");
+          },
+          options);
+    }
+  }
+}
+
+TEST(Communicator, ScanKeepsRankOrderForNonCommutativeOperators) {
+  // 2x2 int64 matrices (api/reference.h's matmul2): rank r's scan result must be the product
+  // M0 M1 ... Mr in that order, its exscan result M0 ... M(r-1); computed here by hand.
+  using Mat = std::array<std::int64_t, 4>;  // row-major
+  auto multiply = [](const Mat& a, const Mat& b) {
+    return Mat{a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+               a[2] * b[1] + a[3] * b[3]};
+  };
+  auto matrix = [](Rank r) { return r % 2 == 0 ? Mat{1, r + 1, 0, 1} : Mat{1, 0, r, 1}; };
+  const Datatype type = matrix_2x2_type(Datatype::int64());
+  const ReduceOp op = matrix_2x2_product(Datatype::int64());
+  for (const Rank p : {3, 6, 11}) {
+    for (const std::string algorithm : {"linear", "recursive_doubling"}) {
+      CommOptions options;
+      options.algorithms["scan"] = algorithm;
+      options.algorithms["exscan"] = algorithm;
+      run_threads(
+          p,
+          [&](Communicator& comm) {
+            const Rank me = comm.rank();
+            const Mat mine = matrix(me);
+            Mat before{1, 0, 0, 1};  // M0 ... M(me-1)
+            for (Rank q = 0; q < me; ++q) before = multiply(before, matrix(q));
+            for (const auto kind : {CollectiveKind::kScan, CollectiveKind::kExscan}) {
+              CollectiveSpec spec;
+              spec.kind = kind;
+              spec.nranks = p;
+              spec.count = 1;
+              spec.commutative = false;
+              spec.elem_bytes = type.bytes;
+              const bool has_output = kind == CollectiveKind::kScan || me > 0;
+              Mat out{-1, -1, -1, -1};
+              const auto chosen = comm.run(
+                  spec,
+                  {std::as_bytes(std::span<const std::int64_t>(mine)),
+                   std::as_writable_bytes(std::span<std::int64_t>(out).first(has_output ? 4 : 0))},
+                  type, op);
+              EXPECT_EQ(chosen->algorithm, std::string(collective_name(kind)) + "/" + algorithm);
+              const Mat expected = kind == CollectiveKind::kScan ? multiply(before, mine)
+                                   : has_output                  ? before
+                                                                 : Mat{-1, -1, -1, -1};
+              EXPECT_EQ(out, expected)
+                  << collective_name(kind) << " " << algorithm << " rank " << me;
+            }
+          },
+          options);
+    }
   }
 }
 
@@ -297,7 +395,8 @@ namespace {
 
 TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
   // Float values whose sum depends on the association; with CommOptions::reproducible every
-  // allreduce and reduce_scatter_block result is the left fold ((x0 + x1) + x2) + ..., bit
+  // allreduce, reduce_scatter_block, scan and exscan result is the left fold
+  // ((x0 + x1) + x2) + ..., bit
   // for bit, whatever the cost model makes `auto` choose.
   // 1e8, 1, -1e8, 1, ...: the left fold keeps every 1 that follows a cancellation, and
   // other associations lose them (1e8 + 1 rounds to 1e8 in float).
@@ -332,6 +431,23 @@ TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
         comm.reduce_scatter_block<float>(in, mine, "sum");
         for (std::size_t k = 0; k < mine.size(); ++k) {
           ASSERT_EQ(mine[k], fold[static_cast<std::size_t>(comm.rank()) * mine.size() + k]);
+        }
+        // scan and exscan: rank r's result is the left fold of ranks 0..r (0..r-1).
+        const auto me = static_cast<std::size_t>(comm.rank());
+        std::vector<float> prefix(n);
+        comm.scan<float>(in, prefix, "sum");
+        std::vector<float> exclusive(n, -7.0f);
+        comm.exscan<float>(in, exclusive, "sum");
+        for (std::size_t i = 0; i < n; ++i) {
+          float inclusive = value(0, i);
+          for (Rank r = 1; r <= comm.rank(); ++r) inclusive += value(r, i);
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(prefix[i]),
+                    std::bit_cast<std::uint32_t>(inclusive))
+              << "p=" << p << " rank " << me << " element " << i;
+          float before = value(0, i);
+          for (Rank r = 1; r < comm.rank(); ++r) before += value(r, i);
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(exclusive[i]),
+                    std::bit_cast<std::uint32_t>(me == 0 ? -7.0f : before));
         }
       });
     }

@@ -48,6 +48,22 @@ TEST(Reference, MatrixProductIsInRankOrder) {
   EXPECT_THROW(matrix_2x2_type(Datatype::float64()), Error);
 }
 
+TEST(Reference, ScanAndExscanArePrefixesInRankOrder) {
+  const Datatype scalar = Datatype::int32();
+  const Datatype mat = matrix_2x2_type(scalar);
+  const ReduceOp op = matrix_2x2_product(scalar);
+  // A, B as above, C = [[0,1],[1,0]]: AB = [[2,1],[1,1]], (AB)C = [[1,2],[1,1]].
+  const std::vector<Bytes> in{ints({1, 1, 0, 1}), ints({1, 0, 1, 1}), ints({0, 1, 1, 0})};
+  const auto scan = reference_outputs(make_spec(CollectiveKind::kScan, 3, 1), in, mat, op);
+  EXPECT_EQ(scan[0], ints({1, 1, 0, 1}));
+  EXPECT_EQ(scan[1], ints({2, 1, 1, 1}));
+  EXPECT_EQ(scan[2], ints({1, 2, 1, 1}));
+  const auto exscan = reference_outputs(make_spec(CollectiveKind::kExscan, 3, 1), in, mat, op);
+  EXPECT_TRUE(exscan[0].empty());  // optcoll's definition of MPI's undefined rank-0 result
+  EXPECT_EQ(exscan[1], ints({1, 1, 0, 1}));
+  EXPECT_EQ(exscan[2], ints({2, 1, 1, 1}));
+}
+
 TEST(Reference, InputsMakeExactReductions) {
   const Bytes prod = make_input(Datatype::float32(), "prod", 3, 5);
   for (std::size_t i = 0; i < 5; ++i) {

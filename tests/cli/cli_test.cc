@@ -120,6 +120,33 @@ TEST_F(Cli, PlanJsonAndDumpedScheduleAgreeWithSimulate) {
   EXPECT_EQ(nlohmann::json::parse(verify.out)["ok"], true);
 }
 
+TEST_F(Cli, ScanAndExscanPlanVerifyAndRun) {
+  // The brief's example: plan scan -p 7 --count 5 picks one of the scan algorithms, and the
+  // dumped schedule verifies.
+  const std::string dump = (dir_ / "scan.txt").string();
+  const Result r = run("plan scan -p 7 --count 5 --json --dump " + dump);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["collective"], "scan");
+  EXPECT_EQ(doc["p"], 7);
+  EXPECT_EQ(doc["algorithm"].get<std::string>().rfind("scan/", 0), 0u) << doc["algorithm"];
+  EXPECT_LE(doc["lower_bound"].get<double>(), doc["predicted_time"].get<double>());
+  const Result verify = run("verify --schedule " + dump + " --json");
+  ASSERT_EQ(verify.status, 0) << verify.err;
+  EXPECT_EQ(nlohmann::json::parse(verify.out)["ok"], true);
+  for (const std::string args :
+       {"run scan -p 7 --count 5 --op matmul2 --dtype int64 --algorithm recursive_doubling "
+        "--json --iterations 2",
+        "run exscan -p 6 --count 33 --op matmul2 --dtype int32 --algorithm recursive_doubling "
+        "--json --iterations 2",
+        "run exscan -p 5 --count 100 --algorithm linear --json",
+        "run scan -p 9 --count 100 --reproducible --dtype float --json"}) {
+    const Result ran = run(args);
+    ASSERT_EQ(ran.status, 0) << args << "\n" << ran.err;
+    EXPECT_EQ(nlohmann::json::parse(ran.out)["correct"], true) << args;
+  }
+}
+
 TEST_F(Cli, PlanTreeJsonForBinomialBcast) {
   const Result r = run("plan bcast -p 8 --count 10 --algorithm bcast/binomial --json");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -272,6 +299,8 @@ const BadInput kBadInputs[] = {
     {"matmul2_on_floats",
      [](Cli&) { return std::string("run reduce -p 4 --count 1 --op matmul2 --dtype double"); },
      "matmul2 needs an integer type"},
+    {"root_on_scan", [](Cli&) { return std::string("plan scan -p 4 --count 1 --root 2"); },
+     "scan has no root (got root 2)"},
     {"root_on_rootless", [](Cli&) { return std::string("plan allreduce -p 4 --count 1 --root 2"); },
      "allreduce has no root"},
     {"no_collective", [](Cli&) { return std::string("plan"); }, "collective"},

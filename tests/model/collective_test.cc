@@ -21,7 +21,7 @@ void expect_invalid(const CollectiveSpec& spec, const std::string& fragment) {
 }
 
 TEST(CollectiveNames, RoundTripEveryKind) {
-  EXPECT_EQ(all_collectives().size(), 14u);
+  EXPECT_EQ(all_collectives().size(), 16u);
   for (const auto kind : all_collectives()) {
     const auto parsed = parse_collective(collective_name(kind));
     ASSERT_TRUE(parsed.has_value()) << collective_name(kind);
@@ -29,6 +29,24 @@ TEST(CollectiveNames, RoundTripEveryKind) {
   }
   EXPECT_FALSE(parse_collective("allgatherw").has_value());
   EXPECT_EQ(parse_collective("reduce_scatter_block"), CollectiveKind::kReduceScatterBlock);
+  EXPECT_EQ(parse_collective("scan"), CollectiveKind::kScan);
+  EXPECT_EQ(parse_collective("exscan"), CollectiveKind::kExscan);
+  EXPECT_EQ(collective_name(CollectiveKind::kExscan), "exscan");
+}
+
+TEST(CollectiveKinds, ScanAndExscanAreUnrootedRegularReductions) {
+  for (const auto kind : {CollectiveKind::kScan, CollectiveKind::kExscan}) {
+    SCOPED_TRACE(collective_name(kind));
+    EXPECT_TRUE(is_reduction(kind));
+    EXPECT_FALSE(is_rooted(kind));
+    EXPECT_FALSE(takes_counts(kind));
+    EXPECT_TRUE(count_is_message(kind));
+    EXPECT_FALSE(needs_synchronization(kind));
+  }
+  EXPECT_FALSE(count_is_message(CollectiveKind::kAllgather));
+  expect_invalid(CollectiveSpec{CollectiveKind::kScan, 4, 1, 3, {}}, "scan has no root");
+  expect_invalid(CollectiveSpec{CollectiveKind::kExscan, 4, 0, 0, {1, 2, 3, 4}},
+                 "exscan takes a uniform count");
 }
 
 TEST(CollectiveValidate, NamesEachProblem) {
@@ -111,6 +129,8 @@ TEST(Layout, SizesOfEveryRegularKind) {
       {CollectiveKind::kGather, n, p * n, n, 0},
       {CollectiveKind::kAllgather, n, p * n, n, p * n},
       {CollectiveKind::kReduceScatterBlock, p * n, n, p * n, n},
+      {CollectiveKind::kScan, n, n, n, n},
+      {CollectiveKind::kExscan, n, 0, n, n},  // "root" is rank 0 here: no exscan output
       {CollectiveKind::kAlltoall, p * n, p * n, p * n, p * n},
       {CollectiveKind::kBarrier, 0, 0, 0, 0},
   };
@@ -156,6 +176,24 @@ TEST(Postcondition, ReduceScatterAndAlltoall) {
   // Rank 1 receives from q the elements q sent to it: q's input [2*1, 2*1+2).
   EXPECT_EQ(expected_output(a2a, 1),
             (std::vector<ValueRun>{{0, 2, 2, 0, 0}, {2, 2, 2, 1, 1}, {4, 2, 2, 2, 2}}));
+}
+
+TEST(Postcondition, ScanIsInclusiveExscanExclusive) {
+  // A message of n elements: rank r holds element i of x0 ⊕ ... ⊕ xr (scan) or of
+  // x0 ⊕ ... ⊕ x(r-1) (exscan, nothing on rank 0); whole messages, so index_base 0.
+  const Layout scan(make_spec(CollectiveKind::kScan, 5, 3));
+  EXPECT_EQ(scan.total(), 3);
+  EXPECT_EQ(scan.displ(4), 0);
+  EXPECT_EQ(expected_output(scan, 0), (std::vector<ValueRun>{{0, 3, 0, 0, 0}}));
+  EXPECT_EQ(expected_output(scan, 3), (std::vector<ValueRun>{{0, 3, 0, 0, 3}}));
+  const Layout exscan(make_spec(CollectiveKind::kExscan, 5, 3));
+  EXPECT_TRUE(expected_output(exscan, 0).empty());
+  EXPECT_EQ(exscan.output_count(0), 0);
+  EXPECT_EQ(expected_output(exscan, 1), (std::vector<ValueRun>{{0, 3, 0, 0, 0}}));
+  EXPECT_EQ(expected_output(exscan, 4), (std::vector<ValueRun>{{0, 3, 0, 0, 3}}));
+  EXPECT_EQ(initial_contents(exscan, 0, Buf::kInput), (std::vector<ValueRun>{{0, 3, 0, 0, 0}}));
+  // Whole messages are not multiplied by p in the size limit (as for allreduce).
+  EXPECT_NO_THROW(make_spec(CollectiveKind::kScan, 1024, kMaxCount / 2));
 }
 
 TEST(InitialContents, BcastRootHoldsMessageInOutput) {

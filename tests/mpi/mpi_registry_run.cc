@@ -11,8 +11,9 @@
 //                     naming what it waited on.
 //   communicator      the C++ Communicator over MpiTransport: allreduce, bcast, gatherv
 //                     (irregular counts, known everywhere), allgather, alltoall and
-//                     reduce_scatter_block, three times each (plans cached), equal bit for
-//                     bit to MPI's own collectives on the same int64 data.
+//                     reduce_scatter_block, scan (sum, max) and exscan (ranks > 0: MPI
+//                     leaves rank 0's result undefined), three times each (plans cached),
+//                     equal bit for bit to MPI's own collectives on the same int64 data.
 //   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
 //                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
@@ -272,6 +273,20 @@ int run_communicator() {
       MPI_Reduce_scatter_block(row.data(), mpi_part.data(), static_cast<int>(n), MPI_INT64_T,
                                MPI_SUM, MPI_COMM_WORLD);
       expect_same("reduce_scatter_block", part, mpi_part);
+
+      comm.scan<std::int64_t>(in, ours, "sum");
+      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM,
+               MPI_COMM_WORLD);
+      expect_same("scan", ours, theirs);
+      comm.scan<std::int64_t>(in, ours, "max");
+      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX,
+               MPI_COMM_WORLD);
+      expect_same("scan max", ours, theirs);
+      // MPI_Exscan leaves rank 0's buffer undefined (optcoll: untouched): compare the others.
+      comm.exscan<std::int64_t>(in, ours, "sum");
+      MPI_Exscan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM,
+                 MPI_COMM_WORLD);
+      if (rank > 0) expect_same("exscan", ours, theirs);
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -133,7 +133,7 @@ TEST(ClosedForm, BinomialReduceWithGamma) {
 struct Env {
   Rank p = 0;
   Rank root = 0;
-  Count n = 0;                // the message (bcast, reduce, allreduce) or the total of all blocks
+  Count n = 0;                // the message (bcast, (all)reduce, (ex)scan) or all blocks' total
   Count m = 0;                // the uniform block
   std::vector<Count> counts;  // v-variants: blocks (alltoallv: the p x p matrix)
   Time copy = 0;
@@ -161,6 +161,31 @@ struct Formula {
 Time a(std::int64_t k) { return static_cast<Time>(k) * kAlpha; }
 Time b(std::int64_t k) { return static_cast<Time>(k) * kBeta; }
 Time g(std::int64_t k) { return static_cast<Time>(k) * kGamma; }
+
+// The scan and exscan algorithms' header formulas (one port, no overlap, full duplex), n =
+// each rank's vector; exact for every copy rate.
+Time scan_linear(Rank p, Count n, Time copy) {
+  if (p == 1) return n * copy;
+  return (p - 1) * (a(1) + b(n) + g(n)) + (p == 2 ? n * std::max(0.0, copy - kGamma) : 0);
+}
+Time scan_doubling(Rank p, Count n, Time copy) {
+  if (p == 1) return n * copy;
+  // Rank 0's copy delays its step-1 send to rank 2 by n·max(0, copy − γ); the delay reaches
+  // the last step along ranks 2, 6, 14, ..., 2^L − 2, so only if that rank exists.
+  const std::int64_t log = ceil_log2(p);
+  const bool late = p >= (std::int64_t{1} << log) - 1;
+  return log * (a(1) + b(n) + g(n)) + (late ? n * std::max(0.0, copy - kGamma) : 0);
+}
+Time exscan_linear(Rank p, Count n, Time copy) {
+  if (p <= 2) return (p - 1) * (a(1) + b(n));
+  return (p - 1) * (a(1) + b(n)) + (p - 2) * g(n) + n * copy;
+}
+Time exscan_doubling(Rank p, Count n, Time copy) {
+  const std::int64_t log = ceil_log2(p);
+  if (p <= 3) return log * (a(1) + b(n)) + (p == 3 ? g(n) : 0);
+  const bool both_at_step_before_last = p > 3 * (std::int64_t{1} << (log - 2));
+  return log * (a(1) + b(n)) + n * copy + (2 * log - 2 - (both_at_step_before_last ? 0 : 1)) * g(n);
+}
 
 // scatterv/gatherv over a flat tree: every non-empty non-root block costs one message; the
 // root copies its own block.
@@ -777,6 +802,13 @@ const std::map<std::string, Formula>& formulas() {
               }
               return e.m == 0 ? 0 : t;
             }}},
+      // scan, exscan: n is each rank's vector (the message). See ScanFormulas below.
+      {"scan/linear", {.cost = [](const Env& e) { return scan_linear(e.p, e.n, e.copy); }}},
+      {"scan/recursive_doubling",
+       {.cost = [](const Env& e) { return scan_doubling(e.p, e.n, e.copy); }}},
+      {"exscan/linear", {.cost = [](const Env& e) { return exscan_linear(e.p, e.n, e.copy); }}},
+      {"exscan/recursive_doubling",
+       {.cost = [](const Env& e) { return exscan_doubling(e.p, e.n, e.copy); }}},
       {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
       {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
   };
@@ -800,8 +832,7 @@ std::vector<CollectiveSpec> specs_for(CollectiveKind kind, Rank p, const Formula
   }
   if (!takes_counts(kind)) {
     for (const Count c : {1, 37, 560}) {  // 560 = 5 * 7 * 16: divisible by every p below
-      const bool per_block = kind != CollectiveKind::kBcast && kind != CollectiveKind::kReduce &&
-                             kind != CollectiveKind::kAllreduce;
+      const bool per_block = !count_is_message(kind);
       if (f.needs_divisible && !per_block && c % p != 0) continue;
       specs.push_back(make_spec(kind, p, c));
     }
@@ -839,10 +870,7 @@ TEST(RegistryFormulas, MatchTheSimulator) {
         e.counts = spec.counts;
         e.m = spec.count;
         e.log = ceil_log2(p);
-        const bool message = info.collective == CollectiveKind::kBcast ||
-                             info.collective == CollectiveKind::kReduce ||
-                             info.collective == CollectiveKind::kAllreduce;
-        if (message) {
+        if (count_is_message(info.collective)) {
           e.n = spec.count;
         } else if (spec.counts.empty()) {
           e.n = p * spec.count;
@@ -927,6 +955,30 @@ TEST(ClosedForm, IrregularBinomialTrees) {
       const TreeRecursion tree(*s.tree, counts);
       const Time expected = kind == CollectiveKind::kScatterv ? tree.scatter(0, 0) : tree.gather(0);
       EXPECT_EQ(simulate(s, model()).makespan, expected) << collective_name(kind) << " p=" << p;
+    }
+  }
+}
+
+// The scan and exscan formulas at every p up to 70, not only the registry grid's p: the
+// exscan doubling's γ terms depend on where p lies between powers of two, and copy rates
+// above γ (5 > 3) move rank 0's copy in scan onto the critical path.
+TEST(ScanFormulas, MatchTheSimulatorAtEveryP) {
+  for (Rank p = 1; p <= 70; ++p) {
+    for (const Count n : {1, 10}) {
+      for (const Time copy : {0.0, 1.0, 5.0}) {
+        const std::string where =
+            "p=" + std::to_string(p) + " n=" + std::to_string(n) + " copy=" + std::to_string(copy);
+        const auto scan = make_spec(CollectiveKind::kScan, p, n);
+        const auto exscan = make_spec(CollectiveKind::kExscan, p, n);
+        EXPECT_EQ(makespan("scan/linear", scan, model(copy)), scan_linear(p, n, copy)) << where;
+        EXPECT_EQ(makespan("scan/recursive_doubling", scan, model(copy)), scan_doubling(p, n, copy))
+            << where;
+        EXPECT_EQ(makespan("exscan/linear", exscan, model(copy)), exscan_linear(p, n, copy))
+            << where;
+        EXPECT_EQ(makespan("exscan/recursive_doubling", exscan, model(copy)),
+                  exscan_doubling(p, n, copy))
+            << where;
+      }
     }
   }
 }

@@ -86,6 +86,8 @@ inline Count contribution_count(const CollectiveSpec& spec, Rank r) {
       return r == spec.root ? spec.count : 0;
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
       return spec.count;
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:
@@ -140,6 +142,17 @@ inline std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, std::siz
       for (auto& o : out) o = all;
       break;
     }
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan:
+      // MPI_Scan: rank r gets x0 (+) ... (+) xr. MPI_Exscan: x0 (+) ... (+) x(r-1); rank 0's
+      // result is undefined in MPI, and optcoll gives it no output at all.
+      for (Rank r = 0; r < p; ++r) {
+        const Rank last = spec.kind == CollectiveKind::kScan ? r : r - 1;
+        if (last < 0) continue;
+        const std::vector<Bytes> prefix(contributions.begin(), contributions.begin() + (last + 1));
+        out[static_cast<std::size_t>(r)] = fold(prefix, 0, spec.count, elem_bytes, combine);
+      }
+      break;
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:
       for (Rank r = 0; r < p; ++r) {

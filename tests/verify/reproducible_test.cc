@@ -24,9 +24,10 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-constexpr CollectiveKind kReductions[] = {CollectiveKind::kReduce, CollectiveKind::kAllreduce,
-                                          CollectiveKind::kReduceScatter,
-                                          CollectiveKind::kReduceScatterBlock};
+constexpr CollectiveKind kReductions[] = {
+    CollectiveKind::kReduce,        CollectiveKind::kAllreduce,
+    CollectiveKind::kReduceScatter, CollectiveKind::kReduceScatterBlock,
+    CollectiveKind::kScan,          CollectiveKind::kExscan};
 
 CollectiveSpec reduction_spec(CollectiveKind kind, Rank p, Count block, bool reproducible) {
   CollectiveSpec spec =
@@ -63,7 +64,7 @@ TEST(Reproducible, OnlyFixedOrderAlgorithmsAcceptIt) {
       ++refused;
     }
   }
-  EXPECT_EQ(accepted, 7);  // the four reproducible algorithms and three linear ones
+  EXPECT_EQ(accepted, 9);  // the four reproducible algorithms and five linear ones
   EXPECT_GT(refused, 30);
 }
 
@@ -113,6 +114,29 @@ TEST(Reproducible, VerifierRejectsEveryOtherAssociation) {
       const auto report = verify(s);
       EXPECT_EQ(report.ok(), c.left_fold) << c.algorithm << " p=" << p << ": " << report.summary();
       if (!c.left_fold && !report.ok()) {
+        EXPECT_NE(report.summary().find("left fold"), std::string::npos) << report.summary();
+      }
+    }
+  }
+}
+
+// The linear scan and exscan chains fold left to right at every p; recursive doubling combines
+// partials of rank ranges (scan from p = 3 on; exscan happens to be a left fold up to p = 4:
+// rank 3 gets (x0 x1) x2, and not from p = 5 on).
+TEST(Reproducible, ScanChainsAreLeftFoldsRecursiveDoublingIsNot) {
+  for (const auto kind : {CollectiveKind::kScan, CollectiveKind::kExscan}) {
+    const std::string name(collective_name(kind));
+    for (const Rank p : {1, 2, 3, 4, 5, 8, 13}) {
+      Schedule linear = algorithms::build(name + "/linear", reduction_spec(kind, p, 2, true));
+      EXPECT_TRUE(verify(linear).ok()) << name << " p=" << p << ": " << verify(linear).summary();
+      Schedule doubling =
+          algorithms::build(name + "/recursive_doubling", reduction_spec(kind, p, 2, false));
+      ASSERT_TRUE(verify(doubling).ok()) << name << " p=" << p;
+      doubling.spec.reproducible = true;
+      const bool fold = p <= (kind == CollectiveKind::kScan ? 2 : 4);
+      const auto report = verify(doubling);
+      EXPECT_EQ(report.ok(), fold) << name << " p=" << p << ": " << report.summary();
+      if (!fold) {
         EXPECT_NE(report.summary().find("left fold"), std::string::npos) << report.summary();
       }
     }
@@ -201,6 +225,48 @@ TEST(Reproducible, FloatResultsAreTheLeftFoldBitForBit) {
     }
   }
   EXPECT_GT(association_sensitive, 20);
+}
+
+// The left fold of ranks 0..last of element i, in float.
+float prefix_fold(Rank last, Count i) {
+  float acc = element(0, i);
+  for (Rank r = 1; r <= last; ++r) acc += element(r, i);
+  return acc;
+}
+
+TEST(Reproducible, ScanAndExscanFloatResultsAreLeftFoldsBitForBit) {
+  int association_sensitive = 0;
+  for (const Rank p : {2, 3, 5, 8, 13}) {
+    const Count n = 12;
+    const auto scan = run("scan/linear", reduction_spec(CollectiveKind::kScan, p, n / p + 1, true));
+    const auto exscan =
+        run("exscan/linear", reduction_spec(CollectiveKind::kExscan, p, n / p + 1, true));
+    const auto doubling =
+        run("scan/recursive_doubling", reduction_spec(CollectiveKind::kScan, p, n / p + 1, false));
+    const Count count = reduction_spec(CollectiveKind::kScan, p, n / p + 1, true).count;
+    EXPECT_TRUE(exscan[0].empty());
+    for (Rank r = 0; r < p; ++r) {
+      const auto inclusive = as_floats(scan[static_cast<std::size_t>(r)]);
+      const auto exclusive = as_floats(exscan[static_cast<std::size_t>(r)]);
+      const auto other = as_floats(doubling[static_cast<std::size_t>(r)]);
+      ASSERT_EQ(inclusive.size(), static_cast<std::size_t>(count));
+      ASSERT_EQ(exclusive.size(), r == 0 ? 0 : static_cast<std::size_t>(count));
+      for (Count i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(inclusive[k]),
+                  std::bit_cast<std::uint32_t>(prefix_fold(r, i)))
+            << "scan p=" << p << " rank " << r << " element " << i;
+        if (r > 0) {
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(exclusive[k]),
+                    std::bit_cast<std::uint32_t>(prefix_fold(r - 1, i)))
+              << "exscan p=" << p << " rank " << r << " element " << i;
+        }
+        if (other[k] != inclusive[k]) ++association_sensitive;
+      }
+    }
+  }
+  // The data does tell associations apart: recursive doubling's float prefixes differ.
+  EXPECT_GT(association_sensitive, 0);
 }
 
 TEST(Reproducible, ARingGivesADifferentFloatResult) {
