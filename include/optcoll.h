@@ -67,6 +67,11 @@ int OPTCOLL_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
 int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int OPTCOLL_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm);
+/* Rank 0's recvbuf is left untouched (MPI leaves it undefined). */
+int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm);
 int OPTCOLL_Barrier(MPI_Comm comm);
 
 /* The fast paths: recvcounts (sendcounts) significant on every rank, all equal, so no

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the unrooted C API calls (OPTCOLL_Allreduce, _Allgather(v), _Reduce_scatter(_block),
-// _Alltoall(v), _Barrier) and the settings. MPI_IN_PLACE is served by copying the in-place
+// _Alltoall(v), _Scan, _Exscan, _Barrier) and the settings. MPI_IN_PLACE is served by copying the in-place
 // data into a private input first (optcoll's input and output never alias).
 #include <vector>
 
@@ -199,6 +199,24 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
     run_spec(call, spec, byte_type(), no_reduction(), sendbuf, staging.data());
     if (!mismatch.empty()) throw CallError(MPI_ERR_COUNT, mismatch, /*transport_intact=*/true);
     unpack(staging.data(), recv_counts, rdispls, recv_bytes, static_cast<std::byte*>(recvbuf));
+  });
+}
+
+int OPTCOLL_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_count(count, "count");
+    reduction(call, detail::regular(CollectiveKind::kScan, count), sendbuf, recvbuf, count,
+              datatype, op);
+  });
+}
+
+int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm) {
+  return guarded(comm, [&](Call& call) {
+    check_count(count, "count");
+    reduction(call, detail::regular(CollectiveKind::kExscan, count), sendbuf, recvbuf, count,
+              datatype, op);
   });
 }
 

@@ -3,7 +3,7 @@
 // library's own collective on the same integer data, compared bit for bit over the whole
 // receive buffer (gaps between displacements included), for every root, counts with zeros,
 // irregular counts, displacements out of rank order, MPI_IN_PLACE, several datatypes
-// (MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED_SHORT, a contiguous derived type), built-in
+// (MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED_SHORT, a contiguous derived type; scan and exscan too), built-in
 // operators (optcoll's kernels and MPI_Reduce_local's) and a non-commutative user MPI_Op.
 // Then the errors: wrong root, negative count, non-contiguous datatype, NULL buffers,
 // inconsistent counts (the mistaken rank fails, alone or telling the others; the next call
@@ -118,6 +118,20 @@ void check_reductions(MPI_Datatype type, MPI_Op op, const char* name, int elems_
       OPTCOLL_Allreduce(MPI_IN_PLACE, c.data(), count, type, op, MPI_COMM_WORLD);
       MPI_Allreduce(MPI_IN_PLACE, d.data(), count, type, op, MPI_COMM_WORLD);
       expect(same(c, d), "allreduce in place " + tag);
+    }
+    {  // scan and exscan (MPI leaves exscan's rank-0 output undefined: not compared)
+      std::vector<T> a(n, T(7)), b(n, T(7));
+      OPTCOLL_Scan(in.data(), a.data(), count, type, op, MPI_COMM_WORLD);
+      MPI_Scan(in.data(), b.data(), count, type, op, MPI_COMM_WORLD);
+      expect(same(a, b), "scan " + tag);
+      std::vector<T> c = in, d = in;
+      OPTCOLL_Scan(MPI_IN_PLACE, c.data(), count, type, op, MPI_COMM_WORLD);
+      MPI_Scan(MPI_IN_PLACE, d.data(), count, type, op, MPI_COMM_WORLD);
+      expect(same(c, d), "scan in place " + tag);
+      std::vector<T> e(n, T(7)), f(n, T(7));
+      OPTCOLL_Exscan(in.data(), e.data(), count, type, op, MPI_COMM_WORLD);
+      MPI_Exscan(in.data(), f.data(), count, type, op, MPI_COMM_WORLD);
+      expect(g_rank == 0 ? e == std::vector<T>(n, T(7)) : same(e, f), "exscan " + tag);
     }
     for (int root = 0; root < g_size; ++root) {
       std::vector<T> a(n, T(7)), b(n, T(7));
