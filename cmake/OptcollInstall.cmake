@@ -11,6 +11,14 @@ install(TARGETS optcoll_model optcoll_schedule optcoll_verify optcoll_algorithms
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS optcoll_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(OPTCOLL_HAVE_MPI)
+  # The MPI backend, the C API (include/optcoll.h) and the PMPI library.
+  install(TARGETS optcoll_exec_mpi optcoll_c EXPORT optcollTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/optcoll.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(TARGETS optcoll_pmpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(EXPORT optcollTargets NAMESPACE optcoll:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/optcollConfig.cmake.in
   ${PROJECT_BINARY_DIR}/optcollConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the PMPI library's decision (route.h).
+#include "pmpi/route.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "optcoll/capi/mpi_context.h"
+#include "optcoll/capi/mpi_types.h"
+#include "optcoll/plan/select.h"
+
+namespace optcoll::pmpi {
+namespace {
+
+enum class Policy { kAuto, kAlways, kNever };
+
+Policy policy() {
+  static const Policy p = [] {
+    const char* text = std::getenv("OPTCOLL_PMPI");
+    if (text == nullptr || std::strcmp(text, "auto") == 0) return Policy::kAuto;
+    if (std::strcmp(text, "always") == 0) return Policy::kAlways;
+    return Policy::kNever;  // "never", or anything unknown: stay out of the way
+  }();
+  return p;
+}
+
+double margin() {
+  static const double m = [] {
+    const char* text = std::getenv("OPTCOLL_PMPI_MARGIN");
+    if (text == nullptr) return 0.1;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    return end != text && value >= 0 && value < 10 ? value : 0.1;
+  }();
+  return m;
+}
+
+// The algorithms the MPI library (Open MPI's tuned and basic components; MPICH has the same
+// families) chooses among, by optcoll's registry names. The MPI library is credited with
+// the best of them under the model, which is generous: its fixed thresholds do not always
+// pick the best, and its segment sizes are fixed where optcoll's are optimized.
+const std::vector<std::string>& mpi_algorithms(CollectiveKind kind) {
+  static const std::map<CollectiveKind, std::vector<std::string>> table = {
+      {CollectiveKind::kBcast,
+       {"linear", "binomial", "pipelined_chain", "pipelined_binary", "knomial",
+        "scatter_ring_allgather", "scatter_doubling_allgather"}},
+      {CollectiveKind::kReduce,
+       {"linear", "binomial", "pipelined_chain", "pipelined_binary", "rabenseifner"}},
+      {CollectiveKind::kAllreduce,
+       {"reduce_then_bcast", "recursive_doubling", "ring", "ring_segmented", "rabenseifner"}},
+      {CollectiveKind::kGather, {"linear", "binomial"}},
+      {CollectiveKind::kScatter, {"linear", "binomial"}},
+      {CollectiveKind::kGatherv, {"linear"}},
+      {CollectiveKind::kScatterv, {"linear"}},
+      {CollectiveKind::kAllgather, {"linear", "bruck", "recursive_doubling", "ring"}},
+      {CollectiveKind::kAllgatherv, {"linear", "bruck", "recursive_doubling", "ring"}},
+      {CollectiveKind::kReduceScatterBlock,
+       {"reduce_then_scatter", "recursive_halving", "ring", "pairwise"}},
+      {CollectiveKind::kReduceScatter,
+       {"reduce_then_scatter", "recursive_halving", "ring", "pairwise"}},
+      {CollectiveKind::kAlltoall, {"linear", "pairwise", "bruck"}},
+      {CollectiveKind::kAlltoallv, {"linear", "pairwise"}},
+      {CollectiveKind::kScan, {"linear", "recursive_doubling"}},
+      {CollectiveKind::kExscan, {"linear", "recursive_doubling"}},
+      {CollectiveKind::kBarrier, {"linear", "dissemination"}},
+  };
+  static const std::vector<std::string> none;
+  const auto it = table.find(kind);
+  return it == table.end() ? none : it->second;
+}
+
+std::string key_of(const CollectiveSpec& spec) {
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks,
+                                spec.root, spec.count, spec.elem_bytes, spec.commutative);
+  for (const Count c : spec.counts) key += fmt::format("{},", c);
+  return key;
+}
+
+Route decide(MPI_Comm comm, const CollectiveSpec& spec) {
+  capi::CommContext& context = capi::context_for(comm);
+  const Time ours = context.communicator().plan_for(spec)->predicted_time;
+  const CostModel& model = context.communicator().options().model;
+  Time theirs = -1;
+  for (const std::string& name : mpi_algorithms(spec.kind)) {
+    try {
+      const Time t = plan(spec, model, name).predicted_time;
+      if (theirs < 0 || t < theirs) theirs = t;
+    } catch (const Error&) {  // errors.md: not applicable here; the MPI library would not pick it
+    }
+  }
+  if (theirs < 0) return Route::kMpi;
+  return ours * (1 + margin()) < theirs ? Route::kOptcoll : Route::kMpi;
+}
+
+std::map<std::string, std::pair<long, long>>& counts() {
+  static std::map<std::string, std::pair<long, long>> c;
+  return c;
+}
+
+}  // namespace
+
+bool enabled(MPI_Comm comm) {
+  if (policy() == Policy::kNever) return false;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided == MPI_THREAD_MULTIPLE) return false;  // optcoll's C API is not thread-safe
+  int inter = 0;
+  return comm != MPI_COMM_NULL && MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter == 0;
+}
+
+bool always() { return policy() == Policy::kAlways; }
+
+Route route(MPI_Comm comm, const CollectiveSpec& spec) {
+  if (!enabled(comm)) return Route::kMpi;
+  if (policy() == Policy::kAlways) return Route::kOptcoll;
+  static std::map<std::string, Route> cache;
+  const std::string key = key_of(spec);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  Route chosen = Route::kMpi;
+  try {
+    chosen = decide(comm, spec);
+  } catch (...) {  // errors.md: any failure to decide leaves the call to the MPI library
+    chosen = Route::kMpi;
+  }
+  cache.emplace(key, chosen);
+  return chosen;
+}
+
+std::size_t movable_bytes(MPI_Datatype type) {
+  try {
+    return capi::contiguous_bytes(type, "datatype");
+  } catch (...) {  // errors.md: the call goes to the MPI library, which judges the datatype
+    return 0;
+  }
+}
+
+std::size_t reducible_bytes(MPI_Datatype type, MPI_Op op, bool* commutative) {
+  try {
+    const Datatype element = capi::element_type(type);
+    *commutative = capi::reduce_op(op, type, element).commutative;
+    return element.bytes;
+  } catch (...) {  // errors.md: the call goes to the MPI library, which judges the arguments
+    return 0;
+  }
+}
+
+void count_call(const char* function, Route route) {
+  auto& c = counts()[function];
+  (route == Route::kOptcoll ? c.first : c.second) += 1;
+}
+
+void write_log(int rank) {
+  const char* path = std::getenv("OPTCOLL_PMPI_LOG");
+  if (path == nullptr || *path == '\0') return;
+  std::ofstream out(fmt::format("{}.{}", path, rank));
+  for (const auto& [function, c] : counts()) {
+    out << fmt::format("{} optcoll={} mpi={}\n", function, c.first, c.second);
+  }
+}
+
+}  // namespace optcoll::pmpi
