@@ -19,5 +19,6 @@ void add_simulate_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_experiment_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace optcoll::cli

@@ -102,6 +102,16 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
   return result;
 }
 
+std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+                                             std::chrono::milliseconds timeout) {
+  if (mpi_world_size() < 2) {
+    throw_invalid("calibrate --backend mpi measures between two MPI processes: start it with "
+                  "mpirun -np 2 (or more), got {}", mpi_world_size());
+  }
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  return measure_ping_pong(transport, sizes, repetitions, timeout);
+}
+
 #else
 
 bool mpi_backend_available() { return false; }
@@ -111,6 +121,11 @@ Rank mpi_world_size() { return 1; }
 
 CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view, int,
                               std::chrono::milliseconds) {
+  throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
+}
+
+std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t>, int,
+                                             std::chrono::milliseconds) {
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "optcoll/api/threads_check.h"
+#include "optcoll/exec/calibrate.h"
 #include "optcoll/schedule/schedule.h"
 
 namespace optcoll::cli {
@@ -26,5 +27,10 @@ Rank mpi_world_size();
 CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
                               std::string_view op_name, int iterations,
                               std::chrono::milliseconds timeout);
+
+// measure_ping_pong between MPI ranks 0 and 1 of MPI_COMM_WORLD (at least 2 processes);
+// the samples on rank 0, empty elsewhere.
+std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+                                             std::chrono::milliseconds timeout);
 
 }  // namespace optcoll::cli

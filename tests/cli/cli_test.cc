@@ -70,6 +70,49 @@ class Cli : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
+  const std::string model = (dir_ / "model.json").string();
+  const Result r = run("calibrate --backend threads --max-bytes 4096 --kernel-bytes 65536 "
+                       "--repetitions 3 --json --out " + model);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["ping_pong"].size(), 6u);  // 8, 32, 128, 512, 2048, 4096
+  EXPECT_EQ(out["kernels"].size(), 16u);
+  EXPECT_TRUE(out["model"]["per_byte"].get<bool>());
+  EXPECT_GE(out["model"]["alpha"].get<double>(), 0.0);
+  const auto written = nlohmann::json::parse(slurp(model));
+  EXPECT_EQ(written, out["model"]);
+  // The file gives the same predictions as its numbers given as options.
+  const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
+  ASSERT_EQ(p.status, 0) << p.err;
+  const auto& m = out["model"];
+  const Result q = run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " +
+                       m["alpha"].dump() + " --beta " + m["beta"].dump() + " --gamma " +
+                       m["gamma"].dump() + " --copy " + m["copy"].dump());
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
+            nlohmann::json::parse(q.out)["predicted_time"]);
+}
+
+TEST_F(Cli, CalibrateRejectsBadOptions) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"calibrate --backend carrier-pigeon", "unknown --backend 'carrier-pigeon'"},
+      {"calibrate --repetitions 0", "--repetitions must be at least 1"},
+      {"calibrate --max-bytes 16", "at least 32 bytes"},
+      {"calibrate --kernel-bytes 8", "--kernel-bytes must be at least 64"},
+      {"calibrate --timeout 0", "--timeout must be at least 1 ms"},
+      {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --op xor",
+       "no measured reduction kernel for --dtype double --op xor"},
+      {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --out /nonexistent/dir/m.json",
+       "cannot write the model to '/nonexistent/dir/m.json'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
   const Result r = run("list --json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: `optcoll calibrate`: measures alpha and beta (ping-pong between two ranks of the
+// chosen backend, fitted), gamma per built-in kernel and the local copy cost on this
+// machine, prints them beside the fit, and writes the per-byte model as model.json for
+// `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI library).
+//
+//   optcoll calibrate --backend threads --out model.json
+//   mpirun -np 2 optcoll calibrate --backend mpi --out model.json
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/run_mpi.h"
+#include "optcoll/exec/calibrate.h"
+#include "optcoll/exec/threads/world.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string backend = "threads";
+  std::string out;
+  std::size_t max_bytes = std::size_t{4} << 20;
+  std::size_t kernel_bytes = std::size_t{32} << 20;
+  int repetitions = 20;
+  std::string dtype = "double";
+  std::string op = "sum";
+  int timeout_ms = 30000;
+  bool json = false;
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  const bool mpi = o.backend == "mpi";
+  if (!mpi && o.backend != "threads") {
+    throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
+  }
+  if (o.repetitions < 1) throw_invalid("--repetitions must be at least 1, got {}", o.repetitions);
+  if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
+  if (o.kernel_bytes < 64) {
+    throw_invalid("--kernel-bytes must be at least 64, got {}", o.kernel_bytes);
+  }
+  const auto sizes = ping_pong_sizes(o.max_bytes);
+  const std::chrono::milliseconds timeout(o.timeout_ms);
+  std::vector<PingPongSample> samples;
+  bool speaker = true;
+  if (mpi) {
+    ensure_mpi_initialized();
+    samples = ping_pong_on_mpi(sizes, o.repetitions, timeout);
+    speaker = mpi_world_rank() == 0;
+  } else {
+    ThreadWorld world(2, WorldOptions{timeout});
+    world.run([&](Transport& transport) {
+      auto mine = measure_ping_pong(transport, sizes, o.repetitions, timeout);
+      if (transport.rank() == 0) samples = std::move(mine);
+    });
+  }
+  if (!speaker) return;
+  const LinearFit fit = fit_latency_bandwidth(samples);
+  const auto kernels = measure_reduce_kernels(o.kernel_bytes, std::max(3, o.repetitions / 4));
+  const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
+  const CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
+  const std::string model_json = cost_model_to_json(model);
+  if (!o.out.empty()) {
+    std::ofstream file(o.out);
+    if (!(file << model_json << "\n")) throw_invalid("cannot write the model to '{}'", o.out);
+  }
+  if (o.json) {
+    nlohmann::json out = {{"backend", o.backend},
+                          {"model", nlohmann::json::parse(model_json)},
+                          {"fit_max_relative_error", fit.max_relative_error}};
+    for (const auto& s : samples) {
+      out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+    }
+    for (const auto& k : kernels) {
+      out["kernels"].push_back(
+          {{"dtype", k.dtype}, {"op", k.op}, {"seconds_per_byte", k.seconds_per_byte}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("calibrated on the {} backend (median of {} repetitions)\n\n",
+                           o.backend, o.repetitions);
+  std::cout << fmt::format("{:>10}  {:>12}  {:>12}  {:>7}\n", "bytes", "one-way", "fit", "error");
+  for (const auto& s : samples) {
+    const double predicted = fit.intercept + fit.slope * static_cast<double>(s.bytes);
+    std::cout << fmt::format("{:>10}  {:>9.3f} us  {:>9.3f} us  {:>6.1f}%\n", s.bytes,
+                             s.seconds * 1e6, predicted * 1e6,
+                             100 * (predicted - s.seconds) / s.seconds);
+  }
+  std::cout << fmt::format("\nalpha = {:.3g} s, beta = {:.3g} s/B ({:.2f} GB/s)\n", model.alpha,
+                           model.beta, model.beta > 0 ? 1e-9 / model.beta : 0.0);
+  std::cout << fmt::format("copy  = {:.3g} s/B ({:.2f} GB/s)\n", model.copy,
+                           model.copy > 0 ? 1e-9 / model.copy : 0.0);
+  std::cout << "gamma per kernel (s/B):";
+  for (const auto& k : kernels) {
+    std::cout << fmt::format("{}{} {} {:.3g}", &k == kernels.data() ? " " : ", ", k.dtype, k.op,
+                             k.seconds_per_byte);
+  }
+  std::cout << fmt::format("\ngamma = {:.3g} s/B ({} {}, --dtype/--op)\n", model.gamma, o.dtype,
+                           o.op);
+  if (!o.out.empty()) std::cout << fmt::format("model written to {}\n", o.out);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* sub = app.add_subcommand(
+      "calibrate", "measure alpha, beta, gamma and the copy cost here; write model.json");
+  sub->add_option("--backend", o->backend, "threads (two threads) or mpi (ranks 0 and 1 of mpirun)")
+      ->capture_default_str();
+  sub->add_option("--out", o->out, "write the model to this file (JSON, for --model)");
+  sub->add_option("--max-bytes", o->max_bytes, "largest ping-pong message")->capture_default_str();
+  sub->add_option("--kernel-bytes", o->kernel_bytes, "buffer for the reduction and copy timings")
+      ->capture_default_str();
+  sub->add_option("--repetitions", o->repetitions, "timings per size (the median counts)")
+      ->capture_default_str();
+  sub->add_option("--dtype", o->dtype, "the element type whose kernel sets gamma")
+      ->capture_default_str();
+  sub->add_option("--op", o->op, "the operator whose kernel sets gamma")->capture_default_str();
+  sub->add_option("--timeout", o->timeout_ms, "ms to wait for the peer")->capture_default_str();
+  sub->add_flag("--json", o->json, "one JSON document on stdout");
+  sub->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace optcoll::cli

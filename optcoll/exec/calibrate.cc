@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: measuring this machine's cost-model parameters (calibrate.h).
+#include "optcoll/exec/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "optcoll/exec/reduce_kernels.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void wait_for(Transport& transport, std::vector<RequestId> ids, std::chrono::milliseconds timeout,
+              std::size_t bytes) {
+  while (!ids.empty()) {
+    const auto done = transport.wait_some(timeout);
+    if (done.empty()) {
+      throw TransportError(fmt::format("rank {}: ping-pong of {} bytes: no answer from rank {} "
+                                       "within {} ms",
+                                       transport.rank(), bytes, 1 - transport.rank(),
+                                       timeout.count()));
+    }
+    for (const RequestId id : done) std::erase(ids, id);
+  }
+}
+
+}  // namespace
+
+std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes) {
+  if (max_bytes < 32) {
+    throw_invalid("the largest ping-pong message must be at least 32 bytes (two sizes), got {}",
+                  max_bytes);
+  }
+  std::vector<std::size_t> sizes;
+  for (std::size_t m = 8; m < max_bytes; m *= 4) sizes.push_back(m);
+  sizes.push_back(max_bytes);
+  return sizes;
+}
+
+std::vector<PingPongSample> measure_ping_pong(Transport& transport,
+                                              std::span<const std::size_t> sizes,
+                                              int repetitions, std::chrono::milliseconds timeout) {
+  if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
+  if (transport.size() < 2) {
+    throw_invalid("a ping-pong needs two ranks, the transport has {}", transport.size());
+  }
+  const Rank me = transport.rank();
+  std::vector<PingPongSample> samples;
+  if (me > 1) return samples;
+  const Rank peer = 1 - me;
+  std::uint32_t epoch = 0;
+  for (const std::size_t bytes : sizes) {
+    std::vector<std::byte> out(bytes, std::byte{0x5A});
+    std::vector<std::byte> in(bytes);
+    std::vector<double> round_trips;
+    for (int rep = 0; rep <= repetitions; ++rep) {  // rep 0 warms up
+      const MsgKey key{++epoch, 0};
+      const auto start = Clock::now();
+      if (me == 0) {
+        wait_for(transport, {transport.isend(peer, key, out)}, timeout, bytes);
+        wait_for(transport, {transport.irecv(peer, key, in)}, timeout, bytes);
+      } else {
+        wait_for(transport, {transport.irecv(peer, key, in)}, timeout, bytes);
+        wait_for(transport, {transport.isend(peer, key, out)}, timeout, bytes);
+      }
+      const std::chrono::duration<double> took = Clock::now() - start;
+      if (rep > 0) round_trips.push_back(took.count());
+    }
+    if (me == 0) samples.push_back({bytes, median(round_trips) / 2});
+  }
+  return samples;
+}
+
+LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples) {
+  // Weighted least squares, weights 1/t^2: minimizes the relative error.
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& s : samples) {
+    if (!(s.seconds > 0)) throw_invalid("a ping-pong time must be positive, got {}", s.seconds);
+    const double w = 1 / (s.seconds * s.seconds);
+    const auto x = static_cast<double>(s.bytes);
+    sw += w;
+    sx += w * x;
+    sy += w * s.seconds;
+    sxx += w * x * x;
+    sxy += w * x * s.seconds;
+  }
+  const double det = sw * sxx - sx * sx;
+  if (samples.size() < 2 || !(std::abs(det) > 0)) {
+    throw_invalid("fitting alpha and beta needs ping-pong times for two different sizes at least");
+  }
+  LinearFit fit;
+  fit.slope = std::max(0.0, (sw * sxy - sx * sy) / det);
+  fit.intercept = std::max(0.0, (sy - fit.slope * sx) / sw);
+  for (const auto& s : samples) {
+    const double predicted = fit.intercept + fit.slope * static_cast<double>(s.bytes);
+    fit.max_relative_error =
+        std::max(fit.max_relative_error, std::abs(predicted - s.seconds) / s.seconds);
+  }
+  return fit;
+}
+
+std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions) {
+  if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
+  std::vector<KernelRate> rates;
+  std::vector<std::byte> src(bytes), dst(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
+  for (const auto& type : {Datatype::int32(), Datatype::int64(), Datatype::float32(),
+                           Datatype::float64()}) {
+    for (const char* name : {"sum", "prod", "min", "max"}) {
+      const ReduceOp op = ReduceOp::builtin(name, type);
+      const auto n = static_cast<Count>(bytes / type.bytes);
+      std::vector<double> times;
+      for (int rep = 0; rep <= repetitions; ++rep) {
+        std::memset(dst.data(), 1, bytes);  // products of ones stay finite
+        const auto start = Clock::now();
+        reduce_into(op, src.data(), dst.data(), n, /*src_on_left=*/true);
+        const std::chrono::duration<double> took = Clock::now() - start;
+        if (rep > 0) times.push_back(took.count());
+      }
+      rates.push_back({type.name, name, median(times) / static_cast<double>(bytes)});
+    }
+  }
+  return rates;
+}
+
+double measure_copy_per_byte(std::size_t bytes, int repetitions) {
+  if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
+  std::vector<std::byte> src(bytes, std::byte{3}), dst(bytes);
+  std::vector<double> times;
+  for (int rep = 0; rep <= repetitions; ++rep) {
+    const auto start = Clock::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    const std::chrono::duration<double> took = Clock::now() - start;
+    if (rep > 0) times.push_back(took.count());
+    src[static_cast<std::size_t>(rep) % bytes] = dst[0];  // keep the copies observable
+  }
+  return median(times) / static_cast<double>(bytes);
+}
+
+CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
+                           const std::string& dtype, const std::string& op,
+                           double copy_per_byte) {
+  CostModel model;
+  model.per_byte = true;
+  model.alpha = network.intercept;
+  model.beta = network.slope;
+  model.copy = copy_per_byte;
+  const auto it = std::find_if(kernels.begin(), kernels.end(), [&](const KernelRate& k) {
+    return k.dtype == dtype && k.op == op;
+  });
+  if (it == kernels.end()) {
+    throw_invalid("no measured reduction kernel for --dtype {} --op {} (measured: int32, int64, "
+                  "float, double x sum, prod, min, max)",
+                  dtype, op);
+  }
+  model.gamma = it->seconds_per_byte;
+  validate(model);
+  return model;
+}
+
+}  // namespace optcoll

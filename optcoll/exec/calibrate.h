@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: measuring this machine's cost-model parameters (design.md 3.8; `optcoll calibrate`).
+//
+//   alpha, beta   ping-pong between ranks 0 and 1 of a Transport over message sizes from
+//                 8 B to a maximum (powers of 4), one-way time = median round trip / 2,
+//                 then the weighted least-squares line t(m) = alpha + beta·m (weights 1/t²,
+//                 so small and large messages count by their relative error);
+//   gamma         each built-in reduction kernel (int32, int64, float, double x sum, prod,
+//                 min, max) over a buffer larger than the caches, per byte;
+//   copy          memcpy over the same buffer, per byte.
+// The result is a per-byte model (seconds); other parameters keep their defaults (one
+// port, full duplex, no overlap). Measurements are medians over repetitions.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "optcoll/exec/transport.h"
+#include "optcoll/model/cost_model.h"
+
+namespace optcoll {
+
+struct PingPongSample {
+  std::size_t bytes = 0;
+  double seconds = 0;  // one way
+};
+
+struct LinearFit {
+  double intercept = 0;  // alpha, seconds
+  double slope = 0;      // beta, seconds per byte
+  double max_relative_error = 0;  // largest |fit - sample| / sample over the samples
+};
+
+struct KernelRate {
+  std::string dtype;  // "int32", ...
+  std::string op;     // "sum", ...
+  double seconds_per_byte = 0;
+};
+
+// 8, 32, 128, ... up to max_bytes (and max_bytes itself). Error(kInvalidArgument) unless
+// max_bytes >= 32 (two sizes at least).
+std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes);
+
+// Collective over `transport` (size >= 2): ranks 0 and 1 ping-pong every size `repetitions`
+// times after one warm-up; other ranks return at once. Returns the samples on rank 0 (empty
+// elsewhere). TransportError if the peer does not answer within `timeout`.
+std::vector<PingPongSample> measure_ping_pong(Transport& transport,
+                                              std::span<const std::size_t> sizes,
+                                              int repetitions, std::chrono::milliseconds timeout);
+
+// Error(kInvalidArgument) for fewer than two distinct sizes or non-positive times. A
+// negative intercept or slope (noise) is clamped to 0.
+LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples);
+
+std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions);
+double measure_copy_per_byte(std::size_t bytes, int repetitions);
+
+// The per-byte model from the measurements; gamma from the kernel of (dtype, op).
+// Error(kInvalidArgument) when no kernel matches.
+CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
+                           const std::string& dtype, const std::string& op,
+                           double copy_per_byte);
+
+}  // namespace optcoll
