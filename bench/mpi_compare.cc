@@ -2,8 +2,11 @@
 // File: optcoll over MPI (Communicator on MpiTransport, `auto` under the reference model)
 // against the MPI library's own collectives, in one run, OSU-style: for each collective and
 // message size, the median over iterations of the slowest rank's time, both ways, and the
-// ratio. gatherv uses Träff's "spikes" counts (every block 1 except every 4th, 5·b). Run
-// under mpirun: mpirun -np 4 build/bench/bench_mpi_compare [iterations]
+// ratio. gatherv and scatterv use Träff's "spikes" counts (every block 1 except every 4th,
+// 5·b) and his "skewed" distribution (distributions.h), both as the planned call with all
+// counts known (Communicator) and through the C API with MPI's semantics (counts at the root
+// only, exchanged first: OPTCOLL_Gatherv / OPTCOLL_Scatterv). Run under mpirun:
+//   mpirun -np 4 build/bench/bench_mpi_compare [iterations]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +17,10 @@
 
 #include <mpi.h>
 
+#include "optcoll.h"
 #include "optcoll/api/communicator.h"
 #include "optcoll/exec/mpi/mpi_transport.h"
+#include "optcoll/model/distributions.h"
 
 namespace {
 
@@ -61,26 +66,39 @@ int main(int argc, char** argv) {
       std::vector<double> all(n * np);
       std::vector<double> rows(n * np, rank + 0.5);
       std::vector<double> part(n);
-      std::vector<Count> counts(np);
-      std::vector<int> mpi_counts(np);
-      std::vector<int> displs(np);
-      int total = 0;
+      // Irregular counts (elements): spikes, and Träff's skewed distribution with block n.
+      struct Irregular {
+        std::vector<Count> counts;
+        std::vector<int> mpi_counts, displs;
+        std::vector<double> block, gathered;
+      };
+      auto irregular = [&](std::vector<Count> counts) {
+        Irregular ir;
+        ir.counts = std::move(counts);
+        int total = 0;
+        for (const Count c : ir.counts) {
+          ir.mpi_counts.push_back(static_cast<int>(c));
+          ir.displs.push_back(total);
+          total += static_cast<int>(c);
+        }
+        ir.block.assign(static_cast<std::size_t>(ir.counts[static_cast<std::size_t>(rank)]), 1.0);
+        ir.gathered.assign(static_cast<std::size_t>(total), 0.0);
+        return ir;
+      };
+      std::vector<Count> spike_counts(np);
       for (std::size_t r = 0; r < np; ++r) {
-        counts[r] = static_cast<Count>(r % 4 == 3 ? 5 * n : 1);
-        mpi_counts[r] = static_cast<int>(counts[r]);
-        displs[r] = total;
-        total += mpi_counts[r];
+        spike_counts[r] = static_cast<Count>(r % 4 == 3 ? 5 * n : 1);
       }
-      const auto mine = static_cast<std::size_t>(counts[static_cast<std::size_t>(rank)]);
-      std::vector<double> block(mine, 1.0);
-      std::vector<double> gathered(static_cast<std::size_t>(total));
+      Irregular spikes = irregular(spike_counts);
+      Irregular skewed = irregular(optcoll::distribution_counts(
+          optcoll::Distribution::kSkewed, size, static_cast<Count>(n)));
       struct Case {
-        const char* name;
+        std::string name;
         std::function<void()> ours;
         std::function<void()> theirs;
       };
       const int count = static_cast<int>(n);
-      const std::vector<Case> cases{
+      std::vector<Case> cases{
           {"allreduce", [&] { comm.allreduce<double>(in, out, "sum"); },
            [&] {
              MPI_Allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -101,21 +119,53 @@ int main(int argc, char** argv) {
            [&] { MPI_Scan(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }},
           {"exscan", [&] { comm.exscan<double>(in, out, "sum"); },
            [&] { MPI_Exscan(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }},
-          {"gatherv (spikes)",
-           [&] {
-             comm.gatherv<double>(
-                 block, rank == 0 ? std::span<double>(gathered) : std::span<double>(), counts, 0);
-           },
-           [&] {
-             MPI_Gatherv(block.data(), static_cast<int>(mine), MPI_DOUBLE, gathered.data(),
-                         mpi_counts.data(), displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-           }},
       };
+      for (auto* ir : {&spikes, &skewed}) {
+        const std::string tag = ir == &spikes ? " (spikes)" : " (skewed)";
+        const auto me = static_cast<std::size_t>(rank);
+        const int mine = ir->mpi_counts[me];
+        auto gathered = [ir, rank] {
+          return rank == 0 ? std::span<double>(ir->gathered) : std::span<double>();
+        };
+        cases.push_back(
+            {"gatherv" + tag, [&comm, ir, gathered] { comm.gatherv<double>(ir->block, gathered(), ir->counts, 0); },
+             [ir, mine] {
+               MPI_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->gathered.data(),
+                           ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             }});
+        cases.push_back(
+            {"gatherv" + tag + " C API", [ir, mine] {
+               OPTCOLL_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->gathered.data(),
+                               ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE, 0,
+                               MPI_COMM_WORLD);
+             },
+             [ir, mine] {
+               MPI_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->gathered.data(),
+                           ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             }});
+        cases.push_back(
+            {"scatterv" + tag, [&comm, ir, gathered] {
+               comm.scatterv<double>(gathered(), ir->block, ir->counts, 0);
+             },
+             [ir, mine] {
+               MPI_Scatterv(ir->gathered.data(), ir->mpi_counts.data(), ir->displs.data(),
+                            MPI_DOUBLE, ir->block.data(), mine, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             }});
+        cases.push_back(
+            {"scatterv" + tag + " C API", [ir, mine] {
+               OPTCOLL_Scatterv(ir->gathered.data(), ir->mpi_counts.data(), ir->displs.data(),
+                                MPI_DOUBLE, ir->block.data(), mine, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             },
+             [ir, mine] {
+               MPI_Scatterv(ir->gathered.data(), ir->mpi_counts.data(), ir->displs.data(),
+                            MPI_DOUBLE, ir->block.data(), mine, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             }});
+      }
       for (const auto& c : cases) {
         const double ours = median_slowest(iterations, c.ours);
         const double theirs = median_slowest(iterations, c.theirs);
         if (rank == 0) {
-          std::printf("| %s | %zu | %.1f | %.1f | %.2f |\n", c.name, n * 8, ours * 1e6,
+          std::printf("| %s | %zu | %.1f | %.1f | %.2f |\n", c.name.c_str(), n * 8, ours * 1e6,
                       theirs * 1e6, ours / theirs);
         }
       }

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the thread backend (the embedded default: p threads in one process) against the
+// MPI library's own collectives on p processes of the same node, in one run (issue 7's
+// first target). Run under mpirun with p processes:
+//   mpirun -np 8 build/bench/bench_threads_vs_mpi [iterations]
+// First every process times MPI_Allreduce, MPI_Bcast, MPI_Allgather and
+// MPI_Reduce_scatter_block; then rank 0 alone runs the same calls through optcoll's
+// Communicator on a ThreadWorld of p threads while the other processes wait asleep (a
+// polling MPI_Ibarrier with 1 ms naps, so that they leave the CPUs to the threads). A cell
+// is the median over 5 repetitions of (the slowest rank's time for `iterations` calls) /
+// iterations; doubles, sum.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include "optcoll/api/communicator.h"
+
+namespace {
+
+constexpr int kRepetitions = 5;
+const char* const kCollectives[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
+
+std::vector<std::size_t> sizes() {  // bytes per rank: 8 B .. 8 MiB
+  std::vector<std::size_t> s;
+  for (std::size_t b = 8; b <= (std::size_t{8} << 20); b *= 8) s.push_back(b);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One collective call on buffers of n doubles per rank, through `run`.
+struct Buffers {
+  std::vector<double> in, out, all, rows, part;
+  explicit Buffers(std::size_t n, std::size_t p, int rank)
+      : in(n, rank + 1.0), out(n), all(n * p), rows(n * p, rank + 0.5), part(n) {}
+};
+
+double time_mpi(const std::string& name, std::size_t n, int iterations) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Buffers b(n, static_cast<std::size_t>(size), rank);
+  const int count = static_cast<int>(n);
+  auto call = [&] {
+    if (name == "allreduce") {
+      MPI_Allreduce(b.in.data(), b.out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (name == "bcast") {
+      MPI_Bcast(b.out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else if (name == "allgather") {
+      MPI_Allgather(b.in.data(), count, MPI_DOUBLE, b.all.data(), count, MPI_DOUBLE, MPI_COMM_WORLD);
+    } else {
+      MPI_Reduce_scatter_block(b.rows.data(), b.part.data(), count, MPI_DOUBLE, MPI_SUM,
+                               MPI_COMM_WORLD);
+    }
+  };
+  call();
+  std::vector<double> per_call;
+  for (int rep = 0; rep < kRepetitions; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < iterations; ++i) call();
+    double mine = (MPI_Wtime() - start) / iterations;
+    double slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    per_call.push_back(slowest);
+  }
+  return median(per_call);
+}
+
+// Every case on a ThreadWorld of p threads: results[case] = per-call seconds.
+std::vector<double> time_threads(int p, int iterations) {
+  const auto all_sizes = sizes();
+  const std::size_t cases = all_sizes.size() * std::size(kCollectives);
+  // [case][repetition][rank]
+  std::vector<double> times(cases * kRepetitions * static_cast<std::size_t>(p));
+  optcoll::run_threads(p, [&](optcoll::Communicator& comm) {
+    const auto me = static_cast<std::size_t>(comm.rank());
+    std::size_t c = 0;
+    for (const std::size_t bytes : all_sizes) {
+      const std::size_t n = std::max<std::size_t>(1, bytes / 8);
+      Buffers b(n, static_cast<std::size_t>(p), comm.rank());
+      for (const std::string name : kCollectives) {
+        auto call = [&] {
+          if (name == "allreduce") {
+            comm.allreduce<double>(b.in, b.out, "sum");
+          } else if (name == "bcast") {
+            comm.bcast<double>(b.out, 0);
+          } else if (name == "allgather") {
+            comm.allgather<double>(b.in, b.all);
+          } else {
+            comm.reduce_scatter_block<double>(b.rows, b.part, "sum");
+          }
+        };
+        call();  // plans once (cached), warms up
+        for (int rep = 0; rep < kRepetitions; ++rep) {
+          comm.barrier();
+          const auto start = std::chrono::steady_clock::now();
+          for (int i = 0; i < iterations; ++i) call();
+          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+          times[(c * kRepetitions + static_cast<std::size_t>(rep)) * static_cast<std::size_t>(p) +
+                me] = took.count() / iterations;
+        }
+        ++c;
+      }
+    }
+  });
+  std::vector<double> result(cases);
+  for (std::size_t c = 0; c < cases; ++c) {
+    std::vector<double> slowest;
+    for (int rep = 0; rep < kRepetitions; ++rep) {
+      const auto first = times.begin() + static_cast<std::ptrdiff_t>(
+                                             (c * kRepetitions + static_cast<std::size_t>(rep)) *
+                                             static_cast<std::size_t>(p));
+      slowest.push_back(*std::max_element(first, first + p));
+    }
+    result[c] = median(slowest);
+  }
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<double> mpi_times;
+  for (const std::size_t bytes : sizes()) {
+    const std::size_t n = std::max<std::size_t>(1, bytes / 8);
+    const int its = bytes >= (std::size_t{1} << 20) ? std::max(1, iterations / 4) : iterations;
+    for (const char* name : kCollectives) mpi_times.push_back(time_mpi(name, n, its));
+  }
+  // The thread run on rank 0; the others nap in a barrier.
+  std::vector<double> thread_times;
+  if (rank == 0) thread_times = time_threads(size, iterations);
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  int done = 0;
+  while (done == 0) {
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (rank == 0) {
+    std::printf("p = %d: optcoll on %d threads against MPI on %d processes\n\n", size, size, size);
+    std::printf("| collective | bytes per rank | threads (us) | MPI (us) | threads / MPI |\n");
+    std::printf("|---|---|---|---|---|\n");
+    std::size_t c = 0;
+    for (const std::size_t bytes : sizes()) {
+      for (const char* name : kCollectives) {
+        std::printf("| %s | %zu | %.1f | %.1f | %.2f |\n", name, bytes, thread_times[c] * 1e6,
+                    mpi_times[c] * 1e6, thread_times[c] / mpi_times[c]);
+        ++c;
+      }
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
