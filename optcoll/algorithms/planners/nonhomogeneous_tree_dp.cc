@@ -63,17 +63,17 @@ struct NhDp {
   std::vector<std::size_t> off;  // off[i * p + j]: start of range [i..j]'s entries (r = i..j)
   std::vector<Time> c;
   std::vector<Choice> choice;
-  // Per range X = [a..b] and outside root t (index off2[a * p + b] + t): min_s w(s, t, M(X))
-  // and min_s C[X; s] + w(s, t, M(X)) (the left-role lower bound and case (6)).
+  // Per range X = [a..b] and root t > b (index left_row(a, t) + b - a, contiguous in b):
+  // min_s w(s, t, M(X)) and min_s C[X; s] + w(s, t, M(X)) (the left-role lower bound, and
+  // case (6)).
+  std::vector<std::size_t> left_off;  // left_off[a * p + t], t > a
   std::vector<Time> min_w, min_bw;
+  // The current column j: col_c[r * p + x] = C[x..j; r] (contiguous in x for the left role).
+  std::vector<Time> col_c;
 
   std::size_t idx(Rank i, Rank j, Rank r) const { return off[at(i) * at(p) + at(j)] + at(r - i); }
   Time cv(Rank i, Rank j, Rank r) const { return c[idx(i, j, r)]; }
-  // Row of range [i..j] in min_w / min_bw: ranges by (i, j >= i), p entries each.
-  std::size_t range_row(Rank i, Rank j) const {
-    const std::size_t first = at(i) * at(p) - at(i) * (at(i) - (i > 0 ? 1 : 0)) / 2;
-    return (first + at(j - i)) * at(p);
-  }
+  std::size_t left_row(Rank a, Rank t) const { return left_off[at(a) * at(p) + at(t)]; }
   Time mass(Rank i, Rank j) const { return prefix[at(j) + 1] - prefix[at(i)]; }
   Time size(Rank i) const { return pb->sizes[at(i)]; }
   // w(s, t, M) exactly as GatherProblem::message computes it.
@@ -108,8 +108,17 @@ void init(NhDp& dp, const GatherProblem& pb) {
   }
   dp.c.assign(total, 0);
   dp.choice.assign(total, {});
-  dp.min_w.assign(n * (n + 1) / 2 * n, kInf);
-  dp.min_bw.assign(n * (n + 1) / 2 * n, kInf);
+  dp.left_off.assign(n * n, 0);
+  std::size_t left = 0;
+  for (Rank a = 0; a < p; ++a) {
+    for (Rank t = a + 1; t < p; ++t) {
+      dp.left_off[at(a) * n + at(t)] = left;
+      left += at(t - a);
+    }
+  }
+  dp.min_w.assign(left, kInf);
+  dp.min_bw.assign(left, kInf);
+  dp.col_c.assign(n * n, 0);
 }
 
 // min over s in [lo..hi] of max(a, B[s]) + w(s, t, m) (B indexed by s - lo).
@@ -137,13 +146,14 @@ Rank literal_argmin(const NhDp& dp, const Time* b_vals, Rank lo, Rank hi, Rank t
   throw InternalError("non-homogeneous tree DP lost its minimum");  // errors.md: internal
 }
 
-// After range X = [a..b] is final: its lower-bound tables for every outside root t.
+// After range X = [a..b] is final: its left-role tables for every root t > b, and its
+// entries of the column copy.
 void finish_range_tables(NhDp& dp, Rank a, Rank b) {
   const Time m = dp.mass(a, b);
   const Time* b_vals = &dp.c[dp.idx(a, b, a)];
-  const std::size_t row = dp.range_row(a, b);
-  for (Rank t = 0; t < dp.p; ++t) {
-    if (t >= a && t <= b) continue;
+  for (Rank r = a; r <= b; ++r) dp.col_c[at(r) * at(dp.p) + at(a)] = b_vals[r - a];
+  for (Rank t = b + 1; t < dp.p; ++t) {
+    const std::size_t row = dp.left_row(a, t) + at(b - a);
     Time mw = kInf;
     Time mbw = kInf;
     for (Rank s = a; s <= b; ++s) {
@@ -151,8 +161,8 @@ void finish_range_tables(NhDp& dp, Rank a, Rank b) {
       mw = std::min(mw, ws);
       mbw = std::min(mbw, b_vals[s - a] + ws);
     }
-    dp.min_w[row + at(t)] = mw;
-    dp.min_bw[row + at(t)] = mbw;
+    dp.min_w[row] = mw;
+    dp.min_bw[row] = mbw;
   }
 }
 
@@ -168,17 +178,21 @@ struct Column {
   std::vector<Choice> how;
 };
 
-// Sorted parts per (k, t): the ranks i in [0..t] ordered by part_value(i, k, t).
-using SortedParts = std::vector<std::vector<Rank>>;  // index k * p + t
+// Sorted parts per (k, t): (part_value(i, k, t), i) for i in [0..t], ascending (stored with
+// the values, so that the merge reads them contiguously).
+struct Part {
+  Time value;
+  Rank i;
+};
+using SortedParts = std::vector<std::vector<Part>>;  // index k * p + t
 
 void sort_parts_of_column(const NhDp& dp, Rank k, SortedParts& parts) {
   for (Rank t = 0; t <= k; ++t) {
     auto& list = parts[at(k) * at(dp.p) + at(t)];
-    list.resize(at(t) + 1);
-    std::iota(list.begin(), list.end(), Rank{0});
-    std::stable_sort(list.begin(), list.end(), [&](Rank x, Rank y) {
-      return part_value(dp, x, k, t) < part_value(dp, y, k, t);
-    });
+    list.clear();
+    for (Rank i = 0; i <= t; ++i) list.push_back({part_value(dp, i, k, t), i});
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Part& x, const Part& y) { return x.value < y.value; });
   }
 }
 
@@ -222,8 +236,9 @@ void push_right_child(const NhDp& dp, Rank a, Rank b, const SortedParts& parts, 
     }
     // Merge the parts (ascending P) with the sorted B: pos = how many B are <= P.
     Rank pos = 0;
-    for (const Rank i : parts[at(k) * at(dp.p) + at(t)]) {
-      const Time pv = part_value(dp, i, k, t);
+    for (const Part& part : parts[at(k) * at(dp.p) + at(t)]) {
+      const Rank i = part.i;
+      const Time pv = part.value;
       while (pos < n && b_vals[order[at(pos)]] <= pv) ++pos;
       const Time via_pre = pre_w[at(pos)] == kInf ? kInf : pv + pre_w[at(pos)];
       const Time v = std::min(via_pre, suf_bw[at(pos)]);
@@ -245,8 +260,9 @@ void fill_range(NhDp& dp, Rank i, Rank j, Column& col) {
     Time best = col.acc[at(i) * at(dp.p) + at(r)];
     Choice how = col.how[at(i) * at(dp.p) + at(r)];
     // Left role: child [i..k] rooted at s, k < r; the parent part [k+1..j] holds r.
+    const Time* c_col = &dp.col_c[at(r) * at(dp.p)];  // c_col[x] = C[x..j; r]
     for (Rank k = r - 1; k >= i; --k) {
-      const std::size_t row = dp.range_row(i, k) + at(r);
+      const std::size_t row = dp.left_row(i, r) + at(k - i);
       const Time* b_vals = &dp.c[dp.idx(i, k, i)];
       const Time m = dp.mass(i, k);
       if (k + 1 == j) {  // (6): receive [i..j-1], then copy
@@ -257,7 +273,7 @@ void fill_range(NhDp& dp, Rank i, Rank j, Column& col) {
         }
         continue;
       }
-      const Time a = dp.cv(k + 1, j, r);
+      const Time a = c_col[k + 1];
       const Time bound = std::max(a + dp.min_w[row], dp.min_bw[row]);
       if (!(bound < best)) continue;
       const Time v = literal_min(dp, b_vals, i, k, r, m, a);
