@@ -432,5 +432,247 @@ TEST(TreeDp, BestAndFixedFromOneTable) {
   }
 }
 
+// ---- non-homogeneous costs (spec §3.3) ----------------------------------------------------
+
+// Random pair costs (integers, so every time is exact): alpha_st in [0, 40], beta_st in [1, 5],
+// copy <= every beta.
+GatherProblem random_pair_problem(std::mt19937_64& rng, Rank p) {
+  GatherProblem pb = random_problem(rng, p, rng() % 3 == 0);
+  const auto n = static_cast<std::size_t>(p);
+  pb.copy = std::min<Time>(pb.copy, 1);
+  pb.pair_alpha.resize(n * n);
+  pb.pair_beta.resize(n * n);
+  for (std::size_t q = 0; q < n * n; ++q) {
+    pb.pair_alpha[q] = static_cast<Time>(std::uniform_int_distribution<int>(0, 40)(rng));
+    pb.pair_beta[q] = static_cast<Time>(std::uniform_int_distribution<int>(1, 5)(rng));
+  }
+  return pb;
+}
+
+// Definition 2 under pair costs, written out here (child -> parent messages).
+Time pair_completion(const TreeShape& shape, const std::vector<int>& slot, const GatherProblem& pb,
+                     Rank v, Time* total) {
+  const auto& kids = shape.children[static_cast<std::size_t>(v)];
+  const bool copies = v == shape.root || !kids.empty();
+  const auto n = pb.sizes.size();
+  Time t = 0;
+  *total = pb.sizes[static_cast<std::size_t>(v)];
+  for (std::size_t q = 0; q <= kids.size(); ++q) {
+    if (copies && static_cast<int>(q) == slot[static_cast<std::size_t>(v)])
+      t += pb.copy * pb.sizes[static_cast<std::size_t>(v)];
+    if (q == kids.size()) break;
+    Time sub = 0;
+    const Time done = pair_completion(shape, slot, pb, kids[q], &sub);
+    const std::size_t e = static_cast<std::size_t>(kids[q]) * n + static_cast<std::size_t>(v);
+    t = std::max(t, done) + (sub > 0 ? pb.pair_alpha[e] + pb.pair_beta[e] * sub : 0);
+    *total += sub;
+  }
+  return t;
+}
+
+// Every tree of the ordered class, built explicitly (continuation passing): a node's segment
+// grows outward by whole child ranges, left or right in any interleaving, each child range
+// with any root and any subtree; the node copies first unless its first child is on its left,
+// then right after that reception. Each complete tree is evaluated by pair_completion.
+class PairTreeEnumerator {
+ public:
+  explicit PairTreeEnumerator(const GatherProblem& pb) : pb_(pb), p_(pb.nranks()) {}
+
+  Time best(std::optional<Rank> root) {
+    Time best = INFINITY;
+    for (Rank r = 0; r < p_; ++r) {
+      if (root && r != *root) continue;
+      shape_.root = r;
+      shape_.children.assign(static_cast<std::size_t>(p_), {});
+      slot_.assign(static_cast<std::size_t>(p_), 0);
+      subtree(0, p_ - 1, r, [&] {
+        Time total = 0;
+        best = std::min(best, pair_completion(shape_, slot_, pb_, r, &total));
+        ++trees_;
+      });
+    }
+    return best;
+  }
+  long trees() const { return trees_; }
+
+ private:
+  void subtree(Rank i, Rank j, Rank r, const std::function<void()>& done) {
+    grow(i, j, r, r, r, done);
+  }
+  void grow(Rank i, Rank j, Rank r, Rank lo, Rank hi, const std::function<void()>& done) {
+    if (lo == i && hi == j) {
+      done();
+      return;
+    }
+    auto& kids = shape_.children[static_cast<std::size_t>(r)];
+    const bool first = kids.empty();
+    for (Rank x = lo - 1; x >= i; --x) {  // child range [x..lo-1]
+      for (Rank c = x; c <= lo - 1; ++c) {
+        kids.push_back(c);
+        if (first) slot_[static_cast<std::size_t>(r)] = 1;
+        subtree(x, lo - 1, c, [&, x] { grow(i, j, r, x, hi, done); });
+        kids.pop_back();
+      }
+    }
+    for (Rank y = hi + 1; y <= j; ++y) {  // child range [hi+1..y]
+      for (Rank c = hi + 1; c <= y; ++c) {
+        kids.push_back(c);
+        if (first) slot_[static_cast<std::size_t>(r)] = 0;
+        subtree(hi + 1, y, c, [&, y] { grow(i, j, r, lo, y, done); });
+        kids.pop_back();
+      }
+    }
+  }
+
+  const GatherProblem& pb_;
+  Rank p_;
+  TreeShape shape_;
+  std::vector<int> slot_;
+  long trees_ = 0;
+};
+
+TEST(NonHomogeneousDp, EnumeratorMatchesTheHomogeneousSearch) {
+  // The enumerator itself, on homogeneous costs written as pairs: the known search's optimum.
+  std::mt19937_64 rng(30);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Rank p = 1 + trial % 6;
+    GatherProblem pb = random_problem(rng, p, trial % 3 == 0);
+    const auto n = static_cast<std::size_t>(p);
+    pb.pair_alpha.assign(n * n, pb.alpha);
+    pb.pair_beta.assign(n * n, pb.beta);
+    GatherProblem homogeneous = pb;
+    homogeneous.pair_alpha.clear();
+    homogeneous.pair_beta.clear();
+    OrderedSearch search(homogeneous);
+    PairTreeEnumerator all(pb);
+    EXPECT_EQ(all.best(std::nullopt), p == 1 ? pb.copy * pb.sizes[0] : search.range(0, p - 1))
+        << "trial " << trial;
+  }
+}
+
+TEST(NonHomogeneousDp, EqualsExhaustiveSearchOverOrderedTrees) {
+  std::mt19937_64 rng(31);
+  long trees = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Rank p = 1 + trial % 7;  // 1..7
+    const auto pb = random_pair_problem(rng, p);
+    PairTreeEnumerator all(pb);
+    const auto best = optimal_tree_nonhomogeneous(pb, std::nullopt);
+    EXPECT_EQ(best.cost, all.best(std::nullopt)) << "trial " << trial << " p " << p;
+    EXPECT_EQ(completion_time(best.shape, best.copy_slot, pb), best.cost) << "trial " << trial;
+    EXPECT_EQ(optimal_cost_nonhomogeneous_literal(pb, std::nullopt), best.cost);
+    for (Rank r = 0; r < p; ++r) {
+      const auto fixed = optimal_tree_nonhomogeneous(pb, r);
+      EXPECT_EQ(fixed.shape.root, r);
+      EXPECT_EQ(fixed.cost, all.best(r)) << "trial " << trial << " root " << r;
+      EXPECT_EQ(completion_time(fixed.shape, fixed.copy_slot, pb), fixed.cost);
+      Time total = 0;
+      EXPECT_EQ(pair_completion(fixed.shape, fixed.copy_slot, pb, r, &total), fixed.cost);
+      EXPECT_EQ(optimal_cost_nonhomogeneous_literal(pb, r), fixed.cost);
+    }
+    trees += all.trees();
+  }
+  EXPECT_GT(trees, 100000);  // the enumeration really enumerates
+}
+
+TEST(NonHomogeneousDp, FastEqualsLiteralRecurrence) {
+  std::mt19937_64 rng(32);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Rank p = 1 + trial % 24;
+    auto pb = random_pair_problem(rng, p);
+    if (trial % 4 == 1) {  // wide spread: some links 100x slower
+      for (auto& a : pb.pair_alpha) a *= (rng() % 5 == 0 ? 100 : 1);
+    }
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    const auto best = optimal_tree_nonhomogeneous(pb, std::nullopt);
+    EXPECT_EQ(best.cost, optimal_cost_nonhomogeneous_literal(pb, std::nullopt)) << trial;
+    EXPECT_EQ(completion_time(best.shape, best.copy_slot, pb), best.cost) << trial;
+    const auto fixed = optimal_tree_nonhomogeneous(pb, r);
+    EXPECT_EQ(fixed.cost, optimal_cost_nonhomogeneous_literal(pb, r)) << trial;
+    EXPECT_EQ(completion_time(fixed.shape, fixed.copy_slot, pb), fixed.cost) << trial;
+  }
+}
+
+TEST(NonHomogeneousDp, AllPairsEqualGiveTheHomogeneousOptimum) {
+  std::mt19937_64 rng(33);
+  for (int trial = 0; trial < 150; ++trial) {
+    const Rank p = 1 + trial % 30;
+    const auto homogeneous = random_problem(rng, p, trial % 2 == 0);
+    GatherProblem pb = homogeneous;
+    const auto n = static_cast<std::size_t>(p);
+    pb.pair_alpha.assign(n * n, pb.alpha);
+    pb.pair_beta.assign(n * n, pb.beta);
+    EXPECT_EQ(optimal_tree_nonhomogeneous(pb, std::nullopt).cost,
+              optimal_tree(homogeneous, std::nullopt).cost)
+        << "trial " << trial;
+    // The homogeneous problem itself (no matrices) goes through the same program.
+    EXPECT_EQ(optimal_tree_nonhomogeneous(homogeneous, std::nullopt).cost,
+              optimal_tree(homogeneous, std::nullopt).cost);
+    const Rank r = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    EXPECT_EQ(optimal_tree_nonhomogeneous(pb, r).cost, optimal_tree(homogeneous, r).cost)
+        << "trial " << trial << " root " << r;
+  }
+}
+
+TEST(NonHomogeneousDp, WorkedExample) {
+  // The header's example: p = 3, sizes 0 5 5, copy 0, alpha 0 but alpha_{1,2} = 100, beta 1.
+  GatherProblem pb{{0, 5, 5}, 0, 1, 0};
+  pb.pair_alpha.assign(9, 0);
+  pb.pair_beta.assign(9, 1);
+  pb.pair_alpha[1 * 3 + 2] = 100;
+  const auto tree = optimal_tree_nonhomogeneous(pb, 2);
+  EXPECT_EQ(tree.cost, 10);
+  EXPECT_EQ(tree.shape.children[2], std::vector<Rank>{0});
+  EXPECT_EQ(tree.shape.children[0], std::vector<Rank>{1});
+  // The homogeneous DP (alpha = 0) does not see the slow link; its tree (child 1) costs
+  // 105 here.
+  const auto blind = optimal_tree(GatherProblem{{0, 5, 5}, 0, 1, 0}, 2);
+  EXPECT_GE(completion_time(blind.shape, blind.copy_slot, pb), tree.cost);
+}
+
+TEST(TreeSchedules, SimulatorMatchesThePlanUnderPairCosts) {
+  // gather(v)/optimal and scatter(v)/optimal plan with the model's matrices (scatter: the
+  // parent -> child direction) and the simulator reproduces the planned time exactly.
+  std::mt19937_64 rng(34);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Rank p = 1 + trial % 16;
+    const auto pb = random_pair_problem(rng, p);
+    std::vector<Count> counts;
+    for (const Time m : pb.sizes) counts.push_back(static_cast<Count>(m));
+    const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    CostModel model;
+    model.copy = pb.copy;
+    model.duplex = trial % 2 == 0 ? Duplex::kFull : Duplex::kHalf;
+    model.pair_nranks = p;
+    model.pair_alpha = pb.pair_alpha;
+    model.pair_beta = pb.pair_beta;
+    for (const auto coll : {CollectiveKind::kGatherv, CollectiveKind::kScatterv}) {
+      const auto direction =
+          coll == CollectiveKind::kGatherv ? TreeDirection::kGather : TreeDirection::kScatter;
+      auto spec = make_spec_v(coll, p, counts, root);
+      const auto problem = gather_problem(Layout(spec), model, spec.elem_bytes, direction);
+      const Time planned = optimal_tree_nonhomogeneous(problem, root).cost;
+      const auto schedule =
+          build(std::string(collective_name(coll)) + "/optimal", spec, {}, model);
+      const auto result = simulate(schedule, model);
+      ASSERT_EQ(result.status, SimStatus::kOk);
+      EXPECT_EQ(result.makespan, planned) << collective_name(coll) << " trial " << trial;
+      // Best root: the hook answers with the DP's root, and that plan is the best of all roots.
+      Time every_root = INFINITY;
+      for (Rank r = 0; r < p; ++r) {
+        auto at_r = spec;
+        at_r.root = r;
+        every_root = std::min(
+            every_root,
+            plan(at_r, model, std::string(collective_name(coll)) + "/optimal").predicted_time);
+      }
+      const std::string name = std::string(collective_name(coll)) + "/optimal";
+      EXPECT_EQ(plan_best_root(spec, model, name).predicted_time, every_root)
+          << name << " trial " << trial;
+      EXPECT_EQ(every_root, optimal_tree_nonhomogeneous(problem, std::nullopt).cost);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace optcoll::algorithms::planners

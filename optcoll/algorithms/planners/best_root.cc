@@ -22,13 +22,19 @@ std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const Collectiv
   const bool gather_scatter =
       spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv ||
       spec.kind == CollectiveKind::kScatter || spec.kind == CollectiveKind::kScatterv;
-  if (!gather_scatter || !model.homogeneous() || info.collective != spec.kind) return std::nullopt;
+  if (!gather_scatter || info.collective != spec.kind) return std::nullopt;
   for (const auto& [name, kind] : kTrees) {
     if (info.short_name() != name) continue;
+    // With pair matrices only the optimal tree's planner prices them (the others plan with
+    // alpha and beta, so the caller searches every root).
+    if (!model.homogeneous() && kind != TreeKind::kOptimal) return std::nullopt;
     CollectiveSpec rooted = spec;
     rooted.root = 0;
     const Layout layout(rooted);
-    const auto problem = planners::gather_problem(layout, model, spec.elem_bytes);
+    const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
+    const auto problem = planners::gather_problem(
+        layout, model, spec.elem_bytes,
+        gather ? planners::TreeDirection::kGather : planners::TreeDirection::kScatter);
     return planners::plan_tree(kind, problem, std::nullopt).shape.root;
   }
   return std::nullopt;

@@ -12,8 +12,8 @@
 namespace optcoll::algorithms {
 
 // The root `info` would pick for `spec` (spec.root ignored) under `model`, or std::nullopt if
-// the algorithm has no hook or cannot answer for this model (pair matrices: its planner is
-// homogeneous, so the caller searches every root).
+// the algorithm has no hook or cannot answer for this model (pair matrices: only the optimal
+// tree's planner prices them; for the others the caller searches every root).
 std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const CollectiveSpec& spec,
                                       const Params& params, const CostModel& model);
 

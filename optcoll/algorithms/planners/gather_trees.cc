@@ -62,13 +62,31 @@ OrderedTree binomial_blocks(const GatherProblem& pb, std::optional<Rank> root, S
 
 }  // namespace
 
-GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes) {
+GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes,
+                             TreeDirection direction) {
   GatherProblem pb;
   pb.alpha = model.alpha;
   pb.beta = model.beta;
   pb.copy = model.copy;
-  for (Rank r = 0; r < layout.nranks(); ++r)
-    pb.sizes.push_back(model.units(layout.block(r), elem_bytes));
+  const Rank p = layout.nranks();
+  for (Rank r = 0; r < p; ++r) pb.sizes.push_back(model.units(layout.block(r), elem_bytes));
+  if (!model.homogeneous()) {
+    validate_for(model, p);  // the matrices must be p x p
+    const auto n = at(p);
+    pb.pair_alpha.resize(n * n);
+    pb.pair_beta.resize(n * n);
+    for (Rank from = 0; from < p; ++from) {
+      for (Rank to = 0; to < p; ++to) {
+        // The gather direction: a message from child `from` to parent `to`. A scatter tree
+        // sends parent -> child, so its child -> parent entry is the model's [to][from].
+        const bool gather = direction == TreeDirection::kGather;
+        const Rank s = gather ? from : to;
+        const Rank d = gather ? to : from;
+        pb.pair_alpha[at(from) * n + at(to)] = model.latency(s, d);
+        pb.pair_beta[at(from) * n + at(to)] = model.per_unit(s, d);
+      }
+    }
+  }
   return pb;
 }
 
@@ -96,7 +114,7 @@ Time completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
       if (copies && static_cast<int>(i) == copy_slot[at(v)]) t += pb.copy * pb.sizes[at(v)];
       if (i == kids.size()) break;
       const Rank c = kids[i];
-      t = std::max(t, done[at(c)]) + pb.message(total[at(c)]);
+      t = std::max(t, done[at(c)]) + pb.message(c, v, total[at(c)]);
       total[at(v)] += total[at(c)];
     }
     done[at(v)] = t;

@@ -23,21 +23,38 @@
 
 namespace optcoll::algorithms::planners {
 
-// Träff's homogeneous model: block sizes in model units (elements or bytes), alpha, beta and
-// the local copy rate (the paper's gamma; optcoll's CostModel::copy).
+// Träff's model: block sizes in model units (elements or bytes), alpha, beta and the local
+// copy rate (the paper's gamma; optcoll's CostModel::copy). Optionally non-homogeneous: p x p
+// matrices, row-major [sender][receiver] (the child-to-parent direction of a gather), that
+// replace alpha and beta for every message (Träff's alpha_ij, beta_ij; spec §1).
 struct GatherProblem {
   std::vector<Time> sizes;
   Time alpha = 0;
   Time beta = 1;
   Time copy = 0;
+  std::vector<Time> pair_alpha = {};  // empty: homogeneous
+  std::vector<Time> pair_beta = {};
 
   Rank nranks() const { return static_cast<Rank>(sizes.size()); }
+  bool homogeneous() const { return pair_alpha.empty(); }
   Time message(Time m) const { return m > 0 ? alpha + beta * m : 0; }
+  // A message of m units from `from` to `to` (c(0) = 0), priced as the simulator prices it.
+  Time message(Rank from, Rank to, Time m) const {
+    if (homogeneous()) return message(m);
+    const auto at = static_cast<std::size_t>(from) * sizes.size() + static_cast<std::size_t>(to);
+    return m > 0 ? pair_alpha[at] + pair_beta[at] * m : 0;
+  }
 };
 
-// The homogeneous problem of a layout under a model (pair matrices are ignored: the planners
-// here are homogeneous).
-GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes);
+// Which way the tree's messages flow: a gather tree sends child -> parent, a scatter tree
+// parent -> child (a scatter over a tree takes its gather time under the transposed matrices).
+enum class TreeDirection : std::uint8_t { kGather, kScatter };
+
+// The problem of a layout under a model. With pair matrices the problem carries them, in the
+// gather direction (child -> parent): transposed for kScatter. Only the non-homogeneous
+// optimal DP and completion_time() use them; the other planners plan with alpha and beta.
+GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes,
+                             TreeDirection direction = TreeDirection::kGather);
 
 struct OrderedTree {
   TreeShape shape;
@@ -47,7 +64,8 @@ struct OrderedTree {
   Time cost = 0;  // Definition 2 completion time, as planned
 };
 
-// Definition 2, evaluated bottom-up in O(p) (independent of how the tree was planned).
+// Definition 2, evaluated bottom-up in O(p) (independent of how the tree was planned); with
+// pair matrices each message costs alpha_{child,parent} + beta_{child,parent}·M.
 Time completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
                      const GatherProblem& problem);
 
@@ -79,6 +97,16 @@ OrderedTree optimal_tree(const GatherProblem& problem, std::optional<Rank> root,
 // and benchmarks. Returns only the cost.
 Time optimal_cost_plain(const GatherProblem& problem);
 
+// Optimal ordered variable-degree tree under pair costs (non-homogeneous DP, spec §3.3; the
+// tree class of optimal_tree). Works for homogeneous problems too (then every pair costs
+// alpha + beta·M). No root: the best root (first minimum over ranks). See
+// nonhomogeneous_tree_dp.cc for the recurrence and its cost.
+OrderedTree optimal_tree_nonhomogeneous(const GatherProblem& problem, std::optional<Rank> root);
+
+// The same optimum by the literal recurrence (explicit minimum over split and child root,
+// O(p^5)): the reference for tests and benchmarks. Cost only (best root or fixed root).
+Time optimal_cost_nonhomogeneous_literal(const GatherProblem& problem, std::optional<Rank> root);
+
 // Optimal strictly rank-ordered binary tree (Figure 7, five cases; ties: smallest root).
 // A fixed root r uses the DP's tables below it and the case with q = r at the top.
 OrderedTree binary_optimal_tree(const GatherProblem& problem, std::optional<Rank> root);
@@ -108,7 +136,7 @@ enum class TreeKind : std::uint8_t {
   kOptimal
 };
 // Plans `kind` for a fixed root, or for the planner's best root (std::nullopt): the DPs'
-// own choice, the adaptive tree's final root, the first minimum over all ranks otherwise.
+// own choice (kOptimal on a problem with pair matrices: optimal_tree_nonhomogeneous), the adaptive tree's final root, the first minimum over all ranks otherwise.
 OrderedTree plan_tree(TreeKind kind, const GatherProblem& problem, std::optional<Rank> root);
 
 // A gather(v) or scatter(v) schedule over the tree `kind` plans for spec.root under `model`

@@ -22,7 +22,7 @@ OrderedTree plan_tree(TreeKind kind, const GatherProblem& pb, std::optional<Rank
     case TreeKind::kBinaryOptimal:
       return binary_optimal_tree(pb, root);
     case TreeKind::kOptimal:
-      return optimal_tree(pb, root);
+      return pb.homogeneous() ? optimal_tree(pb, root) : optimal_tree_nonhomogeneous(pb, root);
   }
   throw InternalError("unknown tree kind");  // errors.md: internal (an unhandled enum value)
 }
@@ -30,9 +30,10 @@ OrderedTree plan_tree(TreeKind kind, const GatherProblem& pb, std::optional<Rank
 Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel& model,
                                      TreeKind kind, std::string_view name) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/" + std::string(name));
-  const GatherProblem pb = gather_problem(b.layout(), model, spec.elem_bytes);
-  OrderedTree tree = plan_tree(kind, pb, spec.root);
   const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
+  const GatherProblem pb = gather_problem(b.layout(), model, spec.elem_bytes,
+                                          gather ? TreeDirection::kGather : TreeDirection::kScatter);
+  OrderedTree tree = plan_tree(kind, pb, spec.root);
   if (gather) {
     patterns::emit_ordered_gather(b, tree.shape, tree.copy_slot, output_of(b.layout(), spec.root));
   } else {
