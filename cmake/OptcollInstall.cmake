@@ -17,7 +17,9 @@ if(OPTCOLL_HAVE_MPI)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(FILES ${PROJECT_SOURCE_DIR}/include/optcoll.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(TARGETS optcoll_pmpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  if(TARGET optcoll_pmpi)
+    install(TARGETS optcoll_pmpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
 endif()
 install(EXPORT optcollTargets NAMESPACE optcoll:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/optcollConfig.cmake.in
