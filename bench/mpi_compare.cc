@@ -5,12 +5,16 @@
 // ratio. gatherv and scatterv use Träff's "spikes" counts (every block 1 except every 4th,
 // 5·b) and his "skewed" distribution (distributions.h), both as the planned call with all
 // counts known (Communicator) and through the C API with MPI's semantics (counts at the root
-// only, exchanged first: OPTCOLL_Gatherv / OPTCOLL_Scatterv). Run under mpirun:
+// only, exchanged first: OPTCOLL_Gatherv / OPTCOLL_Scatterv). Beside each optcoll time, the
+// model's prediction for the plan that ran ($OPTCOLL_MODEL, e.g. from `optcoll calibrate
+// --backend mpi`, else the reference cluster model). Run under mpirun:
 //   mpirun -np 4 build/bench/bench_mpi_compare [iterations]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +46,12 @@ double median_slowest(int iterations, const std::function<void()>& call) {
   return times[times.size() / 2];
 }
 
+std::string fmt_us(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", seconds * 1e6);
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,10 +63,18 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   {
     optcoll::mpi::MpiTransport transport(MPI_COMM_WORLD);
-    optcoll::Communicator comm(transport, std::make_shared<optcoll::PlanCache>());
+    optcoll::CommOptions options;
+    if (const char* path = std::getenv("OPTCOLL_MODEL"); path != nullptr && *path != '\0') {
+      std::ifstream file(path);
+      std::stringstream text;
+      text << file.rdbuf();
+      options.model = optcoll::parse_cost_model_json(text.str());
+    }
+    optcoll::Communicator comm(transport, std::make_shared<optcoll::PlanCache>(), options);
     if (rank == 0) {
-      std::printf("| collective | bytes per rank | optcoll (us) | MPI (us) | optcoll / MPI |\n");
-      std::printf("|---|---|---|---|---|\n");
+      std::printf("| collective | bytes per rank | optcoll (us) | predicted (us) | MPI (us) | "
+                  "optcoll / MPI |\n");
+      std::printf("|---|---|---|---|---|---|\n");
     }
     for (std::size_t bytes = 8; bytes <= (std::size_t{8} << 20); bytes *= 8) {
       const std::size_t n = std::max<std::size_t>(1, bytes / 8);  // doubles
@@ -162,11 +180,15 @@ int main(int argc, char** argv) {
              }});
       }
       for (const auto& c : cases) {
+        const auto before = comm.last_plan();
         const double ours = median_slowest(iterations, c.ours);
+        const auto& ran = comm.last_plan();
+        const std::string predicted =
+            ran != nullptr && ran != before ? fmt_us(ran->predicted_time) : std::string("-");
         const double theirs = median_slowest(iterations, c.theirs);
         if (rank == 0) {
-          std::printf("| %s | %zu | %.1f | %.1f | %.2f |\n", c.name.c_str(), n * 8, ours * 1e6,
-                      theirs * 1e6, ours / theirs);
+          std::printf("| %s | %zu | %.1f | %s | %.1f | %.2f |\n", c.name.c_str(), n * 8, ours * 1e6,
+                      predicted.c_str(), theirs * 1e6, ours / theirs);
         }
       }
     }

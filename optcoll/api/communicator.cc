@@ -74,6 +74,7 @@ std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, Buffer
     throw_invalid("operator {} is not commutative but the spec says it is", op.name);
   }
   auto chosen = plan_for(spec);
+  last_plan_ = chosen;
   ExecOptions exec;
   exec.timeout = options_.timeout;
   exec.epoch = epoch_++;

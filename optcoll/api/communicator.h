@@ -86,6 +86,8 @@ class Communicator {
   // that decide from its prediction before running it, such as the PMPI library.
   std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
   const CommOptions& options() const { return options_; }
+  // The plan of the last collective this communicator ran (nullptr before the first).
+  const std::shared_ptr<const Plan>& last_plan() const { return last_plan_; }
 
   // Typed calls, MPI semantics. Buffers that MPI ignores on a rank (reduce/gather output off
   // the root, scatter input off the root) may be empty there.
@@ -152,6 +154,7 @@ class Communicator {
   std::shared_ptr<PlanCache> cache_;
   CommOptions options_;
   std::uint32_t epoch_ = 0;
+  std::shared_ptr<const Plan> last_plan_;
 };
 
 // Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared
