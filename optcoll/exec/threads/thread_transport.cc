@@ -313,15 +313,19 @@ std::vector<RequestId> ThreadTransport::do_wait_some(std::chrono::milliseconds t
     const auto now = Clock::now();
     if (now >= deadline) break;
     box.idle.store(true, std::memory_order_relaxed);
-    if (fabric_.spins() && !spun) {
-      // Everything is checked up to `seen`; spin (without the lock) until something new.
+    if (!spun) {
+      // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks
+      // than CPUs), without the lock, until something new, before sleeping.
       spun = true;
       const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
       lock.unlock();
-      spin_until(
-          [&] { return box.news.load(std::memory_order_acquire) != seen; },
-          std::min<std::chrono::microseconds>(
-              kSpinBudget, std::chrono::duration_cast<std::chrono::microseconds>(deadline - now)));
+      const auto news = [&] { return box.news.load(std::memory_order_acquire) != seen; };
+      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
+      if (fabric_.spins()) {
+        spin_until(news, std::min<std::chrono::microseconds>(kSpinBudget, left));
+      } else {
+        yield_until(news, std::min<std::chrono::microseconds>(kYieldBudget, left));
+      }
       lock.lock();
     } else {
       box.wake.wait_until(lock, deadline);

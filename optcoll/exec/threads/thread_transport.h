@@ -23,6 +23,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "optcoll/exec/transport.h"
@@ -34,6 +35,23 @@ namespace optcoll::threads {
 // another, idle CPU took 20-40 us to run in our measurements (a VM); a short wait spent
 // spinning avoids that, and a long one costs at most this much CPU.
 inline constexpr std::chrono::microseconds kSpinBudget{20};
+
+// With more ranks than CPUs the peer may be waiting for this CPU: a waiting rank yields it
+// (sched_yield) for this long before it sleeps, so that a runnable peer runs at once rather
+// than after a sleep and a wake-up (tens of us on a busy 2-core VM; design.md 26).
+inline constexpr std::chrono::microseconds kYieldBudget{200};
+
+// Calls `ready()`, yielding the CPU between calls, until it returns true or `budget` has
+// passed; returns whether it did.
+template <typename Ready>
+bool yield_until(Ready&& ready, std::chrono::microseconds budget) {
+  const auto end = std::chrono::steady_clock::now() + budget;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 // Calls `ready()` until it returns true or `budget` has passed; returns whether it did.
 template <typename Ready>
