@@ -447,6 +447,30 @@ void check_errors() {
     } else {
       expect(rc == MPI_SUCCESS, "scatterv: the others succeed");
     }
+    // alltoallv: every rank sends 1 element to every rank, but rank 1 expects 2 from rank 0:
+    // rank 1 takes the data aside and fails alone, its recvbuf unchanged; the others succeed.
+    {
+      const auto n = static_cast<std::size_t>(g_size);
+      std::vector<int> ones(n, 1), sd(n), rc_counts(n, 1), rd(n);
+      for (std::size_t i = 0; i < n; ++i) sd[i] = static_cast<int>(i);
+      if (g_rank == 1) rc_counts[0] = 2;
+      int at = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        rd[i] = at;
+        at += rc_counts[i];
+      }
+      std::vector<int> sendv(n, g_rank), recvv(static_cast<std::size_t>(at), -5);
+      rc = OPTCOLL_Alltoallv(sendv.data(), ones.data(), sd.data(), MPI_INT, recvv.data(),
+                             rc_counts.data(), rd.data(), MPI_INT, comm);
+      if (g_rank == 1) {
+        expect(error_class(rc) == MPI_ERR_COUNT &&
+                   last_error_mentions("rank 0 sends 4 bytes to rank 1 but recvcounts[0] says 8") &&
+                   std::count(recvv.begin(), recvv.end(), -5) == at,
+               std::string("alltoallv: rank 1 names rank 0's count: ") + OPTCOLL_Last_error());
+      } else {
+        expect(rc == MPI_SUCCESS, "alltoallv: the others succeed");
+      }
+    }
     // A mistake only one rank makes before communicating, in a call where every rank needs
     // every other: it tells the others, every rank fails this call (none waits for its
     // timeout), and the next call works everywhere. (Ranks that do not need the failed one
