@@ -22,15 +22,11 @@ CollectiveSpec regular(CollectiveKind kind, Count count, Rank root) {
 void gatherv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* in, int root,
                    void* recvbuf, const int* displs, std::size_t recv_bytes) {
   const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
-  if (call.rank != root || packed(displs, byte_counts, recv_bytes)) {
+  if (call.rank != root) {
     run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf);
     return;
   }
-  Count total = 0;
-  for (const Count c : byte_counts) total += c;
-  std::vector<std::byte> staging(static_cast<std::size_t>(total));
-  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data());
-  unpack(staging.data(), byte_counts, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
+  run_into_displs(call, spec, in, recvbuf, byte_counts, displs, recv_bytes);
 }
 
 void scatterv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* sendbuf,
@@ -40,8 +36,7 @@ void scatterv_bytes(Call& call, const std::vector<Count>& byte_counts, const voi
     run_spec(call, spec, byte_type(), no_reduction(), sendbuf, out);
     return;
   }
-  Count total = 0;
-  for (const Count c : byte_counts) total += c;
+  const Count total = total_of(byte_counts);
   std::vector<std::byte> staging(static_cast<std::size_t>(total));
   pack(static_cast<const std::byte*>(sendbuf), byte_counts, displs, send_bytes, staging.data());
   run_spec(call, spec, byte_type(), no_reduction(), staging.data(), out);
@@ -60,9 +55,8 @@ extern "C" {
 
 int OPTCOLL_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return guarded(comm, [&](Call& call) {
-    check_count(count, "count");
     check_root(root, call.size);
-    const Count bytes = Count{count} * static_cast<Count>(contiguous_bytes(datatype, "datatype"));
+    const Count bytes = bytes_of(count, "count", datatype, "datatype");
     run_spec(call, regular(CollectiveKind::kBcast, bytes, root), byte_type(), no_reduction(),
              nullptr, buffer);
   });
@@ -93,14 +87,12 @@ int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     Count block = 0;
     std::vector<std::byte> own;
     if (call.rank == root) {
-      check_count(recvcount, "recvcount");
-      block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
       if (in_place(sendbuf)) {
         own = own_block_copy(recvbuf, block * root, block);
         sendbuf = own.data();
       } else {
-        check_count(sendcount, "sendcount");
-        const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+        const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
         if (mine != block) {  // the others are sending: receive aside, then fail here alone
           std::vector<std::byte> in(static_cast<std::size_t>(block)), out(static_cast<std::size_t>(block * call.size));
           run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
@@ -112,8 +104,7 @@ int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
         }
       }
     } else {
-      check_count(sendcount, "sendcount");
-      block = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
     }
     run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
              sendbuf, recvbuf);
@@ -127,14 +118,12 @@ int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     Count block = 0;
     std::vector<std::byte> discard;
     if (call.rank == root) {
-      check_count(sendcount, "sendcount");
-      block = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
       if (in_place(recvbuf)) {  // the root's block stays where it is
         discard.resize(static_cast<std::size_t>(block));
         recvbuf = discard.data();
       } else {
-        check_count(recvcount, "recvcount");
-        const Count mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+        const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
         if (mine != block) {  // the others wait for their blocks: send them, then fail here alone
           std::vector<std::byte> out(static_cast<std::size_t>(block));
           run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
@@ -146,8 +135,7 @@ int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
         }
       }
     } else {
-      check_count(recvcount, "recvcount");
-      block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     }
     run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
              sendbuf, recvbuf);
@@ -173,8 +161,7 @@ int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       own = own_block_copy(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes), mine);
       sendbuf = own.data();
     } else {
-      check_count(sendcount, "sendcount");
-      mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
     }
     // MPI gives the counts at the root only: every rank learns them first.
     const std::vector<Count> byte_counts = exchange_own(call, mine);
@@ -184,8 +171,7 @@ int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
         const auto i = static_cast<std::size_t>(r);
         if (expected[i] == byte_counts[i]) continue;
         // The others are already sending: take their data aside, then fail here alone.
-        Count total = 0;
-        for (const Count c : byte_counts) total += c;
+        const Count total = total_of(byte_counts);
         std::vector<std::byte> staging(static_cast<std::size_t>(total));
         run_spec(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_type(),
                  no_reduction(), sendbuf, staging.data());
@@ -216,8 +202,7 @@ int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendt
                            byte_counts[me]);
       sendbuf = own.data();
     } else {
-      check_count(sendcount, "sendcount");
-      const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
       if (mine != byte_counts[me]) {
         throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank,
                    mine, call.rank, byte_counts[me]);
@@ -248,8 +233,7 @@ int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int disp
     std::vector<std::byte> discard;
     Count mine = byte_counts[me];
     if (!(is_root && in_place(recvbuf))) {
-      check_count(recvcount, "recvcount");
-      mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     }
     if (mine != byte_counts[me] || (is_root && in_place(recvbuf))) {
       discard.resize(static_cast<std::size_t>(byte_counts[me]));
@@ -280,8 +264,7 @@ int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const in
       discard.resize(static_cast<std::size_t>(byte_counts[me]));
       recvbuf = discard.data();
     } else {
-      check_count(recvcount, "recvcount");
-      const Count mine = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+      const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
       if (mine != byte_counts[me]) {
         throw_call(MPI_ERR_COUNT, "rank {} receives {} bytes but sendcounts[{}] says {}", call.rank,
                    mine, call.rank, byte_counts[me]);

@@ -58,8 +58,7 @@ int OPTCOLL_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcou
   return guarded(comm, [&](Call& call) {
     check_counts(recvcounts, call.size, "recvcounts");
     const std::vector<Count> counts = scaled(recvcounts, call.size, 1);
-    Count total = 0;
-    for (const Count c : counts) total += c;
+    const Count total = total_of(counts);
     reduction(call, detail::irregular(CollectiveKind::kReduceScatter, counts), sendbuf, recvbuf,
               total, datatype, op);
   });
@@ -68,15 +67,13 @@ int OPTCOLL_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcou
 int OPTCOLL_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return guarded(comm, [&](Call& call) {
-    check_count(recvcount, "recvcount");
-    const Count block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+    const Count block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     std::vector<std::byte> own;
     if (in_place(sendbuf)) {
       own = copy_of(recvbuf, block * call.rank, block);
       sendbuf = own.data();
     } else {
-      check_count(sendcount, "sendcount");
-      const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
       if (mine != block) {
         throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but receives {} per rank", call.rank,
                    mine, block);
@@ -101,38 +98,27 @@ int OPTCOLL_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
       own = copy_of(recvbuf, Count{displs[me]} * static_cast<Count>(recv_bytes), byte_counts[me]);
       sendbuf = own.data();
     } else {
-      check_count(sendcount, "sendcount");
-      const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
       if (mine != byte_counts[me]) {
         throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank,
                    mine, call.rank, byte_counts[me]);
       }
     }
-    const CollectiveSpec spec = detail::irregular(CollectiveKind::kAllgatherv, byte_counts);
-    if (packed(displs, byte_counts, recv_bytes)) {
-      run_spec(call, spec, byte_type(), no_reduction(), sendbuf, recvbuf);
-      return;
-    }
-    Count total = 0;
-    for (const Count c : byte_counts) total += c;
-    std::vector<std::byte> staging(static_cast<std::size_t>(total));
-    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, staging.data());
-    unpack(staging.data(), byte_counts, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
+    run_into_displs(call, detail::irregular(CollectiveKind::kAllgatherv, byte_counts), sendbuf,
+                    recvbuf, byte_counts, displs, recv_bytes);
   });
 }
 
 int OPTCOLL_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return guarded(comm, [&](Call& call) {
-    check_count(recvcount, "recvcount");
-    const Count block = Count{recvcount} * static_cast<Count>(contiguous_bytes(recvtype, "recvtype"));
+    const Count block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     std::vector<std::byte> own;
     if (in_place(sendbuf)) {
       own = copy_of(recvbuf, 0, block * call.size);
       sendbuf = own.data();
     } else {
-      check_count(sendcount, "sendcount");
-      const Count mine = Count{sendcount} * static_cast<Count>(contiguous_bytes(sendtype, "sendtype"));
+      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
       if (mine != block) {
         throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes per rank but receives {}", call.rank,
                    mine, block);
@@ -155,8 +141,7 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
     std::vector<std::byte> own;
     if (in_place(sendbuf)) {  // sends what recvbuf holds, laid out like the receives
       send_counts = recv_counts;
-      Count total = 0;
-      for (const Count c : recv_counts) total += c;
+      const Count total = total_of(recv_counts);
       own.resize(static_cast<std::size_t>(total));
       if (rdispls == nullptr) throw_call(MPI_ERR_ARG, "rdispls is NULL");
       pack(static_cast<const std::byte*>(recvbuf), recv_counts, rdispls, recv_bytes, own.data());
@@ -165,8 +150,7 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
       const std::size_t send_bytes = contiguous_bytes(sendtype, "sendtype");
       send_counts = scaled(sendcounts, p, send_bytes);
       if (!packed(sdispls, send_counts, send_bytes)) {
-        Count total = 0;
-        for (const Count c : send_counts) total += c;
+        const Count total = total_of(send_counts);
         own.resize(static_cast<std::size_t>(total));
         pack(static_cast<const std::byte*>(sendbuf), send_counts, sdispls, send_bytes, own.data());
       }
@@ -189,16 +173,14 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
     }
     const CollectiveSpec spec = detail::irregular(
         CollectiveKind::kAlltoallv, std::vector<Count>(matrix.begin(), matrix.end()));
-    if (mismatch.empty() && packed(rdispls, recv_counts, recv_bytes)) {
-      run_spec(call, spec, byte_type(), no_reduction(), sendbuf, recvbuf);
+    if (mismatch.empty()) {
+      run_into_displs(call, spec, sendbuf, recvbuf, recv_counts, rdispls, recv_bytes);
       return;
     }
-    Count total = 0;
-    for (const Count c : arriving) total += c;
-    std::vector<std::byte> staging(static_cast<std::size_t>(total));
+    // The data arrives as sent: take it aside, then fail here alone.
+    std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
     run_spec(call, spec, byte_type(), no_reduction(), sendbuf, staging.data());
-    if (!mismatch.empty()) throw CallError(MPI_ERR_COUNT, mismatch, /*transport_intact=*/true);
-    unpack(staging.data(), recv_counts, rdispls, recv_bytes, static_cast<std::byte*>(recvbuf));
+    throw CallError(MPI_ERR_COUNT, mismatch, /*transport_intact=*/true);
   });
 }
 

@@ -23,6 +23,17 @@ void check_counts(const int* counts, Rank size, const char* what) {
   }
 }
 
+Count bytes_of(int count, const char* count_name, MPI_Datatype type, const char* type_name) {
+  check_count(count, count_name);
+  return Count{count} * static_cast<Count>(contiguous_bytes(type, type_name));
+}
+
+Count total_of(std::span<const Count> counts) {
+  Count total = 0;
+  for (const Count c : counts) total += c;
+  return total;
+}
+
 bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
 
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes) {
@@ -85,6 +96,17 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
 }
 
 ReduceOp no_reduction() { return detail::no_op(); }
+
+void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, void* recvbuf,
+                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes) {
+  if (packed(displs, arriving, recv_bytes)) {
+    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf);
+    return;
+  }
+  std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
+  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data());
+  unpack(staging.data(), arriving, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
+}
 
 std::vector<Count> exchange_own(Call& call, Count mine) {
   const std::int64_t own = mine;

@@ -33,6 +33,10 @@ void check_root(int root, Rank size);
 void check_counts(const int* counts, Rank size, const char* what);  // non-null, none negative
 bool in_place(const void* buffer);  // MPI_IN_PLACE
 
+// count elements of `type` in bytes, after checking both (check_count, contiguous_bytes).
+Count bytes_of(int count, const char* count_name, MPI_Datatype type, const char* type_name);
+Count total_of(std::span<const Count> counts);
+
 // counts[i] * bytes for i < n, as optcoll counts.
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes);
 // Whether displs[i] * bytes are the prefix sums of byte_counts (the data lies packed).
@@ -48,6 +52,12 @@ void pack(const std::byte* spread, std::span<const Count> byte_counts, const int
 void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
               const void* in, void* out);
 ReduceOp no_reduction();
+
+// Runs the data-movement `spec` with this rank's output placed in `recvbuf` by `displs`
+// (units of `recv_bytes`; `arriving` = the byte counts of the output's blocks): straight
+// into recvbuf when the blocks lie packed there, else through a staging buffer.
+void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, void* recvbuf,
+                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes);
 
 // The MPI-ordered counts all ranks learn from each rank's own value (an allgather).
 std::vector<Count> exchange_own(Call& call, Count mine);
