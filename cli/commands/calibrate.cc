@@ -29,6 +29,7 @@ struct CalibrateOptions {
   int repetitions = 20;
   std::string dtype = "double";
   std::string op = "sum";
+  std::string fit = "asymptotic";
   int timeout_ms = 30000;
   bool json = false;
 };
@@ -43,6 +44,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (o.kernel_bytes < 64) {
     throw_invalid("--kernel-bytes must be at least 64, got {}", o.kernel_bytes);
   }
+  const FitKind fit_kind = parse_fit_kind(o.fit);
   const auto sizes = ping_pong_sizes(o.max_bytes);
   const std::chrono::milliseconds timeout(o.timeout_ms);
   std::vector<PingPongSample> samples;
@@ -59,7 +61,7 @@ void run_calibrate(const CalibrateOptions& o) {
     });
   }
   if (!speaker) return;
-  const LinearFit fit = fit_latency_bandwidth(samples);
+  const LinearFit fit = fit_latency_bandwidth(samples, fit_kind);
   const auto kernels = measure_reduce_kernels(o.kernel_bytes, std::max(3, o.repetitions / 4));
   const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
   const CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
@@ -82,8 +84,8 @@ void run_calibrate(const CalibrateOptions& o) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("calibrated on the {} backend (median of {} repetitions)\n\n",
-                           o.backend, o.repetitions);
+  std::cout << fmt::format("calibrated on the {} backend (median of {} repetitions, {} fit)\n\n",
+                           o.backend, o.repetitions, o.fit);
   std::cout << fmt::format("{:>10}  {:>12}  {:>12}  {:>7}\n", "bytes", "one-way", "fit", "error");
   for (const auto& s : samples) {
     const double predicted = fit.intercept + fit.slope * static_cast<double>(s.bytes);
@@ -122,6 +124,10 @@ void add_calibrate_command(CLI::App& app) {
   sub->add_option("--dtype", o->dtype, "the element type whose kernel sets gamma")
       ->capture_default_str();
   sub->add_option("--op", o->op, "the operator whose kernel sets gamma")->capture_default_str();
+  sub->add_option("--fit", o->fit,
+                  "asymptotic (beta from the large messages, alpha from the small) or relative "
+                  "(least relative error over all sizes)")
+      ->capture_default_str();
   sub->add_option("--timeout", o->timeout_ms, "ms to wait for the peer")->capture_default_str();
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([o] { run_calibrate(*o); });

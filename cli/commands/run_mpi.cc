@@ -29,10 +29,16 @@ void ensure_mpi_initialized() {
   MPI_Initialized(&initialized);
   if (initialized != 0) return;
   MPI_Init(nullptr, nullptr);
+  // Every rank enters MPI_Finalize together: MPICH over UCX (TCP) disconnects its endpoints
+  // in MPI_Finalize and needs the peers to answer; a peer already blocked in finalize's PMI
+  // barrier does not, and the job never ends (seen on the emulated cluster, where rank 0 of
+  // `calibrate` times kernels after the ping-pong while rank 1 has finished).
   std::atexit([] {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalized == 0) MPI_Finalize();
+    if (finalized != 0) return;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
   });
 }
 

@@ -42,10 +42,12 @@ Settings& settings() {
   return s;
 }
 
-// Contexts alive now; the MPI_COMM_SELF hook frees them at MPI_Finalize.
+// Contexts alive now; the MPI_COMM_SELF hook frees them at MPI_Finalize. Never destroyed:
+// a program may finalize MPI from an atexit handler, after the static objects constructed
+// later than its registration are gone, and the attribute callbacks still need the set.
 std::set<CommContext*>& live_contexts() {
-  static std::set<CommContext*> live;
-  return live;
+  static auto* live = new std::set<CommContext*>;
+  return *live;
 }
 
 int delete_context(MPI_Comm, int, void* value, void*) {

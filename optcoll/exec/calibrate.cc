@@ -81,12 +81,13 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
   return samples;
 }
 
-LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples) {
-  // Weighted least squares, weights 1/t^2: minimizes the relative error.
+namespace {
+
+// Weighted least squares over `samples` (weights 1/t² when relative, else 1).
+LinearFit least_squares(std::span<const PingPongSample> samples, bool relative) {
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& s : samples) {
-    if (!(s.seconds > 0)) throw_invalid("a ping-pong time must be positive, got {}", s.seconds);
-    const double w = 1 / (s.seconds * s.seconds);
+    const double w = relative ? 1 / (s.seconds * s.seconds) : 1.0;
     const auto x = static_cast<double>(s.bytes);
     sw += w;
     sx += w * x;
@@ -101,12 +102,54 @@ LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples) {
   LinearFit fit;
   fit.slope = std::max(0.0, (sw * sxy - sx * sy) / det);
   fit.intercept = std::max(0.0, (sy - fit.slope * sx) / sw);
+  return fit;
+}
+
+LinearFit asymptotic_fit(std::span<const PingPongSample> samples) {
+  std::vector<PingPongSample> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const PingPongSample& a, const PingPongSample& b) { return a.bytes < b.bytes; });
+  const std::size_t largest = sorted.back().bytes;
+  std::vector<PingPongSample> large;
+  for (const auto& s : sorted) {
+    if (s.bytes >= largest / 64) large.push_back(s);
+  }
+  // At least the two largest distinct sizes.
+  if (large.front().bytes == largest) {
+    const auto next = std::find_if(sorted.rbegin(), sorted.rend(),
+                                   [&](const PingPongSample& s) { return s.bytes < largest; });
+    if (next != sorted.rend()) large.push_back(*next);
+  }
+  LinearFit fit = least_squares(large, false);
+  const PingPongSample& smallest = sorted.front();
+  fit.intercept =
+      std::max(0.0, smallest.seconds - fit.slope * static_cast<double>(smallest.bytes));
+  return fit;
+}
+
+}  // namespace
+
+LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples, FitKind kind) {
+  for (const auto& s : samples) {
+    if (!(s.seconds > 0)) throw_invalid("a ping-pong time must be positive, got {}", s.seconds);
+  }
+  if (samples.empty()) {
+    throw_invalid("fitting alpha and beta needs ping-pong times for two different sizes at least");
+  }
+  LinearFit fit =
+      kind == FitKind::kRelative ? least_squares(samples, true) : asymptotic_fit(samples);
   for (const auto& s : samples) {
     const double predicted = fit.intercept + fit.slope * static_cast<double>(s.bytes);
     fit.max_relative_error =
         std::max(fit.max_relative_error, std::abs(predicted - s.seconds) / s.seconds);
   }
   return fit;
+}
+
+FitKind parse_fit_kind(std::string_view name) {
+  if (name == "asymptotic") return FitKind::kAsymptotic;
+  if (name == "relative") return FitKind::kRelative;
+  throw_invalid("unknown fit '{}' (known: asymptotic, relative)", name);
 }
 
 std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions) {

@@ -3,8 +3,7 @@
 //
 //   alpha, beta   ping-pong between ranks 0 and 1 of a Transport over message sizes from
 //                 8 B to a maximum (powers of 4), one-way time = median round trip / 2,
-//                 then the weighted least-squares line t(m) = alpha + beta·m (weights 1/t²,
-//                 so small and large messages count by their relative error);
+//                 then a line t(m) = alpha + beta·m fitted one of two ways (FitKind);
 //   gamma         each built-in reduction kernel (int32, int64, float, double x sum, prod,
 //                 min, max) over a buffer larger than the caches, per byte;
 //   copy          memcpy over the same buffer, per byte.
@@ -14,8 +13,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "optcoll/exec/transport.h"
@@ -51,9 +52,22 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
                                               std::span<const std::size_t> sizes,
                                               int repetitions, std::chrono::milliseconds timeout);
 
+// kAsymptotic (Hockney's way): beta = the least-squares slope over the large messages (sizes
+//   >= the largest / 64, at least the two largest sizes), alpha = t - beta·m at the smallest
+//   size (8 B: the latency). Exact at both ends whatever the
+//   curve does in between (eager/rendezvous switches, TCP windows), which a network with
+//   such bends needs: on the emulated cluster's 100 Mbit/s links the relative fit put beta
+//   at 1/70 of the measured one.
+// kRelative: weighted least squares with weights 1/t², minimizing the relative error over
+//   all sizes alike; the better line when the curve is close to straight.
+enum class FitKind : std::uint8_t { kAsymptotic, kRelative };
+
 // Error(kInvalidArgument) for fewer than two distinct sizes or non-positive times. A
 // negative intercept or slope (noise) is clamped to 0.
-LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples);
+LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples,
+                                FitKind kind = FitKind::kAsymptotic);
+// "asymptotic" or "relative"; Error(kInvalidArgument) naming the known ones otherwise.
+FitKind parse_fit_kind(std::string_view name);
 
 std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions);
 double measure_copy_per_byte(std::size_t bytes, int repetitions);

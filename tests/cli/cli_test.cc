@@ -94,6 +94,26 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
             nlohmann::json::parse(q.out)["predicted_time"]);
 }
 
+// Checked before MPI starts, so these run without mpirun.
+TEST_F(Cli, BenchRejectsBadOptions) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"bench --collectives allreduce,teleport", "unknown collective 'teleport' for bench"},
+      {"bench --dists spikes,lumpy", "unknown distribution 'lumpy'"},
+      {"bench --min-bytes 4", "--min-bytes 4 must be at least 8"},
+      {"bench --min-bytes 4096 --max-bytes 1024", "at most --max-bytes 1024"},
+      {"bench --max-bytes 2G", "is above the limit of 1 GiB per rank"},
+      {"bench --factor 1", "--factor must be at least 2, got 1"},
+      {"bench --iterations 0", "--iterations must be at least 1, got 0"},
+      {"bench --format xml", "unknown --format 'xml' (known: markdown, csv)"},
+      {"bench --model /nonexistent/model.json", "/nonexistent/model.json"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 TEST_F(Cli, CalibrateRejectsBadOptions) {
   const std::pair<std::string, std::string> cases[] = {
       {"calibrate --backend carrier-pigeon", "unknown --backend 'carrier-pigeon'"},
@@ -101,6 +121,7 @@ TEST_F(Cli, CalibrateRejectsBadOptions) {
       {"calibrate --max-bytes 16", "at least 32 bytes"},
       {"calibrate --kernel-bytes 8", "--kernel-bytes must be at least 64"},
       {"calibrate --timeout 0", "--timeout must be at least 1 ms"},
+      {"calibrate --fit cubic", "unknown fit 'cubic' (known: asymptotic, relative)"},
       {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --op xor",
        "no measured reduction kernel for --dtype double --op xor"},
       {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --out /nonexistent/dir/m.json",

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
@@ -16,17 +18,52 @@ TEST(Calibrate, FitRecoversAnExactLine) {
   for (const std::size_t m : ping_pong_sizes(1 << 20)) {
     samples.push_back({m, 3e-6 + 2e-10 * static_cast<double>(m)});
   }
-  const LinearFit fit = fit_latency_bandwidth(samples);
-  EXPECT_NEAR(fit.intercept, 3e-6, 1e-12);
-  EXPECT_NEAR(fit.slope, 2e-10, 1e-16);
-  EXPECT_LT(fit.max_relative_error, 1e-9);
+  for (const FitKind kind : {FitKind::kAsymptotic, FitKind::kRelative}) {
+    const LinearFit fit = fit_latency_bandwidth(samples, kind);
+    EXPECT_NEAR(fit.intercept, 3e-6, 1e-12);
+    EXPECT_NEAR(fit.slope, 2e-10, 1e-16);
+    EXPECT_LT(fit.max_relative_error, 1e-9);
+  }
 }
 
-TEST(Calibrate, FitWeighsRelativeErrorsAndClampsNoise) {
+TEST(Calibrate, FitClampsNoise) {
   // Times that fall with size (noise) would fit a negative slope: clamped to 0.
   const std::vector<PingPongSample> falling = {{8, 2e-6}, {1024, 1.9e-6}, {4096, 1.8e-6}};
-  EXPECT_EQ(fit_latency_bandwidth(falling).slope, 0.0);
-  EXPECT_GT(fit_latency_bandwidth(falling).intercept, 0.0);
+  for (const FitKind kind : {FitKind::kAsymptotic, FitKind::kRelative}) {
+    EXPECT_EQ(fit_latency_bandwidth(falling, kind).slope, 0.0);
+    EXPECT_GT(fit_latency_bandwidth(falling, kind).intercept, 0.0);
+  }
+}
+
+// A TCP link as measured on the emulated cluster: flat 6 us up to 2 KiB, a bend, then
+// 80 ns per byte. The asymptotic fit keeps both ends; the relative one lets the many small
+// sizes pull beta far below the link's.
+TEST(Calibrate, AsymptoticFitKeepsLatencyAndBandwidthOfABentCurve) {
+  std::vector<PingPongSample> samples;
+  for (const std::size_t m : ping_pong_sizes(std::size_t{4} << 20)) {
+    const double t = m <= 2048 ? 6e-6 : 6e-6 + 8e-8 * static_cast<double>(m);
+    samples.push_back({m, t});
+  }
+  const LinearFit fit = fit_latency_bandwidth(samples, FitKind::kAsymptotic);
+  EXPECT_NEAR(fit.slope, 8e-8, 1e-15);
+  EXPECT_NEAR(fit.intercept, 6e-6 - 8 * 8e-8, 1e-12);  // exact at 8 B
+  const LinearFit relative = fit_latency_bandwidth(samples, FitKind::kRelative);
+  EXPECT_LT(relative.slope, 0.5 * fit.slope);
+  // Within 0.1% from 64 KiB up (in between no line can follow the bend); the relative fit
+  // is off by more than half at 4 MiB.
+  for (const auto& s : samples) {
+    const double error =
+        std::abs(fit.intercept + fit.slope * static_cast<double>(s.bytes) - s.seconds) / s.seconds;
+    if (s.bytes >= (std::size_t{64} << 10)) {
+      EXPECT_LT(error, 1e-3) << s.bytes;
+    }
+  }
+  const auto& last = samples.back();
+  EXPECT_GT(std::abs(relative.intercept + relative.slope * static_cast<double>(last.bytes) -
+                     last.seconds) / last.seconds, 0.5);
+  EXPECT_EQ(parse_fit_kind("relative"), FitKind::kRelative);
+  EXPECT_EQ(parse_fit_kind("asymptotic"), FitKind::kAsymptotic);
+  EXPECT_THROW(parse_fit_kind("cubic"), Error);
 }
 
 TEST(Calibrate, FitRefusesTooFewSizesAndNonPositiveTimes) {

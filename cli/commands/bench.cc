@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: `optcoll bench`: an OSU-style comparison, in one run under mpirun, of optcoll's
+// collectives (a Communicator over MpiTransport, `auto` under the model) and the MPI
+// library's own, for message sizes from --min-bytes to --max-bytes. For each collective and
+// size: the median over iterations of the slowest rank's time both ways, their ratio, the
+// algorithm optcoll chose and the model's prediction for it, and whether both computed the
+// same result (compared element by element on every rank; the data are small integers, so
+// every reduction order gives the same doubles). gatherv and scatterv run with the irregular
+// counts of Träff's distributions (--dists), both as the planned call (all counts known
+// everywhere) and with MPI's semantics through the C API (counts at the root only; the rows
+// "gatherv (C API)", "scatterv (C API)").
+//
+//   mpirun -np 4 optcoll bench --max-bytes 8M --model model.json --format csv
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/run_mpi.h"
+#include "cli/options.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/model/distributions.h"
+#include "optcoll/model/error.h"
+
+#ifdef OPTCOLL_WITH_MPI
+#include <mpi.h>
+
+#include "optcoll.h"
+#include "optcoll/api/communicator.h"
+#include "optcoll/exec/mpi/mpi_transport.h"
+#endif
+
+namespace optcoll::cli {
+namespace {
+
+const std::vector<std::string> kCollectives = {
+    "bcast",   "reduce",    "allreduce", "allgather", "reduce_scatter_block", "alltoall",
+    "gatherv", "scatterv", "scan",      "exscan"};
+
+struct BenchOptions {
+  std::vector<std::string> collectives = kCollectives;
+  std::vector<std::string> dists = {"spikes", "skewed"};
+  std::size_t min_bytes = 8;
+  std::size_t max_bytes = std::size_t{8} << 20;
+  std::size_t factor = 8;
+  int iterations = 20;
+  int root = 0;
+  std::uint64_t seed = 1;
+  std::string model_path;
+  std::string format = "markdown";
+  int timeout_ms = 60000;
+};
+
+struct Row {
+  std::string collective;
+  std::string counts;  // "regular" or a distribution's name
+  std::size_t bytes = 0;
+  std::string algorithm;
+  double ours = 0;
+  double predicted = -1;  // < 0: not planned by this call (the C API plans inside)
+  double theirs = 0;
+  bool same = false;
+};
+
+void check_options(const BenchOptions& o) {
+  for (const auto& c : o.collectives) {
+    if (std::find(kCollectives.begin(), kCollectives.end(), c) == kCollectives.end()) {
+      throw_invalid("unknown collective '{}' for bench (known: {})", c,
+                    fmt::join(kCollectives, ", "));
+    }
+  }
+  for (const auto& d : o.dists) parse_distribution(d);
+  if (o.min_bytes < 8 || o.min_bytes > o.max_bytes) {
+    throw_invalid("--min-bytes {} must be at least 8 and at most --max-bytes {}", o.min_bytes,
+                  o.max_bytes);
+  }
+  if (o.max_bytes > (std::size_t{1} << 30)) {
+    throw_invalid("--max-bytes {} is above the limit of 1 GiB per rank", o.max_bytes);
+  }
+  if (o.factor < 2) throw_invalid("--factor must be at least 2, got {}", o.factor);
+  if (o.iterations < 1) throw_invalid("--iterations must be at least 1, got {}", o.iterations);
+  if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
+  if (o.format != "markdown" && o.format != "csv") {
+    throw_invalid("unknown --format '{}' (known: markdown, csv)", o.format);
+  }
+}
+
+void print_rows(const std::vector<Row>& rows, const std::string& format, Rank p,
+                const std::string& model_name) {
+  const auto predicted = [](const Row& r) {
+    return r.predicted < 0 ? std::string("-") : fmt::format("{:.1f}", r.predicted * 1e6);
+  };
+  if (format == "csv") {
+    std::cout << "collective,counts,bytes_per_rank,algorithm,optcoll_us,predicted_us,mpi_us,"
+                 "ratio,same_result\n";
+    for (const auto& r : rows) {
+      std::cout << fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", r.collective, r.counts,
+                               r.bytes, r.algorithm, r.ours * 1e6, predicted(r), r.theirs * 1e6,
+                               r.ours / r.theirs, r.same ? "yes" : "NO");
+    }
+    return;
+  }
+  std::cout << fmt::format("optcoll bench: p = {}, model {}, median of the slowest rank\n\n", p,
+                           model_name);
+  std::cout << "| collective | counts | bytes per rank | optcoll algorithm | optcoll (us) | "
+               "predicted (us) | MPI (us) | optcoll / MPI | same result |\n"
+               "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    std::cout << fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {:.1f} | {:.2f} | {} |\n",
+                             r.collective, r.counts, r.bytes, r.algorithm, r.ours * 1e6,
+                             predicted(r), r.theirs * 1e6, r.ours / r.theirs,
+                             r.same ? "yes" : "NO");
+  }
+}
+
+#ifdef OPTCOLL_WITH_MPI
+
+double median_of_slowest(int iterations, const std::function<void()>& call) {
+  std::vector<double> times;
+  call();  // warm-up; optcoll plans here (cached afterwards)
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    call();
+    const double mine = MPI_Wtime() - start;
+    double slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    times.push_back(slowest);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+bool same_everywhere(const std::vector<double>& a, const std::vector<double>& b, bool skip_me) {
+  int mine = skip_me || a == b ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+// One benchmark case: what optcoll runs into `ours`, what MPI runs into `theirs`.
+struct Case {
+  std::string collective;
+  std::string counts = "regular";
+  std::function<void()> ours;
+  std::function<void()> theirs;
+  const std::vector<double>* ours_out = nullptr;
+  const std::vector<double>* theirs_out = nullptr;
+  bool undefined_at_rank0 = false;
+};
+
+std::vector<double> small_integers(std::size_t n, int rank) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 7 + rank * 3) % 11);
+  return v;
+}
+
+// Buffers for one message size; every case reads `in`/`rows` and writes an output pair
+// (a: optcoll, b: MPI). The bcast buffers hold the root's data from the start (a bcast
+// leaves them unchanged there); the reduce output exists at the root only.
+struct Buffers {
+  std::size_t n = 0;
+  std::vector<double> in, rows, out_a, out_b, all_a, all_b, part_a, part_b, bcast_a, bcast_b,
+      reduced_a, reduced_b;
+};
+
+struct Irregular {
+  std::string name;
+  std::vector<Count> counts;
+  std::vector<int> mpi_counts, displs;
+  std::vector<double> block, out_a, out_b, root_in, block_a, block_b;
+};
+
+Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me, Rank root,
+                         std::uint64_t seed) {
+  Irregular ir;
+  ir.name = name;
+  ir.counts = distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed);
+  Count total = 0;
+  for (const Count c : ir.counts) {
+    if (total + c > std::numeric_limits<int>::max()) {
+      throw_invalid("bench: the {} counts at {} B per rank exceed MPI's int displacements",
+                    name, n * 8);
+    }
+    ir.mpi_counts.push_back(static_cast<int>(c));
+    ir.displs.push_back(static_cast<int>(total));
+    total += c;
+  }
+  const auto mine = static_cast<std::size_t>(ir.counts[static_cast<std::size_t>(me)]);
+  ir.block = small_integers(mine, me);
+  ir.block_a.assign(mine, -1);
+  ir.block_b.assign(mine, -2);
+  const auto at_root = me == root ? static_cast<std::size_t>(total) : 0;
+  ir.out_a.assign(at_root, -1);
+  ir.out_b.assign(at_root, -2);
+  ir.root_in = small_integers(at_root, me);
+  return ir;
+}
+
+std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
+  ensure_mpi_initialized();
+  const Rank p = mpi_world_size();
+  const Rank me = mpi_world_rank();
+  if (o.root < 0 || o.root >= p) throw_invalid("--root {} is out of range for p = {}", o.root, p);
+  const Rank root = o.root;
+  // The C API rows plan with the same model.
+  if (!o.model_path.empty() && OPTCOLL_Set_model(o.model_path.c_str()) != MPI_SUCCESS) {
+    throw_invalid("bench: the C API refused the model '{}'", o.model_path);
+  }
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  CommOptions options;
+  options.model = model;
+  options.timeout = std::chrono::milliseconds(o.timeout_ms);
+  Communicator comm(transport, std::make_shared<PlanCache>(), options);
+  const auto wanted = [&](const std::string& c) {
+    return std::find(o.collectives.begin(), o.collectives.end(), c) != o.collectives.end();
+  };
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<Row> rows;
+  for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
+    Buffers buf;
+    buf.n = bytes / 8;
+    const std::size_t n = buf.n;
+    const int count = static_cast<int>(n);
+    buf.in = small_integers(n, me);
+    buf.rows = small_integers(n * np, me);
+    buf.out_a.assign(n, -1);
+    buf.out_b.assign(n, -2);
+    buf.all_a.assign(n * np, -1);
+    buf.all_b.assign(n * np, -2);
+    buf.part_a.assign(n, -1);
+    buf.part_b.assign(n, -2);
+    buf.bcast_a = me == root ? buf.in : std::vector<double>(n, -1);
+    buf.bcast_b = me == root ? buf.in : std::vector<double>(n, -2);
+    buf.reduced_a.assign(me == root ? n : 0, -1);
+    buf.reduced_b.assign(me == root ? n : 0, -2);
+    std::vector<Case> cases;
+    const auto in = std::span<const double>(buf.in);
+    if (wanted("bcast")) {
+      cases.push_back({"bcast", "regular", [&] { comm.bcast<double>(buf.bcast_a, root); },
+                       [&] {
+                         MPI_Bcast(buf.bcast_b.data(), count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+                       },
+                       &buf.bcast_a, &buf.bcast_b});
+    }
+    if (wanted("reduce")) {
+      cases.push_back({"reduce", "regular",
+                       [&] { comm.reduce<double>(in, buf.reduced_a, "sum", root); },
+                       [&] {
+                         MPI_Reduce(buf.in.data(), buf.reduced_b.data(), count, MPI_DOUBLE,
+                                    MPI_SUM, root, MPI_COMM_WORLD);
+                       },
+                       &buf.reduced_a, &buf.reduced_b});
+    }
+    if (wanted("allreduce")) {
+      cases.push_back({"allreduce", "regular",
+                       [&] { comm.allreduce<double>(in, buf.out_a, "sum"); },
+                       [&] {
+                         MPI_Allreduce(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                       MPI_COMM_WORLD);
+                       },
+                       &buf.out_a, &buf.out_b});
+    }
+    if (wanted("allgather")) {
+      cases.push_back({"allgather", "regular", [&] { comm.allgather<double>(in, buf.all_a); },
+                       [&] {
+                         MPI_Allgather(buf.in.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
+                                       MPI_DOUBLE, MPI_COMM_WORLD);
+                       },
+                       &buf.all_a, &buf.all_b});
+    }
+    if (wanted("reduce_scatter_block")) {
+      cases.push_back({"reduce_scatter_block", "regular",
+                       [&] { comm.reduce_scatter_block<double>(buf.rows, buf.part_a, "sum"); },
+                       [&] {
+                         MPI_Reduce_scatter_block(buf.rows.data(), buf.part_b.data(), count,
+                                                  MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                       },
+                       &buf.part_a, &buf.part_b});
+    }
+    if (wanted("alltoall")) {
+      cases.push_back({"alltoall", "regular",
+                       [&] { comm.alltoall<double>(buf.rows, buf.all_a); },
+                       [&] {
+                         MPI_Alltoall(buf.rows.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
+                                      MPI_DOUBLE, MPI_COMM_WORLD);
+                       },
+                       &buf.all_a, &buf.all_b});
+    }
+    if (wanted("scan")) {
+      cases.push_back({"scan", "regular", [&] { comm.scan<double>(in, buf.out_a, "sum"); },
+                       [&] {
+                         MPI_Scan(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                  MPI_COMM_WORLD);
+                       },
+                       &buf.out_a, &buf.out_b});
+    }
+    if (wanted("exscan")) {
+      // Rank 0's exscan output is undefined in MPI: compared on the other ranks only.
+      cases.push_back({"exscan", "regular", [&] { comm.exscan<double>(in, buf.part_a, "sum"); },
+                       [&] {
+                         MPI_Exscan(buf.in.data(), buf.part_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                    MPI_COMM_WORLD);
+                       },
+                       &buf.part_a, &buf.part_b, /*undefined_at_rank0=*/true});
+    }
+    std::vector<std::unique_ptr<Irregular>> irregular;
+    for (const auto& dist : o.dists) {
+      if (!wanted("gatherv") && !wanted("scatterv")) break;
+      irregular.push_back(std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed)));
+      Irregular* ir = irregular.back().get();
+      const int mine = ir->mpi_counts[static_cast<std::size_t>(me)];
+      const auto theirs_gatherv = [ir, mine, root] {
+        MPI_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_b.data(), ir->mpi_counts.data(),
+                    ir->displs.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
+      };
+      const auto theirs_scatterv = [ir, mine, root] {
+        MPI_Scatterv(ir->root_in.data(), ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE,
+                     ir->block_b.data(), mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
+      };
+      if (wanted("gatherv")) {
+        cases.push_back({"gatherv", ir->name,
+                         [&comm, ir, root] {
+                           comm.gatherv<double>(ir->block, ir->out_a, ir->counts, root);
+                         },
+                         theirs_gatherv, &ir->out_a, &ir->out_b});
+        cases.push_back({"gatherv (C API)", ir->name,
+                         [ir, mine, root] {
+                           OPTCOLL_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_a.data(),
+                                           ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE,
+                                           root, MPI_COMM_WORLD);
+                         },
+                         theirs_gatherv, &ir->out_a, &ir->out_b});
+      }
+      if (wanted("scatterv")) {
+        cases.push_back({"scatterv", ir->name,
+                         [&comm, ir, root] {
+                           comm.scatterv<double>(ir->root_in, ir->block_a, ir->counts, root);
+                         },
+                         theirs_scatterv, &ir->block_a, &ir->block_b});
+        cases.push_back({"scatterv (C API)", ir->name,
+                         [ir, mine, root] {
+                           OPTCOLL_Scatterv(ir->root_in.data(), ir->mpi_counts.data(),
+                                            ir->displs.data(), MPI_DOUBLE, ir->block_a.data(),
+                                            mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
+                         },
+                         theirs_scatterv, &ir->block_a, &ir->block_b});
+      }
+    }
+    for (const auto& c : cases) {
+      const auto before = comm.last_plan();
+      Row row;
+      row.collective = c.collective;
+      row.counts = c.counts;
+      row.bytes = bytes;
+      row.ours = median_of_slowest(o.iterations, c.ours);
+      const auto& ran = comm.last_plan();
+      if (ran != nullptr && ran != before) {
+        row.algorithm = ran->algorithm;
+        row.predicted = ran->predicted_time;
+      } else {
+        row.algorithm = "(C API: auto)";
+      }
+      row.theirs = median_of_slowest(o.iterations, c.theirs);
+      row.same = same_everywhere(*c.ours_out, *c.theirs_out, c.undefined_at_rank0 && me == 0);
+      rows.push_back(std::move(row));
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return rows;
+}
+
+#endif
+
+void run_bench_command(const BenchOptions& o) {
+  check_options(o);
+  if (!mpi_backend_available()) {
+    throw_invalid("optcoll bench compares with the MPI library: this optcoll was built "
+                  "without MPI (install libopenmpi-dev or libmpich-dev and rebuild)");
+  }
+  const CostModel model = o.model_path.empty()
+                              ? reference_cluster_model()
+                              : parse_cost_model_json(read_file(o.model_path));
+#ifdef OPTCOLL_WITH_MPI
+  const auto rows = run_bench(o, model);
+  if (mpi_world_rank() == 0) {
+    print_rows(rows, o.format, mpi_world_size(),
+               o.model_path.empty() ? std::string("reference cluster") : o.model_path);
+  }
+  for (const auto& r : rows) {
+    if (!r.same) throw CheckFailed{};
+  }
+#endif
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand(
+      "bench", "time optcoll against the MPI library's collectives (run under mpirun)");
+  sub->add_option("--collectives", o->collectives, "which collectives (default: all)")
+      ->delimiter(',');
+  sub->add_option("--dists", o->dists, "count distributions for gatherv/scatterv")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--min-bytes", o->min_bytes, "smallest message per rank")->capture_default_str();
+  sub->add_option("--max-bytes", o->max_bytes, "largest message per rank (K, M suffixes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  sub->add_option("--factor", o->factor, "size step (multiply)")->capture_default_str();
+  sub->add_option("--iterations", o->iterations, "timed calls per case (the median counts)")
+      ->capture_default_str();
+  sub->add_option("--root", o->root, "root of the rooted collectives")->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed of the random distributions")->capture_default_str();
+  sub->add_option("--model", o->model_path, "model.json for auto (e.g. from optcoll calibrate)");
+  sub->add_option("--format", o->format, "markdown or csv")->capture_default_str();
+  sub->add_option("--timeout", o->timeout_ms, "ms before a stalled call fails")
+      ->capture_default_str();
+  sub->callback([o] { run_bench_command(*o); });
+}
+
+}  // namespace optcoll::cli

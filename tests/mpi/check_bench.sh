@@ -1,0 +1,18 @@
+#!/bin/sh
+# Runs `optcoll bench --format csv` (the command line given) and checks its table: exactly
+# EXPECTED rows, every one with the same result as the MPI library's collective, and every
+# collective of the list present. Usage: check_bench.sh EXPECTED COLLECTIVES COMMAND...
+expected="$1"
+collectives="$2"
+shift 2
+out=$("$@" --format csv) || { echo "check_bench: the bench failed (exit $?)"; exit 1; }
+echo "$out"
+rows=$(echo "$out" | tail -n +2 | grep -c ',yes$')
+if [ "$rows" != "$expected" ]; then
+  echo "check_bench: $rows rows with the same result as MPI, expected $expected"
+  exit 1
+fi
+for c in $(echo "$collectives" | tr ',' ' '); do
+  echo "$out" | grep -q "^$c," || { echo "check_bench: no row for $c"; exit 1; }
+done
+echo "check_bench: ok ($rows rows)"
