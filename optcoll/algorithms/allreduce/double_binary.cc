@@ -23,10 +23,8 @@
 
 #include <fmt/format.h>
 
-#include "optcoll/algorithms/patterns/pipelined_reduce.h"
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/tree_families.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/algorithms/tree_params.h"
 #include "optcoll/schedule/builder.h"
@@ -46,32 +44,24 @@ std::optional<std::string> allreduce_double_tree_why_not(const CollectiveSpec& s
 Schedule build_allreduce_double_binary(const CollectiveSpec& spec, const Params& params,
                                        const CostModel& model) {
   ScheduleBuilder b(spec, "allreduce/double_binary");
-  const auto trees = patterns::double_binary_trees(spec.nranks, 0);
-  const std::int64_t up =
-      std::max(patterns::reduce_slots(trees[0]), patterns::reduce_slots(trees[1]));
-  const std::int64_t down =
-      std::max(patterns::bcast_slots(trees[0]), patterns::bcast_slots(trees[1]));
+  const std::int64_t depth = patterns::two_tree_depth(spec.nranks);
   const LinkCost link = link_cost(model, spec);
   const Count n = spec.count;
+  // T(S) = T_reduce(S) + T_bcast(S), both pipelined_tree_cost with D slots.
   const auto cost = [&](Count s) {
-    return pipelined_tree_cost(link, up, 1, n, s, true) +
-           pipelined_tree_cost(link, down, 1, n, s, false);
+    return pipelined_tree_cost(link, depth, 1, n, s, true) +
+           pipelined_tree_cost(link, depth, 1, n, s, false);
   };
-  const double hint = std::sqrt(static_cast<double>(up + down) * static_cast<double>(n) *
-                                (2 * link.beta + link.gamma) / std::max(2 * link.alpha, 1e-300));
+  const double hint =
+      std::sqrt(static_cast<double>(std::max<std::int64_t>(0, depth - 1)) * static_cast<double>(n) *
+                (2 * link.beta + link.gamma) / std::max(2 * link.alpha, 1e-300));
   const Count segments = resolve_segments(params, n, cost, hint);
+  const auto plan = patterns::two_tree_schedule(spec.nranks, 0, segments);
   const Slice data = output_of(b.layout(), 0);
-  patterns::emit_pipelined_reduce(b, trees, input_of(b.layout(), 0), data,
-                                  static_cast<int>(segments),
-                                  /*serialize_segments=*/!model.overlap);
-  const Count base = n / segments;
-  const Count extra = n % segments;
-  Count first = 0;
-  for (Count s = 0; s < segments; ++s) {
-    const Count len = base + (s < extra ? 1 : 0);
-    patterns::emit_tree_bcast(b, trees[static_cast<std::size_t>(s % 2)], sub(data, first, len));
-    first += len;
-  }
+  const OpId reduced = patterns::emit_two_tree_reduce(b, plan, input_of(b.layout(), 0), data);
+  // Why: the broadcast starts when rank 0 holds the whole result, so it never competes
+  // with the reduction for a port and the two step counts add up (see the header).
+  patterns::emit_two_tree_bcast(b, plan, data, reduced);
   b.set_params(segment_param_text(n, segments));
   return std::move(b).finish();
 }

@@ -24,8 +24,7 @@
 //            reduction and scan", Parallel Computing 35(12), 2009.
 
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/tree_families.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/algorithms/tree_params.h"
 #include "optcoll/schedule/builder.h"
@@ -35,21 +34,13 @@ namespace optcoll::algorithms {
 Schedule build_bcast_double_binary(const CollectiveSpec& spec, const Params& params,
                                    const CostModel& model) {
   ScheduleBuilder b(spec, "bcast/double_binary");
-  const auto trees = patterns::double_binary_trees(spec.nranks, spec.root);
-  const std::int64_t slots =
-      std::max(patterns::bcast_slots(trees[0]), patterns::bcast_slots(trees[1]));
   const Count n = spec.count;
+  // T(S) = (D − 1)(α + ceil(n/S)β) + Sα + nβ: pipelined_tree_cost with D slots, fanout 1.
+  const std::int64_t depth = patterns::two_tree_depth(spec.nranks);
   const Count segments =
-      pipelined_segments(params, link_cost(model, spec), slots, /*fanout=*/1, n, false);
-  const Slice data = output_of(b.layout(), spec.root);
-  const Count base = n / segments;
-  const Count extra = n % segments;
-  Count first = 0;
-  for (Count s = 0; s < segments; ++s) {
-    const Count len = base + (s < extra ? 1 : 0);
-    patterns::emit_tree_bcast(b, trees[static_cast<std::size_t>(s % 2)], sub(data, first, len));
-    first += len;
-  }
+      pipelined_segments(params, link_cost(model, spec), depth, /*fanout=*/1, n, false);
+  const auto plan = patterns::two_tree_schedule(spec.nranks, spec.root, segments);
+  patterns::emit_two_tree_bcast(b, plan, output_of(b.layout(), spec.root));
   b.set_params(segment_param_text(n, segments));
   return std::move(b).finish();
 }

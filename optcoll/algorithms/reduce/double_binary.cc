@@ -21,9 +21,8 @@
 
 #include <fmt/format.h>
 
-#include "optcoll/algorithms/patterns/pipelined_reduce.h"
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/tree_families.h"
+#include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/algorithms/tree_params.h"
 #include "optcoll/schedule/builder.h"
@@ -42,14 +41,13 @@ std::optional<std::string> double_tree_why_not(const CollectiveSpec& spec, const
 Schedule build_reduce_double_binary(const CollectiveSpec& spec, const Params& params,
                                     const CostModel& model) {
   ScheduleBuilder b(spec, "reduce/double_binary");
-  const auto trees = patterns::double_binary_trees(spec.nranks, spec.root);
-  const std::int64_t slots =
-      std::max(patterns::reduce_slots(trees[0]), patterns::reduce_slots(trees[1]));
-  const Count segments = pipelined_segments(params, link_cost(model, spec), slots,
+  // T(S) = (D − 1)(α + ceil(n/S)(β+γ)) + Sα + n(β+γ): pipelined_tree_cost with D slots.
+  const std::int64_t depth = patterns::two_tree_depth(spec.nranks);
+  const Count segments = pipelined_segments(params, link_cost(model, spec), depth,
                                             /*fanout=*/1, spec.count, /*reduce=*/true);
-  patterns::emit_pipelined_reduce(b, trees, input_of(b.layout(), spec.root),
-                                  output_of(b.layout(), spec.root), static_cast<int>(segments),
-                                  /*serialize_segments=*/!model.overlap);
+  const auto plan = patterns::two_tree_schedule(spec.nranks, spec.root, segments);
+  patterns::emit_two_tree_reduce(b, plan, input_of(b.layout(), spec.root),
+                                 output_of(b.layout(), spec.root));
   b.set_params(segment_param_text(spec.count, segments));
   return std::move(b).finish();
 }
