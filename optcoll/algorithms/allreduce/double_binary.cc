@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 // allreduce/double_binary — reduce/double_binary to rank 0, then bcast/double_binary from
-// rank 0, with the same S segments: segment s goes up and then down tree s mod 2, and the
-// broadcast of a segment starts as soon as rank 0 has reduced it (the builder's hazard
-// tracking orders each segment's bcast after its own reduction only), so the two pipelines
-// overlap.
+// rank 0, both with the same S segments and the same edge-coloured step schedule. Rank 0
+// starts the broadcast when it holds the whole result.
 //
 //   p = 7: segments 0, 2, ...: {1, 3} → 2, 5 → 6, {2, 6} → 4 → 0, then 0 → 4 → {2 → {1, 3},
-//          6 → 5}; segments 1, 3, ...: the same over tree 2 (mirrored).
+//          6 → 5}; segments 1, 3, ...: the same over tree 2 (mirrored). S = 4: 8 + 8 steps.
 //
-// Cost (alpha-beta-gamma, one port, full duplex, no overlap, copy = 0), W_r and W_b the
-//   trees' reduce and bcast slot counts (root edge included): estimate
-//   (W_r − 1)(α + ceil(n/S)(β+γ)) + (W_b − 1)(α + ceil(n/S)β) + 2S·α + n(2β+γ), which
-//   segment=auto minimizes; not exact (see bcast/double_binary). Checked bound
-//   (closed_form_test.cc): ≤ 2·W_r·(α + n(β+γ)) + 2·W_b·(α + nβ).
+// Cost (alpha-beta-gamma, one port, full duplex, no overlap, copy = 0, exact), D = D(p) as
+//   in bcast/double_binary:
+//   T(S) = (D − 1)(2α + ceil(n/S)(2β+γ)) + 2S·α + n(2β+γ),
+//   the reduction's time plus the broadcast's; segment=auto takes the minimizing S.
+//   Why not overlapped: rank 0 completes segment 0, the broadcast's first, last, so
+//   starting each segment's broadcast as soon as it is reduced changes nothing (measured
+//   equal); broadcasting in the order rank 0 completes the segments lets the two pipelines
+//   contend for the ports that both keep busy every step, and measured slower (p = 64,
+//   γ = 0, segment=auto: 324,500 against 242,000).
+//   α = 100, β = 1, n = 1e5 (optcoll simulate allreduce ... --gamma G):
+//     γ = 0: p = 16: 232,188 (before: 324,498); p = 64: 242,000 (before: 344,300);
+//            allreduce/rabenseifner 188,300 and 198,138, allreduce/ring 190,500 and 265,982.
+//     γ = 3: p = 16: 550,200 (before: 689,166); p = 64: 565,250 (before: 715,254);
+//            rabenseifner 469,550 and 493,545, ring 471,750 and 504,945.
+//   compose(reduce/double_binary, bcast/double_binary) is the same schedule with one S per
+//   phase: equal at γ = 0, 0.5–0.6% faster at γ = 3 (p = 16: 547,682; p = 64: 562,000).
 // Restrictions: segment "auto" or a positive integer; non-commutative operators only for
 //   odd p (the reduction is rooted at 0; tree 2 is tree 1 mirrored, both over rank ranges).
 // Reference: Sanders, Speck, Träff, Parallel Computing 35(12), 2009 (two-tree reduction and

@@ -29,7 +29,8 @@ std::vector<Rank> preorder(const TreeShape& tree) {
 std::vector<Rank> parents(const TreeShape& tree) {
   std::vector<Rank> parent(tree.children.size(), kNoRank);
   for (std::size_t u = 0; u < tree.children.size(); ++u) {
-    for (const Rank v : tree.children[u]) parent[static_cast<std::size_t>(v)] = static_cast<Rank>(u);
+    for (const Rank v : tree.children[u])
+      parent[static_cast<std::size_t>(v)] = static_cast<Rank>(u);
   }
   return parent;
 }
@@ -37,8 +38,7 @@ std::vector<Rank> parents(const TreeShape& tree) {
 // The transfers of `plan.trees` for a given first tree and step parity shift, appended to
 // `out`; returns the number of steps.
 std::int64_t place_steps(const std::array<TreeShape, 2>& trees, const TwoTreeColours& colours,
-                         int first, int shift, Count segments,
-                         std::vector<TwoTreeTransfer>* out) {
+                         int first, int shift, Count segments, std::vector<TwoTreeTransfer>* out) {
   const std::size_t p = trees[0].children.size();
   std::int64_t steps = 0;
   for (int k = 0; k < 2; ++k) {
@@ -183,10 +183,13 @@ TwoTreeSchedule two_tree_schedule(Rank nranks, Rank root, Count segments) {
   auto shift_for = [&](int first) {
     const TreeShape& tree = plan.trees[static_cast<std::size_t>(first)];
     const Rank top = tree.children[static_cast<std::size_t>(root)].front();
-    return static_cast<int>(plan.colours[static_cast<std::size_t>(first)][static_cast<std::size_t>(top)]);
+    return static_cast<int>(
+        plan.colours[static_cast<std::size_t>(first)][static_cast<std::size_t>(top)]);
   };
-  const std::int64_t steps0 = place_steps(plan.trees, plan.colours, 0, shift_for(0), segments, nullptr);
-  const std::int64_t steps1 = place_steps(plan.trees, plan.colours, 1, shift_for(1), segments, nullptr);
+  const std::int64_t steps0 =
+      place_steps(plan.trees, plan.colours, 0, shift_for(0), segments, nullptr);
+  const std::int64_t steps1 =
+      place_steps(plan.trees, plan.colours, 1, shift_for(1), segments, nullptr);
   plan.first = steps1 < steps0 ? 1 : 0;
   plan.steps = place_steps(plan.trees, plan.colours, plan.first, shift_for(plan.first), segments,
                            &plan.transfers);
@@ -244,11 +247,13 @@ OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
       const auto v = static_cast<std::size_t>(*it);
       lo[v] = *it;
-      for (const Rank c : tree.children[v]) lo[v] = std::min(lo[v], lo[static_cast<std::size_t>(c)]);
+      for (const Rank c : tree.children[v])
+        lo[v] = std::min(lo[v], lo[static_cast<std::size_t>(c)]);
       if (!tree.children[v].empty()) inner[v] = true;
       std::vector<Rank> kids = tree.children[v];
       std::stable_sort(kids.begin(), kids.end(), [&](Rank x, Rank y) {
-        return first_step[k][static_cast<std::size_t>(x)] > first_step[k][static_cast<std::size_t>(y)];
+        return first_step[k][static_cast<std::size_t>(x)] >
+               first_step[k][static_cast<std::size_t>(y)];
       });
       Rank combined = *it;
       for (const Rank c : kids) {
@@ -308,7 +313,8 @@ OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice
       chains.add(x.from, step, t.recv);
       sent[child] = t.send;
       if (t.recv != kNoOp) {
-        arrivals.push_back({x.from, t.recv, landing, sub(acc[parent], offset, len), side[k][child]});
+        arrivals.push_back(
+            {x.from, t.recv, landing, sub(acc[parent], offset, len), side[k][child]});
       }
     }
     for (const Arrival& a : arrivals) {

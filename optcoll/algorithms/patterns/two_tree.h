@@ -67,9 +67,9 @@ struct TwoTreeTransfer {
 struct TwoTreeSchedule {
   std::array<TreeShape, 2> trees;
   TwoTreeColours colours;
-  int first = 0;           // the tree of the even segments
-  Count segments = 0;      // S
-  std::int64_t steps = 0;  // S − 1 + two_tree_depth(p) for p >= 2 (0 for p = 1)
+  int first = 0;                           // the tree of the even segments
+  Count segments = 0;                      // S
+  std::int64_t steps = 0;                  // S − 1 + two_tree_depth(p) for p >= 2 (0 for p = 1)
   std::vector<TwoTreeTransfer> transfers;  // by step, then sender
 };
 
