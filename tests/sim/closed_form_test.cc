@@ -253,6 +253,15 @@ std::int64_t ceil_log(Rank p, std::int64_t k) {
   for (std::int64_t reach = 1; reach < p; reach *= k) ++rounds;
   return rounds;
 }
+// Steps of one segment through the double binary trees (bcast/double_binary's header):
+// 2·floor(log2(p−1)), one more when p − 1 ≡ 2 (mod 4) or p − 1 = 2^k − 1; p = 1, 2, 3: 0, 1, 2.
+std::int64_t two_tree_depth(Rank p) {
+  if (p <= 3) return p - 1;
+  std::int64_t levels = 0;
+  for (Rank q = p - 1; q > 1; q /= 2) ++levels;
+  const Rank q = p - 1;
+  return 2 * levels + (q % 4 == 2 || (q & (q + 1)) == 0 ? 1 : 0);
+}
 // A pipeline with `slots` unpipelined slots and `fanout` messages per segment on its
 // busiest rank, minimized over every segment count S in [1, n] (exhaustive search here;
 // the builders search near the analytic optimum): per segment α + ceil(n/S)·c.
@@ -742,33 +751,28 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return best_pipeline(e, heap_bcast_slots(e.p), e.p > 2 ? 2 : 1, kBeta);
             }}},
-      {"bcast/double_binary",  // an upper bound: 2·W(α + nβ), W = the trees' slots
-       {.relation = Relation::kUpperBound,
+      // Two-tree step schedules (exact): D(p) − 1 fill steps of the largest segment, then
+      // the root's S messages; S minimizes that (segment=auto).
+      {"bcast/double_binary",
+       {.cost = [](const Env& e) { return best_pipeline(e, two_tree_depth(e.p), 1, kBeta); }}},
+      {"reduce/double_binary",
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) { return best_pipeline(e, two_tree_depth(e.p), 1, kBeta + kGamma); }}},
+      {"allreduce/double_binary",  // reduce to rank 0, then bcast, the same S for both
+       {.copy_free = true,
         .cost =
             [](const Env& e) {
-              // The taller tree: the root's edge, then the in-order tree of p − 1 positions,
-              // whose bcast slots are heap-like: at most 2·floor(log2(p − 1)) + 1 in all.
-              std::int64_t levels = 0;
-              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
-              return 2 * (2 * levels + 1) * (a(1) + b(e.n));
-            }}},
-      {"reduce/double_binary",  // an upper bound: 2·W(α + n(β+γ)), W <= 2·floor(log2(p−1)) + 1
-       {.relation = Relation::kUpperBound,
-        .copy_free = true,
-        .cost =
-            [](const Env& e) {
-              std::int64_t levels = 0;
-              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
-              return 2 * (2 * levels + 1) * (a(1) + b(e.n) + g(e.n));
-            }}},
-      {"allreduce/double_binary",  // the reduce bound plus the bcast bound
-       {.relation = Relation::kUpperBound,
-        .copy_free = true,
-        .cost =
-            [](const Env& e) {
-              std::int64_t levels = 0;
-              for (Rank q = e.p - 1; q > 1; q /= 2) ++levels;
-              return 2 * (2 * levels + 1) * (a(2) + b(2 * e.n) + g(e.n));
+              if (e.n == 0 || e.p == 1) return Time{0};
+              const std::int64_t d = two_tree_depth(e.p);
+              Time best = -1;
+              for (Count s = 1; s <= e.n; ++s) {
+                const Count largest = (e.n + s - 1) / s;
+                const Time t = static_cast<Time>(d - 1) * (a(2) + b(2 * largest) + g(largest)) +
+                               a(2 * s) + b(2 * e.n) + g(e.n);
+                if (best < 0 || t < best) best = t;
+              }
+              return best;
             }}},
       {"reduce/binary",
        {.cost =

@@ -70,6 +70,7 @@ TreeShape split_chain(Rank nranks, Rank root);
 //     tree 1: 0 ── 4 ─┬─ 2 ─┬─ 1        tree 2: 0 ── 3 ─┬─ 5 ─┬─ 6
 //                     │     └─ 3                        │     └─ 4
 //                     └─ 6 ── 5                         └─ 1 ── 2
+// patterns/two_tree.h colours their edges and schedules them in steps.
 std::array<TreeShape, 2> double_binary_trees(Rank nranks, Rank root);
 
 // One-port slot counts of an unpipelined tree (a slot = one message of the whole data):
