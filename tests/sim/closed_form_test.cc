@@ -450,6 +450,8 @@ const std::map<std::string, Formula>& formulas() {
       {"gatherv/adaptive_binomial", traff_tree_bound()},
       {"gatherv/oblivious_binomial", traff_tree_bound()},
       {"gatherv/binary_optimal", traff_tree_bound()},
+      {"gatherv/two_block", traff_tree_bound()},
+      {"scatterv/two_block", traff_tree_bound()},
       {"allgather/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",

@@ -58,4 +58,26 @@ void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
 void emit_ordered_scatter(ScheduleBuilder& b, const TreeShape& tree,
                           const std::vector<int>& copy_slot, Slice root_source);
 
+// The same over a permutation (non-ordered trees such as gatherv/two_block's): every subtree
+// must be a contiguous run of `positions`, and inner nodes hold their subtree in position
+// order; items are chained in the model's order as above. At the root, a child whose non-empty
+// blocks are, in position order, consecutive in the root's buffer (rank order) is received
+// (scatter: sent) in place. Any other child is received into root scratch in ONE message and
+// its blocks are then copied into place, one Copy per run of consecutive ranks, right after
+// the receive (scatter: copied out first, then sent): copy·|T_c| more for the root.
+// child_in_place() says which case applies.
+void emit_positioned_gather(ScheduleBuilder& b, const TreeShape& tree,
+                            const std::vector<int>& copy_slot, const std::vector<Rank>& positions,
+                            Slice root_dest);
+void emit_positioned_scatter(ScheduleBuilder& b, const TreeShape& tree,
+                             const std::vector<int>& copy_slot, const std::vector<Rank>& positions,
+                             Slice root_source);
+
+// index[r]: r's place among the ranks with a non-empty block (rank order), or -1.
+std::vector<Rank> nonempty_index(const std::vector<bool>& nonempty);
+// True if the members of a subtree, listed in position order, have their non-empty blocks at
+// consecutive places of the rank-ordered buffer (no other non-empty block between them, and
+// in rank order): then the subtree's segment is one slice of the root's buffer.
+bool lands_in_place(const std::vector<Rank>& members_by_position, const std::vector<Rank>& index);
+
 }  // namespace optcoll::algorithms::patterns

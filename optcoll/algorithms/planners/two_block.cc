@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the two-block planner (Träff 2019, Lemma 2 and TWO_Gatherv; spec §7).
+//
+// Classes. For a threshold t among the distinct block sizes, the large class is {r : m_r >= t}
+//   and the small class the rest. t = the smallest size gives one class (a single adaptive
+//   binomial tree over all ranks, gatherv/adaptive_binomial's tree); every other distinct size
+//   is tried too, and the split with the least predicted cost wins. With two distinct sizes
+//   that is the obvious split or one class; zeros are just the smallest size.
+// Trees. Each class is gathered by Träff's adaptive binomial tree (Proposition 1) over its
+//   members in rank order (the members renumbered 0..n-1): the root's class with the root
+//   fixed, the other class at the root the tree picks itself. Why this tree and not the
+//   optimal DP's: the threshold search plans every candidate split, and the adaptive tree is
+//   O(p) where the DP is O(p^3), so the whole search stays O(d·p·log p) for d distinct sizes;
+//   and within a class the blocks are equal (two sizes) or close, where a binomial tree is
+//   what the optimal DP finds too (regular blocks: ceil(log2 n) latencies, tested in
+//   tree_dp_test BinomialIsOptimalOnRegularProblems), which is what TWO_Gatherv uses (the
+//   library's regular gather).
+// Joining. The other class's sub-root sends its whole collection to the root in one message,
+//   as one more item of the root; every place among the root's items (before or after its
+//   copy and each of its children) is tried and the cheapest kept.
+// Placement. The classes interleave in rank order, so a segment can arrive at the root whose
+//   blocks are not one slice of the root's buffer. It is received into scratch and copied into
+//   place (copy·|T_c| for the root), which positioned_completion_time charges exactly as the
+//   simulator does; segments that are one slice (e.g. the other class is a rank range) are
+//   received in place.
+#include "optcoll/algorithms/planners/two_block.h"
+
+#include <algorithm>
+#include <string>
+
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/builder.h"
+
+namespace optcoll::algorithms::planners {
+namespace {
+
+std::size_t at(Rank r) { return static_cast<std::size_t>(r); }
+
+// Plans the adaptive binomial tree over `members` (increasing ranks) and writes it into `into`
+// in global ranks; returns its root.
+Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members,
+                std::optional<Rank> root, OrderedTree& into) {
+  GatherProblem sub;
+  sub.alpha = pb.alpha;
+  sub.beta = pb.beta;
+  sub.copy = pb.copy;
+  std::optional<Rank> local_root;
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    sub.sizes.push_back(pb.sizes[at(members[k])]);
+    if (root && members[k] == *root) local_root = static_cast<Rank>(k);
+  }
+  const OrderedTree t = adaptive_binomial_tree(sub, local_root);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    auto& kids = into.shape.children[at(members[k])];
+    kids.clear();
+    for (const Rank c : t.shape.children[k]) kids.push_back(members[at(c)]);
+    into.copy_slot[at(members[k])] = t.copy_slot[k];
+  }
+  return members[at(t.shape.root)];
+}
+
+}  // namespace
+
+Time positioned_completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
+                                const std::vector<Rank>& positions, const GatherProblem& pb) {
+  const auto p = shape.children.size();
+  OPTCOLL_CHECK(p == pb.sizes.size() && copy_slot.size() == p && positions.size() == p,
+                "tree, positions and problem differ in size");
+  std::vector<Rank> rank_at(p, kNoRank);
+  for (std::size_t r = 0; r < p; ++r) rank_at[at(positions[r])] = static_cast<Rank>(r);
+  std::vector<bool> nonempty;
+  for (const Time m : pb.sizes) nonempty.push_back(m > 0);
+  const auto index = patterns::nonempty_index(nonempty);
+  // Post-order by an explicit stack: (node, expanded?); lo/hi: the subtree's positions.
+  std::vector<Time> done(p, 0);
+  std::vector<Time> total(p, 0);
+  std::vector<Rank> lo(p, 0);
+  std::vector<Rank> hi(p, 0);
+  std::vector<std::pair<Rank, bool>> stack{{shape.root, false}};
+  while (!stack.empty()) {
+    const auto [v, expanded] = stack.back();
+    stack.pop_back();
+    const auto& kids = shape.children[at(v)];
+    if (!expanded) {
+      stack.emplace_back(v, true);
+      for (const Rank c : kids) stack.emplace_back(c, false);
+      continue;
+    }
+    const bool root = v == shape.root;
+    const bool copies = root || !kids.empty();
+    Time t = 0;
+    total[at(v)] = pb.sizes[at(v)];
+    lo[at(v)] = hi[at(v)] = positions[at(v)];
+    for (std::size_t i = 0; i <= kids.size(); ++i) {
+      if (copies && static_cast<int>(i) == copy_slot[at(v)]) t += pb.copy * pb.sizes[at(v)];
+      if (i == kids.size()) break;
+      const Rank c = kids[i];
+      t = std::max(t, done[at(c)]) + pb.message(c, v, total[at(c)]);
+      if (root && total[at(c)] > 0) {
+        const std::vector<Rank> members(rank_at.begin() + lo[at(c)],
+                                        rank_at.begin() + hi[at(c)] + 1);
+        if (!patterns::lands_in_place(members, index)) t += pb.copy * total[at(c)];
+      }
+      total[at(v)] += total[at(c)];
+      lo[at(v)] = std::min(lo[at(v)], lo[at(c)]);
+      hi[at(v)] = std::max(hi[at(v)], hi[at(c)]);
+    }
+    done[at(v)] = t;
+  }
+  return done[at(shape.root)];
+}
+
+TwoBlockPlan two_block_plan(const GatherProblem& pb, Rank root) {
+  const Rank p = pb.nranks();
+  OPTCOLL_CHECK(p >= 1, "empty gather problem");
+  OPTCOLL_CHECK(root >= 0 && root < p, "root {} out of range", root);
+  std::vector<Time> distinct = pb.sizes;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+
+  std::optional<TwoBlockPlan> best;
+  for (const Time threshold : distinct) {
+    TwoBlockPlan plan;
+    plan.threshold = threshold;
+    plan.tree.shape.root = root;
+    plan.tree.shape.children.resize(at(p));
+    plan.tree.copy_slot.assign(at(p), 0);
+    std::vector<Rank> mine;
+    std::vector<Rank> other;
+    for (Rank r = 0; r < p; ++r) {
+      plan.large.push_back(pb.sizes[at(r)] >= threshold);
+      (plan.large.back() == (pb.sizes[at(root)] >= threshold) ? mine : other).push_back(r);
+    }
+    plan.positions.assign(at(p), 0);
+    Rank next = 0;
+    for (const Rank r : mine) plan.positions[at(r)] = next++;
+    for (const Rank r : other) plan.positions[at(r)] = next++;
+    class_tree(pb, mine, root, plan.tree);
+    if (other.empty()) {
+      plan.tree.cost = positioned_completion_time(plan.tree.shape, plan.tree.copy_slot,
+                                                  plan.positions, pb);
+      if (!best || plan.tree.cost < best->tree.cost) best = std::move(plan);
+      continue;
+    }
+    plan.sub_root = class_tree(pb, other, std::nullopt, plan.tree);
+    // The sub-root as item q of the root (its copy counts as an item): before the copy it
+    // becomes child q and the copy moves one later; after it, child q - 1.
+    const auto kids = plan.tree.shape.children[at(root)];
+    const int slot = std::clamp(plan.tree.copy_slot[at(root)], 0, static_cast<int>(kids.size()));
+    std::optional<TwoBlockPlan> best_q;
+    for (int q = 0; q <= static_cast<int>(kids.size()) + 1; ++q) {
+      TwoBlockPlan candidate = plan;
+      auto& k = candidate.tree.shape.children[at(root)];
+      const int child = q <= slot ? q : q - 1;
+      k.insert(k.begin() + child, plan.sub_root);
+      candidate.tree.copy_slot[at(root)] = q <= slot ? slot + 1 : slot;
+      candidate.tree.cost = positioned_completion_time(
+          candidate.tree.shape, candidate.tree.copy_slot, candidate.positions, pb);
+      if (!best_q || candidate.tree.cost < best_q->tree.cost) best_q = std::move(candidate);
+    }
+    if (!best || best_q->tree.cost < best->tree.cost) best = std::move(best_q);
+  }
+  return std::move(*best);
+}
+
+Schedule build_two_block_schedule(const CollectiveSpec& spec, const CostModel& model) {
+  ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/two_block");
+  const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
+  const GatherProblem pb = gather_problem(b.layout(), model, spec.elem_bytes,
+                                          gather ? TreeDirection::kGather : TreeDirection::kScatter);
+  TwoBlockPlan plan = two_block_plan(pb, spec.root);
+  if (gather) {
+    patterns::emit_positioned_gather(b, plan.tree.shape, plan.tree.copy_slot, plan.positions,
+                                     output_of(b.layout(), spec.root));
+  } else {
+    patterns::emit_positioned_scatter(b, plan.tree.shape, plan.tree.copy_slot, plan.positions,
+                                      input_of(b.layout(), spec.root));
+  }
+  b.set_tree(std::move(plan.tree.shape));
+  return std::move(b).finish();
+}
+
+}  // namespace optcoll::algorithms::planners
