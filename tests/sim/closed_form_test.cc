@@ -352,6 +352,9 @@ const std::map<std::string, Formula>& formulas() {
   static const std::map<std::string, Formula> table{
       {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
+      // Theorem 4's ordered trees: homogeneously the optimum is the binomial time (the lower
+      // bound of one port, reached by halving the range around the root).
+      {"bcast/optimal_ordered", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
       {"bcast/scatter_ring_allgather",
        {.needs_power_of_two = true,
         .needs_divisible = true,
@@ -383,6 +386,9 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      // No local copy for p >= 2 (the first partial is received into the accumulator).
+      {"reduce/optimal_ordered",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
       // Built for the default model (no overlap: planned with d' = 0, c' = d + c, where
       // Canon-Antoniu's optimum is ceil(log2 p)·c'), run here without overlap.
       {"reduce/greedy_overlap",

@@ -80,4 +80,18 @@ std::vector<Rank> nonempty_index(const std::vector<bool>& nonempty);
 // in rank order): then the subtree's segment is one slice of the root's buffer.
 bool lands_in_place(const std::vector<Rank>& members_by_position, const std::vector<Rank>& index);
 
+// Broadcast and reduction over an ordered tree (Träff's Theorem 4 trees): each node's
+// operations are chained in the tree's child order, so the simulated time is the tree's
+// completion time exactly. Bcast: a node sends `data` to its children in order, after its
+// own receive. Reduce: a leaf sends its contribution; an inner node receives its first
+// child's partial into its accumulator with a plain receive, reduces its own contribution
+// into it (on the correct side), then receive-reduces the other children in order, each on
+// the side its ranks lie (no local copy: every edge costs alpha + beta·n + gamma·n). Rank
+// order is kept for non-commutative operators whenever every subtree is a consecutive rank
+// range and each child's range is adjacent to what its parent has combined so far. The root
+// alone (p = 1) copies its contribution.
+void emit_ordered_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data);
+void emit_ordered_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
+                         Slice result);
+
 }  // namespace optcoll::algorithms::patterns
