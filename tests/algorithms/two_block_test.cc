@@ -152,22 +152,29 @@ TEST(TwoBlock, LemmaTwoSpecExample) {
   // Spec §7: alpha = 10, beta = copy = 1, b_S = 3, b_L = 200, p = 7. The ordered optimum is
   // 228 at j = 0 and 238 at j = 3 and 6; the non-ordered optimum is 228 everywhere.
   for (const auto& [j, ordered, two_block] : std::vector<std::tuple<Rank, Time, Time>>{
-           {0, 228, 228}, {6, 238, 228}, {3, 238, 246}}) {
+           {0, 228, 228}, {6, 238, 228}, {3, 238, 238}}) {
     const auto pb = lemma_two(7, j, 3, 200, 10, 1, 1);
     EXPECT_EQ(optimal_tree(pb, j).cost, ordered) << j;
     EXPECT_EQ(unordered_optimal_cost(pb, j), 228) << j;
     const auto plan = two_block_plan(pb, j);
     EXPECT_EQ(plan.tree.cost, two_block) << j;
-    // j = 3: the small blocks are two runs of the root's buffer, so one message lands in
-    // scratch and 18 elements are copied into place: 228 + 18 (the model's non-ordered optimum
-    // does not price that permutation; see docs/design.md).
     const auto model = model_of(pb, Duplex::kHalf);
     EXPECT_EQ(simulated("gatherv/two_block", pb, j, model), two_block) << j;
     EXPECT_EQ(simulated("scatterv/two_block", pb, j, model), two_block) << j;
+    if (j == 3) {
+      // The small blocks are two runs of the root's buffer: one message into scratch and 18
+      // elements copied into place would take 228 + 18 = 246, so the plan is the single
+      // ordered tree (238). The model's non-ordered optimum does not price that permutation
+      // (docs/design.md).
+      EXPECT_EQ(plan.sub_root, kNoRank);
+      EXPECT_EQ(two_block_join(pb, j, 200, TreeKind::kAdaptiveBinomial).tree.cost, 246);
+      continue;
+    }
     EXPECT_EQ(plan.threshold, 200);
-    EXPECT_NE(plan.sub_root, kNoRank);
+    ASSERT_NE(plan.sub_root, kNoRank);
     // The small class reaches the root in one message: the sub-root is the root's only child.
-    EXPECT_EQ(plan.tree.shape.children[at(j)], std::vector<Rank>{plan.sub_root});
+    EXPECT_EQ(plan.tree.shape.children[static_cast<std::size_t>(j)],
+              std::vector<Rank>{plan.sub_root});
   }
 }
 
@@ -205,26 +212,46 @@ TEST(TwoBlock, LemmaTwoBoundAtTheEnds) {
   EXPECT_GE(checked, 30);
 }
 
-TEST(TwoBlock, OneSizeIsOneAdaptiveTree) {
-  // Equal blocks (zeros included): one class, gatherv/adaptive_binomial's tree and time.
+TEST(TwoBlock, OneSizeIsOneTree) {
+  // Equal blocks (zeros included): one class, the faster of the adaptive binomial tree and the
+  // optimal DP's tree.
   for (const Time m : {0, 7}) {
     for (Rank p = 1; p <= 9; ++p) {
       for (Rank root = 0; root < p; ++root) {
         const GatherProblem pb{std::vector<Time>(at(p), m), 5, 1, 1};
         const auto plan = two_block_plan(pb, root);
-        const auto adaptive = adaptive_binomial_tree(pb, root);
         EXPECT_EQ(plan.sub_root, kNoRank);
-        EXPECT_EQ(plan.tree.shape, adaptive.shape);
-        EXPECT_EQ(plan.tree.cost, adaptive.cost);
+        EXPECT_EQ(plan.tree.cost,
+                  std::min(adaptive_binomial_tree(pb, root).cost, optimal_tree(pb, root).cost));
       }
     }
   }
 }
 
+// Two classes joined: the large blocks form one class and the small ones the other; no
+// rank's parent is in the other class except the sub-root's, which is the root; and the root
+// receives exactly one message from the other class.
+void expect_joined_classes(const GatherProblem& pb, Rank root, const TwoBlockPlan& plan,
+                           const std::string& where) {
+  const Rank p = pb.nranks();
+  ASSERT_NE(plan.sub_root, kNoRank) << where;
+  const auto parents = plan.tree.shape.parents();
+  int crossing = 0;
+  for (Rank r = 0; r < p; ++r) {
+    EXPECT_EQ(plan.large[at(r)], pb.sizes[at(r)] >= plan.threshold) << where << " rank " << r;
+    if (r == root) continue;
+    const Rank parent = parents[at(r)];
+    if (plan.large[at(parent)] != plan.large[at(r)]) {
+      ++crossing;
+      EXPECT_EQ(r, plan.sub_root) << where;
+      EXPECT_EQ(parent, root) << where;
+    }
+  }
+  EXPECT_EQ(crossing, 1) << where;
+  EXPECT_NE(plan.large[at(plan.sub_root)], plan.large[at(root)]) << where;
+}
+
 TEST(TwoBlock, SplitIsTheClassOfEachBlock) {
-  // Two sizes: whenever the plan splits, the large blocks form one class and the small ones
-  // the other; no rank's parent is in the other class except the sub-root's, which is the
-  // root; and the root receives exactly one message from the other class.
   std::mt19937_64 rng(45);
   int splits = 0;
   for (int trial = 0; trial < 300; ++trial) {
@@ -234,31 +261,25 @@ TEST(TwoBlock, SplitIsTheClassOfEachBlock) {
     pb.alpha = static_cast<Time>(rng() % 60);
     pb.copy = static_cast<Time>(trial % 2);
     const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    const Time large = *std::max_element(pb.sizes.begin(), pb.sizes.end());
+    const Time small = *std::min_element(pb.sizes.begin(), pb.sizes.end());
+    if (large == small) continue;
+    const std::string where = "trial " + std::to_string(trial);
+    for (const auto kind : {TreeKind::kAdaptiveBinomial, TreeKind::kOptimal}) {
+      expect_joined_classes(pb, root, two_block_join(pb, root, large, kind), where);
+    }
     const auto plan = two_block_plan(pb, root);
     if (plan.sub_root == kNoRank) continue;
     ++splits;
-    const Time large = *std::max_element(pb.sizes.begin(), pb.sizes.end());
-    EXPECT_EQ(plan.threshold, large);
-    const auto parents = plan.tree.shape.parents();
-    int crossing = 0;
-    for (Rank r = 0; r < p; ++r) {
-      EXPECT_EQ(plan.large[at(r)], pb.sizes[at(r)] == large) << r;
-      if (r == root) continue;
-      const Rank parent = parents[at(r)];
-      if (plan.large[at(parent)] != plan.large[at(r)]) {
-        ++crossing;
-        EXPECT_EQ(r, plan.sub_root);
-        EXPECT_EQ(parent, root);
-      }
-    }
-    EXPECT_EQ(crossing, 1) << trial;
-    EXPECT_NE(plan.large[at(plan.sub_root)], plan.large[at(root)]);
+    EXPECT_EQ(plan.threshold, large) << where;
+    expect_joined_classes(pb, root, plan, where);
   }
-  EXPECT_GE(splits, 50);
+  EXPECT_GE(splits, 20);
 }
 
 TEST(TwoBlock, NeverWorseThanOneTree) {
-  // One class is a candidate, so the plan is never slower than the adaptive binomial tree.
+  // One class is a candidate (with both trees), so the plan is never slower than the adaptive
+  // binomial tree or the optimal ordered tree.
   std::mt19937_64 rng(44);
   for (int trial = 0; trial < 200; ++trial) {
     const Rank p = 1 + trial % 30;
@@ -270,6 +291,7 @@ TEST(TwoBlock, NeverWorseThanOneTree) {
     const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
     const auto plan = two_block_plan(pb, root);
     EXPECT_LE(plan.tree.cost, adaptive_binomial_tree(pb, root).cost) << trial;
+    EXPECT_LE(plan.tree.cost, optimal_tree(pb, root).cost) << trial;
     // And it is a valid gather tree: at least the lower bound.
     Time bound = pb.copy * pb.sizes[at(root)];
     for (Rank r = 0; r < p; ++r) bound += r == root ? 0 : pb.beta * pb.sizes[at(r)];
@@ -279,9 +301,11 @@ TEST(TwoBlock, NeverWorseThanOneTree) {
 
 TEST(TwoBlock, ComparedWithOptimal) {
   // Spikes and Skewed (Träff's distributions), p = 200, b = 100, root 0 and p/2, alpha 100 and
-  // 1000, copy 0 and beta: two_block against the optimal ordered tree (gatherv/optimal). Both
-  // simulate to their plans (asserted); which is faster depends on the instance, so only the
-  // table is printed (docs: gatherv/two_block's header).
+  // 1000, copy 0 and beta: the two-class join at the large blocks' threshold (best of the two
+  // kinds of class trees), the plan (which may be one tree), and the optimal ordered tree
+  // (gatherv/optimal), all simulated. Which is faster depends on the instance: only the table
+  // is printed (gatherv/two_block's header), and the theorem by construction is asserted
+  // (the plan is never slower than gatherv/optimal's tree under a homogeneous model).
   const Rank p = 200;
   for (const auto d : {Distribution::kSpikes, Distribution::kSkewed}) {
     const auto counts = distribution_counts(d, p, 100);
@@ -296,9 +320,16 @@ TEST(TwoBlock, ComparedWithOptimal) {
           const auto model = model_of(pb, Duplex::kHalf);
           const Time two = simulated("gatherv/two_block", pb, root, model);
           const Time opt = simulated("gatherv/optimal", pb, root, model);
+          const Time large = *std::max_element(pb.sizes.begin(), pb.sizes.end());
+          const Time joined =
+              std::min(two_block_join(pb, root, large, TreeKind::kAdaptiveBinomial).tree.cost,
+                       two_block_join(pb, root, large, TreeKind::kOptimal).tree.cost);
           EXPECT_EQ(two, two_block_plan(pb, root).tree.cost);
-          std::printf("%-7s alpha %5.0f copy %.0f root %3d: two_block %8.0f optimal %8.0f\n",
-                      std::string(distribution_name(d)).c_str(), alpha, copy, root, two, opt);
+          EXPECT_LE(two, opt);
+          std::printf(
+              "%-6s alpha %4.0f copy %.0f root %3d: two classes %6.0f  two_block %6.0f  "
+              "optimal %6.0f\n",
+              std::string(distribution_name(d)).c_str(), alpha, copy, root, joined, two, opt);
         }
       }
     }

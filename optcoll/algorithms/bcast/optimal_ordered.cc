@@ -3,7 +3,7 @@
 // DP (Prop. 3, Fig. 6 / Fig. 5) with every subtree's message carrying the whole vector, so each
 // edge costs alpha + n·beta (alpha_ts + n·beta_ts from parent t to child s under pair matrices).
 // Every subtree spans a consecutive rank range; each node sends to its children one after the
-// other (the range it covers shrinks inward: the first child is the farthest range).
+// other, outermost range first (the gather DP's reception order reversed).
 //
 //   p = 5, root 2, alpha = beta = 1, n = 1 (each edge 2): 2 sends to 0 (the outermost range
 //   [0..0]), then to 3 (range [3..4]; 3 passes on to 4), then to 1: done at 6 = ceil(log2 5)·2,
@@ -15,6 +15,10 @@
 //   so the homogeneous optimum is exactly the binomial time; with pair matrices it adapts to
 //   the slow links. The simulated makespan equals the planned cost (each node's sends are
 //   chained in the planned order).
+// Tree class: the DP's (each node's uncovered range shrinks from its ends). Serving consecutive
+//   child ranges in any other order is outside it and, under pair matrices, sometimes faster
+//   (3 of 30 random instances with p <= 7 in tests/algorithms/ordered_bcast_reduce_test.cc);
+//   homogeneously never (both reach the lower bound).
 // Restrictions: none (any p >= 1, any root, n >= 0).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
 //   30(9), 2019, Theorem 4; ../shared/spec/gather-scatter-trees.md §3.6.

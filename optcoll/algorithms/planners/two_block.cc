@@ -6,15 +6,18 @@
 //   binomial tree over all ranks, gatherv/adaptive_binomial's tree); every other distinct size
 //   is tried too, and the split with the least predicted cost wins. With two distinct sizes
 //   that is the obvious split or one class; zeros are just the smallest size.
-// Trees. Each class is gathered by Träff's adaptive binomial tree (Proposition 1) over its
-//   members in rank order (the members renumbered 0..n-1): the root's class with the root
-//   fixed, the other class at the root the tree picks itself. Why this tree and not the
-//   optimal DP's: the threshold search plans every candidate split, and the adaptive tree is
-//   O(p) where the DP is O(p^3), so the whole search stays O(d·p·log p) for d distinct sizes;
-//   and within a class the blocks are equal (two sizes) or close, where a binomial tree is
-//   what the optimal DP finds too (regular blocks: ceil(log2 n) latencies, tested in
-//   tree_dp_test BinomialIsOptimalOnRegularProblems), which is what TWO_Gatherv uses (the
-//   library's regular gather).
+// Trees. Each class is gathered over its members in rank order (renumbered 0..n-1): the root's
+//   class with the root fixed, the other class at the root its tree picks itself. The split is
+//   searched with Träff's adaptive binomial tree (Proposition 1) per class: O(p) per class, so
+//   the whole search is O(d·p·log p) for d distinct sizes, where the optimal DP (O(n^3) per
+//   class) would make it O(d·p^3); within a class the blocks are equal (two sizes) or close,
+//   where a binomial tree is what the DP finds too (tree_dp_test
+//   BinomialIsOptimalOnRegularProblems), and it is what TWO_Gatherv uses (the library's regular
+//   gather). Then the optimal ordered DP's trees (optimal_tree, homogeneous, O(n^3)) are
+//   planned for the chosen split and for one class, and the cheapest of the three joined plans
+//   wins. One class with the DP's tree is gatherv/optimal's tree, so under a homogeneous model
+//   the plan is never slower than gatherv/optimal (two DP runs: p = 2000 plans in about 2.7 s
+//   with the simulation, as gatherv/optimal).
 // Joining. The other class's sub-root sends its whole collection to the root in one message,
 //   as one more item of the root; every place among the root's items (before or after its
 //   copy and each of its children) is tried and the cheapest kept.
@@ -22,7 +25,12 @@
 //   blocks are not one slice of the root's buffer. It is received into scratch and copied into
 //   place (copy·|T_c| for the root), which positioned_completion_time charges exactly as the
 //   simulator does; segments that are one slice (e.g. the other class is a rank range) are
-//   received in place.
+//   received in place. Lemma 2's non-ordered optimum does not price that permutation, so it is
+//   reached only where the other class lands in place (the large block at either end): with
+//   copy > 0 no single message can put the small blocks on both sides of the root's own block
+//   without a copy after it (docs/design.md).
+// Pair matrices: the class trees are planned with alpha and beta; every cost is evaluated with
+//   the matrices (positioned_completion_time uses GatherProblem::message(from, to, M)).
 #include "optcoll/algorithms/planners/two_block.h"
 
 #include <algorithm>
@@ -38,10 +46,11 @@ namespace {
 
 std::size_t at(Rank r) { return static_cast<std::size_t>(r); }
 
-// Plans the adaptive binomial tree over `members` (increasing ranks) and writes it into `into`
-// in global ranks; returns its root.
+// Plans `kind`'s tree (adaptive binomial or the optimal ordered DP's) over `members`
+// (increasing ranks, renumbered 0..n-1; alpha, beta and copy of `pb`) and writes it into
+// `into` in global ranks; returns its root.
 Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members,
-                std::optional<Rank> root, OrderedTree& into) {
+                std::optional<Rank> root, TreeKind kind, OrderedTree& into) {
   GatherProblem sub;
   sub.alpha = pb.alpha;
   sub.beta = pb.beta;
@@ -51,7 +60,8 @@ Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members,
     sub.sizes.push_back(pb.sizes[at(members[k])]);
     if (root && members[k] == *root) local_root = static_cast<Rank>(k);
   }
-  const OrderedTree t = adaptive_binomial_tree(sub, local_root);
+  const OrderedTree t = kind == TreeKind::kOptimal ? optimal_tree(sub, local_root)
+                                                   : adaptive_binomial_tree(sub, local_root);
   for (std::size_t k = 0; k < members.size(); ++k) {
     auto& kids = into.shape.children[at(members[k])];
     kids.clear();
@@ -62,6 +72,51 @@ Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members,
 }
 
 }  // namespace
+
+TwoBlockPlan two_block_join(const GatherProblem& pb, Rank root, Time threshold, TreeKind kind) {
+  OPTCOLL_CHECK(kind == TreeKind::kOptimal || kind == TreeKind::kAdaptiveBinomial,
+                "two_block_join plans adaptive or optimal class trees only");
+  const Rank p = pb.nranks();
+  TwoBlockPlan plan;
+  plan.threshold = threshold;
+  plan.tree.shape.root = root;
+  plan.tree.shape.children.resize(at(p));
+  plan.tree.copy_slot.assign(at(p), 0);
+  std::vector<Rank> mine;
+  std::vector<Rank> other;
+  for (Rank r = 0; r < p; ++r) {
+    plan.large.push_back(pb.sizes[at(r)] >= threshold);
+    (plan.large.back() == (pb.sizes[at(root)] >= threshold) ? mine : other).push_back(r);
+  }
+  plan.positions.assign(at(p), 0);
+  Rank next = 0;
+  for (const Rank r : mine) plan.positions[at(r)] = next++;
+  for (const Rank r : other) plan.positions[at(r)] = next++;
+  class_tree(pb, mine, root, kind, plan.tree);
+  if (other.empty()) {
+    plan.tree.cost =
+        positioned_completion_time(plan.tree.shape, plan.tree.copy_slot, plan.positions, pb);
+    return plan;
+  }
+  plan.sub_root = class_tree(pb, other, std::nullopt, kind, plan.tree);
+  // The sub-root as item q of the root (its copy counts as an item): before the copy it
+  // becomes child q and the copy moves one later; after it, child q - 1.
+  const auto kids = plan.tree.shape.children[at(root)];
+  const int slot = std::clamp(plan.tree.copy_slot[at(root)], 0, static_cast<int>(kids.size()));
+  std::optional<TwoBlockPlan> best;
+  for (int q = 0; q <= static_cast<int>(kids.size()) + 1; ++q) {
+    TwoBlockPlan candidate = plan;
+    auto& k = candidate.tree.shape.children[at(root)];
+    const int child = q <= slot ? q : q - 1;
+    k.insert(k.begin() + child, plan.sub_root);
+    candidate.tree.copy_slot[at(root)] = q <= slot ? slot + 1 : slot;
+    candidate.tree.cost = positioned_completion_time(candidate.tree.shape,
+                                                     candidate.tree.copy_slot,
+                                                     candidate.positions, pb);
+    if (!best || candidate.tree.cost < best->tree.cost) best = std::move(candidate);
+  }
+  return std::move(*best);
+}
 
 Time positioned_completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
                                 const std::vector<Rank>& positions, const GatherProblem& pb) {
@@ -120,47 +175,18 @@ TwoBlockPlan two_block_plan(const GatherProblem& pb, Rank root) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
 
+  // The split: every threshold with the adaptive trees (O(p log p) each).
   std::optional<TwoBlockPlan> best;
   for (const Time threshold : distinct) {
-    TwoBlockPlan plan;
-    plan.threshold = threshold;
-    plan.tree.shape.root = root;
-    plan.tree.shape.children.resize(at(p));
-    plan.tree.copy_slot.assign(at(p), 0);
-    std::vector<Rank> mine;
-    std::vector<Rank> other;
-    for (Rank r = 0; r < p; ++r) {
-      plan.large.push_back(pb.sizes[at(r)] >= threshold);
-      (plan.large.back() == (pb.sizes[at(root)] >= threshold) ? mine : other).push_back(r);
-    }
-    plan.positions.assign(at(p), 0);
-    Rank next = 0;
-    for (const Rank r : mine) plan.positions[at(r)] = next++;
-    for (const Rank r : other) plan.positions[at(r)] = next++;
-    class_tree(pb, mine, root, plan.tree);
-    if (other.empty()) {
-      plan.tree.cost = positioned_completion_time(plan.tree.shape, plan.tree.copy_slot,
-                                                  plan.positions, pb);
-      if (!best || plan.tree.cost < best->tree.cost) best = std::move(plan);
-      continue;
-    }
-    plan.sub_root = class_tree(pb, other, std::nullopt, plan.tree);
-    // The sub-root as item q of the root (its copy counts as an item): before the copy it
-    // becomes child q and the copy moves one later; after it, child q - 1.
-    const auto kids = plan.tree.shape.children[at(root)];
-    const int slot = std::clamp(plan.tree.copy_slot[at(root)], 0, static_cast<int>(kids.size()));
-    std::optional<TwoBlockPlan> best_q;
-    for (int q = 0; q <= static_cast<int>(kids.size()) + 1; ++q) {
-      TwoBlockPlan candidate = plan;
-      auto& k = candidate.tree.shape.children[at(root)];
-      const int child = q <= slot ? q : q - 1;
-      k.insert(k.begin() + child, plan.sub_root);
-      candidate.tree.copy_slot[at(root)] = q <= slot ? slot + 1 : slot;
-      candidate.tree.cost = positioned_completion_time(
-          candidate.tree.shape, candidate.tree.copy_slot, candidate.positions, pb);
-      if (!best_q || candidate.tree.cost < best_q->tree.cost) best_q = std::move(candidate);
-    }
-    if (!best || best_q->tree.cost < best->tree.cost) best = std::move(best_q);
+    TwoBlockPlan plan = two_block_join(pb, root, threshold, TreeKind::kAdaptiveBinomial);
+    if (!best || plan.tree.cost < best->tree.cost) best = std::move(plan);
+  }
+  // The optimal DP's trees for one class (gatherv/optimal's tree) and for the chosen split.
+  std::vector<Time> again{distinct.front()};
+  if (best->threshold != distinct.front()) again.push_back(best->threshold);
+  for (const Time threshold : again) {
+    TwoBlockPlan plan = two_block_join(pb, root, threshold, TreeKind::kOptimal);
+    if (plan.tree.cost < best->tree.cost) best = std::move(plan);
   }
   return std::move(*best);
 }

@@ -32,10 +32,19 @@ struct TwoBlockPlan {
 Time positioned_completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
                                 const std::vector<Rank>& positions, const GatherProblem& problem);
 
-// The two-block tree for `root` with the split (threshold among the distinct block sizes, or
-// one class) that minimizes positioned_completion_time; ties: one class, then the smaller
-// threshold, then the earlier place of the sub-root among the root's items.
+// The two-block tree for `root`: the threshold among the distinct block sizes (the smallest:
+// one class) that minimizes positioned_completion_time with adaptive binomial class trees
+// (ties: the smaller threshold, then the earlier place of the sub-root among the root's
+// items); then the optimal DP's class trees for that threshold and for one class replace it
+// if strictly cheaper.
 TwoBlockPlan two_block_plan(const GatherProblem& problem, Rank root);
+
+// The joined plan for one threshold (large class: blocks >= threshold; the smallest size
+// gives one class) with class trees of `kind` (kAdaptiveBinomial or kOptimal): the root's
+// class's tree, the other class's tree, and its sub-root at the cheapest place among the
+// root's items. two_block_plan's building block, public for tests and experiments.
+TwoBlockPlan two_block_join(const GatherProblem& problem, Rank root, Time threshold,
+                            TreeKind kind);
 
 // The gatherv/scatterv schedule over two_block_plan (records the tree).
 Schedule build_two_block_schedule(const CollectiveSpec& spec, const CostModel& model);
