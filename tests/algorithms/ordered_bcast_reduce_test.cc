@@ -16,6 +16,7 @@
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/plan/select.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
 
@@ -280,6 +281,25 @@ TEST(OptimalOrdered, AnyChildOrderBroadcasts) {
   }
   std::printf("any-order consecutive-range broadcast below the DP: %d of %d pair instances\n",
               lower, trials);
+}
+
+TEST(OptimalOrdered, BestRootHookFindsTheBestRoot) {
+  // --root best asks the DP for its root: that plan is as fast as the best over every root.
+  std::mt19937_64 rng(53);
+  for (int trial = 0; trial < 16; ++trial) {
+    const Rank p = 2 + trial % 7;
+    const auto model = random_model(rng, p, trial % 2 == 1);
+    const Count n = 1 + static_cast<Count>(rng() % 4);
+    for (const auto kind : {CollectiveKind::kBcast, CollectiveKind::kReduce}) {
+      const std::string name = std::string(collective_name(kind)) + "/optimal_ordered";
+      Time every_root = kNever;
+      for (Rank r = 0; r < p; ++r) {
+        every_root = std::min(every_root, plan(make_spec(kind, p, n, r), model, name).predicted_time);
+      }
+      EXPECT_EQ(plan_best_root(make_spec(kind, p, n, 0), model, name).predicted_time, every_root)
+          << name << " trial " << trial;
+    }
+  }
 }
 
 }  // namespace

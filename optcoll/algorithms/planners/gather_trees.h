@@ -162,8 +162,10 @@ GatherProblem full_vector_problem(const CostModel& model, Rank nranks, Count cou
 // broadcast is the gather's time reversal). cost: its completion time, which
 // emit_ordered_bcast / emit_ordered_reduce reproduce in the simulator (reduce on one rank:
 // the root's copy of its contribution).
+// No root: the DP's best root (the best-root hook of bcast/reduce optimal_ordered).
 OrderedTree optimal_ordered_full_vector_tree(const CostModel& model, Rank nranks, Count count,
-                                             std::size_t elem_bytes, Rank root, FullVectorOp op);
+                                             std::size_t elem_bytes, std::optional<Rank> root,
+                                             FullVectorOp op);
 
 // bcast/optimal_ordered and reduce/optimal_ordered (records the tree).
 Schedule build_optimal_ordered_full_vector(const CollectiveSpec& spec, const CostModel& model);

@@ -57,7 +57,8 @@ GatherProblem full_vector_problem(const CostModel& model, Rank nranks, Count cou
 }
 
 OrderedTree optimal_ordered_full_vector_tree(const CostModel& model, Rank nranks, Count count,
-                                             std::size_t elem_bytes, Rank root, FullVectorOp op) {
+                                             std::size_t elem_bytes, std::optional<Rank> root,
+                                             FullVectorOp op) {
   const GatherProblem pb = full_vector_problem(model, nranks, count, elem_bytes, op);
   OrderedTree tree = pb.homogeneous() ? optimal_tree(pb, root) : optimal_tree_nonhomogeneous(pb, root);
   if (op == FullVectorOp::kBcast) {
