@@ -283,6 +283,25 @@ TEST(OptimalOrdered, AnyChildOrderBroadcasts) {
               lower, trials);
 }
 
+TEST(OptimalOrdered, PerByteModels) {
+  // Units are bytes: the planned cost is still what the simulator charges.
+  std::mt19937_64 rng(54);
+  for (int trial = 0; trial < 24; ++trial) {
+    const Rank p = 1 + trial % 9;
+    auto model = random_model(rng, p, trial % 3 == 2);
+    model.per_byte = true;
+    const Count n = static_cast<Count>(rng() % 7);
+    const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    for (const auto kind : {CollectiveKind::kBcast, CollectiveKind::kReduce}) {
+      const auto op = kind == CollectiveKind::kBcast ? FullVectorOp::kBcast : FullVectorOp::kReduce;
+      const std::size_t elem_bytes = make_spec(kind, p, n, root).elem_bytes;
+      EXPECT_EQ(simulated(kind, p, n, root, model, true),
+                optimal_ordered_full_vector_tree(model, p, n, elem_bytes, root, op).cost)
+          << collective_name(kind) << " trial " << trial;
+    }
+  }
+}
+
 TEST(OptimalOrdered, BestRootHookFindsTheBestRoot) {
   // --root best asks the DP for its root: that plan is as fast as the best over every root.
   std::mt19937_64 rng(53);

@@ -134,6 +134,34 @@ TEST(TwoBlock, SimulatorMatchesThePlanUnderPairCosts) {
   }
 }
 
+TEST(TwoBlock, PerByteModels) {
+  // Units are bytes: planned (in bytes) == simulated.
+  std::mt19937_64 rng(46);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Rank p = 1 + trial % 13;
+    CostModel model;
+    model.alpha = static_cast<Time>(rng() % 50);
+    model.beta = 1;
+    model.copy = static_cast<Time>(trial % 2);
+    model.per_byte = true;
+    model.duplex = Duplex::kHalf;
+    std::vector<Count> counts;
+    for (const Time m : random_sizes(rng, p, trial % 3)) counts.push_back(static_cast<Count>(m));
+    const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
+    for (const auto kind : {CollectiveKind::kGatherv, CollectiveKind::kScatterv}) {
+      const auto spec = make_spec_v(kind, p, counts, root);
+      const auto direction =
+          kind == CollectiveKind::kGatherv ? TreeDirection::kGather : TreeDirection::kScatter;
+      const auto pb = gather_problem(Layout(spec), model, spec.elem_bytes, direction);
+      const auto result = simulate(
+          build(std::string(collective_name(kind)) + "/two_block", spec, {}, model), model);
+      ASSERT_EQ(result.status, SimStatus::kOk);
+      EXPECT_EQ(result.makespan, two_block_plan(pb, root).tree.cost)
+          << collective_name(kind) << " trial " << trial;
+    }
+  }
+}
+
 // Lemma 2's instance: b_L at rank j (the root), b_S elsewhere.
 GatherProblem lemma_two(Rank p, Rank j, Time b_small, Time b_large, Time alpha, Time beta,
                         Time copy) {
