@@ -16,8 +16,10 @@
 //   gather). Then the optimal ordered DP's trees (optimal_tree, homogeneous, O(n^3)) are
 //   planned for the chosen split and for one class, and the cheapest of the three joined plans
 //   wins. One class with the DP's tree is gatherv/optimal's tree, so under a homogeneous model
-//   the plan is never slower than gatherv/optimal (two DP runs: p = 2000 plans in about 2.7 s
-//   with the simulation, as gatherv/optimal).
+//   the plan is never slower than gatherv/optimal. Planning cost at p = 2000 (alpha = 100,
+//   copy = 1, root 1000): Spikes 2.7 s, Random 3.4 s, Increasing (2000 distinct sizes) 5.1 s,
+//   of which the threshold search is at most 0.5 s and the rest the two DP runs (one fixed-root
+//   optimal_tree alone: 2.8 s).
 // Joining. The other class's sub-root sends its whole collection to the root in one message,
 //   as one more item of the root; every place among the root's items (before or after its
 //   copy and each of its children) is tried and the cheapest kept.
@@ -45,6 +47,94 @@ namespace optcoll::algorithms::planners {
 namespace {
 
 std::size_t at(Rank r) { return static_cast<std::size_t>(r); }
+
+// Definition 2 over a tree emitted by the positioned emitters, by parts: fold() computes every
+// node's completion, segment size and position span below `start`; root_time() folds the
+// root's items for a given child order and copy slot from those values. Children of the root
+// whose blocks do not land in place cost copy·|T_c| right after their message.
+class PositionedTimes {
+ public:
+  PositionedTimes(const TreeShape& shape, const std::vector<int>& copy_slot,
+                  const std::vector<Rank>& positions, const GatherProblem& pb)
+      : shape_(shape), slot_(copy_slot), positions_(positions), pb_(pb) {
+    const auto p = shape.children.size();
+    OPTCOLL_CHECK(p == pb.sizes.size() && copy_slot.size() == p && positions.size() == p,
+                  "tree, positions and problem differ in size");
+    rank_at_.assign(p, kNoRank);
+    for (std::size_t r = 0; r < p; ++r) rank_at_[at(positions[r])] = static_cast<Rank>(r);
+    std::vector<bool> nonempty;
+    for (const Time m : pb.sizes) nonempty.push_back(m > 0);
+    index_ = patterns::nonempty_index(nonempty);
+    done_.assign(p, 0);
+    total_.assign(p, 0);
+    lo_.assign(p, 0);
+    hi_.assign(p, 0);
+    in_place_.assign(p, -1);
+  }
+
+  // Post-order by an explicit stack: (node, expanded?).
+  void fold(Rank start) {
+    std::vector<std::pair<Rank, bool>> stack{{start, false}};
+    while (!stack.empty()) {
+      const auto [v, expanded] = stack.back();
+      stack.pop_back();
+      const auto& kids = shape_.children[at(v)];
+      if (!expanded) {
+        stack.emplace_back(v, true);
+        for (const Rank c : kids) stack.emplace_back(c, false);
+        continue;
+      }
+      total_[at(v)] = pb_.sizes[at(v)];
+      lo_[at(v)] = hi_[at(v)] = positions_[at(v)];
+      for (const Rank c : kids) {
+        total_[at(v)] += total_[at(c)];
+        lo_[at(v)] = std::min(lo_[at(v)], lo_[at(c)]);
+        hi_[at(v)] = std::max(hi_[at(v)], hi_[at(c)]);
+      }
+      done_[at(v)] = items(v, kids, slot_[at(v)], v == shape_.root);
+    }
+  }
+
+  // The root's completion with children `kids` (folded) and its copy after slot of them.
+  Time root_time(const std::vector<Rank>& kids, int slot) {
+    return items(shape_.root, kids, slot, true);
+  }
+  Time done(Rank v) const { return done_[at(v)]; }
+
+ private:
+  Time items(Rank v, const std::vector<Rank>& kids, int slot, bool root) {
+    const bool copies = root || !kids.empty();
+    Time t = 0;
+    for (std::size_t i = 0; i <= kids.size(); ++i) {
+      if (copies && static_cast<int>(i) == slot) t += pb_.copy * pb_.sizes[at(v)];
+      if (i == kids.size()) break;
+      const Rank c = kids[i];
+      t = std::max(t, done_[at(c)]) + pb_.message(c, v, total_[at(c)]);
+      if (root && total_[at(c)] > 0 && !lands_in_place(c)) t += pb_.copy * total_[at(c)];
+    }
+    return t;
+  }
+  bool lands_in_place(Rank c) {
+    if (in_place_[at(c)] < 0) {
+      const std::vector<Rank> members(rank_at_.begin() + lo_[at(c)],
+                                      rank_at_.begin() + hi_[at(c)] + 1);
+      in_place_[at(c)] = patterns::lands_in_place(members, index_) ? 1 : 0;
+    }
+    return in_place_[at(c)] == 1;
+  }
+
+  const TreeShape& shape_;
+  const std::vector<int>& slot_;
+  const std::vector<Rank>& positions_;
+  const GatherProblem& pb_;
+  std::vector<Rank> rank_at_;
+  std::vector<Rank> index_;
+  std::vector<Time> done_;
+  std::vector<Time> total_;
+  std::vector<Rank> lo_;
+  std::vector<Rank> hi_;
+  std::vector<int> in_place_;  // -1: not yet known
+};
 
 // Plans `kind`'s tree (adaptive binomial or the optimal ordered DP's) over `members`
 // (increasing ranks, renumbered 0..n-1; alpha, beta and copy of `pb`) and writes it into
@@ -103,68 +193,32 @@ TwoBlockPlan two_block_join(const GatherProblem& pb, Rank root, Time threshold, 
   // becomes child q and the copy moves one later; after it, child q - 1.
   const auto kids = plan.tree.shape.children[at(root)];
   const int slot = std::clamp(plan.tree.copy_slot[at(root)], 0, static_cast<int>(kids.size()));
-  std::optional<TwoBlockPlan> best;
+  PositionedTimes times(plan.tree.shape, plan.tree.copy_slot, plan.positions, pb);
+  times.fold(root);
+  times.fold(plan.sub_root);
+  int best_q = 0;
+  Time best_cost = 0;
   for (int q = 0; q <= static_cast<int>(kids.size()) + 1; ++q) {
-    TwoBlockPlan candidate = plan;
-    auto& k = candidate.tree.shape.children[at(root)];
-    const int child = q <= slot ? q : q - 1;
-    k.insert(k.begin() + child, plan.sub_root);
-    candidate.tree.copy_slot[at(root)] = q <= slot ? slot + 1 : slot;
-    candidate.tree.cost = positioned_completion_time(candidate.tree.shape,
-                                                     candidate.tree.copy_slot,
-                                                     candidate.positions, pb);
-    if (!best || candidate.tree.cost < best->tree.cost) best = std::move(candidate);
+    auto k = kids;
+    k.insert(k.begin() + (q <= slot ? q : q - 1), plan.sub_root);
+    const Time cost = times.root_time(k, q <= slot ? slot + 1 : slot);
+    if (q == 0 || cost < best_cost) {
+      best_q = q;
+      best_cost = cost;
+    }
   }
-  return std::move(*best);
+  auto& k = plan.tree.shape.children[at(root)];
+  k.insert(k.begin() + (best_q <= slot ? best_q : best_q - 1), plan.sub_root);
+  plan.tree.copy_slot[at(root)] = best_q <= slot ? slot + 1 : slot;
+  plan.tree.cost = best_cost;
+  return plan;
 }
 
 Time positioned_completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
                                 const std::vector<Rank>& positions, const GatherProblem& pb) {
-  const auto p = shape.children.size();
-  OPTCOLL_CHECK(p == pb.sizes.size() && copy_slot.size() == p && positions.size() == p,
-                "tree, positions and problem differ in size");
-  std::vector<Rank> rank_at(p, kNoRank);
-  for (std::size_t r = 0; r < p; ++r) rank_at[at(positions[r])] = static_cast<Rank>(r);
-  std::vector<bool> nonempty;
-  for (const Time m : pb.sizes) nonempty.push_back(m > 0);
-  const auto index = patterns::nonempty_index(nonempty);
-  // Post-order by an explicit stack: (node, expanded?); lo/hi: the subtree's positions.
-  std::vector<Time> done(p, 0);
-  std::vector<Time> total(p, 0);
-  std::vector<Rank> lo(p, 0);
-  std::vector<Rank> hi(p, 0);
-  std::vector<std::pair<Rank, bool>> stack{{shape.root, false}};
-  while (!stack.empty()) {
-    const auto [v, expanded] = stack.back();
-    stack.pop_back();
-    const auto& kids = shape.children[at(v)];
-    if (!expanded) {
-      stack.emplace_back(v, true);
-      for (const Rank c : kids) stack.emplace_back(c, false);
-      continue;
-    }
-    const bool root = v == shape.root;
-    const bool copies = root || !kids.empty();
-    Time t = 0;
-    total[at(v)] = pb.sizes[at(v)];
-    lo[at(v)] = hi[at(v)] = positions[at(v)];
-    for (std::size_t i = 0; i <= kids.size(); ++i) {
-      if (copies && static_cast<int>(i) == copy_slot[at(v)]) t += pb.copy * pb.sizes[at(v)];
-      if (i == kids.size()) break;
-      const Rank c = kids[i];
-      t = std::max(t, done[at(c)]) + pb.message(c, v, total[at(c)]);
-      if (root && total[at(c)] > 0) {
-        const std::vector<Rank> members(rank_at.begin() + lo[at(c)],
-                                        rank_at.begin() + hi[at(c)] + 1);
-        if (!patterns::lands_in_place(members, index)) t += pb.copy * total[at(c)];
-      }
-      total[at(v)] += total[at(c)];
-      lo[at(v)] = std::min(lo[at(v)], lo[at(c)]);
-      hi[at(v)] = std::max(hi[at(v)], hi[at(c)]);
-    }
-    done[at(v)] = t;
-  }
-  return done[at(shape.root)];
+  PositionedTimes times(shape, copy_slot, positions, pb);
+  times.fold(shape.root);
+  return times.done(shape.root);
 }
 
 TwoBlockPlan two_block_plan(const GatherProblem& pb, Rank root) {
