@@ -361,6 +361,9 @@ const std::map<std::string, Formula>& formulas() {
   static const std::map<std::string, Formula> table{
       {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
+      // Theorem 4's ordered trees: homogeneously the optimum is the binomial time (the lower
+      // bound of one port, reached by halving the range around the root).
+      {"bcast/optimal_ordered", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
       {"bcast/scatter_ring_allgather",
        {.needs_power_of_two = true,
         .needs_divisible = true,
@@ -392,6 +395,9 @@ const std::map<std::string, Formula>& formulas() {
        {.cost = [](const Env& e) { return e.n * e.copy + (e.p - 1) * (a(1) + b(e.n) + g(e.n)); }}},
       {"reduce/binomial",
        {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)) + e.n * e.copy; }}},
+      // No local copy for p >= 2 (the first partial is received into the accumulator).
+      {"reduce/optimal_ordered",
+       {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n) + g(e.n)); }}},
       // Built for the default model (no overlap: planned with d' = 0, c' = d + c, where
       // Canon-Antoniu's optimum is ceil(log2 p)·c'), run here without overlap.
       {"reduce/greedy_overlap",
@@ -459,6 +465,8 @@ const std::map<std::string, Formula>& formulas() {
       {"gatherv/adaptive_binomial", traff_tree_bound()},
       {"gatherv/oblivious_binomial", traff_tree_bound()},
       {"gatherv/binary_optimal", traff_tree_bound()},
+      {"gatherv/two_block", traff_tree_bound()},
+      {"scatterv/two_block", traff_tree_bound()},
       {"allgather/linear",
        {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"allgather/ring",

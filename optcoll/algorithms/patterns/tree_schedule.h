@@ -58,4 +58,40 @@ void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
 void emit_ordered_scatter(ScheduleBuilder& b, const TreeShape& tree,
                           const std::vector<int>& copy_slot, Slice root_source);
 
+// The same over a permutation (non-ordered trees such as gatherv/two_block's): every subtree
+// must be a contiguous run of `positions`, and inner nodes hold their subtree in position
+// order; items are chained in the model's order as above. At the root, a child whose non-empty
+// blocks are, in position order, consecutive in the root's buffer (rank order) is received
+// (scatter: sent) in place. Any other child is received into root scratch in ONE message and
+// its blocks are then copied into place, one Copy per run of consecutive ranks, right after
+// the receive (scatter: copied out first, then sent): copy·|T_c| more for the root.
+// child_in_place() says which case applies.
+void emit_positioned_gather(ScheduleBuilder& b, const TreeShape& tree,
+                            const std::vector<int>& copy_slot, const std::vector<Rank>& positions,
+                            Slice root_dest);
+void emit_positioned_scatter(ScheduleBuilder& b, const TreeShape& tree,
+                             const std::vector<int>& copy_slot, const std::vector<Rank>& positions,
+                             Slice root_source);
+
+// index[r]: r's place among the ranks with a non-empty block (rank order), or -1.
+std::vector<Rank> nonempty_index(const std::vector<bool>& nonempty);
+// True if the members of a subtree, listed in position order, have their non-empty blocks at
+// consecutive places of the rank-ordered buffer (no other non-empty block between them, and
+// in rank order): then the subtree's segment is one slice of the root's buffer.
+bool lands_in_place(const std::vector<Rank>& members_by_position, const std::vector<Rank>& index);
+
+// Broadcast and reduction over an ordered tree (Träff's Theorem 4 trees): each node's
+// operations are chained in the tree's child order, so the simulated time is the tree's
+// completion time exactly. Bcast: a node sends `data` to its children in order, after its
+// own receive. Reduce: a leaf sends its contribution; an inner node receives its first
+// child's partial into its accumulator with a plain receive, reduces its own contribution
+// into it (on the correct side), then receive-reduces the other children in order, each on
+// the side its ranks lie (no local copy: every edge costs alpha + beta·n + gamma·n). Rank
+// order is kept for non-commutative operators whenever every subtree is a consecutive rank
+// range and each child's range is adjacent to what its parent has combined so far. The root
+// alone (p = 1) copies its contribution.
+void emit_ordered_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data);
+void emit_ordered_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
+                         Slice result);
+
 }  // namespace optcoll::algorithms::patterns

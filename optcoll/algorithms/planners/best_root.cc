@@ -19,6 +19,18 @@ std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const Collectiv
       {"oblivious_binomial", TreeKind::kObliviousBinomial},
       {"binary_optimal", TreeKind::kBinaryOptimal},
   }};
+  // Träff's Theorem 4 trees: the DP chooses the root (any root is optimal homogeneously).
+  if ((spec.kind == CollectiveKind::kBcast || spec.kind == CollectiveKind::kReduce) &&
+      info.collective == spec.kind && info.short_name() == "optimal_ordered") {
+    CollectiveSpec rooted = spec;
+    rooted.root = 0;
+    const Layout layout(rooted);
+    return planners::optimal_ordered_full_vector_tree(
+               model, spec.nranks, layout.output_count(0), spec.elem_bytes, std::nullopt,
+               spec.kind == CollectiveKind::kBcast ? planners::FullVectorOp::kBcast
+                                                   : planners::FullVectorOp::kReduce)
+        .shape.root;
+  }
   const bool gather_scatter =
       spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv ||
       spec.kind == CollectiveKind::kScatter || spec.kind == CollectiveKind::kScatterv;

@@ -144,4 +144,30 @@ OrderedTree plan_tree(TreeKind kind, const GatherProblem& problem, std::optional
 Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel& model,
                                      TreeKind kind, std::string_view name);
 
+// ---- Theorem 4: optimal ordered broadcast and reduction trees (ordered_bcast_reduce.cc) ----
+enum class FullVectorOp : std::uint8_t { kBcast, kReduce };
+
+// The gather problem whose optimal ordered tree is the optimal ordered bcast (reduce) tree of
+// `count` elements on `nranks` ranks under `model` (spec §3.6): every rank holds one unit
+// (none if count = 0), so every non-empty subtree is one message, and that message costs
+// alpha = the full vector's transfer (bcast: + 0; reduce: + its reduction, gamma·n), beta = 0,
+// copy = 0. With pair matrices, pair_alpha[child][parent] is the transfer in the direction
+// the data flows (bcast: parent -> child) plus the reduction, pair_beta = 0.
+GatherProblem full_vector_problem(const CostModel& model, Rank nranks, Count count,
+                                  std::size_t elem_bytes, FullVectorOp op);
+
+// The optimal ordered tree for `root`: the gather DP (optimal_tree, or
+// optimal_tree_nonhomogeneous under pair matrices) on full_vector_problem. The shape lists
+// children in communication order: reception order for reduce, the reverse for bcast (a
+// broadcast is the gather's time reversal). cost: its completion time, which
+// emit_ordered_bcast / emit_ordered_reduce reproduce in the simulator (reduce on one rank:
+// the root's copy of its contribution).
+// No root: the DP's best root (the best-root hook of bcast/reduce optimal_ordered).
+OrderedTree optimal_ordered_full_vector_tree(const CostModel& model, Rank nranks, Count count,
+                                             std::size_t elem_bytes, std::optional<Rank> root,
+                                             FullVectorOp op);
+
+// bcast/optimal_ordered and reduce/optimal_ordered (records the tree).
+Schedule build_optimal_ordered_full_vector(const CollectiveSpec& spec, const CostModel& model);
+
 }  // namespace optcoll::algorithms::planners
