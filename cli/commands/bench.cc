@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +41,8 @@ namespace optcoll::cli {
 namespace {
 
 const std::vector<std::string> kCollectives = {
-    "bcast",   "reduce",    "allreduce", "allgather", "reduce_scatter_block", "alltoall",
-    "gatherv", "scatterv", "scan",      "exscan"};
+    "bcast",    "reduce",  "allreduce", "allgather", "reduce_scatter_block",
+    "alltoall", "gatherv", "scatterv",  "scan",      "exscan"};
 
 struct BenchOptions {
   std::vector<std::string> collectives = kCollectives;
@@ -55,6 +55,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   std::string model_path;
   std::string format = "markdown";
+  std::string out;
   int timeout_ms = 60000;
 };
 
@@ -92,32 +93,35 @@ void check_options(const BenchOptions& o) {
   }
 }
 
-void print_rows(const std::vector<Row>& rows, const std::string& format, Rank p,
-                const std::string& model_name) {
+std::string format_rows(const std::vector<Row>& rows, const std::string& format, Rank p,
+                        const std::string& model_name) {
+  std::string text;
   const auto predicted = [](const Row& r) {
     return r.predicted < 0 ? std::string("-") : fmt::format("{:.1f}", r.predicted * 1e6);
   };
   if (format == "csv") {
-    std::cout << "collective,counts,bytes_per_rank,algorithm,optcoll_us,predicted_us,mpi_us,"
-                 "ratio,same_result\n";
+    text +=
+        "collective,counts,bytes_per_rank,algorithm,optcoll_us,predicted_us,mpi_us,"
+        "ratio,same_result\n";
     for (const auto& r : rows) {
-      std::cout << fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", r.collective, r.counts,
-                               r.bytes, r.algorithm, r.ours * 1e6, predicted(r), r.theirs * 1e6,
-                               r.ours / r.theirs, r.same ? "yes" : "NO");
+      text += fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", r.collective, r.counts,
+                          r.bytes, r.algorithm, r.ours * 1e6, predicted(r), r.theirs * 1e6,
+                          r.ours / r.theirs, r.same ? "yes" : "NO");
     }
-    return;
+    return text;
   }
-  std::cout << fmt::format("optcoll bench: p = {}, model {}, median of the slowest rank\n\n", p,
-                           model_name);
-  std::cout << "| collective | counts | bytes per rank | optcoll algorithm | optcoll (us) | "
-               "predicted (us) | MPI (us) | optcoll / MPI | same result |\n"
-               "|---|---|---|---|---|---|---|---|---|\n";
+  text +=
+      fmt::format("optcoll bench: p = {}, model {}, median of the slowest rank\n\n", p, model_name);
+  text +=
+      "| collective | counts | bytes per rank | optcoll algorithm | optcoll (us) | "
+      "predicted (us) | MPI (us) | optcoll / MPI | same result |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    std::cout << fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {:.1f} | {:.2f} | {} |\n",
-                             r.collective, r.counts, r.bytes, r.algorithm, r.ours * 1e6,
-                             predicted(r), r.theirs * 1e6, r.ours / r.theirs,
-                             r.same ? "yes" : "NO");
+    text += fmt::format("| {} | {} | {} | {} | {:.1f} | {} | {:.1f} | {:.2f} | {} |\n",
+                        r.collective, r.counts, r.bytes, r.algorithm, r.ours * 1e6, predicted(r),
+                        r.theirs * 1e6, r.ours / r.theirs, r.same ? "yes" : "NO");
   }
+  return text;
 }
 
 #ifdef OPTCOLL_WITH_MPI
@@ -186,8 +190,8 @@ Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me
   Count total = 0;
   for (const Count c : ir.counts) {
     if (total + c > std::numeric_limits<int>::max()) {
-      throw_invalid("bench: the {} counts at {} B per rank exceed MPI's int displacements",
-                    name, n * 8);
+      throw_invalid("bench: the {} counts at {} B per rank exceed MPI's int displacements", name,
+                    n * 8);
     }
     ir.mpi_counts.push_back(static_cast<int>(c));
     ir.displs.push_back(static_cast<int>(total));
@@ -244,18 +248,17 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
     std::vector<Case> cases;
     const auto in = std::span<const double>(buf.in);
     if (wanted("bcast")) {
-      cases.push_back({"bcast", "regular", [&] { comm.bcast<double>(buf.bcast_a, root); },
-                       [&] {
-                         MPI_Bcast(buf.bcast_b.data(), count, MPI_DOUBLE, root, MPI_COMM_WORLD);
-                       },
-                       &buf.bcast_a, &buf.bcast_b});
+      cases.push_back(
+          {"bcast", "regular", [&] { comm.bcast<double>(buf.bcast_a, root); },
+           [&] { MPI_Bcast(buf.bcast_b.data(), count, MPI_DOUBLE, root, MPI_COMM_WORLD); },
+           &buf.bcast_a, &buf.bcast_b});
     }
     if (wanted("reduce")) {
       cases.push_back({"reduce", "regular",
                        [&] { comm.reduce<double>(in, buf.reduced_a, "sum", root); },
                        [&] {
-                         MPI_Reduce(buf.in.data(), buf.reduced_b.data(), count, MPI_DOUBLE,
-                                    MPI_SUM, root, MPI_COMM_WORLD);
+                         MPI_Reduce(buf.in.data(), buf.reduced_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                    root, MPI_COMM_WORLD);
                        },
                        &buf.reduced_a, &buf.reduced_b});
     }
@@ -286,8 +289,7 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
                        &buf.part_a, &buf.part_b});
     }
     if (wanted("alltoall")) {
-      cases.push_back({"alltoall", "regular",
-                       [&] { comm.alltoall<double>(buf.rows, buf.all_a); },
+      cases.push_back({"alltoall", "regular", [&] { comm.alltoall<double>(buf.rows, buf.all_a); },
                        [&] {
                          MPI_Alltoall(buf.rows.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
                                       MPI_DOUBLE, MPI_COMM_WORLD);
@@ -314,7 +316,8 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
     std::vector<std::unique_ptr<Irregular>> irregular;
     for (const auto& dist : o.dists) {
       if (!wanted("gatherv") && !wanted("scatterv")) break;
-      irregular.push_back(std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed)));
+      irregular.push_back(
+          std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed)));
       Irregular* ir = irregular.back().get();
       const int mine = ir->mpi_counts[static_cast<std::size_t>(me)];
       const auto theirs_gatherv = [ir, mine, root] {
@@ -326,11 +329,10 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
                      ir->block_b.data(), mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
       };
       if (wanted("gatherv")) {
-        cases.push_back({"gatherv", ir->name,
-                         [&comm, ir, root] {
-                           comm.gatherv<double>(ir->block, ir->out_a, ir->counts, root);
-                         },
-                         theirs_gatherv, &ir->out_a, &ir->out_b});
+        cases.push_back(
+            {"gatherv", ir->name,
+             [&comm, ir, root] { comm.gatherv<double>(ir->block, ir->out_a, ir->counts, root); },
+             theirs_gatherv, &ir->out_a, &ir->out_b});
         cases.push_back({"gatherv (C API)", ir->name,
                          [ir, mine, root] {
                            OPTCOLL_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_a.data(),
@@ -348,8 +350,8 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
         cases.push_back({"scatterv (C API)", ir->name,
                          [ir, mine, root] {
                            OPTCOLL_Scatterv(ir->root_in.data(), ir->mpi_counts.data(),
-                                            ir->displs.data(), MPI_DOUBLE, ir->block_a.data(),
-                                            mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
+                                            ir->displs.data(), MPI_DOUBLE, ir->block_a.data(), mine,
+                                            MPI_DOUBLE, root, MPI_COMM_WORLD);
                          },
                          theirs_scatterv, &ir->block_a, &ir->block_b});
       }
@@ -382,17 +384,27 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
 void run_bench_command(const BenchOptions& o) {
   check_options(o);
   if (!mpi_backend_available()) {
-    throw_invalid("optcoll bench compares with the MPI library: this optcoll was built "
-                  "without MPI (install libopenmpi-dev or libmpich-dev and rebuild)");
+    throw_invalid(
+        "optcoll bench compares with the MPI library: this optcoll was built "
+        "without MPI (install libopenmpi-dev or libmpich-dev and rebuild)");
   }
-  const CostModel model = o.model_path.empty()
-                              ? reference_cluster_model()
-                              : parse_cost_model_json(read_file(o.model_path));
+  const CostModel model = o.model_path.empty() ? reference_cluster_model()
+                                               : parse_cost_model_json(read_file(o.model_path));
 #ifdef OPTCOLL_WITH_MPI
   const auto rows = run_bench(o, model);
   if (mpi_world_rank() == 0) {
-    print_rows(rows, o.format, mpi_world_size(),
-               o.model_path.empty() ? std::string("reference cluster") : o.model_path);
+    const std::string text =
+        format_rows(rows, o.format, mpi_world_size(),
+                    o.model_path.empty() ? std::string("reference cluster") : o.model_path);
+    if (o.out.empty()) {
+      std::cout << text << std::flush;
+    } else {
+      // Complete or absent: a reader polling for the file never sees half a table.
+      write_file(o.out + ".partial", text);
+      if (std::rename((o.out + ".partial").c_str(), o.out.c_str()) != 0) {
+        throw_invalid("cannot rename '{}.partial' to '{}'", o.out, o.out);
+      }
+    }
   }
   for (const auto& r : rows) {
     if (!r.same) throw CheckFailed{};
@@ -422,6 +434,8 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "seed of the random distributions")->capture_default_str();
   sub->add_option("--model", o->model_path, "model.json for auto (e.g. from optcoll calibrate)");
   sub->add_option("--format", o->format, "markdown or csv")->capture_default_str();
+  sub->add_option("--out", o->out,
+                  "write the table to this file (complete, by rename) instead of stdout");
   sub->add_option("--timeout", o->timeout_ms, "ms before a stalled call fails")
       ->capture_default_str();
   sub->callback([o] { run_bench_command(*o); });

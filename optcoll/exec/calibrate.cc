@@ -25,10 +25,10 @@ void wait_for(Transport& transport, std::vector<RequestId> ids, std::chrono::mil
   while (!ids.empty()) {
     const auto done = transport.wait_some(timeout);
     if (done.empty()) {
-      throw TransportError(fmt::format("rank {}: ping-pong of {} bytes: no answer from rank {} "
-                                       "within {} ms",
-                                       transport.rank(), bytes, 1 - transport.rank(),
-                                       timeout.count()));
+      throw TransportError(
+          fmt::format("rank {}: ping-pong of {} bytes: no answer from rank {} "
+                      "within {} ms",
+                      transport.rank(), bytes, 1 - transport.rank(), timeout.count()));
     }
     for (const RequestId id : done) std::erase(ids, id);
   }
@@ -48,8 +48,8 @@ std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes) {
 }
 
 std::vector<PingPongSample> measure_ping_pong(Transport& transport,
-                                              std::span<const std::size_t> sizes,
-                                              int repetitions, std::chrono::milliseconds timeout) {
+                                              std::span<const std::size_t> sizes, int repetitions,
+                                              std::chrono::milliseconds timeout) {
   if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
   if (transport.size() < 2) {
     throw_invalid("a ping-pong needs two ranks, the transport has {}", transport.size());
@@ -122,8 +122,7 @@ LinearFit asymptotic_fit(std::span<const PingPongSample> samples) {
   }
   LinearFit fit = least_squares(large, false);
   const PingPongSample& smallest = sorted.front();
-  fit.intercept =
-      std::max(0.0, smallest.seconds - fit.slope * static_cast<double>(smallest.bytes));
+  fit.intercept = std::max(0.0, smallest.seconds - fit.slope * static_cast<double>(smallest.bytes));
   return fit;
 }
 
@@ -157,8 +156,8 @@ std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetition
   std::vector<KernelRate> rates;
   std::vector<std::byte> src(bytes), dst(bytes);
   for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
-  for (const auto& type : {Datatype::int32(), Datatype::int64(), Datatype::float32(),
-                           Datatype::float64()}) {
+  for (const auto& type :
+       {Datatype::int32(), Datatype::int64(), Datatype::float32(), Datatype::float64()}) {
     for (const char* name : {"sum", "prod", "min", "max"}) {
       const ReduceOp op = ReduceOp::builtin(name, type);
       const auto n = static_cast<Count>(bytes / type.bytes);
@@ -191,20 +190,19 @@ double measure_copy_per_byte(std::size_t bytes, int repetitions) {
 }
 
 CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
-                           const std::string& dtype, const std::string& op,
-                           double copy_per_byte) {
+                           const std::string& dtype, const std::string& op, double copy_per_byte) {
   CostModel model;
   model.per_byte = true;
   model.alpha = network.intercept;
   model.beta = network.slope;
   model.copy = copy_per_byte;
-  const auto it = std::find_if(kernels.begin(), kernels.end(), [&](const KernelRate& k) {
-    return k.dtype == dtype && k.op == op;
-  });
+  const auto it = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const KernelRate& k) { return k.dtype == dtype && k.op == op; });
   if (it == kernels.end()) {
-    throw_invalid("no measured reduction kernel for --dtype {} --op {} (measured: int32, int64, "
-                  "float, double x sum, prod, min, max)",
-                  dtype, op);
+    throw_invalid(
+        "no measured reduction kernel for --dtype {} --op {} (measured: int32, int64, "
+        "float, double x sum, prod, min, max)",
+        dtype, op);
   }
   model.gamma = it->seconds_per_byte;
   validate(model);

@@ -30,8 +30,8 @@ struct PingPongSample {
 };
 
 struct LinearFit {
-  double intercept = 0;  // alpha, seconds
-  double slope = 0;      // beta, seconds per byte
+  double intercept = 0;           // alpha, seconds
+  double slope = 0;               // beta, seconds per byte
   double max_relative_error = 0;  // largest |fit - sample| / sample over the samples
 };
 
@@ -49,8 +49,8 @@ std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes);
 // times after one warm-up; other ranks return at once. Returns the samples on rank 0 (empty
 // elsewhere). TransportError if the peer does not answer within `timeout`.
 std::vector<PingPongSample> measure_ping_pong(Transport& transport,
-                                              std::span<const std::size_t> sizes,
-                                              int repetitions, std::chrono::milliseconds timeout);
+                                              std::span<const std::size_t> sizes, int repetitions,
+                                              std::chrono::milliseconds timeout);
 
 // kAsymptotic (Hockney's way): beta = the least-squares slope over the large messages (sizes
 //   >= the largest / 64, at least the two largest sizes), alpha = t - beta·m at the smallest
@@ -75,7 +75,6 @@ double measure_copy_per_byte(std::size_t bytes, int repetitions);
 // The per-byte model from the measurements; gamma from the kernel of (dtype, op).
 // Error(kInvalidArgument) when no kernel matches.
 CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
-                           const std::string& dtype, const std::string& op,
-                           double copy_per_byte);
+                           const std::string& dtype, const std::string& op, double copy_per_byte);
 
 }  // namespace optcoll

@@ -3,9 +3,9 @@
 // ping-pong really exchanges messages between two thread ranks; the model is well formed.
 #include "optcoll/exec/calibrate.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
@@ -60,7 +60,9 @@ TEST(Calibrate, AsymptoticFitKeepsLatencyAndBandwidthOfABentCurve) {
   }
   const auto& last = samples.back();
   EXPECT_GT(std::abs(relative.intercept + relative.slope * static_cast<double>(last.bytes) -
-                     last.seconds) / last.seconds, 0.5);
+                     last.seconds) /
+                last.seconds,
+            0.5);
   EXPECT_EQ(parse_fit_kind("relative"), FitKind::kRelative);
   EXPECT_EQ(parse_fit_kind("asymptotic"), FitKind::kAsymptotic);
   EXPECT_THROW(parse_fit_kind("cubic"), Error);
@@ -93,8 +95,9 @@ TEST(Calibrate, PingPongOnThreadsTimesEverySizeOnRankZero) {
   }
   EXPECT_EQ(others, 0u);  // rank 2 takes no part
   ThreadWorld alone(1);
-  EXPECT_THROW(alone.run([&](Transport& t) { measure_ping_pong(t, sizes, 1, std::chrono::seconds(1)); }),
-               Error);
+  EXPECT_THROW(
+      alone.run([&](Transport& t) { measure_ping_pong(t, sizes, 1, std::chrono::seconds(1)); }),
+      Error);
 }
 
 TEST(Calibrate, ModelTakesGammaFromTheChosenKernel) {

@@ -26,6 +26,8 @@ def main():
             rows = list(csv.DictReader(f))
     except OSError as e:
         sys.exit(f"summarize_bench.py: cannot read {args.csv_file}: {e}")
+    # Lines that are not table rows (a launcher's messages appended to the file) are skipped.
+    rows = [r for r in rows if (r.get("bytes_per_rank") or "").isdigit()]
     needed = {"collective", "counts", "bytes_per_rank", "algorithm", "optcoll_us",
               "predicted_us", "mpi_us", "ratio", "same_result"}
     if not rows or not needed <= set(rows[0]):
