@@ -97,6 +97,16 @@ OrderedTree optimal_tree(const GatherProblem& problem, std::optional<Rank> root,
 // and benchmarks. Returns only the cost.
 Time optimal_cost_plain(const GatherProblem& problem);
 
+// How much of the best-root DP's work its exact block pruning skipped (optimal_tree_dp.cc):
+// over all ranges [i..j], the middle split points k = i+1..j-2 (`splits`) and those whose
+// candidates were evaluated (`evaluated`; the rest lay in segments whose lower bound proved
+// they cannot hold the first minimum). For tests and benchmarks.
+struct TreeDpStats {
+  std::int64_t splits = 0;
+  std::int64_t evaluated = 0;
+};
+TreeDpStats optimal_tree_dp_stats(const GatherProblem& problem);
+
 // Optimal ordered variable-degree tree under pair costs (non-homogeneous DP, spec §3.3; the
 // tree class of optimal_tree). Works for homogeneous problems too (then every pair costs
 // alpha + beta·M). No root: the best root (first minimum over ranks). See

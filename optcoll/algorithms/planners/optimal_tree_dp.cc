@@ -11,6 +11,7 @@
 // reports). A fixed root r uses a second table R over the ranges holding r (spec §3.4).
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -45,6 +46,7 @@ struct Dp {
   std::vector<std::size_t> col_off;  // lower triangle by rows of the transpose: (j, i <= j)
   std::vector<Time> c, ct, r_table;  // C by rows, C transposed, R (fixed root) by rows
   std::vector<std::int32_t> choice, r_choice;
+  TreeDpStats stats;
 
   std::size_t up(Rank i, Rank j) const { return row_off[static_cast<std::size_t>(i)] + (j - i); }
   std::size_t lo(Rank j, Rank i) const { return col_off[static_cast<std::size_t>(j)] + i; }
@@ -78,43 +80,217 @@ void init(Dp& dp, const GatherProblem& pb, bool fixed_root) {
   }
 }
 
+// Whether block pruning may be used, and the margin its bounds need (below).
+struct PruneRule {
+  bool on = false;
+  Time ulps = 0;  // margin = ulps · (the largest magnitude involved)
+};
+
+PruneRule prune_rule(const Dp& dp, Time case_six_rate) {
+  const GatherProblem& pb = *dp.pb;
+  const Time total = dp.prefix.back();
+  PruneRule rule;
+  rule.on = pb.alpha >= 0 && pb.beta >= 0 && pb.copy >= 0 && case_six_rate >= 0 &&
+            std::isfinite(pb.alpha) && std::isfinite(pb.beta) && std::isfinite(pb.copy) &&
+            std::isfinite(total);
+  Time max_size = 0;
+  bool integral = std::trunc(pb.alpha) == pb.alpha && std::trunc(pb.beta) == pb.beta &&
+                  std::trunc(pb.copy) == pb.copy && std::trunc(case_six_rate) == case_six_rate;
+  for (const Time m : pb.sizes) {
+    rule.on = rule.on && m >= 0;
+    max_size = std::max(max_size, m);
+    integral = integral && std::trunc(m) == m;
+  }
+  // By induction over (5) every C[i][j] is at most copy·max m + (j - i)·(alpha + beta·M), M the
+  // total, so every candidate, C and bound term is below `magnitude` in absolute value. With
+  // integer parameters and sizes and that bound below 2^52 all arithmetic here is exact.
+  const Time magnitude = 2 * (pb.copy + case_six_rate) * max_size +
+                         static_cast<Time>(dp.p + 1) * (pb.alpha + pb.beta * total);
+  const bool exact = integral && total < 0x1p52 && magnitude < 0x1p52;
+  rule.ulps = exact ? 0 : 64 * std::numeric_limits<Time>::epsilon();
+  return rule;
+}
+
 // Fills C (and its transpose) for every range, row by row from the bottom (C[i][j] needs
 // C[i][k < j] from its own row and C[k+1][j] from rows below). For each (i, j) a first pass
 // finds the minimum branch-free (min(v4, v3) = mx + min(c_left, c_right) exactly, since
 // rounding is monotone), a second pass finds the first candidate in tie order that attains it.
+//
+// Exact pruning. The middle split points k in [i+1, j-2] form segments: a head [i+1, 32·b0),
+// whole aligned blocks [32b, 32b+32) for b0 <= b < b1, and a tail [32·b1, j-1). With
+// L_k = c(M(i,k)), T_k = c(M(k+1,j)), P the prefix sums and c(M) >= beta·M (= alpha + beta·M
+// for M > 0; alpha, beta >= 0), every candidate of a segment [ks, ke) satisfies
+//   v4_k = max(C[i][k], C[k+1][j]) + L_k
+//       >= max(C[i][k] + L_k,  C[k+1][j] + beta·P[k+1] - beta·P[i] + a4)
+//   v3_k = max(C[i][k], C[k+1][j]) + T_k
+//       >= max(C[k+1][j] + T_k,  C[i][k] - beta·P[k+1] + beta·P[j+1] + a3)
+// with a4 = alpha if M(i, ks) > 0 and a3 = alpha if M(ke, j) > 0 (else 0). Each term is a
+// quantity of row i alone or of column j alone, so its minimum over a segment is kept:
+//   row i:    head and whole blocks when the row has filled them, the tail as it grows;
+//   column j: whole block b when row 32b+1 (its last row; rows fill bottom-up) reaches column
+//             j, the tail's rows [32·b1+1, j-1] likewise, the head's rows [i+2, 32·b0] grow
+//             by one row per row.
+// The bound min(bound4, bound3) less a rounding margin (0 when the arithmetic is exact, see
+// prune_rule; else 64 ulps of the largest magnitude, far above the rounding of these few
+// operations) is below every candidate of the segment. A segment is skipped when its bound is
+// above the best value found so far, or equal to it while an earlier candidate in tie order
+// already attains it: it cannot hold the first candidate that attains the minimum. The segment
+// with the lowest bound is evaluated first, then the others in order.
 void fill_free(Dp& dp, Time case_six_rate) {
   const Rank p = dp.p;
-  std::vector<Time> left(static_cast<std::size_t>(p));  // left[k] = c(M(i, k))
-  std::vector<Time> block_min;
-  block_min.reserve(static_cast<std::size_t>(p / kBlock + 2));
+  const GatherProblem& pb = *dp.pb;
+  const Time alpha = pb.alpha;
+  const Time beta = pb.beta;
+  const PruneRule rule = prune_rule(dp, case_six_rate);
+  const Time mass_term = alpha + beta * dp.prefix.back();
   // msg_t[lo(j, a)] = c(M(a, j)): the right-hand messages, contiguous in a for each j.
   std::vector<Time> msg_t(dp.ct.size());
   for (Rank j = 0; j < p; ++j) {
     for (Rank a = 0; a <= j; ++a) msg_t[dp.lo(j, a)] = dp.msg(a, j);
   }
+  const Time* pre = dp.prefix.data();
+  const auto nb = static_cast<std::size_t>(p / kBlock + 1);
+  // P at the ends of whole block b: pre_lo[b] = P[32b+1] (M(i, 32b) > 0 iff pre_lo[b] > P[i]),
+  // pre_hi[b] = P[32b+32] (M(32b+32, j) > 0 iff P[j+1] > pre_hi[b]).
+  std::vector<Time> pre_lo(nb, kInf), pre_hi(nb, kInf);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::size_t k0 = b * kBlock;
+    if (k0 + 1 <= static_cast<std::size_t>(p)) pre_lo[b] = pre[k0 + 1];
+    if (k0 + kBlock <= static_cast<std::size_t>(p)) pre_hi[b] = pre[k0 + kBlock];
+  }
+  // Minima of the bound terms over whole blocks: row i's (a: C[i][k] + L_k, d: C[i][k] -
+  // beta·P[k+1]) and column j's at [j * nb + b] (e: C[k+1][j] + T_k, b: C[k+1][j] + beta·P[k+1]).
+  std::vector<Time> row_a(nb, kInf), row_d(nb, kInf);
+  std::vector<Time> col_e(static_cast<std::size_t>(p) * nb, kInf);
+  std::vector<Time> col_b(static_cast<std::size_t>(p) * nb, kInf);
+  struct Terms {  // the same four minima over a head or a tail
+    Time a = kInf, d = kInf, e = kInf, b = kInf;
+  };
+  std::vector<Terms> col_head(static_cast<std::size_t>(p));  // column j, the head's rows
+  std::vector<Terms> col_tail(static_cast<std::size_t>(p));  // column j, the tail's rows
+  const auto add_row = [&](Terms& t, const Time* row, const Time* lf, Rank k) {
+    t.a = std::min(t.a, row[k] + lf[k]);
+    t.d = std::min(t.d, row[k] - beta * pre[k + 1]);
+  };
+  const auto add_col = [&](Terms& t, const Time* col, const Time* rt, Rank k1) {  // k1 = k + 1
+    t.e = std::min(t.e, col[k1] + rt[k1]);
+    t.b = std::min(t.b, col[k1] + beta * pre[k1]);
+  };
+  // Per (i, j), by segment index s: 0 the head, 1..n the whole blocks b0..b1-1, n+1 the tail.
+  std::vector<Time> low(nb + 2), seg_min(nb + 2);
+  std::vector<Time> left(static_cast<std::size_t>(p));  // left[k] = c(M(i, k))
+  Time c_max = 0;                                       // the largest C so far
   for (Rank i = p - 2; i >= 0; --i) {
     for (Rank k = i; k < p; ++k) left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+    const Time* lf = left.data();
     Time* row = &dp.c[dp.up(i, i)] - i;  // row[k] = C[i][k]
+    const Rank b0 = (i + 1 + kBlock - 1) / kBlock;  // the first whole block starts at >= i+1
+    const bool head_reset = (i + 1) % kBlock == 0;  // the head [i+1, 32·b0) is empty
+    const bool col_block_row = i % kBlock == 1;     // i = 32b+1: column minima of block b
+    Terms row_head;  // row i over the head, once filled
+    Terms row_tail;  // row i over the current tail
     for (Rank j = i + 1; j < p; ++j) {
       const Time* col = &dp.ct[dp.lo(j, 0)];  // col[k] = C[k][j]
       const Time* rt = &msg_t[dp.lo(j, 0)];   // rt[k + 1] = c(M(k + 1, j))
-      const Time v5 = std::max(dp.pb->copy * dp.size(i), col[i + 1]) + rt[i + 1];
+      Terms& head_col = col_head[static_cast<std::size_t>(j)];
+      if (head_reset) {
+        head_col = Terms{};
+      } else if (i + 2 <= j) {
+        add_col(head_col, col, rt, i + 2);
+      }
+      if (j == b0 * kBlock) {
+        for (Rank k = i + 1; k < j; ++k) add_row(row_head, row, lf, k);
+      }
+      if ((j - 1) % kBlock == 0) {
+        row_tail = Terms{};
+      } else if (j - 2 >= i) {
+        add_row(row_tail, row, lf, j - 2);
+      }
+      const Time v5 = std::max(pb.copy * dp.size(i), col[i + 1]) + rt[i + 1];
       const Time v6 =
           row[j - 1] + left[static_cast<std::size_t>(j) - 1] + case_six_rate * dp.size(j);
-      const Time* lf = left.data();
-      // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)), then
-      // (3) at k = j-1. The middle ones in blocks of kBlock: a vectorized minimum per block.
+      // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)) by
+      // segment, then (3) at k = j-1.
       const Time v4_first = i <= j - 2 ? std::max(row[i], col[i + 1]) + lf[i] : kInf;
       const Time v3_last = j - 1 >= i + 1 ? std::max(row[j - 1], col[j]) + rt[j] : kInf;
       Time best = std::min(std::min(v5, v6), std::min(v4_first, v3_last));
-      block_min.clear();
-      for (Rank k0 = i + 1; k0 <= j - 2; k0 += kBlock) {
-        const Rank k1 = std::min<Rank>(k0 + kBlock, j - 1);
-        const Time m = block_minimum(row, col, lf, rt, k0, k1);
-        block_min.push_back(m);
+      const Rank b1 = std::max<Rank>(b0, (j - 1) / kBlock);  // blocks with 32b+32 <= j-1
+      const auto n = static_cast<std::size_t>(b1 - b0);
+      // Without a whole block (n = 0), the head is [i+1, j-1) and the tail empty.
+      const auto seg_begin = [&](std::size_t s) {
+        if (s == 0) return i + 1;
+        return s <= n ? (b0 + static_cast<Rank>(s) - 1) * kBlock : n == 0 ? j - 1 : b1 * kBlock;
+      };
+      const auto seg_end = [&](std::size_t s) {
+        if (s == 0) return n == 0 ? j - 1 : b0 * kBlock;
+        return s <= n ? (b0 + static_cast<Rank>(s)) * kBlock : j - 1;
+      };
+      const std::size_t nseg = n + 2;
+      dp.stats.splits += std::max<Rank>(0, j - i - 2);
+      if (n == 0 || !rule.on) {
+        for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
+      } else {
+        const Time margin = rule.ulps * (c_max + mass_term);
+        const Time pi = pre[i];
+        const Time pj = pre[j + 1];
+        const Time off4 = -beta * pi;
+        const Time off3 = beta * pj;
+        const auto bound = [&](Time a, Time d, Time e, Time bb, Time a4, Time a3) {
+          return std::min(std::max(a, bb + off4 + a4), std::max(e, d + off3 + a3)) - margin;
+        };
+        const Terms& hc = head_col;
+        low[0] = bound(row_head.a, row_head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
+                       pj > pre[b0 * kBlock] ? alpha : 0);
+        const Terms& tc = col_tail[static_cast<std::size_t>(j)];
+        low[n + 1] = bound(row_tail.a, row_tail.d, tc.e, tc.b,
+                           pre[b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
+        const std::size_t at = static_cast<std::size_t>(j) * nb;
+        const Time* ce = &col_e[at];
+        const Time* cb = &col_b[at];
+        Time* lw = &low[1] - b0;
+#pragma omp simd
+        for (Rank b = b0; b < b1; ++b) {
+          lw[b] = bound(row_a[static_cast<std::size_t>(b)], row_d[static_cast<std::size_t>(b)],
+                        ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
+                        pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
+        }
+        if (i + 1 == b0 * kBlock) low[0] = kInf;            // empty head
+        if (b1 * kBlock == j - 1) low[n + 1] = kInf;        // empty tail
+      }
+      // The candidate known to attain `best` first in tie order: (5), (6), (4) at i before
+      // every segment (position -1), (3) at j-1 after them (nseg).
+      std::ptrdiff_t best_at = std::min(std::min(v5, v6), v4_first) == best
+                                   ? -1
+                                   : static_cast<std::ptrdiff_t>(nseg);
+      const auto skip = [&](std::size_t s) {
+        return low[s] > best || (low[s] >= best && best_at < static_cast<std::ptrdiff_t>(s));
+      };
+      const auto eval = [&](std::size_t s) {
+        const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
+        dp.stats.evaluated += seg_end(s) - seg_begin(s);
+        seg_min[s] = m;
+        const auto at = static_cast<std::ptrdiff_t>(s);
+        if (m < best || (m == best && at < best_at)) best_at = at;
         best = std::min(best, m);
+      };
+      // The segment with the lowest bound first, then all in order.
+      std::size_t first = 0;
+      for (std::size_t s = 1; s < nseg; ++s) first = low[s] < low[first] ? s : first;
+      for (std::size_t s = 0; s < nseg; ++s) seg_min[s] = kInf;
+      if (!skip(first)) eval(first);
+      for (std::size_t s = 0; s < nseg; ++s) {
+        if (s != first && !skip(s)) eval(s);
       }
       std::int32_t how = -3;
+      // The first candidate in [k0, k1) (tie order) that attains `best`.
+      const auto scan = [&](Rank k0, Rank k1) {
+        for (Rank k = k0; k < k1; ++k) {
+          const Time mx = std::max(row[k], col[k + 1]);
+          if (mx + lf[k] == best) return 2 * k;
+          if (mx + rt[k + 1] == best) return 2 * k + 1;
+        }
+        return -3;
+      };
       if (v5 == best) {
         how = kCase5;
       } else if (v6 == best) {
@@ -122,20 +298,8 @@ void fill_free(Dp& dp, Time case_six_rate) {
       } else if (v4_first == best) {
         how = 2 * i;
       } else {
-        for (std::size_t blk = 0; blk < block_min.size() && how == -3; ++blk) {
-          if (block_min[blk] != best) continue;
-          const Rank k0 = i + 1 + static_cast<Rank>(blk) * kBlock;
-          for (Rank k = k0; k < std::min<Rank>(k0 + kBlock, j - 1); ++k) {
-            const Time mx = std::max(row[k], col[k + 1]);
-            if (mx + lf[k] == best) {
-              how = 2 * k;
-              break;
-            }
-            if (mx + rt[k + 1] == best) {
-              how = 2 * k + 1;
-              break;
-            }
-          }
+        for (std::size_t s = 0; s < nseg && how == -3; ++s) {
+          if (seg_min[s] == best) how = scan(seg_begin(s), seg_end(s));
         }
         if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
       }
@@ -143,6 +307,27 @@ void fill_free(Dp& dp, Time case_six_rate) {
       row[j] = best;
       dp.ct[dp.lo(j, i)] = best;
       dp.choice[dp.up(i, j)] = how;
+      c_max = std::max(c_max, best);
+      // Minima this cell completes: row i's block ending at j; at row i = 32b+1, column j's
+      // block b (rows i..i+31) or, for j <= i+31, the tail's rows i..j-1 (b = (j-1)/32).
+      if (j % kBlock == kBlock - 1 && j - (kBlock - 1) >= i + 1) {
+        Terms t;
+        for (Rank k = j - (kBlock - 1); k <= j; ++k) add_row(t, row, lf, k);
+        row_a[static_cast<std::size_t>(j / kBlock)] = t.a;
+        row_d[static_cast<std::size_t>(j / kBlock)] = t.d;
+      }
+      if (col_block_row) {
+        Terms t;
+        if (j >= i + kBlock) {
+          for (Rank k1 = i; k1 < i + kBlock; ++k1) add_col(t, col, rt, k1);
+          const std::size_t at = static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
+          col_e[at] = t.e;
+          col_b[at] = t.b;
+        } else {
+          for (Rank k1 = i; k1 < j; ++k1) add_col(t, col, rt, k1);
+          col_tail[static_cast<std::size_t>(j)] = t;
+        }
+      }
     }
   }
 }
@@ -244,6 +429,14 @@ std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherPro
   fill_free(dp, pb.copy);
   fill_rooted(dp, root);
   return {extract(dp, pb, false), extract(dp, pb, true)};
+}
+
+TreeDpStats optimal_tree_dp_stats(const GatherProblem& pb) {
+  OPTCOLL_CHECK(pb.nranks() >= 1, "empty gather problem");
+  Dp dp;
+  init(dp, pb, false);
+  fill_free(dp, pb.copy);
+  return dp.stats;
 }
 
 Time optimal_cost_plain(const GatherProblem& pb) {
