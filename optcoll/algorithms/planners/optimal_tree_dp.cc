@@ -25,6 +25,8 @@ constexpr std::int32_t kCase5 = -1;
 constexpr std::int32_t kCase6 = -2;
 // (4) at k: 2k, (3) at k: 2k + 1.
 constexpr Rank kBlock = 32;
+constexpr Rank kTileRows = 16;  // fill_free's tiles
+constexpr Rank kTileCols = 64;
 constexpr Time kInf = std::numeric_limits<Time>::infinity();
 
 // min over k in [k0, k1) of max(row[k], col[k+1]) + min(lf[k], rt[k+1]) (vectorized).
@@ -159,8 +161,8 @@ void fill_free(Dp& dp, Time case_six_rate) {
     if (k0 + kBlock <= static_cast<std::size_t>(p)) pre_hi[b] = pre[k0 + kBlock];
   }
   // Minima of the bound terms over whole blocks: row i's (a: C[i][k] + L_k, d: C[i][k] -
-  // beta·P[k+1]) and column j's at [j * nb + b] (e: C[k+1][j] + T_k, b: C[k+1][j] + beta·P[k+1]).
-  std::vector<Time> row_a(nb, kInf), row_d(nb, kInf);
+  // beta·P[k+1]; in RowState) and column j's at [j * nb + b] (e: C[k+1][j] + T_k,
+  // b: C[k+1][j] + beta·P[k+1]).
   std::vector<Time> col_e(static_cast<std::size_t>(p) * nb, kInf);
   std::vector<Time> col_b(static_cast<std::size_t>(p) * nb, kInf);
   struct Terms {  // the same four minima over a head or a tail
@@ -176,157 +178,185 @@ void fill_free(Dp& dp, Time case_six_rate) {
     t.e = std::min(t.e, col[k1] + rt[k1]);
     t.b = std::min(t.b, col[k1] + beta * pre[k1]);
   };
+  // Row i's state while its cells are filled.
+  struct RowState {
+    std::vector<Time> left;     // left[k] = c(M(i, k))
+    std::vector<Time> a, d;     // row_a, row_d: minima over whole blocks
+    Terms head, tail;           // minima over the head (once filled) and the current tail
+  };
   // Per (i, j), by segment index s: 0 the head, 1..n the whole blocks b0..b1-1, n+1 the tail.
   std::vector<Time> low(nb + 2), seg_min(nb + 2);
-  std::vector<Time> left(static_cast<std::size_t>(p));  // left[k] = c(M(i, k))
-  Time c_max = 0;                                       // the largest C so far
-  for (Rank i = p - 2; i >= 0; --i) {
-    for (Rank k = i; k < p; ++k) left[static_cast<std::size_t>(k)] = dp.msg(i, k);
-    const Time* lf = left.data();
-    Time* row = &dp.c[dp.up(i, i)] - i;  // row[k] = C[i][k]
+  const auto cell = [&](RowState& rs, Rank i, Rank j) {
+    const Time* lf = rs.left.data();
+    Time* row = &dp.c[dp.up(i, i)] - i;             // row[k] = C[i][k]
     const Rank b0 = (i + 1 + kBlock - 1) / kBlock;  // the first whole block starts at >= i+1
-    const bool head_reset = (i + 1) % kBlock == 0;  // the head [i+1, 32·b0) is empty
-    const bool col_block_row = i % kBlock == 1;     // i = 32b+1: column minima of block b
-    Terms row_head;  // row i over the head, once filled
-    Terms row_tail;  // row i over the current tail
-    for (Rank j = i + 1; j < p; ++j) {
-      const Time* col = &dp.ct[dp.lo(j, 0)];  // col[k] = C[k][j]
-      const Time* rt = &msg_t[dp.lo(j, 0)];   // rt[k + 1] = c(M(k + 1, j))
-      Terms& head_col = col_head[static_cast<std::size_t>(j)];
-      if (head_reset) {
-        head_col = Terms{};
-      } else if (i + 2 <= j) {
-        add_col(head_col, col, rt, i + 2);
-      }
-      if (j == b0 * kBlock) {
-        for (Rank k = i + 1; k < j; ++k) add_row(row_head, row, lf, k);
-      }
-      if ((j - 1) % kBlock == 0) {
-        row_tail = Terms{};
-      } else if (j - 2 >= i) {
-        add_row(row_tail, row, lf, j - 2);
-      }
-      const Time v5 = std::max(pb.copy * dp.size(i), col[i + 1]) + rt[i + 1];
-      const Time v6 =
-          row[j - 1] + left[static_cast<std::size_t>(j) - 1] + case_six_rate * dp.size(j);
-      // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)) by
-      // segment, then (3) at k = j-1.
-      const Time v4_first = i <= j - 2 ? std::max(row[i], col[i + 1]) + lf[i] : kInf;
-      const Time v3_last = j - 1 >= i + 1 ? std::max(row[j - 1], col[j]) + rt[j] : kInf;
-      Time best = std::min(std::min(v5, v6), std::min(v4_first, v3_last));
-      const Rank b1 = std::max<Rank>(b0, (j - 1) / kBlock);  // blocks with 32b+32 <= j-1
-      const auto n = static_cast<std::size_t>(b1 - b0);
-      // Without a whole block (n = 0), the head is [i+1, j-1) and the tail empty.
-      const auto seg_begin = [&](std::size_t s) {
-        if (s == 0) return i + 1;
-        return s <= n ? (b0 + static_cast<Rank>(s) - 1) * kBlock : n == 0 ? j - 1 : b1 * kBlock;
+    const Time* col = &dp.ct[dp.lo(j, 0)];  // col[k] = C[k][j]
+    const Time* rt = &msg_t[dp.lo(j, 0)];   // rt[k + 1] = c(M(k + 1, j))
+    Terms& head_col = col_head[static_cast<std::size_t>(j)];
+    if ((i + 1) % kBlock == 0) {  // the head [i+1, 32·b0) is empty: its rows restart
+      head_col = Terms{};
+    } else if (i + 2 <= j) {
+      add_col(head_col, col, rt, i + 2);
+    }
+    if (j == b0 * kBlock) {
+      for (Rank k = i + 1; k < j; ++k) add_row(rs.head, row, lf, k);
+    }
+    if ((j - 1) % kBlock == 0) {
+      rs.tail = Terms{};
+    } else if (j - 2 >= i) {
+      add_row(rs.tail, row, lf, j - 2);
+    }
+    const Time v5 = std::max(pb.copy * dp.size(i), col[i + 1]) + rt[i + 1];
+    const Time v6 = row[j - 1] + lf[j - 1] + case_six_rate * dp.size(j);
+    // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)) by
+    // segment, then (3) at k = j-1.
+    const Time v4_first = i <= j - 2 ? std::max(row[i], col[i + 1]) + lf[i] : kInf;
+    const Time v3_last = j - 1 >= i + 1 ? std::max(row[j - 1], col[j]) + rt[j] : kInf;
+    Time best = std::min(std::min(v5, v6), std::min(v4_first, v3_last));
+    const Rank b1 = std::max<Rank>(b0, (j - 1) / kBlock);  // blocks with 32b+32 <= j-1
+    const auto n = static_cast<std::size_t>(b1 - b0);
+    // Without a whole block (n = 0), the head is [i+1, j-1) and the tail empty.
+    const auto seg_begin = [&](std::size_t s) {
+      if (s == 0) return i + 1;
+      return s <= n ? (b0 + static_cast<Rank>(s) - 1) * kBlock : n == 0 ? j - 1 : b1 * kBlock;
+    };
+    const auto seg_end = [&](std::size_t s) {
+      if (s == 0) return n == 0 ? j - 1 : b0 * kBlock;
+      return s <= n ? (b0 + static_cast<Rank>(s)) * kBlock : j - 1;
+    };
+    const std::size_t nseg = n + 2;
+    Time lowest_low = kInf;  // the lowest bound of all segments
+    dp.stats.splits += std::max<Rank>(0, j - i - 2);
+    if (n == 0 || !rule.on) {
+      for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
+      lowest_low = std::min(low[0], low[1]);
+    } else {
+      const Time pi = pre[i];
+      const Time pj = pre[j + 1];
+      const Time off4 = -beta * pi;
+      const Time off3 = beta * pj;
+      const Time slack = best + 2 * mass_term;
+      const auto bound = [&](Time a, Time d, Time e, Time bb, Time a4, Time a3) {
+        const Time raw = std::min(std::max(a, bb + off4 + a4), std::max(e, d + off3 + a3));
+        return raw - rule.ulps * (std::abs(raw) + slack);
       };
-      const auto seg_end = [&](std::size_t s) {
-        if (s == 0) return n == 0 ? j - 1 : b0 * kBlock;
-        return s <= n ? (b0 + static_cast<Rank>(s)) * kBlock : j - 1;
-      };
-      const std::size_t nseg = n + 2;
-      dp.stats.splits += std::max<Rank>(0, j - i - 2);
-      if (n == 0 || !rule.on) {
-        for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
+      const Terms& hc = head_col;
+      low[0] = bound(rs.head.a, rs.head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
+                     pj > pre[b0 * kBlock] ? alpha : 0);
+      const Terms& tc = col_tail[static_cast<std::size_t>(j)];
+      low[n + 1] = bound(rs.tail.a, rs.tail.d, tc.e, tc.b, pre[b1 * kBlock + 1] > pi ? alpha : 0,
+                         pj > pre[j - 1] ? alpha : 0);
+      const std::size_t at = static_cast<std::size_t>(j) * nb;
+      const Time* ce = &col_e[at];
+      const Time* cb = &col_b[at];
+      const Time* ra = rs.a.data();
+      const Time* rd = rs.d.data();
+      Time* lw = &low[1] - b0;
+      Time lowest = kInf;
+#pragma omp simd reduction(min : lowest)
+      for (Rank b = b0; b < b1; ++b) {
+        lw[b] = bound(ra[b], rd[b], ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
+                      pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
+        lowest = std::min(lowest, lw[b]);
+      }
+      if (i + 1 == b0 * kBlock) low[0] = kInf;      // empty head
+      if (b1 * kBlock == j - 1) low[n + 1] = kInf;  // empty tail
+      lowest_low = std::min(lowest, std::min(low[0], low[n + 1]));
+    }
+    // The candidate known to attain `best` first in tie order: (5), (6), (4) at i before
+    // every segment (position -1), (3) at j-1 after them (nseg).
+    std::ptrdiff_t best_at =
+        std::min(std::min(v5, v6), v4_first) == best ? -1 : static_cast<std::ptrdiff_t>(nseg);
+    const auto skip = [&](std::size_t s) {
+      return low[s] > best || (low[s] >= best && best_at < static_cast<std::ptrdiff_t>(s));
+    };
+    const auto eval = [&](std::size_t s) {
+      const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
+      dp.stats.evaluated += seg_end(s) - seg_begin(s);
+      seg_min[s] = m;
+      const auto at = static_cast<std::ptrdiff_t>(s);
+      if (m < best || (m == best && at < best_at)) best_at = at;
+      best = std::min(best, m);
+    };
+    // The segment with the lowest bound first, then the others in order (few survive).
+    std::size_t first = 0;
+    while (first + 1 < nseg && low[first] != lowest_low) ++first;
+    std::fill_n(seg_min.begin(), nseg, kInf);
+    if (!skip(first)) eval(first);
+    for (std::size_t s = 0; s < nseg; ++s) {
+      if (low[s] <= best && s != first && !skip(s)) eval(s);
+    }
+    std::int32_t how = -3;
+    // The first candidate in [k0, k1) (tie order) that attains `best`.
+    const auto scan = [&](Rank k0, Rank k1) {
+      for (Rank k = k0; k < k1; ++k) {
+        const Time mx = std::max(row[k], col[k + 1]);
+        if (mx + lf[k] == best) return 2 * k;
+        if (mx + rt[k + 1] == best) return 2 * k + 1;
+      }
+      return -3;
+    };
+    if (v5 == best) {
+      how = kCase5;
+    } else if (v6 == best) {
+      how = kCase6;
+    } else if (v4_first == best) {
+      how = 2 * i;
+    } else {
+      for (std::size_t s = 0; s < nseg && how == -3; ++s) {
+        if (seg_min[s] == best) how = scan(seg_begin(s), seg_end(s));
+      }
+      if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
+    }
+    OPTCOLL_CHECK(how != -3, "optimal tree DP lost its minimum at [{}, {}]", i, j);
+    row[j] = best;
+    dp.ct[dp.lo(j, i)] = best;
+    dp.choice[dp.up(i, j)] = how;
+    // Minima this cell completes: row i's block ending at j; at row i = 32b+1, column j's
+    // block b (rows i..i+31) or, for j <= i+31, the tail's rows i..j-1 (b = (j-1)/32).
+    if (j % kBlock == kBlock - 1 && j - (kBlock - 1) >= i + 1) {
+      Terms t;
+      for (Rank k = j - (kBlock - 1); k <= j; ++k) add_row(t, row, lf, k);
+      rs.a[static_cast<std::size_t>(j / kBlock)] = t.a;
+      rs.d[static_cast<std::size_t>(j / kBlock)] = t.d;
+    }
+    if (i % kBlock == 1) {
+      Terms t;
+      if (j >= i + kBlock) {
+        for (Rank k1 = i; k1 < i + kBlock; ++k1) add_col(t, col, rt, k1);
+        const std::size_t at = static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
+        col_e[at] = t.e;
+        col_b[at] = t.b;
       } else {
-        const Time margin = rule.ulps * (c_max + mass_term);
-        const Time pi = pre[i];
-        const Time pj = pre[j + 1];
-        const Time off4 = -beta * pi;
-        const Time off3 = beta * pj;
-        const auto bound = [&](Time a, Time d, Time e, Time bb, Time a4, Time a3) {
-          return std::min(std::max(a, bb + off4 + a4), std::max(e, d + off3 + a3)) - margin;
-        };
-        const Terms& hc = head_col;
-        low[0] = bound(row_head.a, row_head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
-                       pj > pre[b0 * kBlock] ? alpha : 0);
-        const Terms& tc = col_tail[static_cast<std::size_t>(j)];
-        low[n + 1] = bound(row_tail.a, row_tail.d, tc.e, tc.b,
-                           pre[b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
-        const std::size_t at = static_cast<std::size_t>(j) * nb;
-        const Time* ce = &col_e[at];
-        const Time* cb = &col_b[at];
-        Time* lw = &low[1] - b0;
-#pragma omp simd
-        for (Rank b = b0; b < b1; ++b) {
-          lw[b] = bound(row_a[static_cast<std::size_t>(b)], row_d[static_cast<std::size_t>(b)],
-                        ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
-                        pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
-        }
-        if (i + 1 == b0 * kBlock) low[0] = kInf;            // empty head
-        if (b1 * kBlock == j - 1) low[n + 1] = kInf;        // empty tail
+        for (Rank k1 = i; k1 < j; ++k1) add_col(t, col, rt, k1);
+        col_tail[static_cast<std::size_t>(j)] = t;
       }
-      // The candidate known to attain `best` first in tie order: (5), (6), (4) at i before
-      // every segment (position -1), (3) at j-1 after them (nseg).
-      std::ptrdiff_t best_at = std::min(std::min(v5, v6), v4_first) == best
-                                   ? -1
-                                   : static_cast<std::ptrdiff_t>(nseg);
-      const auto skip = [&](std::size_t s) {
-        return low[s] > best || (low[s] >= best && best_at < static_cast<std::ptrdiff_t>(s));
-      };
-      const auto eval = [&](std::size_t s) {
-        const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
-        dp.stats.evaluated += seg_end(s) - seg_begin(s);
-        seg_min[s] = m;
-        const auto at = static_cast<std::ptrdiff_t>(s);
-        if (m < best || (m == best && at < best_at)) best_at = at;
-        best = std::min(best, m);
-      };
-      // The segment with the lowest bound first, then all in order.
-      std::size_t first = 0;
-      for (std::size_t s = 1; s < nseg; ++s) first = low[s] < low[first] ? s : first;
-      for (std::size_t s = 0; s < nseg; ++s) seg_min[s] = kInf;
-      if (!skip(first)) eval(first);
-      for (std::size_t s = 0; s < nseg; ++s) {
-        if (s != first && !skip(s)) eval(s);
-      }
-      std::int32_t how = -3;
-      // The first candidate in [k0, k1) (tie order) that attains `best`.
-      const auto scan = [&](Rank k0, Rank k1) {
-        for (Rank k = k0; k < k1; ++k) {
-          const Time mx = std::max(row[k], col[k + 1]);
-          if (mx + lf[k] == best) return 2 * k;
-          if (mx + rt[k + 1] == best) return 2 * k + 1;
-        }
-        return -3;
-      };
-      if (v5 == best) {
-        how = kCase5;
-      } else if (v6 == best) {
-        how = kCase6;
-      } else if (v4_first == best) {
-        how = 2 * i;
-      } else {
-        for (std::size_t s = 0; s < nseg && how == -3; ++s) {
-          if (seg_min[s] == best) how = scan(seg_begin(s), seg_end(s));
-        }
-        if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
-      }
-      OPTCOLL_CHECK(how != -3, "optimal tree DP lost its minimum at [{}, {}]", i, j);
-      row[j] = best;
-      dp.ct[dp.lo(j, i)] = best;
-      dp.choice[dp.up(i, j)] = how;
-      c_max = std::max(c_max, best);
-      // Minima this cell completes: row i's block ending at j; at row i = 32b+1, column j's
-      // block b (rows i..i+31) or, for j <= i+31, the tail's rows i..j-1 (b = (j-1)/32).
-      if (j % kBlock == kBlock - 1 && j - (kBlock - 1) >= i + 1) {
-        Terms t;
-        for (Rank k = j - (kBlock - 1); k <= j; ++k) add_row(t, row, lf, k);
-        row_a[static_cast<std::size_t>(j / kBlock)] = t.a;
-        row_d[static_cast<std::size_t>(j / kBlock)] = t.d;
-      }
-      if (col_block_row) {
-        Terms t;
-        if (j >= i + kBlock) {
-          for (Rank k1 = i; k1 < i + kBlock; ++k1) add_col(t, col, rt, k1);
-          const std::size_t at = static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
-          col_e[at] = t.e;
-          col_b[at] = t.b;
-        } else {
-          for (Rank k1 = i; k1 < j; ++k1) add_col(t, col, rt, k1);
-          col_tail[static_cast<std::size_t>(j)] = t;
-        }
+    }
+  };
+  // Tiles of kTileRows rows by kTileCols columns: row tiles from the bottom, within one the
+  // column tiles from the left, within a tile rows from the bottom and columns from the left.
+  // Every cell still finds its row's earlier columns and its column's lower rows filled, and
+  // every column is visited by its rows in descending order (its running minima); a tile
+  // reuses the rows of C^T of its columns across its rows.
+  std::vector<RowState> rows(static_cast<std::size_t>(kTileRows));
+  for (RowState& rs : rows) {
+    rs.left.resize(static_cast<std::size_t>(p));
+    rs.a.assign(nb, kInf);
+    rs.d.assign(nb, kInf);
+  }
+  for (Rank top = (p - 2) / kTileRows * kTileRows; top >= 0; top -= kTileRows) {
+    const Rank bottom = std::min(top + kTileRows - 1, p - 2);
+    for (Rank i = top; i <= bottom; ++i) {
+      RowState& rs = rows[static_cast<std::size_t>(i - top)];
+      for (Rank k = i; k < p; ++k) rs.left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+      rs.head = Terms{};
+      rs.tail = Terms{};
+    }
+    for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p; j0 += kTileCols) {
+      const Rank j1 = std::min(j0 + kTileCols, p);
+      for (Rank i = bottom; i >= top; --i) {
+        RowState& rs = rows[static_cast<std::size_t>(i - top)];
+        for (Rank j = std::max(j0, i + 1); j < j1; ++j) cell(rs, i, j);
       }
     }
   }
