@@ -25,7 +25,7 @@ constexpr std::int32_t kCase5 = -1;
 constexpr std::int32_t kCase6 = -2;
 // (4) at k: 2k, (3) at k: 2k + 1.
 constexpr Rank kBlock = 32;
-constexpr Rank kTileRows = 16;  // fill_free's tiles
+constexpr Rank kTileRows = 32;  // fill_free's tiles
 constexpr Rank kTileCols = 64;
 constexpr Time kInf = std::numeric_limits<Time>::infinity();
 
@@ -186,6 +186,7 @@ void fill_free(Dp& dp, Time case_six_rate) {
   };
   // Per (i, j), by segment index s: 0 the head, 1..n the whole blocks b0..b1-1, n+1 the tail.
   std::vector<Time> low(nb + 2), seg_min(nb + 2);
+  std::vector<std::size_t> done(nb + 2);
   const auto cell = [&](RowState& rs, Rank i, Rank j) {
     const Time* lf = rs.left.data();
     Time* row = &dp.c[dp.up(i, i)] - i;             // row[k] = C[i][k]
@@ -226,10 +227,12 @@ void fill_free(Dp& dp, Time case_six_rate) {
     };
     const std::size_t nseg = n + 2;
     Time lowest_low = kInf;  // the lowest bound of all segments
+    std::size_t open = 0;    // segments whose bound is <= best (the others cannot hold it)
     dp.stats.splits += std::max<Rank>(0, j - i - 2);
     if (n == 0 || !rule.on) {
       for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
       lowest_low = std::min(low[0], low[1]);
+      open = nseg;
     } else {
       const Time pi = pre[i];
       const Time pj = pre[j + 1];
@@ -241,11 +244,15 @@ void fill_free(Dp& dp, Time case_six_rate) {
         return raw - rule.ulps * (std::abs(raw) + slack);
       };
       const Terms& hc = head_col;
-      low[0] = bound(rs.head.a, rs.head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
-                     pj > pre[b0 * kBlock] ? alpha : 0);
+      low[0] = i + 1 == b0 * kBlock ? kInf  // empty head
+                                    : bound(rs.head.a, rs.head.d, hc.e, hc.b,
+                                            pre[i + 2] > pi ? alpha : 0,
+                                            pj > pre[b0 * kBlock] ? alpha : 0);
       const Terms& tc = col_tail[static_cast<std::size_t>(j)];
-      low[n + 1] = bound(rs.tail.a, rs.tail.d, tc.e, tc.b, pre[b1 * kBlock + 1] > pi ? alpha : 0,
-                         pj > pre[j - 1] ? alpha : 0);
+      low[n + 1] = b1 * kBlock == j - 1 ? kInf  // empty tail
+                                        : bound(rs.tail.a, rs.tail.d, tc.e, tc.b,
+                                                pre[b1 * kBlock + 1] > pi ? alpha : 0,
+                                                pj > pre[j - 1] ? alpha : 0);
       const std::size_t at = static_cast<std::size_t>(j) * nb;
       const Time* ce = &col_e[at];
       const Time* cb = &col_b[at];
@@ -253,15 +260,16 @@ void fill_free(Dp& dp, Time case_six_rate) {
       const Time* rd = rs.d.data();
       Time* lw = &low[1] - b0;
       Time lowest = kInf;
-#pragma omp simd reduction(min : lowest)
+      std::size_t count = 0;
+#pragma omp simd reduction(min : lowest) reduction(+ : count)
       for (Rank b = b0; b < b1; ++b) {
         lw[b] = bound(ra[b], rd[b], ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
                       pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
         lowest = std::min(lowest, lw[b]);
+        count += lw[b] <= best ? 1 : 0;
       }
-      if (i + 1 == b0 * kBlock) low[0] = kInf;      // empty head
-      if (b1 * kBlock == j - 1) low[n + 1] = kInf;  // empty tail
       lowest_low = std::min(lowest, std::min(low[0], low[n + 1]));
+      open = count + (low[0] <= best ? 1 : 0) + (low[n + 1] <= best ? 1 : 0);
     }
     // The candidate known to attain `best` first in tie order: (5), (6), (4) at i before
     // every segment (position -1), (3) at j-1 after them (nseg).
@@ -270,25 +278,33 @@ void fill_free(Dp& dp, Time case_six_rate) {
     const auto skip = [&](std::size_t s) {
       return low[s] > best || (low[s] >= best && best_at < static_cast<std::ptrdiff_t>(s));
     };
+    std::size_t nevaluated = 0;  // evaluated segments, ascending, in done[]
     const auto eval = [&](std::size_t s) {
       const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
       dp.stats.evaluated += seg_end(s) - seg_begin(s);
       seg_min[s] = m;
+      std::size_t q = nevaluated++;
+      for (; q > 0 && done[q - 1] > s; --q) done[q] = done[q - 1];
+      done[q] = s;
       const auto at = static_cast<std::ptrdiff_t>(s);
       if (m < best || (m == best && at < best_at)) best_at = at;
       best = std::min(best, m);
     };
-    // The segment with the lowest bound first, then the others in order (few survive).
-    std::size_t first = 0;
-    while (first + 1 < nseg && low[first] != lowest_low) ++first;
-    std::fill_n(seg_min.begin(), nseg, kInf);
-    if (!skip(first)) eval(first);
-    for (std::size_t s = 0; s < nseg; ++s) {
-      if (low[s] <= best && s != first && !skip(s)) eval(s);
+    // The segment with the lowest bound first, then the others in order (few are open).
+    if (open > 0) {
+      std::size_t first = 0;
+      while (first + 1 < nseg && low[first] != lowest_low) ++first;
+      if (!skip(first)) eval(first);
+      for (std::size_t s = 0; s < nseg && open > 1; ++s) {
+        if (low[s] <= best && s != first && !skip(s)) eval(s);
+      }
     }
     std::int32_t how = -3;
-    // The first candidate in [k0, k1) (tie order) that attains `best`.
+    // The first candidate in [k0, k1) (tie order) that attains `best`: the first group of 8
+    // whose minimum is `best`, then within it.
     const auto scan = [&](Rank k0, Rank k1) {
+      for (; k0 + 8 < k1 && block_minimum(row, col, lf, rt, k0, k0 + 8) != best; k0 += 8) {
+      }
       for (Rank k = k0; k < k1; ++k) {
         const Time mx = std::max(row[k], col[k + 1]);
         if (mx + lf[k] == best) return 2 * k;
@@ -303,7 +319,8 @@ void fill_free(Dp& dp, Time case_six_rate) {
     } else if (v4_first == best) {
       how = 2 * i;
     } else {
-      for (std::size_t s = 0; s < nseg && how == -3; ++s) {
+      for (std::size_t q = 0; q < nevaluated && how == -3; ++q) {
+        const std::size_t s = done[q];
         if (seg_min[s] == best) how = scan(seg_begin(s), seg_end(s));
       }
       if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
