@@ -370,7 +370,11 @@ TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
     EXPECT_EQ(got.shape.children, want.children) << "trial " << trial << " p " << p;
     EXPECT_EQ(got.copy_slot, want.copy_slot) << "trial " << trial << " p " << p;
     if (p >= 100) {
-      const TreeDpStats s = optimal_tree_dp_stats(pb);
+      TreeDpStats s;
+      const OrderedTree two = optimal_tree_best_root(pb, 2, &s);  // the wavefront: same tree
+      EXPECT_EQ(two.cost, want.cost) << "trial " << trial << " p " << p;
+      EXPECT_EQ(two.shape.children, want.children) << "trial " << trial << " p " << p;
+      EXPECT_EQ(two.copy_slot, want.copy_slot) << "trial " << trial << " p " << p;
       total.splits += s.splits;
       total.evaluated += s.evaluated;
     }
@@ -397,7 +401,9 @@ TEST(TreeDp, PruningSkipsMostSplitsAndKeepsTheTree) {
     EXPECT_EQ(got.shape.root, want.root);
     EXPECT_EQ(got.shape.children, want.children);
     EXPECT_EQ(got.copy_slot, want.copy_slot);
-    const TreeDpStats s = optimal_tree_dp_stats(pb);
+    TreeDpStats s;
+    const OrderedTree one = optimal_tree_best_root(pb, 1, &s);
+    EXPECT_EQ(one.shape.children, want.children);
     std::int64_t splits = 0;  // ranges of len + 1 ranks have len - 2 middle split points
     for (Rank len = 3; len < p; ++len) splits += std::int64_t{p - len} * (len - 2);
     EXPECT_EQ(s.splits, splits);
@@ -407,6 +413,28 @@ TEST(TreeDp, PruningSkipsMostSplitsAndKeepsTheTree) {
       EXPECT_LT(s.evaluated * 10, s.splits * 6) << s.evaluated << " of " << s.splits;
     } else {
       EXPECT_LT(s.evaluated * 3, s.splits) << s.evaluated << " of " << s.splits;
+    }
+  }
+}
+
+TEST(TreeDp, TwoWorkersBuildTheSameTree) {
+  // The wavefront over row tiles at sizes with many tiles (p = 400..1000, 13..32 tiles), every
+  // problem kind: the same tree as one worker, and at two sizes the plain program's.
+  std::mt19937_64 rng(15);
+  for (int trial = 0; trial < 12; ++trial) {
+    const Rank p = 400 + 50 * trial;
+    const auto pb = pruning_problem(rng, p, trial + 1);
+    const OrderedTree one = optimal_tree_best_root(pb, 1);
+    const OrderedTree two = optimal_tree_best_root(pb, 2);
+    EXPECT_EQ(two.cost, one.cost) << "p " << p;
+    EXPECT_EQ(two.shape.root, one.shape.root) << "p " << p;
+    EXPECT_EQ(two.shape.children, one.shape.children) << "p " << p;
+    EXPECT_EQ(two.copy_slot, one.copy_slot) << "p " << p;
+    EXPECT_EQ(completion_time(two.shape, two.copy_slot, pb), two.cost) << "p " << p;
+    if (trial % 6 == 0) {
+      const PlainTree want = plain_tree_with_ties(pb);
+      EXPECT_EQ(two.cost, want.cost) << "p " << p;
+      EXPECT_EQ(two.shape.children, want.children) << "p " << p;
     }
   }
 }

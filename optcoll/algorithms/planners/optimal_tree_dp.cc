@@ -11,6 +11,10 @@
 // reports). A fixed root r uses a second table R over the ranges holding r (spec §3.4).
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -138,7 +142,7 @@ PruneRule prune_rule(const Dp& dp, Time case_six_rate) {
 // above the best value found so far, or equal to it while an earlier candidate in tie order
 // already attains it: it cannot hold the first candidate that attains the minimum. The segment
 // with the lowest bound is evaluated first, then the others in order.
-void fill_free(Dp& dp, Time case_six_rate) {
+void fill_free(Dp& dp, Time case_six_rate, int threads) {
   const Rank p = dp.p;
   const GatherProblem& pb = *dp.pb;
   const Time alpha = pb.alpha;
@@ -180,14 +184,22 @@ void fill_free(Dp& dp, Time case_six_rate) {
   };
   // Row i's state while its cells are filled.
   struct RowState {
-    std::vector<Time> left;     // left[k] = c(M(i, k))
-    std::vector<Time> a, d;     // row_a, row_d: minima over whole blocks
-    Terms head, tail;           // minima over the head (once filled) and the current tail
+    std::vector<Time> left;  // left[k] = c(M(i, k))
+    std::vector<Time> a, d;  // row_a, row_d: minima over whole blocks
+    Terms head, tail;        // minima over the head (once filled) and the current tail
   };
-  // Per (i, j), by segment index s: 0 the head, 1..n the whole blocks b0..b1-1, n+1 the tail.
-  std::vector<Time> low(nb + 2), seg_min(nb + 2);
-  std::vector<std::size_t> done(nb + 2);
-  const auto cell = [&](RowState& rs, Rank i, Rank j) {
+  // One worker's state: its tile's rows; per (i, j), by segment index s (0 the head, 1..n the
+  // whole blocks b0..b1-1, n+1 the tail), the bounds, the minima found and the evaluated list.
+  struct Worker {
+    std::vector<RowState> rows;
+    std::vector<Time> low, seg_min;
+    std::vector<std::size_t> done;
+    TreeDpStats stats;
+  };
+  const auto cell = [&](Worker& wk, RowState& rs, Rank i, Rank j) {
+    std::vector<Time>& low = wk.low;
+    std::vector<Time>& seg_min = wk.seg_min;
+    std::vector<std::size_t>& done = wk.done;
     const Time* lf = rs.left.data();
     Time* row = &dp.c[dp.up(i, i)] - i;             // row[k] = C[i][k]
     const Rank b0 = (i + 1 + kBlock - 1) / kBlock;  // the first whole block starts at >= i+1
@@ -228,7 +240,7 @@ void fill_free(Dp& dp, Time case_six_rate) {
     const std::size_t nseg = n + 2;
     Time lowest_low = kInf;  // the lowest bound of all segments
     std::size_t open = 0;    // segments whose bound is <= best (the others cannot hold it)
-    dp.stats.splits += std::max<Rank>(0, j - i - 2);
+    wk.stats.splits += std::max<Rank>(0, j - i - 2);
     if (n == 0 || !rule.on) {
       for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
       lowest_low = std::min(low[0], low[1]);
@@ -281,7 +293,7 @@ void fill_free(Dp& dp, Time case_six_rate) {
     std::size_t nevaluated = 0;  // evaluated segments, ascending, in done[]
     const auto eval = [&](std::size_t s) {
       const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
-      dp.stats.evaluated += seg_end(s) - seg_begin(s);
+      wk.stats.evaluated += seg_end(s) - seg_begin(s);
       seg_min[s] = m;
       std::size_t q = nevaluated++;
       for (; q > 0 && done[q - 1] > s; --q) done[q] = done[q - 1];
@@ -355,27 +367,88 @@ void fill_free(Dp& dp, Time case_six_rate) {
   // Every cell still finds its row's earlier columns and its column's lower rows filled, and
   // every column is visited by its rows in descending order (its running minima); a tile
   // reuses the rows of C^T of its columns across its rows.
-  std::vector<RowState> rows(static_cast<std::size_t>(kTileRows));
-  for (RowState& rs : rows) {
-    rs.left.resize(static_cast<std::size_t>(p));
-    rs.a.assign(nb, kInf);
-    rs.d.assign(nb, kInf);
-  }
-  for (Rank top = (p - 2) / kTileRows * kTileRows; top >= 0; top -= kTileRows) {
-    const Rank bottom = std::min(top + kTileRows - 1, p - 2);
-    for (Rank i = top; i <= bottom; ++i) {
-      RowState& rs = rows[static_cast<std::size_t>(i - top)];
-      for (Rank k = i; k < p; ++k) rs.left[static_cast<std::size_t>(k)] = dp.msg(i, k);
-      rs.head = Terms{};
-      rs.tail = Terms{};
-    }
-    for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p; j0 += kTileCols) {
-      const Rank j1 = std::min(j0 + kTileCols, p);
-      for (Rank i = bottom; i >= top; --i) {
-        RowState& rs = rows[static_cast<std::size_t>(i - top)];
-        for (Rank j = std::max(j0, i + 1); j < j1; ++j) cell(rs, i, j);
+  //
+  // With two workers, worker w takes every other row tile (a wavefront): before a column tile
+  // it waits until the row tile below has finished those columns (progress[t] = the columns
+  // below which row tile t is done; release/acquire order the cells and column minima it
+  // wrote). Each cell computes the same values in the same order of its own inputs, so the
+  // result does not depend on the number of workers.
+  const Rank ntiles = (p - 2) / kTileRows + 1;
+  std::vector<std::atomic<Rank>> progress(static_cast<std::size_t>(ntiles) + 1);
+  for (auto& pr : progress) pr.store(0, std::memory_order_relaxed);
+  progress[static_cast<std::size_t>(ntiles)].store(p, std::memory_order_relaxed);  // none below
+  std::atomic<bool> failed{false};
+  const auto run = [&](Worker& wk, Rank first_tile, Rank stride) {
+    for (Rank t = first_tile; t >= 0; t -= stride) {
+      const Rank top = t * kTileRows;
+      const Rank bottom = std::min(top + kTileRows - 1, p - 2);
+      for (Rank i = top; i <= bottom; ++i) {
+        RowState& rs = wk.rows[static_cast<std::size_t>(i - top)];
+        for (Rank k = i; k < p; ++k) rs.left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+        rs.head = Terms{};
+        rs.tail = Terms{};
       }
+      std::atomic<Rank>& mine = progress[static_cast<std::size_t>(t)];
+      std::atomic<Rank>& below = progress[static_cast<std::size_t>(t) + 1];
+      for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p; j0 += kTileCols) {
+        const Rank j1 = std::min(j0 + kTileCols, p);
+        for (Rank seen = below.load(std::memory_order_acquire); seen < j1;
+             seen = below.load(std::memory_order_acquire)) {
+          if (failed.load(std::memory_order_relaxed)) return;
+          below.wait(seen, std::memory_order_acquire);
+        }
+        for (Rank i = bottom; i >= top; --i) {
+          RowState& rs = wk.rows[static_cast<std::size_t>(i - top)];
+          for (Rank j = std::max(j0, i + 1); j < j1; ++j) cell(wk, rs, i, j);
+        }
+        mine.store(j1, std::memory_order_release);
+        mine.notify_all();
+      }
+      mine.store(p, std::memory_order_release);
+      mine.notify_all();
     }
+  };
+  const auto make_worker = [&] {
+    Worker wk;
+    wk.rows.resize(static_cast<std::size_t>(kTileRows));
+    for (RowState& rs : wk.rows) {
+      rs.left.resize(static_cast<std::size_t>(p));
+      rs.a.assign(nb, kInf);
+      rs.d.assign(nb, kInf);
+    }
+    wk.low.resize(nb + 2);
+    wk.seg_min.resize(nb + 2);
+    wk.done.resize(nb + 2);
+    return wk;
+  };
+  const int nworkers = std::min<int>(std::max(threads, 1), std::min<int>(2, ntiles));
+  std::vector<Worker> workers;
+  for (int w = 0; w < nworkers; ++w) workers.push_back(make_worker());
+  if (nworkers == 1) {
+    run(workers[0], ntiles - 1, 1);
+  } else {
+    // The second worker's exception (an internal check) is rethrown here; either failing
+    // releases the other from its wait.
+    std::exception_ptr error;
+    const auto guarded = [&](Worker& wk, Rank first_tile) {
+      try {
+        run(wk, first_tile, 2);
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+        for (auto& pr : progress) {
+          pr.store(p, std::memory_order_release);
+          pr.notify_all();
+        }
+      }
+    };
+    std::thread helper(guarded, std::ref(workers[1]), ntiles - 2);
+    guarded(workers[0], ntiles - 1);
+    helper.join();
+    if (error) std::rethrow_exception(error);
+  }
+  for (const Worker& wk : workers) {
+    dp.stats.splits += wk.stats.splits;
+    dp.stats.evaluated += wk.stats.evaluated;
   }
 }
 
@@ -455,6 +528,14 @@ OrderedTree extract(const Dp& dp, const GatherProblem& pb, bool rooted) {
 
 }  // namespace
 
+// Two workers from this many ranks on (below, the start-up and waits cost more than they save),
+// when the machine has two or more hardware threads.
+constexpr Rank kTwoWorkersFrom = 400;
+
+int automatic_workers(Rank p) {
+  return p >= kTwoWorkersFrom && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+}
+
 OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, CaseSix case_six) {
   const Rank p = pb.nranks();
   OPTCOLL_CHECK(p >= 1, "empty gather problem");
@@ -462,7 +543,7 @@ OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, Case
   Dp dp;
   init(dp, pb, root.has_value());
   // The fixed-root program charges copy in case (6) (the paper's, too: spec §3.4).
-  fill_free(dp, root || case_six == CaseSix::kText ? pb.copy : pb.beta);
+  fill_free(dp, root || case_six == CaseSix::kText ? pb.copy : pb.beta, automatic_workers(p));
   if (root) fill_rooted(dp, *root);
   return extract(dp, pb, root.has_value());
 }
@@ -473,17 +554,18 @@ std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherPro
   OPTCOLL_CHECK(p >= 1 && root >= 0 && root < p, "root {} out of range", root);
   Dp dp;
   init(dp, pb, true);
-  fill_free(dp, pb.copy);
+  fill_free(dp, pb.copy, automatic_workers(p));
   fill_rooted(dp, root);
   return {extract(dp, pb, false), extract(dp, pb, true)};
 }
 
-TreeDpStats optimal_tree_dp_stats(const GatherProblem& pb) {
+OrderedTree optimal_tree_best_root(const GatherProblem& pb, int workers, TreeDpStats* stats) {
   OPTCOLL_CHECK(pb.nranks() >= 1, "empty gather problem");
   Dp dp;
   init(dp, pb, false);
-  fill_free(dp, pb.copy);
-  return dp.stats;
+  fill_free(dp, pb.copy, workers <= 0 ? automatic_workers(pb.nranks()) : workers);
+  if (stats != nullptr) *stats = dp.stats;
+  return extract(dp, pb, false);
 }
 
 Time optimal_cost_plain(const GatherProblem& pb) {
