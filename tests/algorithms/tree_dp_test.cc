@@ -360,8 +360,8 @@ TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
     const Rank p = trial < 3000   ? 1 + trial % 40
                    : trial < 3600 ? 41 + trial % 100
                                   : 141 + (trial * 37) % 160;
-    const auto pb = trial < 1500 ? random_problem(rng, p, trial % 2 == 0)
-                                 : pruning_problem(rng, p, trial);
+    const auto pb =
+        trial < 1500 ? random_problem(rng, p, trial % 2 == 0) : pruning_problem(rng, p, trial);
     const PlainTree want = plain_tree_with_ties(pb);
     EXPECT_EQ(optimal_cost_plain(pb), want.cost) << "trial " << trial;
     const OrderedTree got = optimal_tree(pb, std::nullopt);
@@ -835,8 +835,7 @@ TEST(TreeSchedules, SimulatorMatchesThePlanUnderPairCosts) {
       auto spec = make_spec_v(coll, p, counts, root);
       const auto problem = gather_problem(Layout(spec), model, spec.elem_bytes, direction);
       const Time planned = optimal_tree_nonhomogeneous(problem, root).cost;
-      const auto schedule =
-          build(std::string(collective_name(coll)) + "/optimal", spec, {}, model);
+      const auto schedule = build(std::string(collective_name(coll)) + "/optimal", spec, {}, model);
       const auto result = simulate(schedule, model);
       ASSERT_EQ(result.status, SimStatus::kOk);
       EXPECT_EQ(result.makespan, planned) << collective_name(coll) << " trial " << trial;

@@ -10,14 +10,18 @@
 // with (4) before (3), the first strictly smaller value (this reproduces every root the paper
 // reports). A fixed root r uses a second table R over the ranges holding r (spec §3.4).
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
+// The free table is filled in O(p^3) worst case but with exact pruning of split points (lower
+// bounds per block of 32; see fill_free), in tiles, and by two threads for large p; the result
+// (costs, choices, tie order) is the plain program's bit for bit
+// (tests/algorithms/tree_dp_test.cc).
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <functional>
-#include <thread>
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <limits>
+#include <thread>
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/model/error.h"
@@ -136,12 +140,16 @@ PruneRule prune_rule(const Dp& dp, Time case_six_rate) {
 //   column j: whole block b when row 32b+1 (its last row; rows fill bottom-up) reaches column
 //             j, the tail's rows [32·b1+1, j-1] likewise, the head's rows [i+2, 32·b0] grow
 //             by one row per row.
-// The bound min(bound4, bound3) less a rounding margin (0 when the arithmetic is exact, see
-// prune_rule; else 64 ulps of the largest magnitude, far above the rounding of these few
-// operations) is below every candidate of the segment. A segment is skipped when its bound is
-// above the best value found so far, or equal to it while an earlier candidate in tie order
-// already attains it: it cannot hold the first candidate that attains the minimum. The segment
-// with the lowest bound is evaluated first, then the others in order.
+// The bound min(bound4, bound3) less a rounding margin is below every candidate of the segment
+// as computed. The margin is 0 when the arithmetic is exact (prune_rule); else 64·eps·(|bound|
+// + best + 2·(alpha + beta·M)): each of the few roundings in a bound term, in a message cost
+// and in a candidate is at most eps/2 of a magnitude below |bound| + 2·(alpha + beta·M) (for the
+// bound) or below the candidate itself (compared with best), so 64·eps covers them many times
+// over. (Without it the tests find rounded instances where pruning changes the tree.)
+// A segment is skipped when its bound is above the best value found so far, or equal to it
+// while an earlier candidate in tie order already attains it: it cannot hold the first
+// candidate that attains the minimum. The segment with the lowest bound is evaluated first,
+// then the others in order.
 void fill_free(Dp& dp, Time case_six_rate, int threads) {
   const Rank p = dp.p;
   const GatherProblem& pb = *dp.pb;
@@ -203,8 +211,8 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
     const Time* lf = rs.left.data();
     Time* row = &dp.c[dp.up(i, i)] - i;             // row[k] = C[i][k]
     const Rank b0 = (i + 1 + kBlock - 1) / kBlock;  // the first whole block starts at >= i+1
-    const Time* col = &dp.ct[dp.lo(j, 0)];  // col[k] = C[k][j]
-    const Time* rt = &msg_t[dp.lo(j, 0)];   // rt[k + 1] = c(M(k + 1, j))
+    const Time* col = &dp.ct[dp.lo(j, 0)];          // col[k] = C[k][j]
+    const Time* rt = &msg_t[dp.lo(j, 0)];           // rt[k + 1] = c(M(k + 1, j))
     Terms& head_col = col_head[static_cast<std::size_t>(j)];
     if ((i + 1) % kBlock == 0) {  // the head [i+1, 32·b0) is empty: its rows restart
       head_col = Terms{};
@@ -256,15 +264,15 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
         return raw - rule.ulps * (std::abs(raw) + slack);
       };
       const Terms& hc = head_col;
-      low[0] = i + 1 == b0 * kBlock ? kInf  // empty head
-                                    : bound(rs.head.a, rs.head.d, hc.e, hc.b,
-                                            pre[i + 2] > pi ? alpha : 0,
-                                            pj > pre[b0 * kBlock] ? alpha : 0);
+      low[0] = i + 1 == b0 * kBlock
+                   ? kInf  // empty head
+                   : bound(rs.head.a, rs.head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
+                           pj > pre[b0 * kBlock] ? alpha : 0);
       const Terms& tc = col_tail[static_cast<std::size_t>(j)];
-      low[n + 1] = b1 * kBlock == j - 1 ? kInf  // empty tail
-                                        : bound(rs.tail.a, rs.tail.d, tc.e, tc.b,
-                                                pre[b1 * kBlock + 1] > pi ? alpha : 0,
-                                                pj > pre[j - 1] ? alpha : 0);
+      low[n + 1] = b1 * kBlock == j - 1
+                       ? kInf  // empty tail
+                       : bound(rs.tail.a, rs.tail.d, tc.e, tc.b,
+                               pre[b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
       const std::size_t at = static_cast<std::size_t>(j) * nb;
       const Time* ce = &col_e[at];
       const Time* cb = &col_b[at];
@@ -275,8 +283,9 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
       std::size_t count = 0;
 #pragma omp simd reduction(min : lowest) reduction(+ : count)
       for (Rank b = b0; b < b1; ++b) {
-        lw[b] = bound(ra[b], rd[b], ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
-                      pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
+        lw[b] =
+            bound(ra[b], rd[b], ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
+                  pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
         lowest = std::min(lowest, lw[b]);
         count += lw[b] <= best ? 1 : 0;
       }
@@ -353,7 +362,8 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
       Terms t;
       if (j >= i + kBlock) {
         for (Rank k1 = i; k1 < i + kBlock; ++k1) add_col(t, col, rt, k1);
-        const std::size_t at = static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
+        const std::size_t at =
+            static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
         col_e[at] = t.e;
         col_b[at] = t.b;
       } else {
