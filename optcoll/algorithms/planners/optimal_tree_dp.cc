@@ -21,6 +21,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <system_error>
 #include <thread>
 
 #include "optcoll/algorithms/planners/gather_trees.h"
@@ -402,9 +403,10 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
       std::atomic<Rank>& below = progress[static_cast<std::size_t>(t) + 1];
       for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p; j0 += kTileCols) {
         const Rank j1 = std::min(j0 + kTileCols, p);
-        for (Rank seen = below.load(std::memory_order_acquire); seen < j1;
-             seen = below.load(std::memory_order_acquire)) {
+        for (;;) {
           if (failed.load(std::memory_order_relaxed)) return;
+          const Rank seen = below.load(std::memory_order_acquire);
+          if (seen >= j1) break;
           below.wait(seen, std::memory_order_acquire);
         }
         for (Rank i = bottom; i >= top; --i) {
@@ -451,10 +453,17 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
         }
       }
     };
-    std::thread helper(guarded, std::ref(workers[1]), ntiles - 2);
-    guarded(workers[0], ntiles - 1);
-    helper.join();
-    if (error) std::rethrow_exception(error);
+    std::thread helper;
+    try {
+      helper = std::thread(guarded, std::ref(workers[1]), ntiles - 2);
+    } catch (const std::system_error&) {  // no thread to be had: one worker does it all
+      run(workers[0], ntiles - 1, 1);
+    }
+    if (helper.joinable()) {
+      guarded(workers[0], ntiles - 1);
+      helper.join();
+      if (error) std::rethrow_exception(error);
+    }
   }
   for (const Worker& wk : workers) {
     dp.stats.splits += wk.stats.splits;
