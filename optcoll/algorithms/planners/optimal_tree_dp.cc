@@ -171,19 +171,17 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
   }
   const Time* pre = dp.prefix.data();
   const auto nb = static_cast<std::size_t>(p / kBlock + 1);
-  // P at the ends of whole block b: pre_lo[b] = P[32b+1] (M(i, 32b) > 0 iff pre_lo[b] > P[i]),
-  // pre_hi[b] = P[32b+32] (M(32b+32, j) > 0 iff P[j+1] > pre_hi[b]).
-  std::vector<Time> pre_lo(nb, kInf), pre_hi(nb, kInf);
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::size_t k0 = b * kBlock;
-    if (k0 + 1 <= static_cast<std::size_t>(p)) pre_lo[b] = pre[k0 + 1];
-    if (k0 + kBlock <= static_cast<std::size_t>(p)) pre_hi[b] = pre[k0 + kBlock];
+  // P at the start of whole block b: pre_lo[b] = P[32b+1] (M(i, 32b) > 0 iff pre_lo[b] > P[i]).
+  std::vector<Time> pre_lo(nb, kInf);
+  for (std::size_t b = 0; b * kBlock + 1 <= static_cast<std::size_t>(p); ++b) {
+    pre_lo[b] = pre[b * kBlock + 1];
   }
   // Minima of the bound terms over whole blocks: row i's (a: C[i][k] + L_k, d: C[i][k] -
   // beta·P[k+1]; in RowState) and column j's at [j * nb + b] (e: C[k+1][j] + T_k,
   // b: C[k+1][j] + beta·P[k+1]).
   std::vector<Time> col_e(static_cast<std::size_t>(p) * nb, kInf);
   std::vector<Time> col_b(static_cast<std::size_t>(p) * nb, kInf);
+  std::vector<Time> col_3(static_cast<std::size_t>(p) * nb, kInf);  // beta·P[j+1] + a3
   struct Terms {  // the same four minima over a head or a tail
     Time a = kInf, d = kInf, e = kInf, b = kInf;
   };
@@ -201,6 +199,7 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
   struct RowState {
     std::vector<Time> left;  // left[k] = c(M(i, k))
     std::vector<Time> a, d;  // row_a, row_d: minima over whole blocks
+    std::vector<Time> off4;  // a4 - beta·P[i] by whole block
     Terms head, tail;        // minima over the head (once filled) and the current tail
   };
   // One worker's state: its tile's rows; per (i, j), by segment index s (0 the head, 1..n the
@@ -280,21 +279,33 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
                        ? kInf  // empty tail
                        : bound(rs.tail.a, rs.tail.d, tc.e, tc.b,
                                pre[b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
+      // Whole blocks: bound4 = max(a, b + (a4 - beta·P[i])), bound3 = max(e, d + (beta·P[j+1] +
+      // a3)), the parenthesized offsets kept per row (r4) and per column (c3).
       const std::size_t at = static_cast<std::size_t>(j) * nb;
       const Time* ce = &col_e[at];
       const Time* cb = &col_b[at];
+      const Time* c3 = &col_3[at];
       const Time* ra = rs.a.data();
       const Time* rd = rs.d.data();
+      const Time* r4 = rs.off4.data();
       Time* lw = &low[1] - b0;
       Time lowest = kInf;
       std::size_t count = 0;
+      if (rule.ulps == 0) {
 #pragma omp simd reduction(min : lowest) reduction(+ : count)
-      for (Rank b = b0; b < b1; ++b) {
-        lw[b] =
-            bound(ra[b], rd[b], ce[b], cb[b], pre_lo[static_cast<std::size_t>(b)] > pi ? alpha : 0,
-                  pj > pre_hi[static_cast<std::size_t>(b)] ? alpha : 0);
-        lowest = std::min(lowest, lw[b]);
-        count += lw[b] <= best ? 1 : 0;
+        for (Rank b = b0; b < b1; ++b) {
+          lw[b] = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
+          lowest = std::min(lowest, lw[b]);
+          count += lw[b] <= best ? 1 : 0;
+        }
+      } else {
+#pragma omp simd reduction(min : lowest) reduction(+ : count)
+        for (Rank b = b0; b < b1; ++b) {
+          const Time raw = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
+          lw[b] = raw - rule.ulps * (std::abs(raw) + slack);
+          lowest = std::min(lowest, lw[b]);
+          count += lw[b] <= best ? 1 : 0;
+        }
       }
       lowest_low = std::min(lowest, std::min(low[0], low[n + 1]));
       open = count + (low[0] <= best ? 1 : 0) + (low[n + 1] <= best ? 1 : 0);
@@ -373,6 +384,8 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
             static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
         col_e[at] = t.e;
         col_b[at] = t.b;
+        const Rank ke = i + kBlock - 1;  // the block's last split + 1
+        col_3[at] = beta * pre[j + 1] + (pre[j + 1] > pre[ke] ? alpha : 0);
       } else {
         for (Rank k1 = i; k1 < j; ++k1) add_col(t, col, rt, k1);
         col_tail[static_cast<std::size_t>(j)] = t;
@@ -402,6 +415,9 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
       for (Rank i = top; i <= bottom; ++i) {
         RowState& rs = wk.rows[static_cast<std::size_t>(i - top)];
         for (Rank k = i; k < p; ++k) rs.left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+        for (std::size_t b = 0; b < nb; ++b) {
+          rs.off4[b] = (pre_lo[b] > pre[i] ? alpha : 0) - beta * pre[i];
+        }
         rs.head = Terms{};
         rs.tail = Terms{};
       }
@@ -433,6 +449,7 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
       rs.left.resize(static_cast<std::size_t>(p));
       rs.a.assign(nb, kInf);
       rs.d.assign(nb, kInf);
+      rs.off4.assign(nb, kInf);
     }
     wk.low.resize(nb + 2);
     wk.seg_min.resize(nb + 2);
