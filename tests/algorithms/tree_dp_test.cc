@@ -312,8 +312,8 @@ PlainTree plain_tree_with_ties(const GatherProblem& pb) {
 }
 
 // Random problems of the kinds the pruning must survive: the random blocks above (zeros),
-// Same (all equal: many exact ties), Spikes-like (k·b with probability 1/k, else 1), all
-// empty, increasing; alpha = 0, copy = 0, beta = 0 in turn; integer parameters (exact
+// Same (all equal: many exact ties), Spikes-like (k·b with probability 1/k, else 1), sparse
+// (long runs of empty blocks; all empty now and then), increasing; alpha = 0, copy = 0, beta = 0 in turn; integer parameters (exact
 // arithmetic, margin 0) or fractional ones (rounding, the pruning's margin).
 GatherProblem pruning_problem(std::mt19937_64& rng, Rank p, int trial) {
   GatherProblem pb = random_problem(rng, p, trial % 2 == 0);
@@ -333,9 +333,11 @@ GatherProblem pruning_problem(std::mt19937_64& rng, Rank p, int trial) {
         pb.sizes[static_cast<std::size_t>(q)] = pick(0, 9) == 0 ? 0 : 2 * b * (q + 1) / p + 1;
       }
       break;
-    case 4:
-      if (trial % 20 == 4) std::fill(pb.sizes.begin(), pb.sizes.end(), 0);
+    case 4: {  // sparse: long runs of empty blocks (all empty now and then)
+      const int k = trial % 20 == 4 ? 0 : pick(4, 80);
+      for (Time& m : pb.sizes) m = k > 0 && pick(1, k) == 1 ? pick(1, 3 * b) : 0;
       break;
+    }
     default:
       break;
   }
