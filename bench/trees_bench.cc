@@ -52,30 +52,76 @@ void BM_NonHomogeneousLiteral(benchmark::State& state) {
 }
 BENCHMARK(BM_NonHomogeneousLiteral)->Arg(50)->Arg(100)->Unit(benchmark::kMillisecond);
 
+// CPU times are the process's (both DP workers); wall times are what a caller waits.
 void BM_OptimalBestRoot(benchmark::State& state) {
   const auto pb = problem(static_cast<Rank>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, std::nullopt).cost);
 }
-BENCHMARK(BM_OptimalBestRoot)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OptimalBestRoot)
+    ->Arg(500)
+    ->Arg(2000)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same DP with one worker (no wavefront).
+void BM_OptimalBestRootOneWorker(benchmark::State& state) {
+  const auto pb = problem(static_cast<Rank>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_tree_best_root(pb, 1).cost);
+}
+BENCHMARK(BM_OptimalBestRootOneWorker)
+    ->Arg(2000)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same problem in seconds (alpha = 1e-6, beta = copy = 1e-8): rounded arithmetic, so the
+// pruning keeps a margin and evaluates the candidates that tie up to rounding.
+void BM_OptimalBestRootSeconds(benchmark::State& state) {
+  auto pb = problem(static_cast<Rank>(state.range(0)));
+  pb.alpha = 1e-6;
+  pb.beta = 1e-8;
+  pb.copy = 1e-8;
+  for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, std::nullopt).cost);
+}
+BENCHMARK(BM_OptimalBestRootSeconds)
+    ->Arg(2000)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_OptimalPlainTripleLoop(benchmark::State& state) {
   const auto pb = problem(static_cast<Rank>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(optimal_cost_plain(pb));
 }
-BENCHMARK(BM_OptimalPlainTripleLoop)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OptimalPlainTripleLoop)
+    ->Arg(500)
+    ->Arg(2000)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_OptimalFixedRoot(benchmark::State& state) {
   const auto p = static_cast<Rank>(state.range(0));
   const auto pb = problem(p);
   for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, p / 2).cost);
 }
-BENCHMARK(BM_OptimalFixedRoot)->Arg(2000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OptimalFixedRoot)
+    ->Arg(2000)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_OptimalBestRootLarge(benchmark::State& state) {
   const auto pb = problem(static_cast<Rank>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(optimal_tree(pb, std::nullopt).cost);
 }
-BENCHMARK(BM_OptimalBestRootLarge)->Arg(10000)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_OptimalBestRootLarge)
+    ->Arg(10000)
+    ->Iterations(1)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
 
 void BM_BinaryBestRoot(benchmark::State& state) {
   const auto pb = problem(static_cast<Rank>(state.range(0)));
