@@ -46,6 +46,47 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
             plan(make_spec(CollectiveKind::kAllreduce, 16, 100000), model).algorithm);
 }
 
+// Candidates are evaluated on two threads; the choice must not depend on which thread
+// finished first: equal predictions go to the earlier registry entry, the candidate list
+// keeps registry order among equals, and planning twice gives the same schedule.
+TEST(Select, AutoIsDeterministicAndBreaksTiesByRegistryOrder) {
+  const CostModel zero_cost = unit_model(0, 0, 0);
+  for (const auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kBcast,
+                          CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock}) {
+    // Free messages: every applicable algorithm predicts 0, so the first one must win.
+    const auto spec = make_spec(kind, 8, 16);
+    const Plan p = plan(spec, zero_cost);
+    std::vector<std::string> registry_order;
+    for (const auto* info : algorithms::algorithms_for(kind)) {
+      if (!info->why_not(spec, algorithms::resolve_params(*info, {}))) {
+        registry_order.emplace_back(info->name);
+      }
+    }
+    ASSERT_FALSE(registry_order.empty());
+    EXPECT_EQ(p.algorithm, registry_order.front()) << collective_name(kind);
+    std::vector<std::string> listed;
+    for (const auto& c : p.candidates) {
+      if (c.predicted && c.algorithm.rfind("compose(", 0) != 0) listed.push_back(c.algorithm);
+    }
+    EXPECT_EQ(listed, registry_order) << collective_name(kind);
+  }
+  for (const Rank p : {5, 16, 33}) {
+    const auto spec = make_spec(CollectiveKind::kAllreduce, p, 1000);
+    const CostModel model = unit_model(100, 1, 0.5);
+    const Plan a = plan(spec, model);
+    for (int again = 0; again < 3; ++again) {
+      const Plan b = plan(spec, model);
+      EXPECT_EQ(a.algorithm, b.algorithm);
+      EXPECT_EQ(a.schedule.params, b.schedule.params);
+      EXPECT_EQ(a.predicted_time, b.predicted_time);
+      ASSERT_EQ(a.candidates.size(), b.candidates.size());
+      for (std::size_t i = 0; i < a.candidates.size(); ++i) {
+        EXPECT_EQ(a.candidates[i].algorithm, b.candidates[i].algorithm);
+      }
+    }
+  }
+}
+
 TEST(Select, InapplicableCandidatesCarryTheirReason) {
   CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 8, 1000);
   spec.commutative = false;
