@@ -18,6 +18,23 @@ std::vector<Rank> TreeShape::parents() const {
   return parent;
 }
 
+std::vector<Rank> TreeShape::preorder() const {
+  std::vector<Rank> order;
+  if (root < 0 || static_cast<std::size_t>(root) >= children.size()) return order;
+  order.reserve(children.size());
+  std::vector<Rank> stack{root};
+  while (!stack.empty() && order.size() <= children.size()) {
+    const Rank node = stack.back();
+    stack.pop_back();
+    order.push_back(node);
+    const auto& kids = children[static_cast<std::size_t>(node)];
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+      if (*it >= 0 && static_cast<std::size_t>(*it) < children.size()) stack.push_back(*it);
+    }
+  }
+  return order;
+}
+
 std::size_t Schedule::op_count() const {
   std::size_t total = 0;
   for (const auto& program : ranks) total += program.ops.size();

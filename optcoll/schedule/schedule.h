@@ -86,6 +86,9 @@ struct TreeShape {
   std::vector<std::vector<Rank>> children;  // children[r], in communication order
 
   std::vector<Rank> parents() const;  // parent of each rank, kNoRank for the root
+  // The ranks reachable from the root in pre-order (parents before children, children in
+  // communication order); a node listed twice (not a tree) is listed each time it is met.
+  std::vector<Rank> preorder() const;
   bool operator==(const TreeShape&) const = default;
 };
 

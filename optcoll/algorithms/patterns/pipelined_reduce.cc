@@ -11,22 +11,6 @@
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {
-namespace {
-
-std::vector<Rank> preorder(const TreeShape& tree) {
-  std::vector<Rank> order;
-  std::vector<Rank> stack{tree.root};
-  while (!stack.empty()) {
-    const Rank node = stack.back();
-    stack.pop_back();
-    order.push_back(node);
-    const auto& kids = tree.children[static_cast<std::size_t>(node)];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-  return order;
-}
-
-}  // namespace
 
 void emit_pipelined_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribution,
                            Slice result, int segments, bool serialize_segments) {
@@ -47,7 +31,7 @@ void emit_pipelined_reduce(ScheduleBuilder& b, std::span<const TreeShape> trees,
   for (const auto& tree : trees) {
     check_tree(tree, b.nranks());
     OPTCOLL_CHECK(tree.root == root, "trees of one reduction have different roots");
-    pre.push_back(preorder(tree));
+    pre.push_back(tree.preorder());
     std::vector<Rank> low(p);
     for (auto it = pre.back().rbegin(); it != pre.back().rend(); ++it) {
       const auto v = static_cast<std::size_t>(*it);

@@ -150,15 +150,8 @@ std::int64_t bcast_slots(const TreeShape& tree) {
 }
 
 std::int64_t reduce_slots(const TreeShape& tree) {
-  // Post-order over an explicit pre-order list.
-  std::vector<Rank> order;
-  std::vector<Rank> stack{tree.root};
-  while (!stack.empty()) {
-    const Rank node = stack.back();
-    stack.pop_back();
-    order.push_back(node);
-    for (const Rank c : tree.children[static_cast<std::size_t>(node)]) stack.push_back(c);
-  }
+  // Children before parents: the pre-order backwards.
+  const std::vector<Rank> order = tree.preorder();
   std::vector<std::int64_t> slots(tree.children.size(), 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     std::int64_t t = 0;

@@ -12,21 +12,6 @@ namespace {
 
 using Order = std::vector<Rank>;
 
-// Ranks in pre-order (parents before children, children in the tree's order).
-Order preorder(const TreeShape& tree) {
-  Order order;
-  order.reserve(tree.children.size());
-  std::vector<Rank> stack{tree.root};
-  while (!stack.empty()) {
-    const Rank node = stack.back();
-    stack.pop_back();
-    order.push_back(node);
-    const auto& kids = tree.children[static_cast<std::size_t>(node)];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-  return order;
-}
-
 // Per node: the smallest and largest position (or rank) in its subtree, and its size.
 struct SubtreeSpan {
   Rank lo = 0;
@@ -143,13 +128,13 @@ void check_tree(const TreeShape& tree, Rank nranks) {
       OPTCOLL_CHECK(parents[r] == 1, "rank {} has {} parents in the tree", r, parents[r]);
     }
   }
-  OPTCOLL_CHECK(preorder(tree).size() == p, "tree does not reach every rank from the root");
+  OPTCOLL_CHECK(tree.preorder().size() == p, "tree does not reach every rank from the root");
 }
 
 void emit_tree_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data, int segments) {
   check_tree(tree, b.nranks());
   OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   for (int s = 0; s < segments; ++s) {
     const auto [first, len] = segment_bounds(data.count, segments, s);
     const Slice piece = sub(data, first, len);
@@ -165,7 +150,7 @@ void emit_tree_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contribut
   check_tree(tree, b.nranks());
   OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
   OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto ranks = rank_positions(b.nranks());
   const auto spans = subtree_spans(tree, pre, ranks);  // real-rank ranges
   // Where each rank accumulates its subtree's partial: result on the root, scratch on inner
@@ -211,7 +196,7 @@ void emit_tree_gather(ScheduleBuilder& b, const TreeShape& tree, const std::vect
   check_tree(tree, layout.nranks());
   OPTCOLL_CHECK(root_dest.count == layout.total(), "gather destination holds {} of {} elements",
                 root_dest.count, layout.total());
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto spans = checked_position_spans(tree, pre, positions);
   const PositionLayout pl(layout, positions);
   // data[v]: v's subtree in position order (its input block for a leaf, scratch otherwise).
@@ -256,7 +241,7 @@ void emit_tree_scatter(ScheduleBuilder& b, const TreeShape& tree,
   check_tree(tree, layout.nranks());
   OPTCOLL_CHECK(root_source.count == layout.total(), "scatter source holds {} of {} elements",
                 root_source.count, layout.total());
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto spans = checked_position_spans(tree, pre, positions);
   const PositionLayout pl(layout, positions);
   // data[v]: where v receives its subtree (its output block for a leaf, scratch otherwise).
@@ -326,7 +311,7 @@ void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
   check_tree(tree, layout.nranks());
   OPTCOLL_CHECK(copy_slot.size() == tree.children.size(), "copy_slot has {} entries",
                 copy_slot.size());
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto ranks = rank_positions(layout.nranks());
   const auto spans = checked_position_spans(tree, pre, ranks);
   // data[v]: v's subtree segment (its input block for a leaf, scratch or root_dest otherwise).
@@ -340,10 +325,10 @@ void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
       continue;
     }
     const Rank lo = spans[i].lo;
-    const Slice area = v == tree.root ? root_dest
-                                      : b.scratch(v, layout.displ(spans[i].hi) +
-                                                         layout.block(spans[i].hi) -
-                                                         layout.displ(lo));
+    const Slice area = v == tree.root
+                           ? root_dest
+                           : b.scratch(v, layout.displ(spans[i].hi) + layout.block(spans[i].hi) -
+                                              layout.displ(lo));
     data[i] = area;
     auto at = [&](Rank first, Count len) {
       const Count base = v == tree.root ? 0 : layout.displ(lo);
@@ -357,8 +342,8 @@ void emit_ordered_gather(ScheduleBuilder& b, const TreeShape& tree,
       }
       const Rank c = tree.children[i][static_cast<std::size_t>(item)];
       const Slice from = data[static_cast<std::size_t>(c)];
-      chain(b, v, last, b.transfer(c, v, from, at(spans[static_cast<std::size_t>(c)].lo,
-                                                   from.count)).recv);
+      chain(b, v, last,
+            b.transfer(c, v, from, at(spans[static_cast<std::size_t>(c)].lo, from.count)).recv);
     }
   }
 }
@@ -369,7 +354,7 @@ void emit_ordered_scatter(ScheduleBuilder& b, const TreeShape& tree,
   check_tree(tree, layout.nranks());
   OPTCOLL_CHECK(copy_slot.size() == tree.children.size(), "copy_slot has {} entries",
                 copy_slot.size());
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto ranks = rank_positions(layout.nranks());
   const auto spans = checked_position_spans(tree, pre, ranks);
   auto segment = [&](Rank v) {
@@ -390,8 +375,7 @@ void emit_ordered_scatter(ScheduleBuilder& b, const TreeShape& tree,
     for (const int item : items) {
       if (item < 0) {
         const Slice own_out{Buf::kOutput, 0, layout.block(v)};
-        chain(b, v, last,
-              b.copy(v, sub(area, layout.displ(v) - base, layout.block(v)), own_out));
+        chain(b, v, last, b.copy(v, sub(area, layout.displ(v) - base, layout.block(v)), own_out));
         continue;
       }
       const Rank c = tree.children[i][static_cast<std::size_t>(item)];
@@ -440,7 +424,7 @@ struct Positioned {
 
   Positioned(const ScheduleBuilder& b, const TreeShape& tree, const std::vector<int>& copy_slot,
              const std::vector<Rank>& positions)
-      : pre(preorder(tree)),
+      : pre(tree.preorder()),
         spans(checked_position_spans(tree, pre, positions)),
         pl(b.layout(), positions) {
     OPTCOLL_CHECK(copy_slot.size() == tree.children.size(), "copy_slot has {} entries",
@@ -602,7 +586,7 @@ namespace optcoll::algorithms::patterns {
 void emit_ordered_bcast(ScheduleBuilder& b, const TreeShape& tree, Slice data) {
   check_tree(tree, b.nranks());
   std::vector<OpId> received(tree.children.size(), kNoOp);
-  for (const Rank v : preorder(tree)) {
+  for (const Rank v : tree.preorder()) {
     OpId last = received[static_cast<std::size_t>(v)];
     for (const Rank c : tree.children[static_cast<std::size_t>(v)]) {
       const auto t = b.transfer(v, c, data, data);
@@ -616,7 +600,7 @@ void emit_ordered_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contri
                          Slice result) {
   check_tree(tree, b.nranks());
   OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
-  const Order pre = preorder(tree);
+  const Order pre = tree.preorder();
   const auto spans = subtree_spans(tree, pre, rank_positions(b.nranks()));  // rank ranges
   // partial[v]: where v's subtree's partial ends (its contribution for a leaf).
   std::vector<Slice> partial(tree.children.size());
@@ -641,8 +625,7 @@ void emit_ordered_reduce(ScheduleBuilder& b, const TreeShape& tree, Slice contri
         // The first partial lands in the accumulator; v's own contribution joins it on the
         // side v lies (left of a child on its right, right of a child on its left).
         chain(b, v, last, b.transfer(c, v, from, acc).recv);
-        chain(b, v, last,
-              b.reduce(v, contribution, acc, cs.lo > v ? Side::kLeft : Side::kRight));
+        chain(b, v, last, b.reduce(v, contribution, acc, cs.lo > v ? Side::kLeft : Side::kRight));
       } else {
         const Side side = cs.hi < lo ? Side::kLeft : Side::kRight;
         chain(b, v, last, b.transfer_reduce(c, v, from, acc, side).recv);

@@ -13,28 +13,6 @@
 namespace optcoll::algorithms::patterns {
 namespace {
 
-std::vector<Rank> preorder(const TreeShape& tree) {
-  std::vector<Rank> order;
-  std::vector<Rank> stack{tree.root};
-  while (!stack.empty()) {
-    const Rank node = stack.back();
-    stack.pop_back();
-    order.push_back(node);
-    const auto& kids = tree.children[static_cast<std::size_t>(node)];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-  return order;
-}
-
-std::vector<Rank> parents(const TreeShape& tree) {
-  std::vector<Rank> parent(tree.children.size(), kNoRank);
-  for (std::size_t u = 0; u < tree.children.size(); ++u) {
-    for (const Rank v : tree.children[u])
-      parent[static_cast<std::size_t>(v)] = static_cast<Rank>(u);
-  }
-  return parent;
-}
-
 // The transfers of `plan.trees` for a given first tree and step parity shift, appended to
 // `out`; returns the number of steps.
 std::int64_t place_steps(const std::array<TreeShape, 2>& trees, const TwoTreeColours& colours,
@@ -50,7 +28,7 @@ std::int64_t place_steps(const std::array<TreeShape, 2>& trees, const TwoTreeCol
     // held[v][m]: the step in which v received block m (−1 on the root: held from the start).
     std::vector<std::vector<std::int64_t>> held(p);
     held[static_cast<std::size_t>(tree.root)].assign(static_cast<std::size_t>(blocks), -1);
-    for (const Rank u : preorder(tree)) {
+    for (const Rank u : tree.preorder()) {
       const auto& have = held[static_cast<std::size_t>(u)];
       for (const Rank v : tree.children[static_cast<std::size_t>(u)]) {
         const int colour = colours[static_cast<std::size_t>(k)][static_cast<std::size_t>(v)];
@@ -108,7 +86,7 @@ class StepChains {
 
 TwoTreeColours two_tree_colouring(const std::array<TreeShape, 2>& trees) {
   const std::size_t p = trees[0].children.size();
-  const std::array<std::vector<Rank>, 2> parent{parents(trees[0]), parents(trees[1])};
+  const std::array<std::vector<Rank>, 2> parent{trees[0].parents(), trees[1].parents()};
   // Edge e = k·p + v (v's edge in tree k). Vertex u: u's sending side; p + v: v's receiving
   // side. Each vertex has at most two edges.
   std::vector<std::array<std::int64_t, 2>> incident(2 * p, {-1, -1});
@@ -242,7 +220,7 @@ OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice
   inner[static_cast<std::size_t>(root)] = true;
   for (std::size_t k = 0; k < 2; ++k) {
     const TreeShape& tree = plan.trees[k];
-    const std::vector<Rank> pre = preorder(tree);
+    const std::vector<Rank> pre = tree.preorder();
     std::vector<Rank> lo(p);
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
       const auto v = static_cast<std::size_t>(*it);
