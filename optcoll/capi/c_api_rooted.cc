@@ -44,11 +44,6 @@ void scatterv_bytes(Call& call, const std::vector<Count>& byte_counts, const voi
 
 // The root's own block for an in-place gather(v): a copy (optcoll's input and output never
 // alias).
-std::vector<std::byte> own_block_copy(const void* recvbuf, Count offset_bytes, Count bytes) {
-  const auto* from = static_cast<const std::byte*>(recvbuf) + offset_bytes;
-  return {from, from + bytes};
-}
-
 }  // namespace
 
 extern "C" {
@@ -89,17 +84,19 @@ int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     if (call.rank == root) {
       block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
       if (in_place(sendbuf)) {
-        own = own_block_copy(recvbuf, block * root, block);
+        own = copy_of(recvbuf, block * root, block);
         sendbuf = own.data();
       } else {
         const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
         if (mine != block) {  // the others are sending: receive aside, then fail here alone
-          std::vector<std::byte> in(static_cast<std::size_t>(block)), out(static_cast<std::size_t>(block * call.size));
+          std::vector<std::byte> in(static_cast<std::size_t>(block)),
+              out(static_cast<std::size_t>(block * call.size));
           run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
                    in.data(), out.data());
           throw CallError(MPI_ERR_COUNT,
                           fmt::format("the root sends {} bytes but receives {} per rank (recvbuf "
-                                      "left unchanged)", mine, block),
+                                      "left unchanged)",
+                                      mine, block),
                           /*transport_intact=*/true);
         }
       }
@@ -126,11 +123,12 @@ int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
         const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
         if (mine != block) {  // the others wait for their blocks: send them, then fail here alone
           std::vector<std::byte> out(static_cast<std::size_t>(block));
-          run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
-                   sendbuf, out.data());
+          run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(),
+                   no_reduction(), sendbuf, out.data());
           throw CallError(MPI_ERR_COUNT,
                           fmt::format("the root sends {} bytes per rank but receives {} (recvbuf "
-                                      "left unchanged)", block, mine),
+                                      "left unchanged)",
+                                      block, mine),
                           /*transport_intact=*/true);
         }
       }
@@ -158,7 +156,7 @@ int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     if (is_root && in_place(sendbuf)) {
       if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
       mine = Count{recvcounts[root]} * static_cast<Count>(recv_bytes);
-      own = own_block_copy(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes), mine);
+      own = copy_of(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes), mine);
       sendbuf = own.data();
     } else {
       mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
@@ -186,29 +184,19 @@ int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   });
 }
 
-int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void* recvbuf, const int recvcounts[], const int displs[],
-                          MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          int root, MPI_Comm comm) {
   return guarded(comm, [&](Call& call) {
     check_root(root, call.size);
     check_counts(recvcounts, call.size, "recvcounts");
     const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
     const std::vector<Count> byte_counts = scaled(recvcounts, call.size, recv_bytes);
     std::vector<std::byte> own;
-    const auto me = static_cast<std::size_t>(call.rank);
-    if (call.rank == root && in_place(sendbuf)) {
-      if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
-      own = own_block_copy(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes),
-                           byte_counts[me]);
-      sendbuf = own.data();
-    } else {
-      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
-      if (mine != byte_counts[me]) {
-        throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank,
-                   mine, call.rank, byte_counts[me]);
-      }
-    }
-    gatherv_bytes(call, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
+    const void* mine =
+        checked_contribution(call, call.rank == root, sendbuf, sendcount, sendtype, recvbuf, displs,
+                             recv_bytes, byte_counts[static_cast<std::size_t>(call.rank)], own);
+    gatherv_bytes(call, byte_counts, mine, root, recvbuf, displs, recv_bytes);
   });
 }
 

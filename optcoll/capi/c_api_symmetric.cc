@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the unrooted C API calls (OPTCOLL_Allreduce, _Allgather(v), _Reduce_scatter(_block),
-// _Alltoall(v), _Scan, _Exscan, _Barrier) and the settings. MPI_IN_PLACE is served by copying the in-place
-// data into a private input first (optcoll's input and output never alias).
+// _Alltoall(v), _Scan, _Exscan, _Barrier) and the settings. MPI_IN_PLACE is served by copying the
+// in-place data into a private input first (optcoll's input and output never alias).
 #include <vector>
 
 #include "optcoll.h"
@@ -11,11 +11,6 @@ using namespace optcoll;        // NOLINT(google-build-using-namespace)
 using namespace optcoll::capi;  // NOLINT(google-build-using-namespace)
 
 namespace {
-
-std::vector<std::byte> copy_of(const void* data, Count offset, Count bytes) {
-  const auto* from = static_cast<const std::byte*>(data) + offset;
-  return {from, from + bytes};
-}
 
 // Runs a reduction whose input is `sendbuf`, or (MPI_IN_PLACE) the first `in_elements`
 // elements of recvbuf.
@@ -79,8 +74,8 @@ int OPTCOLL_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    mine, block);
       }
     }
-    run_spec(call, detail::regular(CollectiveKind::kAllgather, block), byte_type(),
-             no_reduction(), sendbuf, recvbuf);
+    run_spec(call, detail::regular(CollectiveKind::kAllgather, block), byte_type(), no_reduction(),
+             sendbuf, recvbuf);
   });
 }
 
@@ -91,20 +86,11 @@ int OPTCOLL_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
     check_counts(recvcounts, call.size, "recvcounts");
     const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
     const std::vector<Count> byte_counts = scaled(recvcounts, call.size, recv_bytes);
-    const auto me = static_cast<std::size_t>(call.rank);
     std::vector<std::byte> own;
-    if (in_place(sendbuf)) {
-      if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
-      own = copy_of(recvbuf, Count{displs[me]} * static_cast<Count>(recv_bytes), byte_counts[me]);
-      sendbuf = own.data();
-    } else {
-      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
-      if (mine != byte_counts[me]) {
-        throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank,
-                   mine, call.rank, byte_counts[me]);
-      }
-    }
-    run_into_displs(call, detail::irregular(CollectiveKind::kAllgatherv, byte_counts), sendbuf,
+    const void* mine =
+        checked_contribution(call, true, sendbuf, sendcount, sendtype, recvbuf, displs, recv_bytes,
+                             byte_counts[static_cast<std::size_t>(call.rank)], own);
+    run_into_displs(call, detail::irregular(CollectiveKind::kAllgatherv, byte_counts), mine,
                     recvbuf, byte_counts, displs, recv_bytes);
   });
 }
@@ -166,13 +152,14 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
     for (std::size_t from = 0; from < static_cast<std::size_t>(p); ++from) {
       arriving[from] = matrix[from * static_cast<std::size_t>(p) + me];
       if (mismatch.empty() && arriving[from] != recv_counts[from]) {
-        mismatch = fmt::format("rank {} sends {} bytes to rank {} but recvcounts[{}] says {} "
-                               "(recvbuf left unchanged)",
-                               from, arriving[from], call.rank, from, recv_counts[from]);
+        mismatch = fmt::format(
+            "rank {} sends {} bytes to rank {} but recvcounts[{}] says {} "
+            "(recvbuf left unchanged)",
+            from, arriving[from], call.rank, from, recv_counts[from]);
       }
     }
-    const CollectiveSpec spec = detail::irregular(
-        CollectiveKind::kAlltoallv, std::vector<Count>(matrix.begin(), matrix.end()));
+    const CollectiveSpec spec = detail::irregular(CollectiveKind::kAlltoallv,
+                                                  std::vector<Count>(matrix.begin(), matrix.end()));
     if (mismatch.empty()) {
       run_into_displs(call, spec, sendbuf, recvbuf, recv_counts, rdispls, recv_bytes);
       return;
@@ -193,8 +180,8 @@ int OPTCOLL_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
   });
 }
 
-int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm) {
+int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
   return guarded(comm, [&](Call& call) {
     check_count(count, "count");
     reduction(call, detail::regular(CollectiveKind::kExscan, count), sendbuf, recvbuf, count,

@@ -36,9 +36,32 @@ Count total_of(std::span<const Count> counts) {
 
 bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
 
+std::vector<std::byte> copy_of(const void* data, Count offset, Count bytes) {
+  const auto* from = static_cast<const std::byte*>(data) + offset;
+  return {from, from + bytes};
+}
+
+const void* checked_contribution(const Call& call, bool in_place_allowed, const void* sendbuf,
+                                 int sendcount, MPI_Datatype sendtype, const void* recvbuf,
+                                 const int* displs, std::size_t recv_bytes, Count expected,
+                                 std::vector<std::byte>& own) {
+  if (in_place_allowed && in_place(sendbuf)) {
+    if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
+    own = copy_of(recvbuf, Count{displs[call.rank]} * static_cast<Count>(recv_bytes), expected);
+    return own.data();
+  }
+  const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+  if (mine != expected) {
+    throw_call(MPI_ERR_COUNT, "rank {} sends {} bytes but recvcounts[{}] says {}", call.rank, mine,
+               call.rank, expected);
+  }
+  return sendbuf;
+}
+
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes) {
   std::vector<Count> out(static_cast<std::size_t>(n));
-  for (Rank i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = Count{counts[i]} * static_cast<Count>(bytes);
+  for (Rank i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = Count{counts[i]} * static_cast<Count>(bytes);
   return out;
 }
 
@@ -57,7 +80,8 @@ void unpack(const std::byte* packed_data, std::span<const Count> byte_counts, co
   Count at = 0;
   for (std::size_t i = 0; i < byte_counts.size(); ++i) {
     const auto n = static_cast<std::size_t>(byte_counts[i]);
-    std::byte* to = spread + static_cast<std::ptrdiff_t>(displs[i]) * static_cast<std::ptrdiff_t>(bytes);
+    std::byte* to =
+        spread + static_cast<std::ptrdiff_t>(displs[i]) * static_cast<std::ptrdiff_t>(bytes);
     if (n > 0 && to != packed_data + at) std::memmove(to, packed_data + at, n);
     at += byte_counts[i];
   }
@@ -136,9 +160,15 @@ int report_exception(MPI_Comm comm, CommContext* context) {
     if (e.transport_intact()) context = nullptr;
   } catch (const Error& e) {
     switch (e.code()) {
-      case ErrorCode::kTransport: mpi_class = MPI_ERR_OTHER; break;
-      case ErrorCode::kInternal: mpi_class = MPI_ERR_INTERN; break;
-      default: mpi_class = MPI_ERR_ARG; break;
+      case ErrorCode::kTransport:
+        mpi_class = MPI_ERR_OTHER;
+        break;
+      case ErrorCode::kInternal:
+        mpi_class = MPI_ERR_INTERN;
+        break;
+      default:
+        mpi_class = MPI_ERR_ARG;
+        break;
     }
     message = e.what();
   } catch (const std::bad_alloc&) {

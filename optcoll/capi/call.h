@@ -31,11 +31,21 @@ struct Call {
 void check_count(long long count, const char* what);
 void check_root(int root, Rank size);
 void check_counts(const int* counts, Rank size, const char* what);  // non-null, none negative
-bool in_place(const void* buffer);  // MPI_IN_PLACE
+bool in_place(const void* buffer);                                  // MPI_IN_PLACE
 
 // count elements of `type` in bytes, after checking both (check_count, contiguous_bytes).
 Count bytes_of(int count, const char* count_name, MPI_Datatype type, const char* type_name);
 Count total_of(std::span<const Count> counts);
+// `bytes` bytes of `data` from `offset` on (an MPI_IN_PLACE block, kept while the call runs).
+std::vector<std::byte> copy_of(const void* data, Count offset, Count bytes);
+// What this rank sends in a v-collective whose counts everyone knows (allgatherv, the
+// planned gatherv): where MPI allows MPI_IN_PLACE on this rank (`in_place_allowed`) and it
+// is given, its block of recvbuf at displs[call.rank] (copied into `own`); else sendbuf
+// after checking that sendcount x sendtype is `expected` bytes.
+const void* checked_contribution(const Call& call, bool in_place_allowed, const void* sendbuf,
+                                 int sendcount, MPI_Datatype sendtype, const void* recvbuf,
+                                 const int* displs, std::size_t recv_bytes, Count expected,
+                                 std::vector<std::byte>& own);
 
 // counts[i] * bytes for i < n, as optcoll counts.
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes);

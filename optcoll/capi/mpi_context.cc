@@ -84,8 +84,8 @@ CommContext::CommContext(MPI_Comm comm) : transport_(std::make_unique<mpi::MpiTr
 Communicator& CommContext::communicator() {
   const Settings& s = settings();
   if (communicator_ == nullptr || generation_ != s.generation) {
-    communicator_ = std::make_unique<Communicator>(*transport_, std::make_shared<PlanCache>(),
-                                                   s.options);
+    communicator_ =
+        std::make_unique<Communicator>(*transport_, std::make_shared<PlanCache>(), s.options);
     generation_ = s.generation;
   }
   return *communicator_;
@@ -97,8 +97,8 @@ CommContext& context_for(MPI_Comm comm) {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (initialized == 0 || finalized != 0) {
-    throw_call(MPI_ERR_OTHER, "optcoll's C API is called {} MPI", initialized ? "after finalizing"
-                                                                               : "before initializing");
+    throw_call(MPI_ERR_OTHER, "optcoll's C API is called {} MPI",
+               initialized ? "after finalizing" : "before initializing");
   }
   if (comm == MPI_COMM_NULL) throw_call(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
   int inter = 0;

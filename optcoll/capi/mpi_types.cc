@@ -29,8 +29,7 @@ const char* builtin_op_name(MPI_Op op) {
 // out = left (op) right through MPI_Reduce_local(in, inout), which computes inout = in op
 // inout: the right operand is staged in `out` (or a scratch copy when out aliases left).
 CombineFn reduce_local(MPI_Op op, MPI_Datatype type, std::size_t bytes) {
-  return [op, type, bytes](const std::byte* left, const std::byte* right, std::byte* out,
-                           Count n) {
+  return [op, type, bytes](const std::byte* left, const std::byte* right, std::byte* out, Count n) {
     if (n == 0) return;
     const std::size_t total = static_cast<std::size_t>(n) * bytes;
     thread_local std::vector<std::byte> scratch;
@@ -45,11 +44,12 @@ CombineFn reduce_local(MPI_Op op, MPI_Datatype type, std::size_t bytes) {
     for (Count done = 0; done < n; done += kPiece) {
       const Count now = std::min(kPiece, n - done);
       const std::size_t offset = static_cast<std::size_t>(done) * bytes;
-      const int rc = MPI_Reduce_local(left + offset, inout + offset, static_cast<int>(now), type, op);
+      const int rc =
+          MPI_Reduce_local(left + offset, inout + offset, static_cast<int>(now), type, op);
       if (rc != MPI_SUCCESS) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    fmt::format("MPI_Reduce_local failed (MPI error {}) for {}", rc,
-                                datatype_name(type)));
+        throw Error(
+            ErrorCode::kInvalidArgument,
+            fmt::format("MPI_Reduce_local failed (MPI error {}) for {}", rc, datatype_name(type)));
       }
     }
     if (inout != out) std::memcpy(out, inout, total);
