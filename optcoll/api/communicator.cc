@@ -54,33 +54,69 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
   }
 }
 
-std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& call) {
-  CollectiveSpec spec = call;
-  if (options_.reproducible && is_reduction(spec.kind)) spec.reproducible = true;
-  validate(spec);
-  if (spec.nranks != size()) {
-    throw_invalid("{} is for {} ranks but the communicator has {}", describe(spec), spec.nranks,
-                  size());
+struct Communicator::PreparedCall {
+  PreparedCall(CollectiveSpec call_spec, std::shared_ptr<const Plan> call_plan, Rank rank)
+      : spec(std::move(call_spec)),
+        plan(std::move(call_plan)),
+        // Planning simulated the schedule, which requires it to be well formed.
+        execution(plan->schedule, rank, /*known_well_formed=*/true) {}
+
+  const CollectiveSpec spec;  // as the caller gave it (before the communicator's options)
+  const std::shared_ptr<const Plan> plan;
+  Execution execution;  // refers to plan->schedule
+};
+
+Communicator::~Communicator() = default;
+
+Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec) {
+  for (std::size_t i = 0; i < prepared_.size(); ++i) {
+    if (prepared_[i]->spec != spec) continue;
+    if (i > 0) std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
+                           prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    return *prepared_.front();
   }
-  const auto it = options_.algorithms.find(collective_name(spec.kind));
+  CollectiveSpec planned = spec;
+  if (options_.reproducible && is_reduction(planned.kind)) planned.reproducible = true;
+  validate(planned);
+  if (planned.nranks != size()) {
+    throw_invalid("{} is for {} ranks but the communicator has {}", describe(planned),
+                  planned.nranks, size());
+  }
+  const auto it = options_.algorithms.find(collective_name(planned.kind));
   const std::string algorithm = it == options_.algorithms.end() ? "auto" : it->second;
-  return cache_->get(spec, options_.model, algorithm);
+  auto call = std::make_unique<PreparedCall>(spec, cache_->get(planned, options_.model, algorithm),
+                                             rank());
+  if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
+  prepared_.insert(prepared_.begin(), std::move(call));
+  return *prepared_.front();
+}
+
+std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {
+  return prepared(spec).plan;
+}
+
+std::shared_ptr<const Plan> Communicator::run_prepared(PreparedCall& call, BufferBinding buffers,
+                                                       const Datatype& type, const ReduceOp& op,
+                                                       bool bind_used) {
+  // A non-commutative spec with a commutative operator is fine; the reverse is not.
+  if (call.spec.commutative && !op.commutative && is_reduction(call.spec.kind)) {
+    throw_invalid("operator {} is not commutative but the spec says it is", op.name);
+  }
+  if (bind_used) {
+    if (call.execution.input_count() == 0) buffers.input = buffers.input.first(0);
+    if (call.execution.output_count() == 0) buffers.output = buffers.output.first(0);
+  }
+  last_plan_ = call.plan;
+  ExecOptions exec;
+  exec.timeout = options_.timeout;
+  exec.epoch = epoch_++;
+  call.execution.run(transport_, buffers, type, op, exec);
+  return call.plan;
 }
 
 std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,
                                               const Datatype& type, const ReduceOp& op) {
-  // A non-commutative spec with a commutative operator is fine; the reverse is not.
-  if (spec.commutative && !op.commutative && is_reduction(spec.kind)) {
-    throw_invalid("operator {} is not commutative but the spec says it is", op.name);
-  }
-  auto chosen = plan_for(spec);
-  last_plan_ = chosen;
-  ExecOptions exec;
-  exec.timeout = options_.timeout;
-  exec.epoch = epoch_++;
-  exec.known_well_formed = true;  // planning simulated it, which requires a well-formed schedule
-  execute(chosen->schedule, transport_, buffers, type, op, exec);
-  return chosen;
+  return run_prepared(prepared(spec), buffers, type, op, /*bind_used=*/false);
 }
 
 void Communicator::barrier() {
@@ -105,10 +141,12 @@ CollectiveSpec irregular(CollectiveKind kind, std::span<const Count> counts, Ran
   return spec;
 }
 
-ReduceOp no_op() {
-  return ReduceOp::user("none", true, [](const std::byte*, const std::byte*, std::byte*, Count) {
-    throw InternalError("a collective without a reduction tried to reduce");
-  });
+const ReduceOp& no_op() {
+  static const ReduceOp op =
+      ReduceOp::user("none", true, [](const std::byte*, const std::byte*, std::byte*, Count) {
+        throw InternalError("a collective without a reduction tried to reduce");
+      });
+  return op;
 }
 
 }  // namespace detail

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the C++ API (design.md 3.15b): typed collective calls on a Communicator that plan
 // (once per distinct call: plans are cached and reused), then execute on a Transport.
+// Plans are persistent: each Communicator keeps, for the calls it made most recently, the
+// plan prepared for its rank (an Execution, executor.h), so a repeated call skips planning,
+// checking and preparing and goes straight to its messages.
 //
 //   optcoll::run_threads(8, [](optcoll::Communicator& comm) {
 //     std::vector<double> in(1000, comm.rank()), out(1000);
@@ -73,6 +76,9 @@ inline Datatype datatype_of<double>() {
 class Communicator {
  public:
   Communicator(Transport& transport, std::shared_ptr<PlanCache> cache, CommOptions options = {});
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
   Rank rank() const { return transport_.rank(); }
   Rank size() const { return transport_.size(); }
@@ -82,6 +88,10 @@ class Communicator {
   // Returns the plan that ran.
   std::shared_ptr<const Plan> run(const CollectiveSpec& spec, BufferBinding buffers,
                                   const Datatype& type, const ReduceOp& op);
+  // How many calls this communicator keeps prepared (the most recently used ones), and how
+  // many it holds now.
+  static constexpr std::size_t kPreparedCalls = 16;
+  std::size_t prepared_calls() const { return prepared_.size(); }
   // The plan run(spec, ...) would execute (validated, planned once, cached); for callers
   // that decide from its prediction before running it, such as the PMPI library.
   std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
@@ -147,14 +157,26 @@ class Communicator {
   void barrier();
 
  private:
+  // A call this communicator has made: the spec as planned, its plan and this rank's
+  // prepared execution of it.
+  struct PreparedCall;
+
   template <typename T>
   void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  // The prepared call for `spec` (planned and prepared on first use; most recent first).
+  PreparedCall& prepared(const CollectiveSpec& spec);
+  // Runs a prepared call; with `bind_used`, a buffer this rank does not use (layout count 0)
+  // is bound empty whatever its size (MPI ignores such buffers).
+  std::shared_ptr<const Plan> run_prepared(PreparedCall& call, BufferBinding buffers,
+                                           const Datatype& type, const ReduceOp& op,
+                                           bool bind_used);
 
   Transport& transport_;
   std::shared_ptr<PlanCache> cache_;
   CommOptions options_;
   std::uint32_t epoch_ = 0;
   std::shared_ptr<const Plan> last_plan_;
+  std::vector<std::unique_ptr<PreparedCall>> prepared_;  // most recently used first
 };
 
 // Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared
@@ -171,16 +193,14 @@ void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T>
   spec.elem_bytes = sizeof(T);
   spec.commutative = op.commutative;
   // MPI ignores some buffers on some ranks; bind exactly what the layout says is used.
-  const Layout layout(spec);
-  if (layout.input_count(rank()) == 0) in = in.first(0);
-  if (layout.output_count(rank()) == 0) out = out.first(0);
-  run(spec, {std::as_bytes(in), std::as_writable_bytes(out)}, datatype_of<T>(), op);
+  run_prepared(prepared(spec), {std::as_bytes(in), std::as_writable_bytes(out)}, datatype_of<T>(),
+               op, /*bind_used=*/true);
 }
 
 namespace detail {
 CollectiveSpec regular(CollectiveKind kind, Count count, Rank root = 0);
 CollectiveSpec irregular(CollectiveKind kind, std::span<const Count> counts, Rank root = 0);
-ReduceOp no_op();  // for collectives without a reduction
+const ReduceOp& no_op();  // for collectives without a reduction
 }  // namespace detail
 
 template <typename T>

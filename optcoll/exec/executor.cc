@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -46,17 +47,19 @@ void check_buffer(std::size_t actual_bytes, Count expected_count, const Datatype
   }
 }
 
-// Everything about the call that does not depend on progress, checked before any message.
-void check_call(const Schedule& schedule, const Transport& transport, BufferBinding buffers,
-                const Datatype& type, const ReduceOp& op, bool known_well_formed) {
-  if (!known_well_formed) require_well_formed(schedule);
+// The checks of one run that depend on the transport, the buffers, the type and the operator
+// (the rest was checked when the Execution was made).
+void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
+               BufferBinding buffers, Count input_count, Count output_count,
+               Count scratch_count, const Datatype& type, const ReduceOp& op) {
   const Rank me = transport.rank();
   if (schedule.spec.nranks != transport.size()) {
     throw_invalid("schedule '{}' is for {} ranks but the transport has {}", schedule.algorithm,
                   schedule.spec.nranks, transport.size());
   }
-  OPTCOLL_CHECK(me >= 0 && me < transport.size(), "transport rank {} out of range for size {}", me,
-                transport.size());
+  if (me != rank) {
+    throw_invalid("an execution prepared for rank {} run by transport rank {}", rank, me);
+  }
   if (type.bytes == 0) throw_invalid("datatype '{}' has no size", type.name);
   if (op.operand != BuiltinType::kUser && op.operand != type.builtin) {
     throw_invalid("operator '{}' was made for another element type than '{}'", op.name, type.name);
@@ -70,9 +73,8 @@ void check_call(const Schedule& schedule, const Transport& transport, BufferBind
           schedule.algorithm, op.name);
     }
   }
-  const Layout layout(schedule.spec);
-  check_buffer(buffers.input.size(), layout.input_count(me), type, me, "input");
-  check_buffer(buffers.output.size(), layout.output_count(me), type, me, "output");
+  check_buffer(buffers.input.size(), input_count, type, me, "input");
+  check_buffer(buffers.output.size(), output_count, type, me, "output");
   // No in-place mode (docs/design.md): an input that overlaps the output would be overwritten
   // before it is sent, silently (allgather/linear with the input at the output's start).
   const std::less<const std::byte*> before;
@@ -85,57 +87,68 @@ void check_call(const Schedule& schedule, const Transport& transport, BufferBind
         "pass separate buffers)",
         me);
   }
-  const RankProgram& program = schedule.ranks[static_cast<std::size_t>(me)];
-  checked_bytes(program.scratch_count, type.bytes, "scratch");
-  for (std::size_t i = 0; i < program.ops.size(); ++i) {
-    const Action& action = program.ops[i].action;
-    const Slice* written = nullptr;
-    if (const auto* recv = std::get_if<Recv>(&action)) written = &recv->dst;
-    if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) written = &recv_reduce->dst;
-    if (const auto* copy = std::get_if<Copy>(&action)) written = &copy->dst;
-    if (const auto* reduce = std::get_if<Reduce>(&action)) written = &reduce->dst;
-    if (written != nullptr && written->buf == Buf::kInput) {
-      throw_invalid("{}: writes into the (read-only) input buffer",
-                    describe_op(schedule, me, static_cast<OpId>(i)));
-    }
-  }
+  checked_bytes(scratch_count, type.bytes, "scratch");
 }
 
-// Runs one rank's program. Not copyable: the ReduceInto callbacks handed to the transport
-// point at it.
-class Interpreter {
+bool overlaps(const Slice& a, const Slice& b) {
+  return a.buf == b.buf && a.offset < b.end() && b.offset < a.end();
+}
+
+}  // namespace
+
+// Runs one rank's program once, on the Execution's prepared graph and working memory. Not
+// copyable: the ReduceInto callbacks handed to the transport point at it. While its thread
+// waits, the transport may let other threads advance() it (Transport::attach).
+class Interpreter final : public Progress {
  public:
-  Interpreter(const Schedule& schedule, Transport& transport, BufferBinding buffers,
+  Interpreter(Execution& execution, Transport& transport, BufferBinding buffers,
               const Datatype& type, const ReduceOp& op, const ExecOptions& options)
-      : schedule_(schedule),
-        program_(schedule.ranks[static_cast<std::size_t>(transport.rank())]),
+      : x_(execution),
+        schedule_(execution.schedule_),
+        program_(schedule_.ranks[static_cast<std::size_t>(execution.rank_)]),
         transport_(transport),
-        me_(transport.rank()),
+        me_(execution.rank_),
         op_(op),
         options_(options),
         elem_bytes_(type.bytes),
         input_(buffers.input),
-        output_(buffers.output),
-        scratch_(std::make_unique<std::byte[]>(  // value-initialized: zeroed
-            static_cast<std::size_t>(program_.scratch_count) * type.bytes)) {}
+        output_(buffers.output) {
+    const std::size_t scratch = static_cast<std::size_t>(program_.scratch_count) * type.bytes;
+    if (scratch > x_.scratch_bytes_) {
+      x_.scratch_.reset();
+      x_.scratch_ = std::make_unique<std::byte[]>(scratch);  // value-initialized: zeroed
+      x_.scratch_bytes_ = scratch;
+    }
+    scratch_ = x_.scratch_.get();
+    x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
+    x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
+    x_.in_flight_.clear();
+    x_.completed_.clear();
+  }
 
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
   // Withdraws the requests still in flight after a failure, so that no backend writes into
-  // the scratch (or reads the caller's buffers) once this frame unwinds.
+  // the scratch (or reads the caller's buffers) once this run unwinds; then detaches.
   ~Interpreter() {
-    if (in_flight_.empty()) return;
-    std::vector<RequestId> ids;
-    ids.reserve(in_flight_.size());
-    for (const auto& entry : in_flight_) ids.push_back(entry.first);
-    try {
-      transport_.cancel(ids);
-    } catch (...) {  // NOLINT(bugprone-empty-catch): already failing; the first error wins
+    if (in_flight_count_ > 0) {
+      std::vector<RequestId> ids;
+      ids.reserve(in_flight_count_);
+      for (const auto& entry : x_.in_flight_) {
+        if (entry.op != kNoOp) ids.push_back(entry.request);
+      }
+      try {
+        transport_.cancel(ids);
+      } catch (...) {  // NOLINT(bugprone-empty-catch): already failing; the first error wins
+      }
     }
+    if (attached_) transport_.detach();
   }
 
   void run() {
+    transport_.attach(*this);
+    attached_ = true;
     bool finished = false;
     try {
       finished = progress();
@@ -144,103 +157,132 @@ class Interpreter {
           fmt::format("{}; rank {} was waiting on: {}", e.what(), me_, pending_description()));
     }
     if (!finished) {
-      const auto waited =
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_progress_);
-      const std::string reason =
-          fmt::format("rank {} timed out: no progress for {} ms; waiting on: {}", me_,
-                      waited.count(), pending_description());
+      const std::string reason = fmt::format(
+          "rank {} timed out: no progress for {} ms; waiting on: {}", me_,
+          std::chrono::duration_cast<std::chrono::milliseconds>(idle_).count(),
+          pending_description());
       transport_.abort(reason);
       throw TransportError(reason);
     }
   }
 
  private:
-  // Runs the DAG to completion (true) or until nothing completes for options_.timeout.
+  // Runs the DAG to completion (true) or until nothing completes for options_.timeout. One
+  // clock read per wait: progress (here or by a helper) is dated at the next read.
   bool progress() {
     const auto n = program_.ops.size();
-    build_dependents();
-    find_fusions();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (deps_left_[i] == 0) ready_.push_back(static_cast<OpId>(i));
-    }
-    last_progress_ = Clock::now();
+    auto last_progress = Clock::now();
+    std::uint64_t dated = progress_count_;
     while (true) {
-      for (std::size_t next = 0; next < ready_.size(); ++next) issue(ready_[next]);
-      ready_.clear();
+      issue_ready();
       if (done_ == n) return true;
-      OPTCOLL_CHECK(!in_flight_.empty(), "rank {}: {} ops can never become ready", me_, n - done_);
-      const auto deadline = last_progress_ + options_.timeout;
+      OPTCOLL_CHECK(in_flight_count_ > 0, "rank {}: {} ops can never become ready", me_,
+                    n - done_);
       const auto now = Clock::now();
-      if (now >= deadline) return false;
-      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-      const std::vector<RequestId> completed = transport_.wait_some(remaining);
-      bool advanced = false;
-      for (const RequestId id : completed) {
-        const auto it = in_flight_.find(id);
-        if (it == in_flight_.end()) continue;  // from an earlier, abandoned execution
-        const OpId op = it->second;
-        in_flight_.erase(it);
-        complete(op);
-        advanced = true;
+      if (progress_count_ != dated) {
+        dated = progress_count_;
+        last_progress = now;
       }
-      if (advanced) last_progress_ = Clock::now();
+      idle_ = now - last_progress;
+      if (idle_ >= options_.timeout) return false;
+      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(options_.timeout - idle_);
+      x_.completed_.clear();
+      // Other threads may advance() this execution while the transport waits.
+      transport_.wait_some(remaining, x_.completed_);
+      if (failure_) std::rethrow_exception(failure_);
+      if (take_completed()) ++progress_count_;
     }
   }
 
-  void build_dependents() {
-    const auto n = program_.ops.size();
-    deps_left_.resize(n);
-    dependent_begin_.assign(n + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& after = program_.ops[i].after;
-      deps_left_[i] = static_cast<std::int32_t>(after.size());
-      for (const OpId d : after) ++dependent_begin_[static_cast<std::size_t>(d) + 1];
-    }
-    for (std::size_t i = 0; i < n; ++i) dependent_begin_[i + 1] += dependent_begin_[i];
-    dependents_.resize(dependent_begin_[n]);
-    std::vector<std::size_t> fill(dependent_begin_.begin(), dependent_begin_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (const OpId d : program_.ops[i].after) {
-        dependents_[fill[static_cast<std::size_t>(d)]++] = static_cast<OpId>(i);
+  // Progress: what another thread runs on this rank's behalf (Transport::attach).
+  bool advance() noexcept override {
+    if (failure_) return false;
+    try {
+      bool changed = false;
+      while (true) {
+        changed = issue_ready() || changed;
+        if (done_ == program_.ops.size()) break;
+        x_.completed_.clear();
+        transport_.wait_some(std::chrono::milliseconds{0}, x_.completed_);
+        if (!take_completed()) break;
+        changed = true;
       }
+      if (changed) ++progress_count_;
+      return changed;
+    } catch (...) {
+      failure_ = std::current_exception();  // for this rank's own thread to raise
+      return true;
     }
   }
 
-  // Finds each Copy C whose only dependent is a reduction R into exactly C's destination
-  // (the usual "start from my own contribution, then combine"): R then combines straight
-  // from C's source (dst = incoming (+) src) and C does not run, which saves a pass over
-  // the data. Nothing can observe the skipped copy: an op that read C's destination, or
-  // wrote its source, would have to depend on C (read-after-write, write-after-read), and C
-  // has no dependent but R.
-  void find_fusions() {
-    const auto n = program_.ops.size();
-    fused_copy_.assign(n, kNoOp);
-    elided_.assign(n, false);
-    for (std::size_t c = 0; c < n; ++c) {
-      const auto* copy = std::get_if<Copy>(&program_.ops[c].action);
-      if (copy == nullptr || copy->dst.count == 0 || overlaps(copy->src, copy->dst)) continue;
-      if (dependent_begin_[c + 1] - dependent_begin_[c] != 1) continue;
-      const auto r = static_cast<std::size_t>(dependents_[dependent_begin_[c]]);
-      const Action& action = program_.ops[r].action;
-      const Slice* dst = nullptr;
-      if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) dst = &recv_reduce->dst;
-      if (const auto* reduce = std::get_if<Reduce>(&action)) {
-        if (!overlaps(reduce->src, copy->dst)) dst = &reduce->dst;
+  // Issues every ready op (which may make more ready); returns whether there was any.
+  // Messages go first, then local copies and reductions: a transfer that the peer (or the
+  // network) can carry on with while this rank computes overlaps with the computation.
+  bool issue_ready() {
+    auto& ready = x_.ready_;
+    if (ready.empty()) return false;
+    auto& batch = x_.batch_;
+    while (!ready.empty()) {
+      batch.swap(ready);  // local ops append what they make ready to `ready`
+      for (const OpId id : batch) {
+        if (is_communication(program_.ops[static_cast<std::size_t>(id)].action)) issue(id);
       }
-      if (dst == nullptr || *dst != copy->dst || fused_copy_[r] != kNoOp) continue;
-      fused_copy_[r] = static_cast<OpId>(c);
-      elided_[c] = true;
+      for (const OpId id : batch) {
+        if (!is_communication(program_.ops[static_cast<std::size_t>(id)].action)) issue(id);
+      }
+      batch.clear();
     }
+    return true;
   }
 
-  static bool overlaps(const Slice& a, const Slice& b) {
-    return a.buf == b.buf && a.offset < b.end() && b.offset < a.end();
+  // Completes the ops of the requests in x_.completed_; returns whether there was any.
+  bool take_completed() {
+    bool advanced = false;
+    for (const RequestId id : x_.completed_) {
+      const OpId op = take_in_flight(id);
+      if (op == kNoOp) continue;  // from an earlier, abandoned execution
+      complete(op);
+      advanced = true;
+    }
+    return advanced;
+  }
+
+  void add_in_flight(RequestId request, OpId op) {
+    auto& in_flight = x_.in_flight_;
+    if (!in_flight.empty() && request <= in_flight.back().request) sorted_ = false;
+    in_flight.push_back({request, op});
+    ++in_flight_count_;
+  }
+
+  // The op of an in-flight request, which is no longer in flight; kNoOp if it is unknown.
+  // Requests are found by binary search while the transport hands out increasing ids (both
+  // backends do), by a scan otherwise; completed entries are dropped in batches.
+  OpId take_in_flight(RequestId request) {
+    auto& in_flight = x_.in_flight_;
+    auto it = in_flight.end();
+    if (sorted_) {
+      it = std::lower_bound(
+          in_flight.begin(), in_flight.end(), request,
+          [](const Execution::InFlight& e, RequestId id) { return e.request < id; });
+      if (it != in_flight.end() && it->request != request) it = in_flight.end();
+    } else {
+      it = std::find_if(in_flight.begin(), in_flight.end(),
+                        [request](const Execution::InFlight& e) { return e.request == request; });
+    }
+    if (it == in_flight.end() || it->op == kNoOp) return kNoOp;
+    const OpId op = it->op;
+    it->op = kNoOp;
+    --in_flight_count_;
+    if (in_flight.size() > 32 && in_flight_count_ < in_flight.size() / 2) {
+      std::erase_if(in_flight, [](const Execution::InFlight& e) { return e.op == kNoOp; });
+    }
+    return op;
   }
 
   // dst = other (+) dst, or (with a fused copy) dst = other (+) the copy's source; `other`
   // on the left if other_on_left.
   void reduce_to(OpId id, const std::byte* other, const Slice& dst, bool other_on_left) const {
-    const OpId fused = fused_copy_[static_cast<std::size_t>(id)];
+    const OpId fused = x_.fused_copy_[static_cast<std::size_t>(id)];
     std::byte* out = write_ptr(dst);
     if (fused == kNoOp) {
       reduce_into(op_, other, out, dst.count, other_on_left);
@@ -258,9 +300,9 @@ class Interpreter {
   void complete(OpId id) {
     ++done_;
     const auto i = static_cast<std::size_t>(id);
-    for (std::size_t k = dependent_begin_[i]; k < dependent_begin_[i + 1]; ++k) {
-      const OpId next = dependents_[k];
-      if (--deps_left_[static_cast<std::size_t>(next)] == 0) ready_.push_back(next);
+    for (std::size_t k = x_.dependent_begin_[i]; k < x_.dependent_begin_[i + 1]; ++k) {
+      const OpId next = x_.dependents_[k];
+      if (--x_.deps_left_[static_cast<std::size_t>(next)] == 0) x_.ready_.push_back(next);
     }
   }
 
@@ -276,7 +318,7 @@ class Interpreter {
       case Buf::kOutput:
         return output_.data() + offset;
       case Buf::kScratch:
-        return scratch_.get() + offset;
+        return scratch_ + offset;
     }
     return nullptr;
   }
@@ -285,11 +327,11 @@ class Interpreter {
     const std::size_t offset = static_cast<std::size_t>(slice.offset) * elem_bytes_;
     switch (slice.buf) {
       case Buf::kInput:
-        break;  // refused by check_call
+        break;  // refused when the Execution was made
       case Buf::kOutput:
         return output_.data() + offset;
       case Buf::kScratch:
-        return scratch_.get() + offset;
+        return scratch_ + offset;
     }
     OPTCOLL_CHECK(false, "rank {}: write into the input buffer", me_);
   }
@@ -313,22 +355,19 @@ class Interpreter {
         [&](const auto& a) {
           using A = std::decay_t<decltype(a)>;
           if constexpr (std::is_same_v<A, Send>) {
-            const RequestId request =
-                transport_.isend(a.peer, key_of(op), {read_ptr(a.src), bytes_of(a.src)});
-            in_flight_.emplace(request, id);
+            add_in_flight(transport_.isend(a.peer, key_of(op), {read_ptr(a.src), bytes_of(a.src)}),
+                          id);
           } else if constexpr (std::is_same_v<A, Recv>) {
-            const RequestId request =
-                transport_.irecv(a.peer, key_of(op), {write_ptr(a.dst), bytes_of(a.dst)});
-            in_flight_.emplace(request, id);
+            add_in_flight(
+                transport_.irecv(a.peer, key_of(op), {write_ptr(a.dst), bytes_of(a.dst)}), id);
           } else if constexpr (std::is_same_v<A, RecvReduce>) {
-            const RequestId request =
-                transport_.irecv_reduce(a.peer, key_of(op), bytes_of(a.dst),
-                                        [this, id](std::span<const std::byte> incoming) {
-                                          combine_incoming(id, incoming);
-                                        });
-            in_flight_.emplace(request, id);
+            add_in_flight(transport_.irecv_reduce(a.peer, key_of(op), bytes_of(a.dst),
+                                                  [this, id](std::span<const std::byte> incoming) {
+                                                    combine_incoming(id, incoming);
+                                                  }),
+                          id);
           } else if constexpr (std::is_same_v<A, Copy>) {
-            if (a.src.count > 0 && !elided_[static_cast<std::size_t>(id)]) {
+            if (a.src.count > 0 && !x_.elided_[static_cast<std::size_t>(id)]) {
               // memmove: a hand-written schedule may copy within one buffer.
               std::memmove(write_ptr(a.dst), read_ptr(a.src), bytes_of(a.src));
             }
@@ -345,8 +384,10 @@ class Interpreter {
   // The ops in flight, in program order, and how many have not started.
   std::string pending_description() const {
     std::vector<OpId> ids;
-    ids.reserve(in_flight_.size());
-    for (const auto& entry : in_flight_) ids.push_back(entry.second);
+    ids.reserve(in_flight_count_);
+    for (const auto& entry : x_.in_flight_) {
+      if (entry.op != kNoOp) ids.push_back(entry.op);
+    }
     std::sort(ids.begin(), ids.end());
     std::string text;
     for (std::size_t i = 0; i < ids.size() && i < kMaxDescribedOps; ++i) {
@@ -364,6 +405,7 @@ class Interpreter {
     return text;
   }
 
+  Execution& x_;  // the prepared graph and the working memory
   const Schedule& schedule_;
   const RankProgram& program_;
   Transport& transport_;
@@ -373,30 +415,110 @@ class Interpreter {
   const std::size_t elem_bytes_;
   const std::span<const std::byte> input_;
   const std::span<std::byte> output_;
-  const std::unique_ptr<std::byte[]> scratch_;  // zeroed
+  std::byte* scratch_ = nullptr;
 
-  std::vector<std::int32_t> deps_left_;
-  std::vector<std::size_t> dependent_begin_;  // CSR: dependents of op i
-  std::vector<OpId> dependents_;
-  std::vector<OpId> fused_copy_;  // per reduction: the Copy folded into it, or kNoOp
-  std::vector<bool> elided_;      // per Copy: folded into its reduction, not run
-  std::vector<OpId> ready_;
-  std::unordered_map<RequestId, OpId> in_flight_;
   std::size_t done_ = 0;
-  Clock::time_point last_progress_;
+  std::size_t in_flight_count_ = 0;  // entries of x_.in_flight_ still in flight
+  bool sorted_ = true;               // x_.in_flight_ is in increasing request order
+  bool attached_ = false;
+  std::exception_ptr failure_;  // raised by advance() on another thread, for this one
+  std::uint64_t progress_count_ = 0;  // bumped whenever a wait or a helper made progress
+  Clock::duration idle_{};            // how long nothing had completed, at the last look
 };
 
-}  // namespace
+Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed)
+    : schedule_(schedule), rank_(rank) {
+  if (!known_well_formed) require_well_formed(schedule);
+  if (rank < 0 || rank >= schedule.spec.nranks) {
+    throw_invalid("rank {} is out of range for schedule '{}' of {} ranks", rank,
+                  schedule.algorithm, schedule.spec.nranks);
+  }
+  const Layout layout(schedule.spec);
+  input_count_ = layout.input_count(rank);
+  output_count_ = layout.output_count(rank);
+  const RankProgram& program = schedule.ranks[static_cast<std::size_t>(rank)];
+  const auto n = program.ops.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Action& action = program.ops[i].action;
+    const Slice* written = nullptr;
+    if (const auto* recv = std::get_if<Recv>(&action)) written = &recv->dst;
+    if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) written = &recv_reduce->dst;
+    if (const auto* copy = std::get_if<Copy>(&action)) written = &copy->dst;
+    if (const auto* reduce = std::get_if<Reduce>(&action)) written = &reduce->dst;
+    if (written != nullptr && written->buf == Buf::kInput) {
+      throw_invalid("{}: writes into the (read-only) input buffer",
+                    describe_op(schedule, rank, static_cast<OpId>(i)));
+    }
+  }
+  // The dependents of each op (CSR) and the number of dependencies each op waits for.
+  dependencies_.resize(n);
+  dependent_begin_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& after = program.ops[i].after;
+    dependencies_[i] = static_cast<std::int32_t>(after.size());
+    if (after.empty()) initially_ready_.push_back(static_cast<OpId>(i));
+    for (const OpId d : after) ++dependent_begin_[static_cast<std::size_t>(d) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) dependent_begin_[i + 1] += dependent_begin_[i];
+  dependents_.resize(dependent_begin_[n]);
+  std::vector<std::size_t> fill(dependent_begin_.begin(), dependent_begin_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const OpId d : program.ops[i].after) {
+      dependents_[fill[static_cast<std::size_t>(d)]++] = static_cast<OpId>(i);
+    }
+  }
+  // Each Copy C whose only dependent is a reduction R into exactly C's destination (the
+  // usual "start from my own contribution, then combine") is folded into R: R combines
+  // straight from C's source (dst = incoming (+) src) and C does not run, which saves a pass
+  // over the data. Nothing can observe the skipped copy: an op that read C's destination,
+  // or wrote its source, would have to depend on C (read-after-write, write-after-read), and
+  // C has no dependent but R.
+  fused_copy_.assign(n, kNoOp);
+  elided_.assign(n, 0);
+  for (std::size_t c = 0; c < n; ++c) {
+    const auto* copy = std::get_if<Copy>(&program.ops[c].action);
+    if (copy == nullptr || copy->dst.count == 0 || overlaps(copy->src, copy->dst)) continue;
+    if (dependent_begin_[c + 1] - dependent_begin_[c] != 1) continue;
+    const auto r = static_cast<std::size_t>(dependents_[dependent_begin_[c]]);
+    const Action& action = program.ops[r].action;
+    const Slice* dst = nullptr;
+    if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) dst = &recv_reduce->dst;
+    if (const auto* reduce = std::get_if<Reduce>(&action)) {
+      if (!overlaps(reduce->src, copy->dst)) dst = &reduce->dst;
+    }
+    if (dst == nullptr || *dst != copy->dst || fused_copy_[r] != kNoOp) continue;
+    fused_copy_[r] = static_cast<OpId>(c);
+    elided_[c] = 1;
+  }
+}
 
-void execute(const Schedule& schedule, Transport& transport, BufferBinding buffers,
-             const Datatype& type, const ReduceOp& op, const ExecOptions& options) {
+Execution::~Execution() = default;
+
+void Execution::run(Transport& transport, BufferBinding buffers, const Datatype& type,
+                    const ReduceOp& op, const ExecOptions& options) {
   if (options.timeout.count() <= 0) {  // with none, the first wait would fail after sends
     throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
                   options.timeout.count());
   }
-  check_call(schedule, transport, buffers, type, op, options.known_well_formed);
-  Interpreter interpreter(schedule, transport, buffers, type, op, options);
+  check_run(schedule_, rank_, transport, buffers, input_count_, output_count_,
+            schedule_.ranks[static_cast<std::size_t>(rank_)].scratch_count, type, op);
+  Interpreter interpreter(*this, transport, buffers, type, op, options);
   interpreter.run();
+}
+
+void execute(const Schedule& schedule, Transport& transport, BufferBinding buffers,
+             const Datatype& type, const ReduceOp& op, const ExecOptions& options) {
+  if (options.timeout.count() <= 0) {
+    throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
+                  options.timeout.count());
+  }
+  if (!options.known_well_formed) require_well_formed(schedule);
+  if (schedule.spec.nranks != transport.size()) {
+    throw_invalid("schedule '{}' is for {} ranks but the transport has {}", schedule.algorithm,
+                  schedule.spec.nranks, transport.size());
+  }
+  Execution execution(schedule, transport.rank(), /*known_well_formed=*/true);
+  execution.run(transport, buffers, type, op, options);
 }
 
 }  // namespace optcoll

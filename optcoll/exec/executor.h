@@ -2,11 +2,20 @@
 // File: the generic schedule interpreter, shared by every backend. It binds the schedule's
 // buffers to the caller's memory, allocates scratch, issues every op whose dependencies
 // are complete (Copy/Reduce inline, messages through the Transport), and waits.
+//
+// Two ways to run a schedule: execute() once, or an Execution made once per (schedule, rank)
+// and run many times (a persistent plan: the Communicator keeps one per call it has seen).
+// An Execution does up front everything that does not depend on the buffers (the structural
+// checks, the dependency graph in the form the interpreter walks, the copies folded into
+// reductions) and keeps its scratch and working memory between runs, so a run costs what the
+// schedule's ops cost and little more.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <span>
+#include <vector>
 
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/exec/transport.h"
@@ -30,10 +39,66 @@ struct BufferBinding {
   std::span<std::byte> output;
 };
 
-// Runs `schedule.ranks[transport.rank()]`. Checks first that the schedule is well formed,
-// that its rank count equals transport.size(), and that the buffers hold exactly
-// input_count / output_count elements of `type` (Error(kInvalidArgument) otherwise).
-// Transport failures and timeouts throw TransportError naming the pending ops.
+// One rank's program of a schedule, prepared to run any number of times. The schedule must
+// outlive it. One Execution serves one rank and one run at a time.
+class Execution {
+ public:
+  // Checks that the schedule is well formed (unless known_well_formed) and that the rank's
+  // program never writes its input buffer (Error(kInvalidArgument) otherwise).
+  Execution(const Schedule& schedule, Rank rank, bool known_well_formed = false);
+  ~Execution();
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+
+  const Schedule& schedule() const { return schedule_; }
+  Rank rank() const { return rank_; }
+  Count input_count() const { return input_count_; }    // elements this rank's input holds
+  Count output_count() const { return output_count_; }  // ... and its output
+
+  // Runs the program on `transport` (whose rank and size must be this program's). Checks
+  // that the buffers hold exactly input_count() / output_count() elements of `type`, do not
+  // overlap, and that `op` suits the schedule (Error(kInvalidArgument) otherwise). Transport
+  // failures and timeouts throw TransportError naming the pending ops. The scratch buffer
+  // is zeroed when it is first allocated and keeps its contents between runs.
+  void run(Transport& transport, BufferBinding buffers, const Datatype& type, const ReduceOp& op,
+           const ExecOptions& options);
+
+ private:
+  friend class Interpreter;
+
+  const Schedule& schedule_;
+  const Rank rank_;
+  Count input_count_ = 0;
+  Count output_count_ = 0;
+  // The dependency graph as the interpreter walks it (CSR: the dependents of op i are
+  // dependents_[dependent_begin_[i] .. dependent_begin_[i + 1])), each op's number of
+  // dependencies, and the ops that have none.
+  std::vector<std::int32_t> dependencies_;
+  std::vector<std::size_t> dependent_begin_;
+  std::vector<OpId> dependents_;
+  std::vector<OpId> initially_ready_;
+  // Per reduction: the Copy folded into it, or kNoOp; per Copy: whether it was folded.
+  std::vector<OpId> fused_copy_;
+  std::vector<char> elided_;
+  // Kept between runs: the scratch buffer and the interpreter's working memory.
+  std::unique_ptr<std::byte[]> scratch_;
+  std::size_t scratch_bytes_ = 0;
+  struct InFlight {
+    RequestId request = 0;
+    OpId op = kNoOp;  // kNoOp: completed (removed lazily)
+  };
+  std::vector<std::int32_t> deps_left_;
+  std::vector<OpId> ready_;
+  std::vector<OpId> batch_;  // the ready ops being issued
+  std::vector<InFlight> in_flight_;
+  std::vector<RequestId> completed_;
+};
+
+// Runs `schedule.ranks[transport.rank()]` once: Execution(schedule, transport.rank(),
+// options.known_well_formed).run(...). Checks first that the schedule is well formed, that
+// its rank count equals transport.size(), and that the buffers hold exactly input_count /
+// output_count elements of `type` (Error(kInvalidArgument) otherwise). Transport failures
+// and timeouts throw TransportError naming the pending ops.
 void execute(const Schedule& schedule, Transport& transport, BufferBinding buffers,
              const Datatype& type, const ReduceOp& op, const ExecOptions& options = {});
 

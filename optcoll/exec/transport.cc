@@ -18,11 +18,12 @@ RequestId Transport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, Redu
   return id;
 }
 
-std::vector<RequestId> Transport::wait_some(std::chrono::milliseconds timeout) {
-  std::vector<RequestId> done = do_wait_some(timeout);
+void Transport::wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) {
+  const std::size_t before = done.size();
+  do_wait_some(timeout, done);
   if (!staged_.empty()) {
-    for (const RequestId id : done) {
-      auto it = staged_.find(id);
+    for (std::size_t i = before; i < done.size(); ++i) {
+      auto it = staged_.find(done[i]);
       if (it == staged_.end()) continue;
       // Erased before combining, so a throwing operator leaves no dangling entry.
       StagedReduce staged = std::move(it->second);
@@ -30,6 +31,11 @@ std::vector<RequestId> Transport::wait_some(std::chrono::milliseconds timeout) {
       staged.reduce(std::span<const std::byte>(staged.buffer.get(), staged.bytes));
     }
   }
+}
+
+std::vector<RequestId> Transport::wait_some(std::chrono::milliseconds timeout) {
+  std::vector<RequestId> done;
+  wait_some(timeout, done);
   return done;
 }
 

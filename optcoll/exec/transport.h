@@ -27,6 +27,18 @@ struct MsgKey {
 
 using RequestId = std::uint64_t;
 
+// An execution in progress, which other threads may advance on its rank's behalf while the
+// rank's own thread waits (Transport::attach). advance() issues what is ready and takes in
+// what has completed, without ever waiting; it returns whether anything changed. It never
+// throws: a failure is kept for the rank's own thread, which raises it.
+class Progress {
+ public:
+  virtual bool advance() noexcept = 0;
+
+ protected:
+  ~Progress() = default;
+};
+
 // Combines `bytes` incoming bytes into the receive buffer (the executor supplies it for a
 // RecvReduce: it knows the datatype, the operator and the operand order).
 using ReduceInto = std::function<void(std::span<const std::byte> incoming)>;
@@ -51,9 +63,12 @@ class Transport {
   // the wait_some() that reports the completion; a backend that can read the sender's
   // memory (threads) overrides it to combine in place with no extra copy.
   virtual RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce);
-  // Blocks until at least one request completes or `timeout` expires (then returns empty).
-  // Returns the ids of the requests completed since the last call. Throws TransportError
-  // when a request failed or the backend gave up (e.g. another rank aborted the world).
+  // Blocks until at least one request completes or `timeout` expires (then appends
+  // nothing). Appends to `done` the ids of the requests completed since the last call.
+  // Throws TransportError when a request failed or the backend gave up (e.g. another rank
+  // aborted the world).
+  void wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done);
+  // The same, returning the ids.
   std::vector<RequestId> wait_some(std::chrono::milliseconds timeout);
   // Withdraws requests that have not been reported complete: when cancel() returns, the
   // transport no longer reads or writes their spans (a request that was already being
@@ -63,10 +78,19 @@ class Transport {
   // Called by the executor with the description of what it is waiting for when it gives up,
   // so that a backend can tell the other ranks (the thread world aborts them).
   virtual void abort(const std::string& reason) { (void)reason; }
+  // Cooperative progress. The executor attaches its execution before its first op and
+  // detaches it after its last (or after cancelling, when it fails). A backend whose ranks
+  // share one address space and may outnumber the CPUs (threads) may then let a waiting
+  // rank advance other ranks' attached executions, so that a collective completes without
+  // a scheduling round per message. Between attach and detach the executor's state belongs
+  // to whoever holds the rank's execution: its own thread, except while it waits in
+  // wait_some() with a positive timeout. The defaults do nothing.
+  virtual void attach(Progress& progress) { (void)progress; }
+  virtual void detach() {}
 
  protected:
   // The backend halves of wait_some() and cancel() (same contracts).
-  virtual std::vector<RequestId> do_wait_some(std::chrono::milliseconds timeout) = 0;
+  virtual void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) = 0;
   virtual void do_cancel(std::span<const RequestId> ids) = 0;
 
  private:

@@ -231,6 +231,35 @@ TEST(Communicator, PlansAreCachedAndOverridesHonoured) {
   EXPECT_EQ(cache->size(), 1u);
 }
 
+// Repeated calls run their prepared plan on whatever buffers they are given; more distinct
+// calls than the communicator keeps prepared evict the least recently used, and an evicted
+// call is prepared again when it comes back. Every result is checked.
+TEST(Communicator, PreparedCallsAreReusedAndEvictedLeastRecentlyUsed) {
+  constexpr std::size_t kDistinct = Communicator::kPreparedCalls + 3;
+  std::atomic<int> wrong{0};
+  std::vector<std::size_t> held(3, 0);
+  run_threads(3, [&](Communicator& comm) {
+    for (int pass = 0; pass < 3; ++pass) {
+      for (std::size_t c = 1; c <= kDistinct; ++c) {
+        // Fresh buffers for every call: nothing may stick to the previous call's memory.
+        std::vector<std::int64_t> in(c, comm.rank() + 10 * pass);
+        std::vector<std::int64_t> out(c, -1);
+        comm.allreduce<std::int64_t>(in, out, "sum");
+        for (const auto v : out) {
+          if (v != 3 + 30 * pass) ++wrong;
+        }
+        // The most recent call again, at once: the prepared one.
+        std::vector<std::int64_t> again(c, -1);
+        comm.allreduce<std::int64_t>(in, again, "sum");
+        if (again != out) ++wrong;
+      }
+    }
+    held[static_cast<std::size_t>(comm.rank())] = comm.prepared_calls();
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  for (const auto h : held) EXPECT_EQ(h, Communicator::kPreparedCalls);
+}
+
 TEST(Communicator, WrongBuffersAreInvalidArguments) {
   EXPECT_THROW(run_threads(2,
                            [](Communicator& comm) {

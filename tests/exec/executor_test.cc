@@ -6,6 +6,7 @@
 #include "optcoll/exec/executor.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +89,30 @@ TEST(ExecutorValidation, RankCountMustMatchTheTransport) {
   EXPECT_TRUE(
       contains(e.what(), "schedule 'bcast/binomial' is for 3 ranks but the transport has 2"))
       << e.what();
+}
+
+TEST(ExecutorValidation, ExecutionRankMustBeInRange) {
+  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 3, 4));
+  const Error e = expect_error([&] { Execution execution(s, 3); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e.what(), "rank 3 is out of range for schedule 'bcast/binomial' of 3 ranks"))
+      << e.what();
+}
+
+// An Execution runs on the transport of the rank it was prepared for, and no other.
+TEST(ExecutorValidation, ExecutionRunsOnlyOnItsOwnRank) {
+  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 2, 4));
+  Execution for_rank0(s, 0);
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      if (t.rank() != 1) return;
+      std::vector<std::int32_t> out(4);
+      for_rank0.run(t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+                    int32_sum(), ExecOptions{});
+    });
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(contains(e.what(), "prepared for rank 0 run by transport rank 1")) << e.what();
 }
 
 TEST(ExecutorValidation, MalformedScheduleIsRefused) {
@@ -327,9 +352,33 @@ TEST(Executor, ScratchStartsZeroed) {
   }
 }
 
-// Two ranks that disagree on the message size (different schedules, each well formed):
-// both fail, naming both sizes.
+// Two ranks that disagree on the message size (different schedules, each well formed),
+// with messages above the eager limit: both fail, naming both sizes.
 TEST(Executor, MessageSizeMismatchFailsBothRanks) {
+  const Schedule small =
+      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 2048));
+  const Schedule large =
+      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 4096));
+  const Error e = expect_error([&] {
+    shared_world(2).run([&](Transport& t) {
+      const Schedule& s = t.rank() == 0 ? small : large;
+      std::vector<std::int32_t> out(static_cast<std::size_t>(s.spec.count));
+      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
+              int32_sum(), ExecOptions{std::chrono::seconds(20)});
+    });
+  });
+  const std::string what = e.what();
+  EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
+  EXPECT_TRUE(contains(what, "2 of 2 ranks failed")) << what;
+  EXPECT_TRUE(contains(what, "the send has 8192 bytes but the receive expects 16384 bytes"))
+      << what;
+  EXPECT_TRUE(contains(what, "rank 1 was waiting on: rank 1 op 0: recv 4096 elems from rank 0"))
+      << what;
+}
+
+// The same with small (eager) messages: the receiver fails, naming both sizes (the sender
+// fails too only if it was still in the collective when the world was aborted).
+TEST(Executor, EagerMessageSizeMismatchFailsTheReceiver) {
   const Schedule small = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 8));
   const Schedule large =
       algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 16));
@@ -343,10 +392,42 @@ TEST(Executor, MessageSizeMismatchFailsBothRanks) {
   });
   const std::string what = e.what();
   EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
-  EXPECT_TRUE(contains(what, "2 of 2 ranks failed")) << what;
   EXPECT_TRUE(contains(what, "the send has 32 bytes but the receive expects 64 bytes")) << what;
   EXPECT_TRUE(contains(what, "rank 1 was waiting on: rank 1 op 0: recv 16 elems from rank 0"))
       << what;
+}
+
+// A persistent Execution runs many times, on other buffers each time, with the scratch
+// kept between runs: every run gives the reference result for its own inputs.
+TEST(Executor, PersistentExecutionRunsManyTimes) {
+  for (const char* name : {"allreduce/ring", "allreduce/rabenseifner", "alltoall/bruck"}) {
+    const auto kind = std::string(name).starts_with("allreduce") ? CollectiveKind::kAllreduce
+                                                                 : CollectiveKind::kAlltoall;
+    const CollectiveSpec spec = make_spec(kind, 6, 11);
+    const Schedule s = algorithms::build(name, spec);
+    const Layout layout(spec);
+    ThreadWorld& world = shared_world(6);
+    std::vector<std::unique_ptr<Execution>> executions;
+    for (Rank r = 0; r < 6; ++r) executions.push_back(std::make_unique<Execution>(s, r));
+    for (std::uint32_t round = 0; round < 5; ++round) {
+      const auto contributions =
+          make_contributions(spec, 4, fill_integers<std::int32_t>(static_cast<int>(round) + 3));
+      const auto expected = reference_outputs(spec, 4, contributions, combine_sum<std::int32_t>());
+      std::vector<Bytes> outputs(6);
+      world.run([&](Transport& t) {
+        const auto me = static_cast<std::size_t>(t.rank());
+        outputs[me].assign(static_cast<std::size_t>(layout.output_count(t.rank())) * 4,
+                           std::byte{0x5a});
+        ExecOptions options;
+        options.epoch = round;
+        executions[me]->run(t, {contributions[me], outputs[me]}, int32(), int32_sum(), options);
+      });
+      for (std::size_t r = 0; r < 6; ++r) {
+        EXPECT_EQ(first_difference(outputs[r], expected[r], 4), "")
+            << name << " rank " << r << " round " << round;
+      }
+    }
+  }
 }
 
 // A copy of `s` in which the message (rank `from`'s op `send`) is gone on both sides (each

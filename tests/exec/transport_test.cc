@@ -6,6 +6,7 @@
 #include "optcoll/exec/transport.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -14,8 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 #include "tests/testing/reference.h"
@@ -58,8 +61,8 @@ class DefaultReduceTransport final : public Transport {
   void abort(const std::string& reason) override { inner_.abort(reason); }
 
  protected:
-  std::vector<RequestId> do_wait_some(milliseconds timeout) override {
-    return inner_.wait_some(timeout);
+  void do_wait_some(milliseconds timeout, std::vector<RequestId>& done) override {
+    inner_.wait_some(timeout, done);
   }
   void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
 
@@ -351,17 +354,20 @@ TEST_P(TransportConformance, LargeMessagesToAnIdleReceiver) {
   EXPECT_EQ(combine_thread, receiver_thread);
 }
 
+// Above the eager limit a send waits for its receive, and a size mismatch fails both sides.
 TEST_P(TransportConformance, SizeMismatchFailsBothRanksNamingBothSizes) {
+  constexpr std::size_t kSent = threads::ThreadTransport::kEagerBytes + 24;
+  constexpr std::size_t kExpected = threads::ThreadTransport::kEagerBytes + 40;
   std::vector<std::string> errors(2);
   try {
     run(2, [&](Transport& t) {
       Waiter w(t);
       try {
         if (t.rank() == 0) {
-          const Bytes data(24);
+          const Bytes data(kSent);
           w.wait({t.isend(1, MsgKey{0, 5}, data)});
         } else {
-          Bytes data(40);
+          Bytes data(kExpected);
           w.wait({t.irecv(0, MsgKey{0, 5}, data)});
         }
       } catch (const TransportError& e) {
@@ -374,16 +380,112 @@ TEST_P(TransportConformance, SizeMismatchFailsBothRanksNamingBothSizes) {
     EXPECT_NE(std::string(e.what()).find("2 of 2 ranks failed"), std::string::npos) << e.what();
   }
   for (const auto& error : errors) {
-    EXPECT_NE(error.find("24 bytes"), std::string::npos) << error;
-    EXPECT_NE(error.find("40 bytes"), std::string::npos) << error;
+    EXPECT_NE(error.find(fmt::format("{} bytes", kSent)), std::string::npos) << error;
+    EXPECT_NE(error.find(fmt::format("{} bytes", kExpected)), std::string::npos) << error;
     EXPECT_NE(error.find("seq 5"), std::string::npos) << error;
   }
+}
+
+// A small send posted before its receive is eager: it completes at once, before the
+// receiver has even posted (the receiver is held back until the send has completed), and
+// the data arrive intact; the sender's buffer may be reused at once.
+TEST_P(TransportConformance, SmallSendsCompleteBeforeTheirReceive) {
+  Bytes got(100);
+  std::atomic<bool> send_done{false};
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    if (t.rank() == 0) {
+      Bytes data = payload(0, 1, 3, 100);
+      w.wait({t.isend(1, MsgKey{2, 3}, data)}, milliseconds(5000));
+      send_done.store(true);
+      std::fill(data.begin(), data.end(), std::byte{0});  // the message is the copy
+    } else {
+      while (!send_done.load()) std::this_thread::yield();
+      w.wait({t.irecv(0, MsgKey{2, 3}, got)});
+    }
+  });
+  EXPECT_EQ(got, payload(0, 1, 3, 100));
+}
+
+// An eager message of the wrong size fails its receiver, naming both sizes; the sender,
+// whose send completed when it was posted, has moved on.
+TEST_P(TransportConformance, EagerSizeMismatchFailsTheReceiverNamingBothSizes) {
+  std::string error;
+  std::atomic<bool> send_done{false};
+  try {
+    run(2, [&](Transport& t) {
+      Waiter w(t);
+      if (t.rank() == 0) {
+        const Bytes data(24);
+        w.wait({t.isend(1, MsgKey{0, 5}, data)}, milliseconds(5000));
+        send_done.store(true);
+      } else {
+        while (!send_done.load()) std::this_thread::yield();
+        Bytes data(40);
+        try {
+          w.wait({t.irecv(0, MsgKey{0, 5}, data)});
+        } catch (const TransportError& e) {
+          error = e.what();
+          throw;
+        }
+      }
+    });
+    FAIL() << "a size mismatch must fail the run";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 first"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(error.find("24 bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("40 bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("seq 5"), std::string::npos) << error;
+}
+
+// Eager copies are bounded per ordered pair: a rank that only sends small messages runs
+// ahead of its receiver by at most kEagerMailboxMessages of them, then waits.
+TEST_P(TransportConformance, EagerSendsAreFlowControlled) {
+  constexpr int kMessages = static_cast<int>(threads::ThreadTransport::kEagerMailboxMessages) + 8;
+  std::atomic<int> completed_before_receiver{0};
+  std::atomic<bool> receiver_started{false};
+  std::vector<std::int32_t> got(kMessages, -1);
+  run(2, [&](Transport& t) {
+    Waiter w(t);
+    if (t.rank() == 0) {
+      std::vector<std::int32_t> values(kMessages);
+      std::vector<RequestId> ids;
+      for (int i = 0; i < kMessages; ++i) {
+        values[static_cast<std::size_t>(i)] = 7 * i;
+        ids.push_back(t.isend(1, MsgKey{0, i},
+                              std::as_bytes(std::span(&values[static_cast<std::size_t>(i)], 1))));
+      }
+      // Give the sends every chance to complete before the receiver starts.
+      for (const RequestId id : ids) {
+        try {
+          w.wait({id}, milliseconds(50));
+        } catch (const std::runtime_error&) {
+          break;  // this one waits for its receive
+        }
+        if (!receiver_started.load()) completed_before_receiver.fetch_add(1);
+      }
+      receiver_started.store(true);
+      w.wait(ids);
+    } else {
+      while (!receiver_started.load()) std::this_thread::yield();
+      std::vector<RequestId> ids;
+      for (int i = 0; i < kMessages; ++i) {
+        ids.push_back(t.irecv(0, MsgKey{0, i},
+                              std::as_writable_bytes(std::span(&got[static_cast<std::size_t>(i)], 1))));
+      }
+      w.wait(ids);
+    }
+  });
+  EXPECT_EQ(completed_before_receiver.load(),
+            static_cast<int>(threads::ThreadTransport::kEagerMailboxMessages));
+  for (int i = 0; i < kMessages; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], 7 * i) << i;
 }
 
 // wait_some returns empty after its timeout; cancelled requests are never written to, and
 // the world runs normally afterwards.
 TEST_P(TransportConformance, TimeoutAndCancel) {
-  Bytes target(16, std::byte{0x11});
+  Bytes target(threads::ThreadTransport::kEagerBytes + 16, std::byte{0x11});
   run(2, [&](Transport& t) {
     Waiter w(t);
     const MsgKey cancelled{0, 1};
@@ -398,13 +500,14 @@ TEST_P(TransportConformance, TimeoutAndCancel) {
     } else {
       Bytes none;
       w.wait({t.irecv(1, handshake, none)});
-      const Bytes data(16, std::byte{0x77});
-      const RequestId id = t.isend(1, cancelled, data);  // nobody receives it any more
+      // Above the eager limit, so that it waits for a receive (nobody receives it any more).
+      const Bytes data(threads::ThreadTransport::kEagerBytes + 16, std::byte{0x77});
+      const RequestId id = t.isend(1, cancelled, data);
       EXPECT_TRUE(t.wait_some(milliseconds(20)).empty());
       t.cancel(std::vector<RequestId>{id});
     }
   });
-  EXPECT_EQ(target, Bytes(16, std::byte{0x11}));
+  EXPECT_EQ(target, Bytes(threads::ThreadTransport::kEagerBytes + 16, std::byte{0x11}));
   // A fresh run on a fresh world of the backend still works.
   Bytes got(4);
   run(2, [&](Transport& t) {

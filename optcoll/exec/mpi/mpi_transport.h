@@ -67,7 +67,7 @@ class MpiTransport final : public Transport {
   void begin_call(std::uint64_t call);
 
  protected:
-  std::vector<RequestId> do_wait_some(std::chrono::milliseconds timeout) override;
+  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override;
   void do_cancel(std::span<const RequestId> ids) override;
 
  private:
@@ -94,6 +94,8 @@ class MpiTransport final : public Transport {
   RequestId next_id_ = 1;
   std::vector<MPI_Request> requests_;  // parallel to pending_
   std::vector<Pending> pending_;
+  std::vector<int> test_indices_;  // MPI_Testsome's outputs, kept between polls
+  std::vector<MPI_Status> test_statuses_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
   std::uint64_t call_ = 0;          // the current call (0: calls not used)

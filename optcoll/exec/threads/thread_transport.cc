@@ -29,13 +29,12 @@ typename std::vector<Posted>::iterator find_key(std::vector<Posted>& posted, Msg
                       [key](const Posted& p) { return p.key == key; });
 }
 
-// Removes the element at `it` by moving the last one into its place (order is irrelevant:
-// keys are unique per pair).
+// Removes the element at `it`, keeping the others in posting order: messages of one pair
+// are mostly matched oldest first, so the one wanted is usually at the front.
 template <typename Posted>
 Posted take(std::vector<Posted>& posted, typename std::vector<Posted>::iterator it) {
   Posted taken = std::move(*it);
-  if (it != posted.end() - 1) *it = std::move(posted.back());
-  posted.pop_back();
+  posted.erase(it);
   return taken;
 }
 
@@ -47,7 +46,8 @@ Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
       spin_(spin),
       mailboxes_(std::make_unique<Mailbox[]>(static_cast<std::size_t>(nranks) *
                                              static_cast<std::size_t>(nranks))),
-      inboxes_(std::make_unique<Inbox[]>(static_cast<std::size_t>(nranks))) {}
+      inboxes_(std::make_unique<Inbox[]>(static_cast<std::size_t>(nranks))),
+      seats_(std::make_unique<Seat[]>(static_cast<std::size_t>(nranks))) {}
 
 void Fabric::reset() {
   const auto p = static_cast<std::size_t>(nranks_);
@@ -55,6 +55,8 @@ void Fabric::reset() {
     const std::lock_guard lock(mailboxes_[i].mutex);
     mailboxes_[i].sends.clear();
     mailboxes_[i].recvs.clear();
+    mailboxes_[i].eager_bytes = 0;
+    mailboxes_[i].eager_messages = 0;
   }
   for (std::size_t r = 0; r < p; ++r) {
     const std::lock_guard lock(inboxes_[r].mutex);
@@ -86,6 +88,32 @@ void Fabric::abort(Rank rank, const std::string& reason) {
     }
     box.wake.notify_all();
   }
+}
+
+bool Fabric::help_others(Rank me) {
+  bool any = false;
+  for (Rank k = 1; k < nranks_; ++k) {
+    const Rank r = (me + k) % nranks_;
+    Seat& s = seat(r);
+    if (!s.attached.load(std::memory_order_acquire)) continue;
+    Inbox& box = inbox(r);
+    const std::uint32_t news = box.news.load(std::memory_order_acquire);
+    if (news == s.news_seen.load(std::memory_order_relaxed)) continue;  // nothing to take in
+    std::unique_lock seat_lock(s.mutex, std::try_to_lock);
+    if (!seat_lock.owns_lock() || s.progress == nullptr) continue;  // running, or detached
+    s.news_seen.store(news, std::memory_order_relaxed);
+    const bool changed = s.progress->advance();
+    seat_lock.unlock();
+    if (!changed) continue;
+    any = true;
+    {
+      // Under the inbox lock, so that an owner about to sleep either sees it or is woken.
+      const std::lock_guard lock(box.mutex);
+      s.helped.fetch_add(1, std::memory_order_release);
+    }
+    box.wake.notify_one();
+  }
+  return any;
 }
 
 Rank Fabric::abort_rank() const {
@@ -199,7 +227,28 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
   std::unique_lock lock(box.mutex);
   const auto it = find_key(box.recvs, key);
   if (it == box.recvs.end()) {
-    box.sends.push_back({key, id, data});
+    if (data.size() <= kEagerBytes && box.eager_bytes + data.size() <= kEagerMailboxBytes &&
+        box.eager_messages < kEagerMailboxMessages) {
+      // Eager (file comment): the mailbox keeps a copy and the send is complete.
+      Fabric::PostedSend& send = box.sends.emplace_back();
+      send.key = key;
+      send.eager_bytes = data.size();
+      std::byte* copy = send.small.data();
+      if (data.size() > send.small.size()) {
+        send.copy = std::make_unique_for_overwrite<std::byte[]>(data.size());
+        copy = send.copy.get();
+      }
+      if (!data.empty()) std::memcpy(copy, data.data(), data.size());
+      box.eager_bytes += data.size();
+      ++box.eager_messages;
+      lock.unlock();
+      local_done_.push_back(id);
+      return id;
+    }
+    Fabric::PostedSend& send = box.sends.emplace_back();
+    send.key = key;
+    send.id = id;
+    send.data = data;
     return id;
   }
   if (data.size() >= kHandOverBytes && data.size() == it->bytes &&
@@ -233,8 +282,22 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
     return id;
   }
   const Fabric::PostedSend send = take(box.sends, it);
-  TransferResult result = transfer(from, rank_, key, send.data, recv);
+  if (send.eager()) {
+    box.eager_bytes -= send.eager_bytes;
+    --box.eager_messages;
+  }
+  TransferResult result = transfer(from, rank_, key, send.payload(), recv);
   lock.unlock();
+  if (send.eager()) {
+    // An eager send completed when it was posted: only this side is left to finish. A size
+    // mismatch fails this rank, which then aborts the world (the sender has moved on).
+    if (result.error.empty()) {
+      local_done_.push_back(id);
+    } else {
+      local_failures_.push_back(std::move(result.error));
+    }
+    return id;
+  }
   finish_match(std::move(result), false, id, from, send.id);
   return id;
 }
@@ -271,18 +334,57 @@ RequestId ThreadTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes
 
 void ThreadTransport::abort(const std::string& reason) { fabric_.abort(rank_, reason); }
 
-std::vector<RequestId> ThreadTransport::do_wait_some(std::chrono::milliseconds timeout) {
-  const auto start = Clock::now();
+void ThreadTransport::attach(Progress& progress) {
+  Fabric::Seat& seat = fabric_.seat(rank_);
+  seat.mutex.lock();
+  seated_ = true;
+  attached_ = true;
+  seat.progress = &progress;
+  seat.news_seen.store(fabric_.inbox(rank_).news.load(std::memory_order_acquire),
+                       std::memory_order_relaxed);
+  // Helping pays only when ranks wait for CPUs; with a CPU each they spin instead.
+  if (!fabric_.spins()) seat.attached.store(true, std::memory_order_release);
+}
+
+void ThreadTransport::detach() {
+  if (!attached_) return;
+  Fabric::Seat& seat = fabric_.seat(rank_);
+  if (!seated_) seat.mutex.lock();  // a helper may be inside: wait for it
+  seat.attached.store(false, std::memory_order_release);
+  seat.progress = nullptr;
+  seat.mutex.unlock();
+  seated_ = false;
+  attached_ = false;
+}
+
+void ThreadTransport::leave_seat() {
+  if (!attached_ || !seated_) return;
+  seated_ = false;
+  fabric_.seat(rank_).mutex.unlock();
+}
+
+void ThreadTransport::take_seat() {
+  if (!attached_ || seated_) return;
+  fabric_.seat(rank_).mutex.lock();
+  seated_ = true;
+}
+
+void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
+                                   std::vector<RequestId>& done) {
   // The world's timeout counts time spent waiting since the last progress (not time spent
-  // computing between waits).
-  const auto world_deadline = start + (fabric_.timeout() - idle_);
-  const auto call_deadline = start + timeout;
-  const bool world_limits = world_deadline < call_deadline;  // a tie: the caller reports
-  const auto deadline = world_limits ? world_deadline : call_deadline;
+  // computing between waits). The clock is read only once there is nothing to return.
+  Clock::time_point start;
+  Clock::time_point deadline;
+  bool world_limits = false;  // the world's timeout comes first (a tie: the caller reports)
+  bool timed = false;
   Fabric::Inbox& box = fabric_.inbox(rank_);
+  Fabric::Seat& seat = fabric_.seat(rank_);
+  // Helpers advance the attached execution only while this thread waits below (seat left);
+  // when one did, the executor must look at what changed.
+  const std::uint32_t helped = seat.helped.load(std::memory_order_acquire);
   bool spun = false;
   std::unique_lock lock(box.mutex);
-  while (true) {
+  while (true) {  // the seat is held here whenever it is held at all
     if (!local_failures_.empty() || !box.failures.empty()) {
       std::string message =
           local_failures_.empty() ? box.failures.front() : local_failures_.front();
@@ -290,13 +392,13 @@ std::vector<RequestId> ThreadTransport::do_wait_some(std::chrono::milliseconds t
       throw TransportError(message);
     }
     if (!local_done_.empty() || !box.completed.empty()) {
-      std::vector<RequestId> done = std::move(local_done_);
+      done.insert(done.end(), local_done_.begin(), local_done_.end());
       local_done_.clear();
       done.insert(done.end(), box.completed.begin(), box.completed.end());
       box.completed.clear();
       lock.unlock();
       idle_ = Clock::duration::zero();
-      return done;
+      return;
     }
     if (!box.handed.empty()) {
       const std::vector<Fabric::HandOver> notes = std::move(box.handed);
@@ -310,31 +412,58 @@ std::vector<RequestId> ThreadTransport::do_wait_some(std::chrono::milliseconds t
       lock.unlock();
       throw_if_aborted();
     }
+    if (seat.helped.load(std::memory_order_acquire) != helped) {
+      lock.unlock();
+      idle_ = Clock::duration::zero();
+      return;
+    }
     const auto now = Clock::now();
+    if (!timed) {
+      timed = true;
+      start = now;
+      const auto world_deadline = start + (fabric_.timeout() - idle_);
+      const auto call_deadline = start + timeout;
+      world_limits = world_deadline < call_deadline;
+      deadline = world_limits ? world_deadline : call_deadline;
+    }
     if (now >= deadline) break;
     box.idle.store(true, std::memory_order_relaxed);
     if (!spun) {
       // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks
-      // than CPUs), without the lock, until something new, before sleeping.
+      // than CPUs), helping other ranks meanwhile, without the locks, until something new.
       spun = true;
       const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
       lock.unlock();
-      const auto news = [&] { return box.news.load(std::memory_order_acquire) != seen; };
+      leave_seat();
+      const auto news = [&] {
+        return box.news.load(std::memory_order_acquire) != seen ||
+               seat.helped.load(std::memory_order_acquire) != helped;
+      };
       const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
       if (fabric_.spins()) {
         spin_until(news, std::min<std::chrono::microseconds>(kSpinBudget, left));
       } else {
-        yield_until(news, std::min<std::chrono::microseconds>(kYieldBudget, left));
+        yield_until(
+            [&] {
+              fabric_.help_others(rank_);
+              return news();
+            },
+            std::min<std::chrono::microseconds>(kYieldBudget, left));
       }
+      take_seat();  // before the inbox lock (lock order)
       lock.lock();
     } else {
+      leave_seat();
       box.wake.wait_until(lock, deadline);
+      lock.unlock();
+      take_seat();
+      lock.lock();
     }
     box.idle.store(false, std::memory_order_relaxed);
   }
   lock.unlock();
   idle_ += Clock::now() - start;
-  if (!world_limits) return {};
+  if (!world_limits) return;
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(idle_);
   const std::string reason =
       fmt::format("rank {} timed out: no progress for {} ms (the thread world's timeout)", rank_,
@@ -354,6 +483,8 @@ void ThreadTransport::do_cancel(std::span<const RequestId> ids) {
     {
       Fabric::Mailbox& out = fabric_.mailbox(rank_, peer);
       const std::lock_guard lock(out.mutex);
+      // (Eager sends have id 0 in the mailbox: they completed when posted and stay there,
+      // for the receive, like a message already on the wire.)
       std::erase_if(out.sends, [&](const Fabric::PostedSend& s) { return listed(s.id); });
       for (Fabric::PostedRecv& r : out.recvs) {  // take back what was handed over
         if (r.handed_send != 0 && listed(r.handed_send)) {

@@ -13,8 +13,28 @@
 // which then does the copy or reduction into its own memory. Without it, the rank that
 // happens to post last does every transfer of a step while its peers sleep (measured: one
 // thread did all the work of a p = 2 ring allreduce).
+//
+// Small messages are eager: a send of at most kEagerBytes that finds no receive posted
+// copies its data into the mailbox and completes at once, as an MPI library's eager
+// protocol does, so the sender goes on (to its next op, or its next collective) without
+// waiting for the receiver to be scheduled; the receive copies it out when it is posted.
+// With more ranks than CPUs that saves a scheduling round per message. A mailbox holds at
+// most kEagerMailboxMessages such copies and kEagerMailboxBytes in all; beyond that sends
+// wait for their receive again
+// (flow control: a rank that only sends, such as a bcast root in a loop, cannot run ahead
+// without bound).
+//
+// Cooperative progress (Transport::attach), with more ranks than CPUs: each rank has a seat,
+// a mutex its thread holds while it runs its attached execution and releases only while it
+// waits. A waiting rank, before it yields the CPU, takes the free seats of ranks whose inbox
+// has news and advances their executions (issues what became ready, takes in what
+// completed), so that a collective whose ranks have all entered it can complete on the
+// threads that happen to run, instead of costing a scheduling round for every message.
+// Lock order: a seat before any mailbox or inbox lock, never the reverse; a helper only
+// try-locks seats, and holds one at a time.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -96,8 +116,18 @@ class Fabric {
 
   struct PostedSend {
     MsgKey key;
-    RequestId id = 0;
-    std::span<const std::byte> data;
+    RequestId id = 0;                  // 0: an eager send (complete already)
+    std::span<const std::byte> data;   // not eager: the sender's memory
+    // Eager: a copy of the data, in `small` if it fits, else in `copy`.
+    std::size_t eager_bytes = 0;
+    std::unique_ptr<std::byte[]> copy;
+    std::array<std::byte, 48> small{};
+
+    bool eager() const { return id == 0; }
+    std::span<const std::byte> payload() const {
+      if (!eager()) return data;
+      return {copy != nullptr ? copy.get() : small.data(), eager_bytes};
+    }
   };
   struct PostedRecv {
     MsgKey key;
@@ -120,6 +150,8 @@ class Fabric {
     std::mutex mutex;
     std::vector<PostedSend> sends;
     std::vector<PostedRecv> recvs;
+    std::size_t eager_bytes = 0;     // held in the copies of eager sends
+    std::size_t eager_messages = 0;  // eager sends waiting in `sends`
   };
   // Requests of one rank completed by other ranks, and the failed ones with their message.
   struct alignas(64) Inbox {
@@ -132,11 +164,25 @@ class Fabric {
     std::atomic<std::uint32_t> news{0};  // bumped after each change (what a spinner watches)
   };
 
+  // Who runs a rank's attached execution (file comment, "Cooperative progress").
+  struct alignas(64) Seat {
+    std::mutex mutex;               // held by whoever advances the execution
+    Progress* progress = nullptr;   // the attached execution (under mutex)
+    std::atomic<bool> attached{false};         // a hint for helpers (read without the lock)
+    std::atomic<std::uint32_t> news_seen{0};   // the inbox's news when it was last advanced
+    std::atomic<std::uint32_t> helped{0};      // bumped (under the inbox lock) after a helper
+                                               // advanced it, for the waiting owner
+  };
+
   Mailbox& mailbox(Rank from, Rank to) {
     return mailboxes_[static_cast<std::size_t>(from) * static_cast<std::size_t>(nranks_) +
                       static_cast<std::size_t>(to)];
   }
   Inbox& inbox(Rank r) { return inboxes_[static_cast<std::size_t>(r)]; }
+  Seat& seat(Rank r) { return seats_[static_cast<std::size_t>(r)]; }
+  // Advances the attached executions of other ranks than `me` that have news and a free
+  // seat; returns whether any changed.
+  bool help_others(Rank me);
   void complete(Rank owner, RequestId id);
   void hand_over(Rank receiver, HandOver note);
   void fail(Rank owner, std::string message);
@@ -146,6 +192,7 @@ class Fabric {
   const bool spin_;
   std::unique_ptr<Mailbox[]> mailboxes_;  // [from * nranks + to]
   std::unique_ptr<Inbox[]> inboxes_;
+  std::unique_ptr<Seat[]> seats_;
   std::atomic<bool> aborted_{false};
   mutable std::mutex abort_mutex_;
   Rank abort_rank_ = kNoRank;
@@ -159,6 +206,11 @@ class ThreadTransport final : public Transport {
   // Messages at least this large are handed over to an idle receiver (below it, waking the
   // receiver to copy costs more than the copy).
   static constexpr std::size_t kHandOverBytes = std::size_t{64} << 10;
+  // Sends of at most this many bytes are eager (file comment), while their mailbox holds
+  // less than kEagerMailboxBytes of eager copies.
+  static constexpr std::size_t kEagerBytes = std::size_t{4} << 10;
+  static constexpr std::size_t kEagerMailboxBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kEagerMailboxMessages = 64;
 
   ThreadTransport(Fabric& fabric, Rank rank);
 
@@ -170,6 +222,10 @@ class ThreadTransport final : public Transport {
   RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) override;
   // Aborts the whole world with `reason`.
   void abort(const std::string& reason) override;
+  // Takes this rank's seat (held until detach(), except while waiting) and offers the
+  // execution to helpers when the world has more ranks than CPUs.
+  void attach(Progress& progress) override;
+  void detach() override;
 
   // Starts a new run: forgets completions of the previous one, restarts the no-progress
   // count. Called by the rank's own thread before it runs its function.
@@ -179,7 +235,7 @@ class ThreadTransport final : public Transport {
   // Waits at most `timeout`, and stops the rank once it has waited the world's timeout in
   // total since it last made progress (posted, or saw a completion): then it aborts the
   // world and throws.
-  std::vector<RequestId> do_wait_some(std::chrono::milliseconds timeout) override;
+  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override;
   void do_cancel(std::span<const RequestId> ids) override;
 
  private:
@@ -199,6 +255,9 @@ class ThreadTransport final : public Transport {
                     RequestId theirs);
 
   void check_peer(Rank peer, const char* verb) const;
+  // Waiting, in do_wait_some(): leaves the seat to helpers (if attached) and takes it back.
+  void leave_seat();
+  void take_seat();
   void throw_if_aborted() const;
   RequestId post_recv(Rank from, MsgKey key, Fabric::PostedRecv recv);
   // Does the matches that senders handed over to this rank.
@@ -211,6 +270,8 @@ class ThreadTransport final : public Transport {
   std::vector<std::string> local_failures_;
   // Time spent in do_wait_some() since this rank last posted or saw a completion.
   std::chrono::steady_clock::duration idle_{};
+  bool attached_ = false;  // between attach() and detach()
+  bool seated_ = false;    // this thread holds the seat's mutex
 };
 
 }  // namespace optcoll::threads

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the fixed cost of one collective call through the Communicator on the thread
+// backend: back-to-back calls of 1 element (bcast, allreduce, allgather) on p threads, the
+// plan cached after the first call. What is measured is the executor's and the transport's
+// per-call and per-message overhead, not data movement: the number every small collective
+// pays (issue 7: the thread backend against MPI at 8 B). p = 1 has no message at all.
+//
+//   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "optcoll/api/communicator.h"
+
+namespace optcoll {
+namespace {
+
+constexpr int kCallsPerIteration = 1000;
+
+// Runs kCallsPerIteration calls of `collective` per benchmark iteration on every rank of a
+// ThreadWorld of p threads; reports microseconds per call.
+void run_calls(benchmark::State& state, const std::string& collective) {
+  const auto p = static_cast<Rank>(state.range(0));
+  bool correct = true;
+  for (auto _ : state) {
+    run_threads(p, [&](Communicator& comm) {
+      const auto np = static_cast<std::size_t>(comm.size());
+      std::vector<double> in(1, comm.rank() + 1.0);
+      std::vector<double> out(1, 0.0);
+      std::vector<double> all(np, 0.0);
+      for (int i = 0; i < kCallsPerIteration; ++i) {
+        if (collective == "bcast") {
+          out[0] = comm.rank() == 0 ? 42.0 : 0.0;
+          comm.bcast<double>(out, 0);
+          if (out[0] != 42.0) correct = false;
+        } else if (collective == "allreduce") {
+          comm.allreduce<double>(in, out, "sum");
+          if (out[0] != static_cast<double>(np * (np + 1) / 2)) correct = false;
+        } else {
+          comm.allgather<double>(in, all);
+          if (all[np - 1] != static_cast<double>(np)) correct = false;
+        }
+      }
+    });
+  }
+  if (!correct) state.SkipWithError("wrong result");
+  state.SetItemsProcessed(state.iterations() * kCallsPerIteration);
+  state.counters["us_per_call"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kCallsPerIteration) * 1e-6,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_Bcast(benchmark::State& state) { run_calls(state, "bcast"); }
+void BM_Allreduce(benchmark::State& state) { run_calls(state, "allreduce"); }
+void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
+
+BENCHMARK(BM_Bcast)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(BM_Allreduce)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(BM_Allgather)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace optcoll
+
+BENCHMARK_MAIN();
