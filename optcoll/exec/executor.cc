@@ -122,6 +122,7 @@ class Interpreter final : public Progress {
     scratch_ = x_.scratch_.get();
     x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
     x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
+    x_.batch_.clear();  // a failed run may have left part of a batch
     x_.in_flight_.clear();
     x_.completed_.clear();
   }

@@ -397,6 +397,68 @@ TEST(Executor, EagerMessageSizeMismatchFailsTheReceiver) {
       << what;
 }
 
+// A transport that fails its n-th isend (counted over its life), passing the rest through.
+class FailingSendTransport final : public Transport {
+ public:
+  FailingSendTransport(Transport& inner, int fail_at) : inner_(inner), fail_at_(fail_at) {}
+  Rank rank() const override { return inner_.rank(); }
+  Rank size() const override { return inner_.size(); }
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    if (++sends_ == fail_at_) throw TransportError("injected send failure");
+    return inner_.isend(to, key, data);
+  }
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    return inner_.irecv(from, key, data);
+  }
+  void abort(const std::string& reason) override { inner_.abort(reason); }
+  void attach(Progress& progress) override { inner_.attach(progress); }
+  void detach() override { inner_.detach(); }
+
+ protected:
+  void do_wait_some(milliseconds timeout, std::vector<RequestId>& done) override {
+    inner_.wait_some(timeout, done);
+  }
+  void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
+
+ private:
+  Transport& inner_;
+  const int fail_at_;
+  int sends_ = 0;
+};
+
+// A run that fails halfway through issuing its ready ops (the root's second of three sends)
+// leaves nothing behind in its Execution: the next run of the same Execution is correct.
+TEST(Executor, PersistentExecutionRecoversFromAFailedRun) {
+  const CollectiveSpec spec = make_spec(CollectiveKind::kBcast, 4, 6);
+  const Schedule s = algorithms::build("bcast/linear", spec);
+  std::vector<std::unique_ptr<Execution>> executions;
+  for (Rank r = 0; r < 4; ++r) executions.push_back(std::make_unique<Execution>(s, r));
+  ThreadWorld& world = shared_world(4);
+  std::vector<std::vector<std::int32_t>> outputs(4);
+  std::vector<std::unique_ptr<FailingSendTransport>> wrappers(4);
+  for (std::uint32_t round = 0; round < 2; ++round) {
+    auto body = [&](Transport& t) {
+      const auto me = static_cast<std::size_t>(t.rank());
+      if (!wrappers[me]) wrappers[me] = std::make_unique<FailingSendTransport>(t, 2);
+      outputs[me].assign(6, t.rank() == 0 ? static_cast<std::int32_t>(round + 40) : -1);
+      ExecOptions options;
+      options.epoch = round;
+      options.timeout = milliseconds(2000);
+      executions[me]->run(*wrappers[me], {{}, std::as_writable_bytes(std::span(outputs[me]))},
+                          int32(), int32_sum(), options);
+    };
+    if (round == 0) {
+      const Error e = expect_error([&] { world.run(body); });
+      EXPECT_TRUE(contains(e.what(), "injected send failure")) << e.what();
+    } else {
+      world.run(body);
+      for (std::size_t r = 0; r < 4; ++r) {
+        EXPECT_EQ(outputs[r], std::vector<std::int32_t>(6, 41)) << "rank " << r;
+      }
+    }
+  }
+}
+
 // A persistent Execution runs many times, on other buffers each time, with the scratch
 // kept between runs: every run gives the reference result for its own inputs.
 TEST(Executor, PersistentExecutionRunsManyTimes) {
