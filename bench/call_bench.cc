@@ -1,30 +1,54 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the fixed cost of one collective call through the Communicator on the thread
-// backend: back-to-back calls of 1 element (bcast, allreduce, allgather) on p threads, the
-// plan cached after the first call. What is measured is the executor's and the transport's
+// backend: back-to-back calls of 1 element (bcast, allreduce, allgather) on p threads, each
+// rank's Communicator kept across iterations (so the plan is made once and prepared). What is measured is the executor's and the transport's
 // per-call and per-message overhead, not data movement: the number every small collective
 // pays (issue 7: the thread backend against MPI at 8 B). p = 1 has no message at all.
 //
 //   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <atomic>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "optcoll/api/communicator.h"
+#include "optcoll/exec/threads/world.h"
 
 namespace optcoll {
 namespace {
 
 constexpr int kCallsPerIteration = 1000;
 
+// A thread world of p ranks with one Communicator per rank, kept for the whole program, so
+// that the calls are planned once (the first iteration) and every later call is prepared.
+struct World {
+  explicit World(Rank p) : threads(p), cache(std::make_shared<PlanCache>()), comms(p) {}
+  ThreadWorld threads;
+  std::shared_ptr<PlanCache> cache;
+  std::vector<std::unique_ptr<Communicator>> comms;  // made by each rank in its first run
+};
+
+World& world_of(Rank p) {
+  static std::map<Rank, std::unique_ptr<World>> worlds;
+  auto& world = worlds[p];
+  if (!world) world = std::make_unique<World>(p);
+  return *world;
+}
+
 // Runs kCallsPerIteration calls of `collective` per benchmark iteration on every rank of a
 // ThreadWorld of p threads; reports microseconds per call.
 void run_calls(benchmark::State& state, const std::string& collective) {
   const auto p = static_cast<Rank>(state.range(0));
-  bool correct = true;
+  World& world = world_of(p);
+  std::atomic<bool> correct{true};
   for (auto _ : state) {
-    run_threads(p, [&](Communicator& comm) {
+    world.threads.run([&](Transport& transport) {
+      auto& slot = world.comms[static_cast<std::size_t>(transport.rank())];
+      if (!slot) slot = std::make_unique<Communicator>(transport, world.cache);
+      Communicator& comm = *slot;
       const auto np = static_cast<std::size_t>(comm.size());
       std::vector<double> in(1, comm.rank() + 1.0);
       std::vector<double> out(1, 0.0);

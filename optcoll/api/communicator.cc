@@ -95,9 +95,10 @@ std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {
   return prepared(spec).plan;
 }
 
-std::shared_ptr<const Plan> Communicator::run_prepared(PreparedCall& call, BufferBinding buffers,
-                                                       const Datatype& type, const ReduceOp& op,
-                                                       bool bind_used) {
+const std::shared_ptr<const Plan>& Communicator::run_prepared(PreparedCall& call,
+                                                              BufferBinding buffers,
+                                                              const Datatype& type,
+                                                              const ReduceOp& op, bool bind_used) {
   // A non-commutative spec with a commutative operator is fine; the reverse is not.
   if (call.spec.commutative && !op.commutative && is_reduction(call.spec.kind)) {
     throw_invalid("operator {} is not commutative but the spec says it is", op.name);
@@ -106,7 +107,8 @@ std::shared_ptr<const Plan> Communicator::run_prepared(PreparedCall& call, Buffe
     if (call.execution.input_count() == 0) buffers.input = buffers.input.first(0);
     if (call.execution.output_count() == 0) buffers.output = buffers.output.first(0);
   }
-  last_plan_ = call.plan;
+  // (Plans are shared by the ranks of a process: copying one touches a shared counter.)
+  if (last_plan_ != call.plan) last_plan_ = call.plan;
   ExecOptions exec;
   exec.timeout = options_.timeout;
   exec.epoch = epoch_++;

@@ -167,9 +167,10 @@ class Communicator {
   PreparedCall& prepared(const CollectiveSpec& spec);
   // Runs a prepared call; with `bind_used`, a buffer this rank does not use (layout count 0)
   // is bound empty whatever its size (MPI ignores such buffers).
-  std::shared_ptr<const Plan> run_prepared(PreparedCall& call, BufferBinding buffers,
-                                           const Datatype& type, const ReduceOp& op,
-                                           bool bind_used);
+  // Returns the plan (valid until the call is evicted: copy it to keep it).
+  const std::shared_ptr<const Plan>& run_prepared(PreparedCall& call, BufferBinding buffers,
+                                                  const Datatype& type, const ReduceOp& op,
+                                                  bool bind_used);
 
   Transport& transport_;
   std::shared_ptr<PlanCache> cache_;

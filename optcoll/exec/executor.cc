@@ -24,8 +24,6 @@
 namespace optcoll {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Pending ops named in an error message; the rest are counted.
 constexpr std::size_t kMaxDescribedOps = 64;
 
@@ -158,40 +156,33 @@ class Interpreter final : public Progress {
           fmt::format("{}; rank {} was waiting on: {}", e.what(), me_, pending_description()));
     }
     if (!finished) {
-      const std::string reason = fmt::format(
-          "rank {} timed out: no progress for {} ms; waiting on: {}", me_,
-          std::chrono::duration_cast<std::chrono::milliseconds>(idle_).count(),
-          pending_description());
+      const std::string reason =
+          fmt::format("rank {} timed out: no progress for {} ms; waiting on: {}", me_,
+                      options_.timeout.count(), pending_description());
       transport_.abort(reason);
       throw TransportError(reason);
     }
   }
 
  private:
-  // Runs the DAG to completion (true) or until nothing completes for options_.timeout. One
-  // clock read per wait: progress (here or by a helper) is dated at the next read.
+  // Runs the DAG to completion (true) or until nothing completes for options_.timeout. No
+  // clock is read: a wait that brings nothing has waited its whole timeout (a transport
+  // returns early only with completions, or when a helper advanced this execution during
+  // the wait, which counts as progress).
   bool progress() {
     const auto n = program_.ops.size();
-    auto last_progress = Clock::now();
-    std::uint64_t dated = progress_count_;
     while (true) {
       issue_ready();
       if (done_ == n) return true;
       OPTCOLL_CHECK(in_flight_count_ > 0, "rank {}: {} ops can never become ready", me_,
                     n - done_);
-      const auto now = Clock::now();
-      if (progress_count_ != dated) {
-        dated = progress_count_;
-        last_progress = now;
-      }
-      idle_ = now - last_progress;
-      if (idle_ >= options_.timeout) return false;
-      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(options_.timeout - idle_);
+      const std::uint64_t before = progress_count_;
       x_.completed_.clear();
       // Other threads may advance() this execution while the transport waits.
-      transport_.wait_some(remaining, x_.completed_);
+      transport_.wait_some(options_.timeout, x_.completed_);
       if (failure_) std::rethrow_exception(failure_);
       if (take_completed()) ++progress_count_;
+      if (progress_count_ == before) return false;
     }
   }
 
@@ -424,7 +415,6 @@ class Interpreter final : public Progress {
   bool attached_ = false;
   std::exception_ptr failure_;  // raised by advance() on another thread, for this one
   std::uint64_t progress_count_ = 0;  // bumped whenever a wait or a helper made progress
-  Clock::duration idle_{};            // how long nothing had completed, at the last look
 };
 
 Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed)

@@ -23,21 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-template <typename Posted>
-typename std::vector<Posted>::iterator find_key(std::vector<Posted>& posted, MsgKey key) {
-  return std::find_if(posted.begin(), posted.end(),
-                      [key](const Posted& p) { return p.key == key; });
-}
-
-// Removes the element at `it`, keeping the others in posting order: messages of one pair
-// are mostly matched oldest first, so the one wanted is usually at the front.
-template <typename Posted>
-Posted take(std::vector<Posted>& posted, typename std::vector<Posted>::iterator it) {
-  Posted taken = std::move(*it);
-  posted.erase(it);
-  return taken;
-}
-
 }  // namespace
 
 Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
@@ -103,14 +88,16 @@ bool Fabric::help_others(Rank me) {
     if (!seat_lock.owns_lock() || s.progress == nullptr) continue;  // running, or detached
     s.news_seen.store(news, std::memory_order_relaxed);
     const bool changed = s.progress->advance();
-    seat_lock.unlock();
-    if (!changed) continue;
-    any = true;
-    {
-      // Under the inbox lock, so that an owner about to sleep either sees it or is woken.
+    if (changed) {
+      // While holding the seat (so the owner sees it only in a wait that this advance
+      // interrupted) and under the inbox lock (so an owner about to sleep either sees it or
+      // is woken).
       const std::lock_guard lock(box.mutex);
       s.helped.fetch_add(1, std::memory_order_release);
     }
+    seat_lock.unlock();
+    if (!changed) continue;
+    any = true;
     box.wake.notify_one();
   }
   return any;
@@ -225,7 +212,7 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
   idle_ = Clock::duration::zero();
   Fabric::Mailbox& box = fabric_.mailbox(rank_, to);
   std::unique_lock lock(box.mutex);
-  const auto it = find_key(box.recvs, key);
+  const auto it = box.recvs.find(key);
   if (it == box.recvs.end()) {
     if (data.size() <= kEagerBytes && box.eager_bytes + data.size() <= kEagerMailboxBytes &&
         box.eager_messages < kEagerMailboxMessages) {
@@ -260,7 +247,7 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
     fabric_.hand_over(to, {rank_, key});
     return id;
   }
-  Fabric::PostedRecv recv = take(box.recvs, it);
+  Fabric::PostedRecv recv = box.recvs.take(it);
   TransferResult result = transfer(rank_, to, key, data, recv);
   lock.unlock();
   finish_match(std::move(result), true, id, to, recv.id);
@@ -276,12 +263,12 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
   idle_ = Clock::duration::zero();
   Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
   std::unique_lock lock(box.mutex);
-  const auto it = find_key(box.sends, key);
+  const auto it = box.sends.find(key);
   if (it == box.sends.end()) {
     box.recvs.push_back(std::move(recv));
     return id;
   }
-  const Fabric::PostedSend send = take(box.sends, it);
+  const Fabric::PostedSend send = box.sends.take(it);
   if (send.eager()) {
     box.eager_bytes -= send.eager_bytes;
     --box.eager_messages;
@@ -306,10 +293,10 @@ void ThreadTransport::take_hand_overs(const std::vector<Fabric::HandOver>& notes
   for (const Fabric::HandOver& note : notes) {
     Fabric::Mailbox& box = fabric_.mailbox(note.from, rank_);
     std::unique_lock lock(box.mutex);
-    const auto it = find_key(box.recvs, note.key);
+    const auto it = box.recvs.find(note.key);
     // Gone or no longer handed over: this rank or the sender cancelled it.
     if (it == box.recvs.end() || it->handed_send == 0) continue;
-    Fabric::PostedRecv recv = take(box.recvs, it);
+    Fabric::PostedRecv recv = box.recvs.take(it);
     TransferResult result = transfer(note.from, rank_, note.key, recv.handed_data, recv);
     lock.unlock();
     finish_match(std::move(result), false, recv.id, note.from, recv.handed_send);
@@ -335,6 +322,9 @@ RequestId ThreadTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes
 void ThreadTransport::abort(const std::string& reason) { fabric_.abort(rank_, reason); }
 
 void ThreadTransport::attach(Progress& progress) {
+  // Helping pays only when ranks wait for CPUs; with a CPU each they spin instead, and the
+  // seat is not used at all.
+  if (fabric_.spins()) return;
   Fabric::Seat& seat = fabric_.seat(rank_);
   seat.mutex.lock();
   seated_ = true;
@@ -342,8 +332,7 @@ void ThreadTransport::attach(Progress& progress) {
   seat.progress = &progress;
   seat.news_seen.store(fabric_.inbox(rank_).news.load(std::memory_order_acquire),
                        std::memory_order_relaxed);
-  // Helping pays only when ranks wait for CPUs; with a CPU each they spin instead.
-  if (!fabric_.spins()) seat.attached.store(true, std::memory_order_release);
+  seat.attached.store(true, std::memory_order_release);
 }
 
 void ThreadTransport::detach() {
@@ -485,7 +474,7 @@ void ThreadTransport::do_cancel(std::span<const RequestId> ids) {
       const std::lock_guard lock(out.mutex);
       // (Eager sends have id 0 in the mailbox: they completed when posted and stay there,
       // for the receive, like a message already on the wire.)
-      std::erase_if(out.sends, [&](const Fabric::PostedSend& s) { return listed(s.id); });
+      out.sends.erase_if([&](const Fabric::PostedSend& s) { return listed(s.id); });
       for (Fabric::PostedRecv& r : out.recvs) {  // take back what was handed over
         if (r.handed_send != 0 && listed(r.handed_send)) {
           r.handed_send = 0;
@@ -496,7 +485,7 @@ void ThreadTransport::do_cancel(std::span<const RequestId> ids) {
     {
       Fabric::Mailbox& in = fabric_.mailbox(peer, rank_);
       const std::lock_guard lock(in.mutex);
-      std::erase_if(in.recvs, [&](const Fabric::PostedRecv& r) { return listed(r.id); });
+      in.recvs.erase_if([&](const Fabric::PostedRecv& r) { return listed(r.id); });
     }
   }
   std::erase_if(local_done_, listed);

@@ -34,6 +34,7 @@
 // try-locks seats, and holds one at a time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -87,6 +88,49 @@ bool spin_until(Ready&& ready, std::chrono::microseconds budget) {
     if (std::chrono::steady_clock::now() >= end) return ready();
   }
 }
+
+// The posted, not yet matched halves of one ordered pair's messages, oldest first. Matching
+// is mostly oldest first, so taking the front is O(1) (the dead prefix is dropped in
+// batches); taking from the middle shifts the rest.
+template <typename Posted>
+class PostedQueue {
+ public:
+  using iterator = typename std::vector<Posted>::iterator;
+  iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return items_.end(); }
+  bool empty() const { return head_ == items_.size(); }
+  Posted& emplace_back() { return items_.emplace_back(); }
+  void push_back(Posted posted) { items_.push_back(std::move(posted)); }
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+  // The element with this key, or end().
+  iterator find(MsgKey key) {
+    return std::find_if(begin(), end(), [key](const Posted& p) { return p.key == key; });
+  }
+  // Removes and returns *it.
+  Posted take(iterator it) {
+    Posted taken = std::move(*it);
+    if (it != begin()) {
+      items_.erase(it);
+    } else if (++head_ == items_.size()) {
+      clear();
+    } else if (head_ >= 16 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return taken;
+  }
+  template <typename Predicate>
+  void erase_if(Predicate&& predicate) {
+    items_.erase(std::remove_if(begin(), end(), std::forward<Predicate>(predicate)), end());
+  }
+
+ private:
+  std::vector<Posted> items_;
+  std::size_t head_ = 0;  // items_[0 .. head_) were taken
+};
 
 // The shared state of one ThreadWorld: mailboxes, inboxes and the abort flag. Reset between
 // runs, so that nothing left over from a failed run can match in the next one.
@@ -148,8 +192,8 @@ class Fabric {
   // schedule rarely has more than a few messages outstanding per ordered pair.
   struct alignas(64) Mailbox {
     std::mutex mutex;
-    std::vector<PostedSend> sends;
-    std::vector<PostedRecv> recvs;
+    PostedQueue<PostedSend> sends;
+    PostedQueue<PostedRecv> recvs;
     std::size_t eager_bytes = 0;     // held in the copies of eager sends
     std::size_t eager_messages = 0;  // eager sends waiting in `sends`
   };
@@ -170,8 +214,8 @@ class Fabric {
     Progress* progress = nullptr;   // the attached execution (under mutex)
     std::atomic<bool> attached{false};         // a hint for helpers (read without the lock)
     std::atomic<std::uint32_t> news_seen{0};   // the inbox's news when it was last advanced
-    std::atomic<std::uint32_t> helped{0};      // bumped (under the inbox lock) after a helper
-                                               // advanced it, for the waiting owner
+    std::atomic<std::uint32_t> helped{0};      // bumped by a helper that advanced it, while
+                                               // it holds the seat and the inbox lock
   };
 
   Mailbox& mailbox(Rank from, Rank to) {
