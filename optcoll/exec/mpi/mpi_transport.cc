@@ -3,8 +3,12 @@
 #include "optcoll/exec/mpi/mpi_transport.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +21,14 @@ namespace {
 constexpr int kNoticeTag = 1;
 constexpr int kMaxNoticeBytes = 4096;
 constexpr int kSeqBits = 16;  // with calls: the low bits of a tag are the seq
+// A same-node sender copies at most this much into its block per progress step, so that
+// the receiver starts early and several transfers advance together.
+constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+constexpr int kChunksPerPoll = 8;  // copy rounds between two MPI polls
+// (Measured, p = 2 ping-pong of 2 MiB: chunks of 64 KiB 145-180 us, 256 KiB 215-280 us,
+// 1 MiB 230-330 us: small chunks let the receiver follow closely.)
+// A receive waiting this long looks for its message on the other protocol's communicator.
+constexpr auto kMismatchProbeAfter = std::chrono::milliseconds{5};
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -31,13 +43,76 @@ void check_mpi(int code, const char* call) {
   }
 }
 
+// A byte count with an optional K, M or G suffix (binary); throws naming `variable`.
+std::size_t parse_bytes(std::string_view text, const char* variable) {
+  std::uint64_t value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  const auto [rest, error] = std::from_chars(begin, end, value);
+  std::uint64_t scale = 1;
+  const std::string_view suffix(rest, static_cast<std::size_t>(end - rest));
+  if (suffix == "K" || suffix == "k") scale = std::uint64_t{1} << 10;
+  if (suffix == "M" || suffix == "m") scale = std::uint64_t{1} << 20;
+  if (suffix == "G" || suffix == "g") scale = std::uint64_t{1} << 30;
+  const bool suffix_ok = suffix.empty() || scale != 1;
+  if (error != std::errc() || rest == begin || !suffix_ok || value > (UINT64_MAX >> 30)) {
+    throw_invalid("{} must be a byte count (digits, optionally K, M or G), got '{}'", variable,
+                  text);
+  }
+  return static_cast<std::size_t>(value * scale);
+}
+
 }  // namespace
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+MpiTransport::Options MpiTransport::Options::from_environment() {
+  Options options;
+  if (const char* on = std::getenv("OPTCOLL_SHM"); on != nullptr && *on != '\0') {
+    const std::string_view text(on);
+    if (text != "0" && text != "1") throw_invalid("OPTCOLL_SHM must be 0 or 1, got '{}'", text);
+    options.shared_memory = text == "1";
+  }
+  if (const char* bytes = std::getenv("OPTCOLL_SHM_BYTES"); bytes != nullptr && *bytes != '\0') {
+    options.shm_bytes = parse_bytes(bytes, "OPTCOLL_SHM_BYTES");
+    if (options.shm_bytes == 0) throw_invalid("OPTCOLL_SHM_BYTES must be positive (OPTCOLL_SHM=0 turns the channel off)");
+  }
+  if (const char* min = std::getenv("OPTCOLL_SHM_MIN_BYTES"); min != nullptr && *min != '\0') {
+    options.shm_min_bytes = parse_bytes(min, "OPTCOLL_SHM_MIN_BYTES");
+  }
+  return options;
+}
+
+MpiTransport::MpiTransport(MPI_Comm comm) : MpiTransport(comm, Options{}, true) {}
+
+MpiTransport::MpiTransport(MPI_Comm comm, Options options) : MpiTransport(comm, options, false) {}
+
+MpiTransport::MpiTransport(MPI_Comm comm, Options options, bool from_environment) {
   check_mpi(MPI_Comm_dup(comm, &data_), "MPI_Comm_dup");
-  check_mpi(MPI_Comm_dup(comm, &control_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
+  // Agree on the same-node channel (a malformed setting on any rank fails every rank): on
+  // only if every rank wants it, the smallest arena, the largest threshold.
+  std::string error;
+  if (from_environment) {
+    try {
+      options = Options::from_environment();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  std::uint64_t local[4] = {error.empty() ? 0U : 1U, options.shared_memory ? 0U : 1U,
+                            UINT64_MAX - options.shm_bytes, options.shm_min_bytes};
+  std::uint64_t agreed[4] = {};
+  // PMPI_: the PMPI library (pmpi/) interposes MPI_Allreduce and runs it through optcoll.
+  const int code = PMPI_Allreduce(local, agreed, 4, MPI_UINT64_T, MPI_MAX, data_);
+  if (code != MPI_SUCCESS || agreed[0] != 0) {
+    MPI_Comm_free(&data_);
+    if (!error.empty()) throw_invalid("{}", error);
+    if (code != MPI_SUCCESS) check_mpi(code, "PMPI_Allreduce");
+    throw_invalid("another rank's same-node channel settings (OPTCOLL_SHM*) are malformed");
+  }
+  check_mpi(MPI_Comm_dup(comm, &control_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(comm, &shm_comm_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(shm_comm_, MPI_ERRORS_RETURN);
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(data_, &rank);
@@ -48,6 +123,10 @@ MpiTransport::MpiTransport(MPI_Comm comm) {
   int found = 0;
   MPI_Comm_get_attr(data_, MPI_TAG_UB, &tag_ub, &found);
   if (found != 0 && tag_ub != nullptr) tag_ub_ = *static_cast<int*>(tag_ub);
+  if (agreed[1] == 0) {
+    shm_ = ShmArena::create(data_, static_cast<std::size_t>(UINT64_MAX - agreed[2]));
+    shm_min_bytes_ = static_cast<std::size_t>(agreed[3]);
+  }
   notice_in_.resize(kMaxNoticeBytes);
   check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
                       control_, &notice_recv_),
@@ -60,6 +139,10 @@ MpiTransport::~MpiTransport() {
     if (pending_[i].receive) MPI_Cancel(&requests_[i]);
     MPI_Request_free(&requests_[i]);
   }
+  // Blocks this rank was reading are given back (a failed call may have left some).
+  for (const auto& t : transfers_) {
+    if (t->receive && t->in_arena) shm_->consume(t->peer, t->block);
+  }
   if (notice_recv_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&notice_recv_);
     MPI_Wait(&notice_recv_, MPI_STATUS_IGNORE);
@@ -67,8 +150,10 @@ MpiTransport::~MpiTransport() {
   for (MPI_Request& r : notice_sends_) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
   }
+  shm_.reset();  // collective over the node
   MPI_Comm_free(&data_);
   MPI_Comm_free(&control_);
+  MPI_Comm_free(&shm_comm_);
 }
 
 int MpiTransport::tag_for(Rank peer, MsgKey key) const {
@@ -112,36 +197,242 @@ void MpiTransport::fail(const std::string& message) {
   throw TransportError(message);
 }
 
+bool MpiTransport::through_shared_memory(Rank peer, std::size_t bytes) const {
+  return shm_ != nullptr && bytes >= shm_min_bytes_ && shm_->on_node(peer);
+}
+
+void MpiTransport::check_count(Rank peer, std::size_t bytes) const {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw TransportError(fmt::format(
+        "rank {}: a message of {} bytes to or from rank {} exceeds MPI's int count", rank_,
+        bytes, peer));
+  }
+}
+
+RequestId MpiTransport::post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag,
+                             void* buffer, std::size_t bytes, Part part, RequestId id) {
+  check_count(peer, bytes);
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (receive) {
+    check_mpi(MPI_Irecv(buffer, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &request),
+              "MPI_Irecv");
+  } else {
+    check_mpi(MPI_Isend(buffer, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &request),
+              "MPI_Isend");
+  }
+  requests_.push_back(request);
+  pending_.push_back({id, receive, peer, seq, bytes, part});
+  return id;
+}
+
 RequestId MpiTransport::isend(Rank to, MsgKey key, std::span<const std::byte> data) {
   check_usable();
-  if (data.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw TransportError(
-        fmt::format("rank {}: a message of {} bytes exceeds MPI's int count", rank_, data.size()));
+  const int tag = tag_for(to, key);
+  // MPI never writes a send buffer (its C signature takes const void* since MPI-3).
+  void* buffer = const_cast<std::byte*>(data.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  if (!through_shared_memory(to, data.size())) {
+    return post(false, to, key.seq, data_, tag, buffer, data.size(), Part::kWhole, next_id_++);
   }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, to, tag_for(to, key),
-                      data_, &request),
-            "MPI_Isend");
-  const RequestId id = next_id_++;
-  requests_.push_back(request);
-  pending_.push_back({id, false, to, key.seq, data.size()});
-  return id;
+  auto t = std::make_unique<Transfer>();
+  t->id = next_id_++;
+  t->peer = to;
+  t->seq = key.seq;
+  t->tag = tag;
+  t->bytes = data.size();
+  t->src = data;
+  t->descriptor = std::make_unique<Descriptor>();
+  t->descriptor->bytes = data.size();
+  if (const auto block = shm_->allocate(data.size())) {
+    t->in_arena = true;
+    t->block = *block;
+    t->descriptor->block = *block;
+    t->descriptor->in_arena = 1;
+  }
+  post(false, to, key.seq, shm_comm_, tag, t->descriptor.get(), sizeof(Descriptor),
+       Part::kDescriptor, t->id);
+  ++t->mpi_pending;
+  if (!t->in_arena) {  // the arena is full: the data follow the descriptor by plain MPI
+    post(false, to, key.seq, shm_comm_, tag, buffer, data.size(), Part::kData, t->id);
+    ++t->mpi_pending;
+  }
+  t->described = true;
+  if (t->in_arena) copy_in(*t);  // the first chunk at once: the receiver can start
+  return start_transfer(std::move(t));
 }
 
 RequestId MpiTransport::irecv(Rank from, MsgKey key, std::span<std::byte> data) {
   check_usable();
-  if (data.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw TransportError(
-        fmt::format("rank {}: a message of {} bytes exceeds MPI's int count", rank_, data.size()));
+  const int tag = tag_for(from, key);
+  if (!through_shared_memory(from, data.size())) {
+    return post(true, from, key.seq, data_, tag, data.data(), data.size(), Part::kWhole,
+                next_id_++);
   }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Irecv(data.data(), static_cast<int>(data.size()), MPI_BYTE, from,
-                      tag_for(from, key), data_, &request),
-            "MPI_Irecv");
-  const RequestId id = next_id_++;
-  requests_.push_back(request);
-  pending_.push_back({id, true, from, key.seq, data.size()});
+  auto t = std::make_unique<Transfer>();
+  t->dst = data;
+  return receive_descriptor(std::move(t), from, key, tag, data.size());
+}
+
+RequestId MpiTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes,
+                                     ReduceInto reduce) {
+  check_usable();
+  if (!through_shared_memory(from, bytes)) {
+    return Transport::irecv_reduce(from, key, bytes, std::move(reduce));
+  }
+  auto t = std::make_unique<Transfer>();
+  t->reduce = std::move(reduce);
+  return receive_descriptor(std::move(t), from, key, tag_for(from, key), bytes);
+}
+
+RequestId MpiTransport::receive_descriptor(std::unique_ptr<Transfer> t, Rank from, MsgKey key,
+                                           int tag, std::size_t bytes) {
+  t->id = next_id_++;
+  t->receive = true;
+  t->peer = from;
+  t->seq = key.seq;
+  t->tag = tag;
+  t->bytes = bytes;
+  t->descriptor = std::make_unique<Descriptor>();
+  post(true, from, key.seq, shm_comm_, tag, t->descriptor.get(), sizeof(Descriptor),
+       Part::kDescriptor, t->id);
+  ++t->mpi_pending;
+  return start_transfer(std::move(t));
+}
+
+RequestId MpiTransport::start_transfer(std::unique_ptr<Transfer> t) {
+  const RequestId id = t->id;
+  transfers_.push_back(std::move(t));
   return id;
+}
+
+MpiTransport::Transfer* MpiTransport::find_transfer(RequestId id) {
+  for (const auto& t : transfers_) {
+    if (t->id == id) return t.get();
+  }
+  return nullptr;
+}
+
+bool MpiTransport::copy_in(Transfer& t) {
+  if (t.moved == t.bytes) return false;
+  const std::size_t n = std::min(kChunkBytes, t.bytes - t.moved);
+  std::memcpy(shm_->payload(t.block) + t.moved, t.src.data() + t.moved, n);
+  t.moved += n;
+  shm_->publish(t.block, t.moved);
+  return true;
+}
+
+bool MpiTransport::copy_out(Transfer& t) {
+  if (t.data_done) return false;
+  const std::uint64_t written = shm_->written(t.peer, t.block);
+  const std::byte* payload = shm_->peer_payload(t.peer, t.block);
+  if (t.reduce) {
+    if (written < t.bytes) return false;
+    t.reduce(std::span<const std::byte>(payload, t.bytes));  // straight from the block
+    t.moved = t.bytes;
+  } else if (written > t.moved) {
+    std::memcpy(t.dst.data() + t.moved, payload + t.moved, written - t.moved);
+    t.moved = written;
+  } else if (t.moved < t.bytes) {
+    return false;
+  }
+  t.data_done = t.moved == t.bytes;
+  return true;
+}
+
+void MpiTransport::part_done(Transfer& t, Part part, const MPI_Status& status) {
+  --t.mpi_pending;
+  if (!t.receive) return;  // a send's parts only need to be complete
+  if (part == Part::kData) {  // the data came by plain MPI
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    if (static_cast<std::size_t>(received) != t.bytes) {
+      fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
+                       rank_, t.peer, t.seq, received, t.bytes));
+    }
+    if (t.reduce) t.reduce(std::span<const std::byte>(t.staging.get(), t.bytes));
+    t.data_done = true;
+    return;
+  }
+  int received = 0;
+  MPI_Get_count(&status, MPI_BYTE, &received);
+  if (received != static_cast<int>(sizeof(Descriptor))) {
+    fail(fmt::format(
+        "rank {}: the same-node descriptor of the message from rank {} (seq {}) has {} bytes "
+        "instead of {} (do all ranks run the same optcoll?)",
+        rank_, t.peer, t.seq, received, sizeof(Descriptor)));
+  }
+  const Descriptor& d = *t.descriptor;
+  t.described = true;
+  t.in_arena = d.in_arena != 0;
+  t.block = d.block;
+  if (d.bytes != t.bytes) {
+    if (t.in_arena) {
+      shm_->consume(t.peer, t.block);  // the sender may reuse it
+      t.in_arena = false;
+    }
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
+                     rank_, t.peer, t.seq, d.bytes, t.bytes));
+  }
+  if (!t.in_arena) {  // the data follow on the same communicator and tag
+    void* target = t.dst.data();
+    if (t.reduce) {
+      t.staging = std::make_unique_for_overwrite<std::byte[]>(t.bytes);
+      target = t.staging.get();
+    }
+    post(true, t.peer, t.seq, shm_comm_, t.tag, target, t.bytes, Part::kData, t.id);
+    ++t.mpi_pending;
+  }
+}
+
+bool MpiTransport::move_shared_data(std::vector<RequestId>& done) {
+  bool moved = false;
+  for (std::size_t i = 0; i < transfers_.size();) {
+    Transfer& t = *transfers_[i];
+    if (t.in_arena && t.described) moved = (t.receive ? copy_out(t) : copy_in(t)) || moved;
+    const bool data_there =
+        t.receive ? t.described && t.data_done : !t.in_arena || t.moved == t.bytes;
+    if (t.mpi_pending == 0 && data_there) {
+      if (t.receive && t.in_arena) shm_->consume(t.peer, t.block);
+      done.push_back(t.id);
+      transfers_[i] = std::move(transfers_.back());
+      transfers_.pop_back();
+      continue;
+    }
+    ++i;
+  }
+  return moved;
+}
+
+void MpiTransport::probe_mismatches() {
+  if (shm_ == nullptr) return;
+  // A same-node receive whose sender classified the message below the threshold: a plain
+  // message with its tag waits on the data communicator.
+  for (const auto& t : transfers_) {
+    if (!t->receive || t->described) continue;
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(t->peer, t->tag, data_, &flag, &status);
+    if (flag == 0) continue;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
+                     rank_, t->peer, t->seq, count, t->bytes));
+  }
+  // A plain receive from a same-node rank whose sender classified the message above it: a
+  // descriptor waits on the same-node communicator (its block is given back).
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const Pending& p = pending_[i];
+    if (!p.receive || p.part != Part::kWhole || !shm_->on_node(p.peer)) continue;
+    const int tag = tag_for(p.peer, MsgKey{0, p.seq});
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(p.peer, tag, shm_comm_, &flag, &status);
+    if (flag == 0) continue;
+    Descriptor d;
+    MPI_Recv(&d, sizeof(Descriptor), MPI_BYTE, p.peer, tag, shm_comm_, MPI_STATUS_IGNORE);
+    if (d.in_arena != 0) shm_->consume(p.peer, d.block);
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
+                     rank_, p.peer, p.seq, d.bytes, p.bytes));
+  }
 }
 
 void MpiTransport::poll_abort_notice() {
@@ -186,7 +477,7 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
   if (count == MPI_UNDEFINED || count == 0) return;
   for (int k = 0; k < count; ++k) {
     const auto i = static_cast<std::size_t>(indices[static_cast<std::size_t>(k)]);
-    const Pending& p = pending_[i];
+    const Pending p = pending_[i];  // a copy: part_done() may post more requests
     const MPI_Status& status = statuses[static_cast<std::size_t>(k)];
     const int error = code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : MPI_SUCCESS;
     if (error != MPI_SUCCESS && p.receive) {
@@ -197,6 +488,10 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
     if (error != MPI_SUCCESS) {
       fail(fmt::format("rank {}: the send to rank {} (seq {}) failed: {}", rank_, p.peer, p.seq,
                        mpi_error_text(error)));
+    }
+    if (p.part != Part::kWhole) {
+      if (Transfer* t = find_transfer(p.id)) part_done(*t, p.part, status);
+      continue;
     }
     if (p.receive) {
       int received = 0;
@@ -223,19 +518,34 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
 void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) {
   check_usable();
   using Clock = std::chrono::steady_clock;
-  const auto begin = Clock::now();
-  const auto deadline = begin + timeout;
+  const std::size_t before = done.size();
   // Spin (yielding the CPU to oversubscribed peers) for kSpin first: a sleep of any length
   // costs about 60 us on Linux (timer slack), which measured as 80 us per small bcast.
   constexpr auto kSpin = std::chrono::microseconds{500};
   std::chrono::microseconds pause{50};
-  const std::size_t before = done.size();
+  std::optional<Clock::time_point> begin;  // read once there is nothing to return at once
+  auto next_probe = Clock::time_point::max();
   while (true) {
     poll_abort_notice();
     test_once(done);
+    // Copying to do: a few chunks per MPI poll, and no pause.
+    bool moved = move_shared_data(done);
+    for (int round = 1; moved && round < kChunksPerPoll && done.size() == before; ++round) {
+      moved = move_shared_data(done);
+    }
+    if (done.size() > before) return;
+    if (moved) continue;
     const auto now = Clock::now();
-    if (done.size() > before || now >= deadline) return;
-    if (now - begin < kSpin) {
+    if (!begin) {
+      begin = now;
+      next_probe = now + kMismatchProbeAfter;
+    }
+    if (now - *begin >= timeout) return;
+    if (now >= next_probe) {
+      probe_mismatches();
+      next_probe = now + kMismatchProbeAfter;
+    }
+    if (now - *begin < kSpin) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(pause);
@@ -254,6 +564,17 @@ void MpiTransport::do_cancel(std::span<const RequestId> ids) {
       } else {
         MPI_Request_free(&requests_[i]);
       }
+    }
+    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+      Transfer& t = *transfers_[i];
+      if (t.id != id) continue;
+      // A block this rank was reading goes back to its owner; a descriptor MPI may still
+      // read stays alive until the transport goes.
+      if (t.receive && t.in_arena) shm_->consume(t.peer, t.block);
+      if (!t.receive) released_.push_back(std::move(t.descriptor));
+      transfers_[i] = std::move(transfers_.back());
+      transfers_.pop_back();
+      break;
     }
   }
   std::size_t kept = 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the MPI backend's transport: every schedule op that moves data becomes one
-// non-blocking MPI point-to-point call on a communicator of its own (a duplicate of the
-// caller's), so optcoll's messages never match the application's.
+// File: the MPI backend's transport: every schedule op that moves data becomes non-blocking
+// MPI point-to-point on communicators of its own (duplicates of the caller's), so optcoll's
+// messages never match the application's; large messages between ranks of one node go
+// through shared memory instead (below).
 //
 // Matching: MPI matches by (source, tag, communicator) and never lets a message overtake an
 // earlier one with the same triple. The tag is the message's seq (its position among the
@@ -10,8 +11,24 @@
 // receive of call e always matches call e's message first.
 //
 // Progress: wait_some() polls MPI_Testsome over the outstanding requests (MPI progresses
-// inside it), spinning with sched_yield for 500 us and then sleeping in growing steps
-// (50 us to 1 ms), so that oversubscribed ranks leave the CPU to the peers they wait for.
+// inside it) and moves same-node data, spinning with sched_yield for 500 us and then
+// sleeping in growing steps (50 us to 1 ms), so that oversubscribed ranks leave the CPU to
+// the peers they wait for.
+//
+// Same-node messages: MPI libraries move a large message between processes of one node
+// with one copy by the receiver through the kernel (Linux CMA); on the machines we measured
+// that runs at a third to a half of memcpy speed (docs/benchmarks.md). So a message of at
+// least Options::shm_min_bytes to or from a rank of the same node goes through shared
+// memory: the sender places it in a block of its own arena (ShmArena, an MPI-3 shared
+// window) and sends an MPI descriptor (size, block) on a third duplicate communicator; the
+// receiver copies (or reduces) straight out of the block while the sender is still filling
+// it, chunk by chunk, and marks it consumed. The sender's request completes when its data
+// are in the arena, the receiver's when they are in its buffer; neither waits for the
+// other beyond that. When the arena is full the descriptor says so and the data follow on
+// the same communicator and tag, by plain MPI. Both sides classify a message by its size
+// against the same threshold (agreed by all ranks when the transport is made); if their
+// sizes disagree across the threshold, one side's message sits on the other communicator:
+// a receive that has waited 500 us probes for that and fails naming both sizes.
 //
 // Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
 // the same numbers on every rank, as the C API does) gets failures scoped to one call:
@@ -31,11 +48,14 @@
 // cancelled with MPI_Cancel; sends cannot be cancelled portably (Open MPI ignores it), so
 // a pending send is released with MPI_Request_free and its buffer must outlive the
 // transport's communicator (the executor's scratch and the caller's buffers normally do).
+// An arena block whose descriptor a failed receiver never took stays allocated (the arena
+// then falls back to plain MPI sooner); nothing else leaks.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,14 +63,29 @@
 
 #include <mpi.h>
 
+#include "optcoll/exec/mpi/shm_arena.h"
 #include "optcoll/exec/transport.h"
 
 namespace optcoll::mpi {
 
 class MpiTransport final : public Transport {
  public:
-  // Duplicates `comm` twice (data and abort notices); collective over `comm`.
+  // The same-node channel. The constructor agrees on these across the ranks: the channel is
+  // on only if every rank wants it, with the largest threshold and the smallest arena.
+  struct Options {
+    bool shared_memory = true;                       // use it where ranks share a node
+    std::size_t shm_bytes = std::size_t{64} << 20;   // each rank's arena
+    std::size_t shm_min_bytes = std::size_t{16} << 10;  // messages at least this large
+    // The defaults, changed by $OPTCOLL_SHM (0 or 1), $OPTCOLL_SHM_BYTES and
+    // $OPTCOLL_SHM_MIN_BYTES (bytes, K/M/G suffixes). Throws Error(kInvalidArgument) for a
+    // malformed value.
+    static Options from_environment();
+  };
+
+  // Duplicates `comm` three times (data, abort notices, same-node descriptors); collective
+  // over `comm`, as is the destructor.
   explicit MpiTransport(MPI_Comm comm);
+  MpiTransport(MPI_Comm comm, Options options);
   ~MpiTransport() override;
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
@@ -59,35 +94,93 @@ class MpiTransport final : public Transport {
   Rank size() const override { return size_; }
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override;
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
+  // Same-node messages are combined straight out of the sender's arena block.
+  RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) override;
   void abort(const std::string& reason) override;
   // False after a failure (timeout, abort, wrong message): the transport refuses further
   // use, until the next begin_call.
   bool usable() const { return failed_.empty(); }
   // Starts collective call number `call` (increasing, equal on every rank; see above).
   void begin_call(std::uint64_t call);
+  // Whether a message of `bytes` to or from `peer` goes through the same-node channel.
+  bool through_shared_memory(Rank peer, std::size_t bytes) const;
+  // The agreed threshold (SIZE_MAX when the channel is off).
+  std::size_t shm_min_bytes() const { return shm_ == nullptr ? SIZE_MAX : shm_min_bytes_; }
 
  protected:
   void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override;
   void do_cancel(std::span<const RequestId> ids) override;
 
  private:
+  // What an outstanding MPI request is: a whole message of the executor's, or a part of a
+  // same-node transfer (its descriptor, or its data when they go by plain MPI).
+  enum class Part : std::uint8_t { kWhole, kDescriptor, kData };
   struct Pending {
+    RequestId id = 0;  // the executor's request (for a part: its transfer's)
+    bool receive = false;
+    Rank peer = 0;
+    std::int32_t seq = 0;
+    std::size_t bytes = 0;  // the message's size (a part's own size for descriptors)
+    Part part = Part::kWhole;
+  };
+  // What a sender tells the receiver of a same-node message.
+  struct Descriptor {
+    std::uint64_t bytes = 0;
+    std::uint64_t block = 0;
+    std::uint64_t in_arena = 0;  // 1: in the block; 0: the data follow by plain MPI
+  };
+  // A same-node message in progress.
+  struct Transfer {
     RequestId id = 0;
     bool receive = false;
     Rank peer = 0;
     std::int32_t seq = 0;
-    std::size_t bytes = 0;
+    int tag = 0;
+    std::size_t bytes = 0;             // sent, or expected
+    std::span<const std::byte> src;    // send
+    std::span<std::byte> dst;          // plain receive
+    ReduceInto reduce;                 // receive-reduce
+    std::unique_ptr<Descriptor> descriptor;
+    std::unique_ptr<std::byte[]> staging;  // receive-reduce whose data came by plain MPI
+    bool described = false;  // receive: the descriptor arrived (send: it was posted)
+    bool in_arena = false;   // the data are (being) moved through an arena block
+    std::uint64_t block = 0;
+    std::size_t moved = 0;   // bytes copied into the block (send) or out of it (receive)
+    bool data_done = false;  // receive: every byte is in (or combined into) the target
+    int mpi_pending = 0;     // this transfer's MPI requests not yet complete
   };
 
+  // The constructors' common part; `from_environment`: read the options from it.
+  MpiTransport(MPI_Comm comm, Options options, bool from_environment);
   int tag_for(Rank peer, MsgKey key) const;
   void check_usable() const;
+  void check_count(Rank peer, std::size_t bytes) const;
   void poll_abort_notice();
   // One MPI_Testsome pass: appends completed ids to `done`, throws on a failed request.
   void test_once(std::vector<RequestId>& done);
+  RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag,
+                 void* buffer, std::size_t bytes, Part part, RequestId id);
+  RequestId receive_descriptor(std::unique_ptr<Transfer> t, Rank from, MsgKey key, int tag,
+                               std::size_t bytes);
+  RequestId start_transfer(std::unique_ptr<Transfer> transfer);
+  Transfer* find_transfer(RequestId id);
+  // A part of transfer `t` completed (status: its MPI status).
+  void part_done(Transfer& t, Part part, const MPI_Status& status);
+  // The sender's next chunk into its block / the receiver's copy (or combine) of what is
+  // written; whether anything moved.
+  bool copy_in(Transfer& t);
+  bool copy_out(Transfer& t);
+  // Copies what can be copied; appends finished transfers to `done`; returns whether any
+  // bytes moved.
+  bool move_shared_data(std::vector<RequestId>& done);
+  // Receives that have waited a while: fail those whose sender used the other protocol
+  // (their sizes disagree across the threshold).
+  void probe_mismatches();
   [[noreturn]] void fail(const std::string& message);
 
   MPI_Comm data_ = MPI_COMM_NULL;
   MPI_Comm control_ = MPI_COMM_NULL;
+  MPI_Comm shm_comm_ = MPI_COMM_NULL;  // same-node descriptors (and their fallback data)
   Rank rank_ = 0;
   Rank size_ = 0;
   int tag_ub_ = 32767;
@@ -96,6 +189,11 @@ class MpiTransport final : public Transport {
   std::vector<Pending> pending_;
   std::vector<int> test_indices_;  // MPI_Testsome's outputs, kept between polls
   std::vector<MPI_Status> test_statuses_;
+  std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
+  std::size_t shm_min_bytes_ = SIZE_MAX;
+  std::vector<std::unique_ptr<Transfer>> transfers_;
+  // Descriptors of abandoned sends that MPI may still read (kept until destruction).
+  std::vector<std::unique_ptr<Descriptor>> released_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
   std::uint64_t call_ = 0;          // the current call (0: calls not used)
