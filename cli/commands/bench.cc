@@ -51,9 +51,12 @@ struct BenchOptions {
   std::size_t max_bytes = std::size_t{8} << 20;
   std::size_t factor = 8;
   int iterations = 20;
+  int rounds = 1;  // per case: optcoll then MPI, this many times (interleaved)
   int root = 0;
   std::uint64_t seed = 1;
   std::string model_path;
+  // "collective=algorithm" overrides of auto (both the Communicator and the C API rows).
+  std::vector<std::string> algorithms;
   std::string format = "markdown";
   std::string out;
   int timeout_ms = 60000;
@@ -87,7 +90,14 @@ void check_options(const BenchOptions& o) {
   }
   if (o.factor < 2) throw_invalid("--factor must be at least 2, got {}", o.factor);
   if (o.iterations < 1) throw_invalid("--iterations must be at least 1, got {}", o.iterations);
+  if (o.rounds < 1) throw_invalid("--rounds must be at least 1, got {}", o.rounds);
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
+  for (const auto& pair : o.algorithms) {
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      throw_invalid("--algorithm '{}' must be collective=algorithm (e.g. allgather=ring)", pair);
+    }
+  }
   if (o.format != "markdown" && o.format != "csv") {
     throw_invalid("unknown --format '{}' (known: markdown, csv)", o.format);
   }
@@ -126,9 +136,8 @@ std::string format_rows(const std::vector<Row>& rows, const std::string& format,
 
 #ifdef OPTCOLL_WITH_MPI
 
-double median_of_slowest(int iterations, const std::function<void()>& call) {
-  std::vector<double> times;
-  call();  // warm-up; optcoll plans here (cached afterwards)
+// Appends `iterations` times of the slowest rank, one call each (after a barrier).
+void time_slowest(int iterations, const std::function<void()>& call, std::vector<double>& times) {
   for (int i = 0; i < iterations; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
@@ -138,6 +147,9 @@ double median_of_slowest(int iterations, const std::function<void()>& call) {
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     times.push_back(slowest);
   }
+}
+
+double median(std::vector<double> times) {
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -222,7 +234,14 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
   CommOptions options;
   options.model = model;
   options.timeout = std::chrono::milliseconds(o.timeout_ms);
-  Communicator comm(transport, std::make_shared<PlanCache>(), options);
+  for (const auto& pair : o.algorithms) {
+    const auto eq = pair.find('=');
+    options.algorithms[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  Communicator comm(transport, std::make_shared<PlanCache>(), options);  // checks the names
+  for (const auto& [collective, algorithm] : options.algorithms) {
+    OPTCOLL_Set_algorithm(collective.c_str(), algorithm.c_str());  // names known good
+  }
   const auto wanted = [&](const std::string& c) {
     return std::find(o.collectives.begin(), o.collectives.end(), c) != o.collectives.end();
   };
@@ -362,7 +381,9 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
       row.collective = c.collective;
       row.counts = c.counts;
       row.bytes = bytes;
-      row.ours = median_of_slowest(o.iterations, c.ours);
+      // Warm-ups (optcoll plans here, cached afterwards), then rounds of optcoll and MPI in
+      // turn, so that a slow spell of the machine falls on both.
+      c.ours();
       const auto& ran = comm.last_plan();
       if (ran != nullptr && ran != before) {
         row.algorithm = ran->algorithm;
@@ -370,7 +391,15 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
       } else {
         row.algorithm = "(C API: auto)";
       }
-      row.theirs = median_of_slowest(o.iterations, c.theirs);
+      c.theirs();
+      std::vector<double> ours;
+      std::vector<double> theirs;
+      for (int round = 0; round < o.rounds; ++round) {
+        time_slowest(o.iterations, c.ours, ours);
+        time_slowest(o.iterations, c.theirs, theirs);
+      }
+      row.ours = median(ours);
+      row.theirs = median(theirs);
       row.same = same_everywhere(*c.ours_out, *c.theirs_out, c.undefined_at_rank0 && me == 0);
       rows.push_back(std::move(row));
     }
@@ -428,11 +457,17 @@ void add_bench_command(CLI::App& app) {
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   sub->add_option("--factor", o->factor, "size step (multiply)")->capture_default_str();
-  sub->add_option("--iterations", o->iterations, "timed calls per case (the median counts)")
+  sub->add_option("--iterations", o->iterations, "timed calls per case and round (the median counts)")
+      ->capture_default_str();
+  sub->add_option("--rounds", o->rounds,
+                  "per case, rounds of optcoll then MPI in turn (medians over all)")
       ->capture_default_str();
   sub->add_option("--root", o->root, "root of the rooted collectives")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the random distributions")->capture_default_str();
   sub->add_option("--model", o->model_path, "model.json for auto (e.g. from optcoll calibrate)");
+  sub->add_option("--algorithm", o->algorithms,
+                  "collective=algorithm instead of auto (repeat, or separate by commas)")
+      ->delimiter(',');
   sub->add_option("--format", o->format, "markdown or csv")->capture_default_str();
   sub->add_option("--out", o->out,
                   "write the table to this file (complete, by rename) instead of stdout");

@@ -116,7 +116,9 @@ void add_calibrate_command(CLI::App& app) {
   sub->add_option("--backend", o->backend, "threads (two threads) or mpi (ranks 0 and 1 of mpirun)")
       ->capture_default_str();
   sub->add_option("--out", o->out, "write the model to this file (JSON, for --model)");
-  sub->add_option("--max-bytes", o->max_bytes, "largest ping-pong message")->capture_default_str();
+  sub->add_option("--max-bytes", o->max_bytes, "largest ping-pong message (K, M suffixes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   sub->add_option("--kernel-bytes", o->kernel_bytes, "buffer for the reduction and copy timings")
       ->capture_default_str();
   sub->add_option("--repetitions", o->repetitions, "timings per size (the median counts)")

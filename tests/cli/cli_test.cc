@@ -106,6 +106,10 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --iterations 0", "--iterations must be at least 1, got 0"},
       {"bench --format xml", "unknown --format 'xml' (known: markdown, csv)"},
       {"bench --model /nonexistent/model.json", "/nonexistent/model.json"},
+      {"bench --rounds 0", "--rounds must be at least 1, got 0"},
+      {"bench --algorithm allgather", "--algorithm 'allgather' must be collective=algorithm"},
+      {"bench --max-bytes 64 --algorithm allgather=teleport",
+       "unknown algorithm 'teleport' for allgather"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
