@@ -26,6 +26,13 @@ Time predict(const Schedule& schedule, const CostModel& model) {
   return result.makespan;
 }
 
+std::string format_bytes(std::uint64_t bytes) {
+  if (bytes >= (std::uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+  if (bytes >= (std::uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  if (bytes >= (std::uint64_t{1} << 10)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
 Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_view name,
                 const algorithms::Params& params) {
   const auto& info = algorithms::lookup(name, spec.kind);
@@ -36,7 +43,8 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
   p.predicted_time = predict(p.schedule, model);
   p.lower_bound = lower_bound(Layout(spec), model);
   p.model = model;
-  p.candidates.push_back({p.algorithm, p.predicted_time, {}, p.schedule.params});
+  p.candidates.push_back(
+      {p.algorithm, p.predicted_time, {}, p.schedule.params, bytes_moved(p.schedule)});
   return p;
 }
 
@@ -179,7 +187,8 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       }
       auto [schedule, predicted, default_schedule, default_predicted] =
           best_of(*info, spec, model, params, options.variants, want_default);
-      results[i] = Candidate{std::string(info->name), predicted, {}, schedule.params};
+      results[i] =
+          Candidate{std::string(info->name), predicted, {}, schedule.params, bytes_moved(schedule)};
       if (want_default && (!mine.best_default || default_predicted < mine.default_predicted)) {
         mine.best_default = i;
         mine.default_schedule = default_schedule ? std::move(*default_schedule) : schedule;
@@ -246,7 +255,29 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       best_default->predicted_time = w.default_predicted;
     }
   }
-  if (found_best) best.params = algorithms::Params::parse(best.schedule.params);
+  if (found_best) {
+    // Near-ties: the fewest bytes moved, then the earlier registry entry (file comment).
+    // The workers kept only their fastest schedules, so another choice is built again.
+    std::size_t chosen = best_index;
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+      if (!results[i] || *results[i]->predicted > best.predicted_time * (1 + kTieTolerance)) {
+        continue;
+      }
+      const auto bytes = results[i]->bytes_moved;
+      const auto chosen_bytes = results[chosen]->bytes_moved;
+      if (bytes < chosen_bytes || (bytes == chosen_bytes && i < chosen)) chosen = i;
+    }
+    if (chosen != best_index) {
+      best.schedule = algorithms::build(*infos[chosen], spec,
+                                        algorithms::Params::parse(results[chosen]->params), model);
+      best.algorithm = std::string(infos[chosen]->name);
+      best.predicted_time = predict(best.schedule, model);
+      OPTCOLL_CHECK(best.predicted_time == *results[chosen]->predicted,
+                    "{} predicted {} when rebuilt, {} before", best.algorithm,
+                    best.predicted_time, *results[chosen]->predicted);
+    }
+    best.params = algorithms::Params::parse(best.schedule.params);
+  }
   if (found_default) {
     best_default->params = algorithms::Params::parse(best_default->schedule.params);
   }
@@ -259,8 +290,8 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   }
   if (options.compositions) {
     if (auto composed = plan_composed(spec, model)) {
-      applicable.push_back(
-          {composed->algorithm, composed->predicted_time, {}, composed->schedule.params});
+      applicable.push_back({composed->algorithm, composed->predicted_time, {},
+                            composed->schedule.params, bytes_moved(composed->schedule)});
       if (!found || composed->predicted_time < best.predicted_time) {
         found = true;
         best.params = {};
@@ -285,6 +316,18 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
 }
 
 }  // namespace
+
+std::uint64_t bytes_moved(const Schedule& schedule) {
+  std::uint64_t elements = 0;
+  for (const auto& program : schedule.ranks) {
+    for (const auto& op : program.ops) {
+      if (const auto* send = std::get_if<Send>(&op.action)) {
+        elements += static_cast<std::uint64_t>(send->src.count);
+      }
+    }
+  }
+  return elements * schedule.spec.elem_bytes;
+}
 
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
           const algorithms::Params& params) {
@@ -341,8 +384,8 @@ std::string Plan::explain() const {
     const char* mark = c.algorithm == algorithm ? "*" : " ";
     if (c.predicted) {
       const double ratio = best > 0 ? *c.predicted / best : 1.0;
-      text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}\n", mark, label(c), width,
-                          format_time(*c.predicted, model), ratio);
+      text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}  moves {}\n", mark, label(c), width,
+                          format_time(*c.predicted, model), ratio, format_bytes(c.bytes_moved));
     } else {
       text += fmt::format(" {} {:<{}}  {:>12}  {}\n", mark, label(c), width, "-", c.why_not);
     }
@@ -350,6 +393,15 @@ std::string Plan::explain() const {
   if (lower_bound) {
     text +=
         fmt::format("   {:<{}}  {:>12}\n", "lower bound", width, format_time(*lower_bound, model));
+  }
+  const bool faster_exists = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
+    return c.predicted && *c.predicted < best;
+  });
+  if (faster_exists) {
+    text += fmt::format(
+        "   (chosen among the candidates within {:.0f}% of the least time: it moves the fewest "
+        "bytes)\n",
+        kTieTolerance * 100);
   }
   return text;
 }

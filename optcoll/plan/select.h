@@ -6,7 +6,12 @@
 // Selection order (design.md 3.10): an explicit algorithm name; otherwise the least predicted
 // time among the registry's applicable algorithms. Predictions are exact simulations of each
 // candidate's schedule under the model (the simulator is fast enough for every registry
-// algorithm at the sizes a call has); ties go to the earlier registry entry.
+// algorithm at the sizes a call has). Near-ties — candidates predicted within kTieTolerance
+// of the least time — go to the one that moves the fewest bytes in all (then the earlier
+// registry entry): the model often cannot tell them apart (a linear gather and a binomial
+// tree tie on bandwidth through the root's one port), and the bytes a tree forwards cost
+// what the model does not see (the forwarding ranks' processors and memory, a link's other
+// traffic; docs/design.md 28).
 // Parameters: each candidate is built with its declared defaults ("auto" values are resolved
 // by the builder from the model, e.g. the segment size minimizing its cost formula), then
 // with a few variants (radix 2, 3, 4, 8; the segment size halved and doubled); the
@@ -15,12 +20,13 @@
 // Compositions (plan/compose.h): for allreduce, allgather(v), reduce_scatter(_block) and
 // bcast, one more candidate "compose(A, B)": the best registry plan of each phase (reduce +
 // bcast, gather(v) + bcast, reduce + scatter(v), scatterv + allgatherv) as one schedule; it
-// is chosen only when strictly faster than every registry algorithm. So auto is never
+// is chosen only when strictly faster than the registry's choice. So auto is never
 // predicted slower than that composition (tests/plan/compose_test.cc: the guard).
-// Ties, in full: the earlier registry entry, then the composition; within one algorithm the
-// defaults, then the variants in the order above.
+// Ties, in full: fewer bytes moved, the earlier registry entry, then the composition; within
+// one algorithm the defaults, then the variants in the order above.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,12 +38,19 @@
 
 namespace optcoll {
 
+// Relative width of a near-tie in auto selection (see the file comment).
+inline constexpr double kTieTolerance = 0.01;
+
 struct Candidate {
   std::string algorithm;          // registry name, "bcast/binomial"
   std::optional<Time> predicted;  // simulated makespan, when applicable
   std::string why_not;            // why it was skipped, when not
   std::string params;             // the parameters its schedule was built with
+  std::uint64_t bytes_moved = 0;  // applicable: the bytes its messages carry, all ranks
 };
+
+// The bytes all of `schedule`'s messages carry (the sends' slices times the element size).
+std::uint64_t bytes_moved(const Schedule& schedule);
 
 struct Plan {
   Schedule schedule;
