@@ -74,7 +74,9 @@ class MpiTransport final : public Transport {
   // on only if every rank wants it, with the largest threshold and the smallest arena.
   struct Options {
     bool shared_memory = true;                       // use it where ranks share a node
-    std::size_t shm_bytes = std::size_t{64} << 20;   // each rank's arena
+    // Each rank's arena (at most 1 GiB per node in all: a node of k ranks gives each at
+    // most 1 GiB / k). Pages are used, and count against /dev/shm, only as messages need them.
+    std::size_t shm_bytes = std::size_t{32} << 20;
     std::size_t shm_min_bytes = std::size_t{16} << 10;  // messages at least this large
     // The defaults, changed by $OPTCOLL_SHM (0 or 1), $OPTCOLL_SHM_BYTES and
     // $OPTCOLL_SHM_MIN_BYTES (bytes, K/M/G suffixes). Throws Error(kInvalidArgument) for a
