@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the fixed cost of one collective call through the Communicator on the thread
 // backend: back-to-back calls of 1 element (bcast, allreduce, allgather) on p threads, each
-// rank's Communicator kept across iterations (so the plan is made once and prepared). What is measured is the executor's and the transport's
-// per-call and per-message overhead, not data movement: the number every small collective
-// pays (issue 7: the thread backend against MPI at 8 B). p = 1 has no message at all.
+// rank's Communicator kept across iterations (so the plan is made once and prepared). What is
+// measured is the executor's and the transport's per-call and per-message overhead, not data
+// movement: the number every small collective pays (issue 7: the thread backend against MPI at 8
+// B). p = 1 has no message at all.
 //
 //   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <atomic>
@@ -70,9 +71,9 @@ void run_calls(benchmark::State& state, const std::string& collective) {
   }
   if (!correct) state.SkipWithError("wrong result");
   state.SetItemsProcessed(state.iterations() * kCallsPerIteration);
-  state.counters["us_per_call"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kCallsPerIteration) * 1e-6,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["us_per_call"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kCallsPerIteration) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_Bcast(benchmark::State& state) { run_calls(state, "bcast"); }
@@ -81,10 +82,20 @@ void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
 
 BENCHMARK(BM_Bcast)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
     benchmark::kMillisecond);
-BENCHMARK(BM_Allreduce)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
-BENCHMARK(BM_Allgather)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(BM_Allreduce)
+    ->ArgName("p")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Allgather)
+    ->ArgName("p")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace optcoll

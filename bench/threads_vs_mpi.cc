@@ -58,7 +58,8 @@ double time_mpi(const std::string& name, std::size_t n, int iterations) {
     } else if (name == "bcast") {
       MPI_Bcast(b.out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     } else if (name == "allgather") {
-      MPI_Allgather(b.in.data(), count, MPI_DOUBLE, b.all.data(), count, MPI_DOUBLE, MPI_COMM_WORLD);
+      MPI_Allgather(b.in.data(), count, MPI_DOUBLE, b.all.data(), count, MPI_DOUBLE,
+                    MPI_COMM_WORLD);
     } else {
       MPI_Reduce_scatter_block(b.rows.data(), b.part.data(), count, MPI_DOUBLE, MPI_SUM,
                                MPI_COMM_WORLD);

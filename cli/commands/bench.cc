@@ -457,7 +457,8 @@ void add_bench_command(CLI::App& app) {
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   sub->add_option("--factor", o->factor, "size step (multiply)")->capture_default_str();
-  sub->add_option("--iterations", o->iterations, "timed calls per case and round (the median counts)")
+  sub->add_option("--iterations", o->iterations,
+                  "timed calls per case and round (the median counts)")
       ->capture_default_str();
   sub->add_option("--rounds", o->rounds,
                   "per case, rounds of optcoll then MPI in turn (medians over all)")

@@ -6,6 +6,8 @@
 //
 //   optcoll calibrate --backend threads --out model.json
 //   mpirun -np 2 optcoll calibrate --backend mpi --out model.json
+#include "optcoll/exec/calibrate.h"
+
 #include <fstream>
 #include <iostream>
 
@@ -14,7 +16,6 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
-#include "optcoll/exec/calibrate.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 

@@ -71,8 +71,9 @@ Communicator::~Communicator() = default;
 Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec) {
   for (std::size_t i = 0; i < prepared_.size(); ++i) {
     if (prepared_[i]->spec != spec) continue;
-    if (i > 0) std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
-                           prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    if (i > 0)
+      std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
+                  prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     return *prepared_.front();
   }
   CollectiveSpec planned = spec;
@@ -84,8 +85,8 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec) {
   }
   const auto it = options_.algorithms.find(collective_name(planned.kind));
   const std::string algorithm = it == options_.algorithms.end() ? "auto" : it->second;
-  auto call = std::make_unique<PreparedCall>(spec, cache_->get(planned, options_.model, algorithm),
-                                             rank());
+  auto call =
+      std::make_unique<PreparedCall>(spec, cache_->get(planned, options_.model, algorithm), rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
   return *prepared_.front();

@@ -48,8 +48,8 @@ void check_buffer(std::size_t actual_bytes, Count expected_count, const Datatype
 // The checks of one run that depend on the transport, the buffers, the type and the operator
 // (the rest was checked when the Execution was made).
 void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
-               BufferBinding buffers, Count input_count, Count output_count,
-               Count scratch_count, const Datatype& type, const ReduceOp& op) {
+               BufferBinding buffers, Count input_count, Count output_count, Count scratch_count,
+               const Datatype& type, const ReduceOp& op) {
   const Rank me = transport.rank();
   if (schedule.spec.nranks != transport.size()) {
     throw_invalid("schedule '{}' is for {} ranks but the transport has {}", schedule.algorithm,
@@ -174,8 +174,7 @@ class Interpreter final : public Progress {
     while (true) {
       issue_ready();
       if (done_ == n) return true;
-      OPTCOLL_CHECK(in_flight_count_ > 0, "rank {}: {} ops can never become ready", me_,
-                    n - done_);
+      OPTCOLL_CHECK(in_flight_count_ > 0, "rank {}: {} ops can never become ready", me_, n - done_);
       const std::uint64_t before = progress_count_;
       x_.completed_.clear();
       // Other threads may advance() this execution while the transport waits.
@@ -350,8 +349,8 @@ class Interpreter final : public Progress {
             add_in_flight(transport_.isend(a.peer, key_of(op), {read_ptr(a.src), bytes_of(a.src)}),
                           id);
           } else if constexpr (std::is_same_v<A, Recv>) {
-            add_in_flight(
-                transport_.irecv(a.peer, key_of(op), {write_ptr(a.dst), bytes_of(a.dst)}), id);
+            add_in_flight(transport_.irecv(a.peer, key_of(op), {write_ptr(a.dst), bytes_of(a.dst)}),
+                          id);
           } else if constexpr (std::is_same_v<A, RecvReduce>) {
             add_in_flight(transport_.irecv_reduce(a.peer, key_of(op), bytes_of(a.dst),
                                                   [this, id](std::span<const std::byte> incoming) {
@@ -413,7 +412,7 @@ class Interpreter final : public Progress {
   std::size_t in_flight_count_ = 0;  // entries of x_.in_flight_ still in flight
   bool sorted_ = true;               // x_.in_flight_ is in increasing request order
   bool attached_ = false;
-  std::exception_ptr failure_;  // raised by advance() on another thread, for this one
+  std::exception_ptr failure_;        // raised by advance() on another thread, for this one
   std::uint64_t progress_count_ = 0;  // bumped whenever a wait or a helper made progress
 };
 
@@ -421,8 +420,8 @@ Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed
     : schedule_(schedule), rank_(rank) {
   if (!known_well_formed) require_well_formed(schedule);
   if (rank < 0 || rank >= schedule.spec.nranks) {
-    throw_invalid("rank {} is out of range for schedule '{}' of {} ranks", rank,
-                  schedule.algorithm, schedule.spec.nranks);
+    throw_invalid("rank {} is out of range for schedule '{}' of {} ranks", rank, schedule.algorithm,
+                  schedule.spec.nranks);
   }
   const Layout layout(schedule.spec);
   input_count_ = layout.input_count(rank);

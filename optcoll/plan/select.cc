@@ -201,9 +201,8 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       }
     }
   };
-  const unsigned workers = static_cast<unsigned>(
-      std::min<std::size_t>({kPlanningWorkers, std::max(1u, std::thread::hardware_concurrency()),
-                             infos.size()}));
+  const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(
+      {kPlanningWorkers, std::max(1u, std::thread::hardware_concurrency()), infos.size()}));
   std::vector<WorkerBest> per_worker(std::max(1u, workers));
   std::vector<std::exception_ptr> failures(per_worker.size());
   {
@@ -273,8 +272,8 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       best.algorithm = std::string(infos[chosen]->name);
       best.predicted_time = predict(best.schedule, model);
       OPTCOLL_CHECK(best.predicted_time == *results[chosen]->predicted,
-                    "{} predicted {} when rebuilt, {} before", best.algorithm,
-                    best.predicted_time, *results[chosen]->predicted);
+                    "{} predicted {} when rebuilt, {} before", best.algorithm, best.predicted_time,
+                    *results[chosen]->predicted);
     }
     best.params = algorithms::Params::parse(best.schedule.params);
   }
@@ -290,8 +289,11 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   }
   if (options.compositions) {
     if (auto composed = plan_composed(spec, model)) {
-      applicable.push_back({composed->algorithm, composed->predicted_time, {},
-                            composed->schedule.params, bytes_moved(composed->schedule)});
+      applicable.push_back({composed->algorithm,
+                            composed->predicted_time,
+                            {},
+                            composed->schedule.params,
+                            bytes_moved(composed->schedule)});
       if (!found || composed->predicted_time < best.predicted_time) {
         found = true;
         best.params = {};

@@ -72,8 +72,10 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   const std::string model = (dir_ / "model.json").string();
-  const Result r = run("calibrate --backend threads --max-bytes 4096 --kernel-bytes 65536 "
-                       "--repetitions 3 --json --out " + model);
+  const Result r =
+      run("calibrate --backend threads --max-bytes 4096 --kernel-bytes 65536 "
+          "--repetitions 3 --json --out " +
+          model);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["ping_pong"].size(), 6u);  // 8, 32, 128, 512, 2048, 4096

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -110,6 +111,34 @@ inline ThreadWorld& shared_world(Rank p) {
 }
 
 // True if `text` contains `part`; for EXPECT_TRUE with the text as message.
+// A Transport that passes every call on to another (the thread transport, say), for tests
+// that change one behaviour by overriding it. It does not override irecv_reduce(): its
+// receive-reduces use Transport's default (staged) one.
+class ForwardingTransport : public Transport {
+ public:
+  explicit ForwardingTransport(Transport& inner) : inner_(inner) {}
+  Rank rank() const override { return inner_.rank(); }
+  Rank size() const override { return inner_.size(); }
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    return inner_.isend(to, key, data);
+  }
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    return inner_.irecv(from, key, data);
+  }
+  void abort(const std::string& reason) override { inner_.abort(reason); }
+  void attach(Progress& progress) override { inner_.attach(progress); }
+  void detach() override { inner_.detach(); }
+
+ protected:
+  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override {
+    inner_.wait_some(timeout, done);
+  }
+  void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
+
+ private:
+  Transport& inner_;
+};
+
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

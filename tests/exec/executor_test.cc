@@ -352,21 +352,26 @@ TEST(Executor, ScratchStartsZeroed) {
   }
 }
 
-// Two ranks that disagree on the message size (different schedules, each well formed),
-// with messages above the eager limit: both fail, naming both sizes.
-TEST(Executor, MessageSizeMismatchFailsBothRanks) {
-  const Schedule small =
-      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 2048));
-  const Schedule large =
-      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 4096));
-  const Error e = expect_error([&] {
+// bcast/linear on 2 ranks where the root sends `sent` int32 and rank 1 expects `expected`
+// (two schedules, each well formed): the error of the run.
+Error bcast_with_mismatched_counts(Count sent, Count expected) {
+  const Schedule root =
+      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, sent));
+  const Schedule leaf =
+      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, expected));
+  return expect_error([&] {
     shared_world(2).run([&](Transport& t) {
-      const Schedule& s = t.rank() == 0 ? small : large;
+      const Schedule& s = t.rank() == 0 ? root : leaf;
       std::vector<std::int32_t> out(static_cast<std::size_t>(s.spec.count));
       execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
               int32_sum(), ExecOptions{std::chrono::seconds(20)});
     });
   });
+}
+
+// Messages above the eager limit: both ranks fail, naming both sizes.
+TEST(Executor, MessageSizeMismatchFailsBothRanks) {
+  const Error e = bcast_with_mismatched_counts(2048, 4096);
   const std::string what = e.what();
   EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
   EXPECT_TRUE(contains(what, "2 of 2 ranks failed")) << what;
@@ -379,17 +384,7 @@ TEST(Executor, MessageSizeMismatchFailsBothRanks) {
 // The same with small (eager) messages: the receiver fails, naming both sizes (the sender
 // fails too only if it was still in the collective when the world was aborted).
 TEST(Executor, EagerMessageSizeMismatchFailsTheReceiver) {
-  const Schedule small = algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 8));
-  const Schedule large =
-      algorithms::build("bcast/linear", make_spec(CollectiveKind::kBcast, 2, 16));
-  const Error e = expect_error([&] {
-    shared_world(2).run([&](Transport& t) {
-      const Schedule& s = t.rank() == 0 ? small : large;
-      std::vector<std::int32_t> out(static_cast<std::size_t>(s.spec.count));
-      execute(s, t, {{}, std::as_writable_bytes(std::span<std::int32_t>(out))}, int32(),
-              int32_sum(), ExecOptions{std::chrono::seconds(20)});
-    });
-  });
+  const Error e = bcast_with_mismatched_counts(8, 16);
   const std::string what = e.what();
   EXPECT_EQ(e.code(), ErrorCode::kTransport) << what;
   EXPECT_TRUE(contains(what, "the send has 32 bytes but the receive expects 64 bytes")) << what;
@@ -398,30 +393,16 @@ TEST(Executor, EagerMessageSizeMismatchFailsTheReceiver) {
 }
 
 // A transport that fails its n-th isend (counted over its life), passing the rest through.
-class FailingSendTransport final : public Transport {
+class FailingSendTransport final : public ForwardingTransport {
  public:
-  FailingSendTransport(Transport& inner, int fail_at) : inner_(inner), fail_at_(fail_at) {}
-  Rank rank() const override { return inner_.rank(); }
-  Rank size() const override { return inner_.size(); }
+  FailingSendTransport(Transport& inner, int fail_at)
+      : ForwardingTransport(inner), fail_at_(fail_at) {}
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
     if (++sends_ == fail_at_) throw TransportError("injected send failure");
-    return inner_.isend(to, key, data);
+    return ForwardingTransport::isend(to, key, data);
   }
-  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
-    return inner_.irecv(from, key, data);
-  }
-  void abort(const std::string& reason) override { inner_.abort(reason); }
-  void attach(Progress& progress) override { inner_.attach(progress); }
-  void detach() override { inner_.detach(); }
-
- protected:
-  void do_wait_some(milliseconds timeout, std::vector<RequestId>& done) override {
-    inner_.wait_some(timeout, done);
-  }
-  void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
 
  private:
-  Transport& inner_;
   const int fail_at_;
   int sends_ = 0;
 };

@@ -21,6 +21,7 @@
 #include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
+#include "tests/exec/exec_helpers.h"
 #include "tests/testing/reference.h"
 
 namespace optcoll {
@@ -47,28 +48,7 @@ void run_threads(Rank p, milliseconds timeout, const std::function<void(Transpor
 
 // The thread transport seen through a wrapper that does not override irecv_reduce(), so
 // that the conformance tests also cover Transport's default (staged) receive-reduce.
-class DefaultReduceTransport final : public Transport {
- public:
-  explicit DefaultReduceTransport(Transport& inner) : inner_(inner) {}
-  Rank rank() const override { return inner_.rank(); }
-  Rank size() const override { return inner_.size(); }
-  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
-    return inner_.isend(to, key, data);
-  }
-  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
-    return inner_.irecv(from, key, data);
-  }
-  void abort(const std::string& reason) override { inner_.abort(reason); }
-
- protected:
-  void do_wait_some(milliseconds timeout, std::vector<RequestId>& done) override {
-    inner_.wait_some(timeout, done);
-  }
-  void do_cancel(std::span<const RequestId> ids) override { inner_.cancel(ids); }
-
- private:
-  Transport& inner_;
-};
+using DefaultReduceTransport = testing::ForwardingTransport;
 
 void run_threads_default_reduce(Rank p, milliseconds timeout,
                                 const std::function<void(Transport&)>& fn) {
@@ -471,8 +451,9 @@ TEST_P(TransportConformance, EagerSendsAreFlowControlled) {
       while (!receiver_started.load()) std::this_thread::yield();
       std::vector<RequestId> ids;
       for (int i = 0; i < kMessages; ++i) {
-        ids.push_back(t.irecv(0, MsgKey{0, i},
-                              std::as_writable_bytes(std::span(&got[static_cast<std::size_t>(i)], 1))));
+        ids.push_back(
+            t.irecv(0, MsgKey{0, i},
+                    std::as_writable_bytes(std::span(&got[static_cast<std::size_t>(i)], 1))));
       }
       w.wait(ids);
     }

@@ -53,8 +53,8 @@ std::uint64_t sent_bytes(const Schedule& s) {
   for (const auto& program : s.ranks) {
     for (const auto& op : program.ops) {
       if (std::holds_alternative<Send>(op.action)) {
-        bytes += static_cast<std::uint64_t>(std::get<Send>(op.action).src.count) *
-                 s.spec.elem_bytes;
+        bytes +=
+            static_cast<std::uint64_t>(std::get<Send>(op.action).src.count) * s.spec.elem_bytes;
       }
     }
   }
@@ -67,9 +67,9 @@ std::uint64_t sent_bytes(const Schedule& s) {
 // the candidate list keeps registry order among equal times; planning twice gives the same.
 TEST(Select, AutoIsDeterministicAndBreaksTiesByBytesThenRegistryOrder) {
   const CostModel zero_cost = unit_model(0, 0, 0);
-  for (const auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kBcast,
-                          CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,
-                          CollectiveKind::kGather}) {
+  for (const auto kind :
+       {CollectiveKind::kAllreduce, CollectiveKind::kBcast, CollectiveKind::kAllgather,
+        CollectiveKind::kReduceScatterBlock, CollectiveKind::kGather}) {
     const auto spec = make_spec(kind, 8, 16);
     const Plan p = plan(spec, zero_cost);
     std::vector<std::string> registry_order;
@@ -123,8 +123,8 @@ TEST(Select, NearTiesGoToTheFewestBytesButNotBeyondTheTolerance) {
     EXPECT_NE(p.explain().find("it moves the fewest bytes"), std::string::npos) << p.explain();
   }
   {  // a = 1000, m = 1: binomial 2003, linear 3003: the binomial tree
-    const Plan p = plan(make_spec_v(CollectiveKind::kGatherv, 4, {1, 1, 1, 1}, 0),
-                        unit_model(1000, 1));
+    const Plan p =
+        plan(make_spec_v(CollectiveKind::kGatherv, 4, {1, 1, 1, 1}, 0), unit_model(1000, 1));
     EXPECT_NE(p.algorithm, "gatherv/linear") << p.explain();
     EXPECT_EQ(p.predicted_time, 2003);
     EXPECT_EQ(p.explain().find("it moves the fewest bytes"), std::string::npos) << p.explain();

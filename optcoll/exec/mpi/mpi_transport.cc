@@ -73,7 +73,8 @@ MpiTransport::Options MpiTransport::Options::from_environment() {
   }
   if (const char* bytes = std::getenv("OPTCOLL_SHM_BYTES"); bytes != nullptr && *bytes != '\0') {
     options.shm_bytes = parse_bytes(bytes, "OPTCOLL_SHM_BYTES");
-    if (options.shm_bytes == 0) throw_invalid("OPTCOLL_SHM_BYTES must be positive (OPTCOLL_SHM=0 turns the channel off)");
+    if (options.shm_bytes == 0)
+      throw_invalid("OPTCOLL_SHM_BYTES must be positive (OPTCOLL_SHM=0 turns the channel off)");
   }
   if (const char* min = std::getenv("OPTCOLL_SHM_MIN_BYTES"); min != nullptr && *min != '\0') {
     options.shm_min_bytes = parse_bytes(min, "OPTCOLL_SHM_MIN_BYTES");
@@ -203,9 +204,9 @@ bool MpiTransport::through_shared_memory(Rank peer, std::size_t bytes) const {
 
 void MpiTransport::check_count(Rank peer, std::size_t bytes) const {
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
-    throw TransportError(fmt::format(
-        "rank {}: a message of {} bytes to or from rank {} exceeds MPI's int count", rank_,
-        bytes, peer));
+    throw TransportError(
+        fmt::format("rank {}: a message of {} bytes to or from rank {} exceeds MPI's int count",
+                    rank_, bytes, peer));
   }
 }
 
@@ -229,7 +230,8 @@ RequestId MpiTransport::isend(Rank to, MsgKey key, std::span<const std::byte> da
   check_usable();
   const int tag = tag_for(to, key);
   // MPI never writes a send buffer (its C signature takes const void* since MPI-3).
-  void* buffer = const_cast<std::byte*>(data.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  void* buffer =
+      const_cast<std::byte*>(data.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
   if (!through_shared_memory(to, data.size())) {
     return post(false, to, key.seq, data_, tag, buffer, data.size(), Part::kWhole, next_id_++);
   }
@@ -272,8 +274,7 @@ RequestId MpiTransport::irecv(Rank from, MsgKey key, std::span<std::byte> data) 
   return receive_descriptor(std::move(t), from, key, tag, data.size());
 }
 
-RequestId MpiTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes,
-                                     ReduceInto reduce) {
+RequestId MpiTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) {
   check_usable();
   if (!through_shared_memory(from, bytes)) {
     return Transport::irecv_reduce(from, key, bytes, std::move(reduce));
@@ -340,7 +341,7 @@ bool MpiTransport::copy_out(Transfer& t) {
 
 void MpiTransport::part_done(Transfer& t, Part part, const MPI_Status& status) {
   --t.mpi_pending;
-  if (!t.receive) return;  // a send's parts only need to be complete
+  if (!t.receive) return;     // a send's parts only need to be complete
   if (part == Part::kData) {  // the data came by plain MPI
     int received = 0;
     MPI_Get_count(&status, MPI_BYTE, &received);
@@ -369,8 +370,8 @@ void MpiTransport::part_done(Transfer& t, Part part, const MPI_Status& status) {
       shm_->consume(t.peer, t.block);  // the sender may reuse it
       t.in_arena = false;
     }
-    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
-                     rank_, t.peer, t.seq, d.bytes, t.bytes));
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}", rank_,
+                     t.peer, t.seq, d.bytes, t.bytes));
   }
   if (!t.in_arena) {  // the data follow on the same communicator and tag
     void* target = t.dst.data();
@@ -414,8 +415,8 @@ void MpiTransport::probe_mismatches() {
     if (flag == 0) continue;
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
-    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
-                     rank_, t->peer, t->seq, count, t->bytes));
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}", rank_,
+                     t->peer, t->seq, count, t->bytes));
   }
   // A plain receive from a same-node rank whose sender classified the message above it: a
   // descriptor waits on the same-node communicator (its block is given back).
@@ -430,8 +431,8 @@ void MpiTransport::probe_mismatches() {
     Descriptor d;
     MPI_Recv(&d, sizeof(Descriptor), MPI_BYTE, p.peer, tag, shm_comm_, MPI_STATUS_IGNORE);
     if (d.in_arena != 0) shm_->consume(p.peer, d.block);
-    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}",
-                     rank_, p.peer, p.seq, d.bytes, p.bytes));
+    fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}", rank_,
+                     p.peer, p.seq, d.bytes, p.bytes));
   }
 }
 

@@ -55,8 +55,8 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,7 +73,7 @@ class MpiTransport final : public Transport {
   // The same-node channel. The constructor agrees on these across the ranks: the channel is
   // on only if every rank wants it, with the largest threshold and the smallest arena.
   struct Options {
-    bool shared_memory = true;                       // use it where ranks share a node
+    bool shared_memory = true;  // use it where ranks share a node
     // Each rank's arena (at most 1 GiB per node in all: a node of k ranks gives each at
     // most 1 GiB / k). Pages are used, and count against /dev/shm, only as messages need them.
     std::size_t shm_bytes = std::size_t{32} << 20;
@@ -138,14 +138,14 @@ class MpiTransport final : public Transport {
     Rank peer = 0;
     std::int32_t seq = 0;
     int tag = 0;
-    std::size_t bytes = 0;             // sent, or expected
-    std::span<const std::byte> src;    // send
-    std::span<std::byte> dst;          // plain receive
-    ReduceInto reduce;                 // receive-reduce
+    std::size_t bytes = 0;           // sent, or expected
+    std::span<const std::byte> src;  // send
+    std::span<std::byte> dst;        // plain receive
+    ReduceInto reduce;               // receive-reduce
     std::unique_ptr<Descriptor> descriptor;
     std::unique_ptr<std::byte[]> staging;  // receive-reduce whose data came by plain MPI
-    bool described = false;  // receive: the descriptor arrived (send: it was posted)
-    bool in_arena = false;   // the data are (being) moved through an arena block
+    bool described = false;                // receive: the descriptor arrived (send: it was posted)
+    bool in_arena = false;                 // the data are (being) moved through an arena block
     std::uint64_t block = 0;
     std::size_t moved = 0;   // bytes copied into the block (send) or out of it (receive)
     bool data_done = false;  // receive: every byte is in (or combined into) the target
@@ -160,8 +160,8 @@ class MpiTransport final : public Transport {
   void poll_abort_notice();
   // One MPI_Testsome pass: appends completed ids to `done`, throws on a failed request.
   void test_once(std::vector<RequestId>& done);
-  RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag,
-                 void* buffer, std::size_t bytes, Part part, RequestId id);
+  RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag, void* buffer,
+                 std::size_t bytes, Part part, RequestId id);
   RequestId receive_descriptor(std::unique_ptr<Transfer> t, Rank from, MsgKey key, int tag,
                                std::size_t bytes);
   RequestId start_transfer(std::unique_ptr<Transfer> transfer);
@@ -200,7 +200,7 @@ class MpiTransport final : public Transport {
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
   std::uint64_t call_ = 0;          // the current call (0: calls not used)
   std::uint64_t aborted_call_ = 0;  // the call this rank told the others about (+1; 0: none)
-  std::map<std::uint64_t, std::string> future_notices_;  // failures of calls not reached yet
+  std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
   std::string failed_;  // why this transport is no longer usable ("" while it is)

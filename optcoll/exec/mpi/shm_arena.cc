@@ -49,8 +49,8 @@ std::unique_ptr<ShmArena> ShmArena::create(MPI_Comm comm, std::size_t bytes) {
   arena->node_ = node;
   // At most kNodeBytes for the whole node (the same on every rank of a node).
   constexpr std::size_t kNodeBytes = std::size_t{1} << 30;
-  bytes = std::min(bytes, std::max(kNodeBytes / static_cast<std::size_t>(node_size),
-                                    std::size_t{1} << 20));
+  bytes = std::min(
+      bytes, std::max(kNodeBytes / static_cast<std::size_t>(node_size), std::size_t{1} << 20));
   arena->bytes_ = static_cast<std::size_t>(bytes / kGranule * kGranule);
   MPI_Info info = MPI_INFO_NULL;
   MPI_Info_create(&info);

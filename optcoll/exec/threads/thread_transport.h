@@ -160,8 +160,8 @@ class Fabric {
 
   struct PostedSend {
     MsgKey key;
-    RequestId id = 0;                  // 0: an eager send (complete already)
-    std::span<const std::byte> data;   // not eager: the sender's memory
+    RequestId id = 0;                 // 0: an eager send (complete already)
+    std::span<const std::byte> data;  // not eager: the sender's memory
     // Eager: a copy of the data, in `small` if it fits, else in `copy`.
     std::size_t eager_bytes = 0;
     std::unique_ptr<std::byte[]> copy;
@@ -210,12 +210,12 @@ class Fabric {
 
   // Who runs a rank's attached execution (file comment, "Cooperative progress").
   struct alignas(64) Seat {
-    std::mutex mutex;               // held by whoever advances the execution
-    Progress* progress = nullptr;   // the attached execution (under mutex)
-    std::atomic<bool> attached{false};         // a hint for helpers (read without the lock)
-    std::atomic<std::uint32_t> news_seen{0};   // the inbox's news when it was last advanced
-    std::atomic<std::uint32_t> helped{0};      // bumped by a helper that advanced it, while
-                                               // it holds the seat and the inbox lock
+    std::mutex mutex;                         // held by whoever advances the execution
+    Progress* progress = nullptr;             // the attached execution (under mutex)
+    std::atomic<bool> attached{false};        // a hint for helpers (read without the lock)
+    std::atomic<std::uint32_t> news_seen{0};  // the inbox's news when it was last advanced
+    std::atomic<std::uint32_t> helped{0};     // bumped by a helper that advanced it, while
+                                              // it holds the seat and the inbox lock
   };
 
   Mailbox& mailbox(Rank from, Rank to) {
