@@ -25,6 +25,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
 #include "cli/options.h"
+#include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
@@ -92,11 +93,15 @@ void check_options(const BenchOptions& o) {
   if (o.iterations < 1) throw_invalid("--iterations must be at least 1, got {}", o.iterations);
   if (o.rounds < 1) throw_invalid("--rounds must be at least 1, got {}", o.rounds);
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
-  for (const auto& pair : o.algorithms) {
+  for (const auto& pair : o.algorithms) {  // checked here, before MPI starts
     const auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
       throw_invalid("--algorithm '{}' must be collective=algorithm (e.g. allgather=ring)", pair);
     }
+    const std::string collective = pair.substr(0, eq);
+    const auto kind = parse_collective(collective);
+    if (!kind) throw_invalid("--algorithm '{}': unknown collective '{}'", pair, collective);
+    if (pair.substr(eq + 1) != "auto") algorithms::lookup(pair.substr(eq + 1), *kind);
   }
   if (o.format != "markdown" && o.format != "csv") {
     throw_invalid("unknown --format '{}' (known: markdown, csv)", o.format);

@@ -110,8 +110,8 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --model /nonexistent/model.json", "/nonexistent/model.json"},
       {"bench --rounds 0", "--rounds must be at least 1, got 0"},
       {"bench --algorithm allgather", "--algorithm 'allgather' must be collective=algorithm"},
-      {"bench --max-bytes 64 --algorithm allgather=teleport",
-       "unknown algorithm 'teleport' for allgather"},
+      {"bench --algorithm allgather=teleport", "unknown algorithm 'teleport' for allgather"},
+      {"bench --algorithm gossip=ring", "--algorithm 'gossip=ring': unknown collective 'gossip'"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
