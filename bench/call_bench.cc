@@ -80,22 +80,14 @@ void BM_Bcast(benchmark::State& state) { run_calls(state, "bcast"); }
 void BM_Allreduce(benchmark::State& state) { run_calls(state, "allreduce"); }
 void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
 
-BENCHMARK(BM_Bcast)->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
-BENCHMARK(BM_Allreduce)
-    ->ArgName("p")
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(8)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Allgather)
-    ->ArgName("p")
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(8)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// The same rank counts for every call: one rank (no messages), two, and more ranks than cores.
+void per_rank_count(benchmark::internal::Benchmark* bench) {
+  bench->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Bcast)->Apply(per_rank_count);
+BENCHMARK(BM_Allreduce)->Apply(per_rank_count);
+BENCHMARK(BM_Allgather)->Apply(per_rank_count);
 
 }  // namespace
 }  // namespace optcoll
