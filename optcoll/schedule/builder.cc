@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <map>
+#include <memory_resource>
 
 #include <fmt/format.h>
 
@@ -11,11 +14,17 @@
 
 namespace optcoll {
 
-// Covers the touched part of one buffer with disjoint segments [start, end), sorted by
+// Covers the touched part of one buffer with disjoint segments [start, end), ordered by
 // start, each with the op that last wrote it and the ops that read it since. Untouched gaps
-// are absent. A sorted vector rather than a node-based map: algorithms touch slices in
-// order, so new segments are almost always appended, and an access usually matches an
-// existing segment exactly and updates it in place.
+// are absent. An ordered map with a cursor at the segment last touched: an access usually
+// matches an existing segment exactly, a few segments from the last one, and is found from
+// the cursor in O(1); anything else takes O(log segments), and so does inserting anywhere. The
+// map's nodes come from the builder's monotonic arena (freed all at once by finish()), not
+// from malloc one by one. (A
+// sorted vector made every insertion O(segments): a ring algorithm's rank r touches blocks
+// r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the ones inserted since the
+// wrap, which is O(p^3) moves per schedule; at p = 1024 that was 43% of planning an
+// allgather. docs/benchmarks.md, "Selection cost at scale".)
 struct ScheduleBuilder::HazardMap {
   // Readers since the last write: usually one or two, kept inline; more spill to a vector.
   class Readers {
@@ -45,26 +54,64 @@ struct ScheduleBuilder::HazardMap {
     std::vector<OpId> more_;
   };
   struct Segment {
-    Count start = 0;
     Count end = 0;
     OpId writer = kNoOp;
     Readers readers;
   };
-  std::vector<Segment> segments;
+  using Segments = std::pmr::map<Count, Segment>;  // keyed by start
+  using Iter = Segments::iterator;
 
-  // Index of the first segment that ends after `a`.
-  std::size_t first_after(Count a) const {
-    if (segments.empty() || segments.back().end <= a) return segments.size();  // appending
-    auto it = std::upper_bound(segments.begin(), segments.end(), a,
-                               [](Count x, const Segment& s) { return x < s.end; });
-    return static_cast<std::size_t>(it - segments.begin());
+  explicit HazardMap(std::pmr::memory_resource* memory) : segments(memory) {}
+  // The cursor never refers into another map (a moved map's end() is not its own).
+  HazardMap(HazardMap&& other) noexcept : segments(std::move(other.segments)) {}
+  HazardMap& operator=(HazardMap&& other) noexcept {
+    segments = std::move(other.segments);
+    cursor = segments.end();
+    return *this;
+  }
+  HazardMap(const HazardMap&) = delete;
+  HazardMap& operator=(const HazardMap&) = delete;
+
+  Segments segments;
+  Iter cursor = segments.end();  // the segment last touched, or end()
+
+  // Segments looked at from the cursor before a search of the whole map: ring algorithms
+  // alternate between two blocks a step or two apart (send one, receive the next).
+  static constexpr int kNearby = 4;
+
+  // The first segment that ends after `a`, or end().
+  Iter first_after(Count a) {
+    if (segments.empty() || segments.rbegin()->second.end <= a) return segments.end();
+    if (cursor != segments.end()) {
+      Iter it = cursor;
+      if (it->first <= a) {
+        // Forward; the last segment ends after `a`, so this stays before end().
+        for (int step = 0; step < kNearby; ++step, ++it) {
+          if (a < it->second.end) return it;
+        }
+      } else {
+        // Backward; `it` starts, so ends, after `a` throughout.
+        for (int step = 0; step < kNearby; ++step) {
+          if (it == segments.begin()) return it;
+          const Iter before = std::prev(it);
+          if (before->second.end <= a) return it;
+          it = before;
+          if (it->first <= a) return it;
+        }
+      }
+    }
+    const Iter after = segments.upper_bound(a);  // the first that starts after a
+    if (after != segments.begin()) {
+      const Iter before = std::prev(after);
+      if (a < before->second.end) return before;
+    }
+    return after;
   }
 
   // Appends to `deps` the ops an access of [a, b) must follow.
-  void collect(Count a, Count b, bool write, std::vector<OpId>& deps) const {
-    if (segments.empty() || segments.back().end <= a) return;  // untouched: nothing to follow
-    for (std::size_t i = first_after(a); i < segments.size() && segments[i].start < b; ++i) {
-      const Segment& s = segments[i];
+  void collect(Count a, Count b, bool write, std::vector<OpId>& deps) {
+    for (Iter it = first_after(a); it != segments.end() && it->first < b; ++it) {
+      const Segment& s = it->second;
       if (s.writer != kNoOp) deps.push_back(s.writer);
       if (write) s.readers.append_to(deps);
     }
@@ -72,60 +119,51 @@ struct ScheduleBuilder::HazardMap {
 
   // Makes `at` a segment boundary if it falls strictly inside a segment.
   void split(Count at) {
-    const std::size_t i = first_after(at);
-    if (i == segments.size() || segments[i].start >= at) return;
-    Segment tail = segments[i];
-    tail.start = at;
-    segments[i].end = at;
-    segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(tail));
+    const Iter it = first_after(at);
+    if (it == segments.end() || it->first >= at) return;
+    Segment tail = it->second;
+    it->second.end = at;
+    cursor = segments.emplace_hint(std::next(it), at, std::move(tail));
   }
 
   void record(Count a, Count b, OpId op, bool write) {
-    std::size_t i = first_after(a);
-    if (i < segments.size() && segments[i].start == a && segments[i].end == b) {
+    Iter it = first_after(a);
+    if (it != segments.end() && it->first == a && it->second.end == b) {
       // The common case: the access covers exactly one existing segment.
-      Segment& s = segments[i];
+      Segment& s = it->second;
       if (write) {
         s.writer = op;
         s.readers.clear();
       } else {
         s.readers.add(op);
       }
+      cursor = it;
       return;
     }
     split(a);
     split(b);
-    i = first_after(a);
+    it = first_after(a);
     if (write) {
-      std::size_t j = i;
-      while (j < segments.size() && segments[j].start < b) ++j;
-      if (j > i) {
-        // Reuse the first covered segment, drop the rest.
-        Segment& s = segments[i];
-        s.start = a;
-        s.end = b;
-        s.writer = op;
-        s.readers.clear();
-        segments.erase(segments.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                       segments.begin() + static_cast<std::ptrdiff_t>(j));
-      } else {
-        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i), Segment{a, b, op, {}});
-      }
+      // One segment [a, b) written by `op` replaces the covered ones.
+      Iter past = it;
+      while (past != segments.end() && past->first < b) ++past;
+      past = segments.erase(it, past);
+      cursor = segments.emplace_hint(past, a, Segment{b, op, {}});
       return;
     }
     // Read: add `op` to every covered segment, creating segments for untouched gaps.
-    Count cursor = a;
-    while (cursor < b) {
-      if (i == segments.size() || segments[i].start > cursor) {
-        const Count gap_end = i == segments.size() ? b : std::min(b, segments[i].start);
-        segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(i),
-                        Segment{cursor, gap_end, kNoOp, Readers(op)});
-        cursor = gap_end;
+    Count at = a;
+    while (at < b) {
+      if (it == segments.end() || it->first > at) {
+        const Count gap_end = it == segments.end() ? b : std::min(b, it->first);
+        cursor = segments.emplace_hint(it, at, Segment{gap_end, kNoOp, Readers(op)});
+        at = gap_end;
       } else {
-        segments[i].readers.add(op);
-        cursor = segments[i].end;
+        it->second.readers.add(op);
+        at = it->second.end;
+        cursor = it;
+        ++it;
       }
-      ++i;
     }
   }
 };
@@ -135,7 +173,10 @@ ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::string algorithm)
   schedule_.spec = layout_.spec();
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
-  hazards_.resize(static_cast<std::size_t>(layout_.nranks()) * 3);
+  hazard_memory_ = std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  const auto maps = static_cast<std::size_t>(layout_.nranks()) * 3;
+  hazards_.reserve(maps);
+  for (std::size_t i = 0; i < maps; ++i) hazards_.emplace_back(hazard_memory_.get());
   seq_.resize(static_cast<std::size_t>(layout_.nranks()));
 }
 
@@ -291,6 +332,7 @@ OpId ScheduleBuilder::op_count(Rank r) const {
 
 Schedule ScheduleBuilder::finish() && {
   hazards_.clear();
+  hazard_memory_.reset();
   seq_.clear();
   return std::move(schedule_);
 }
