@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "optcoll/model/error.h"
 
@@ -127,6 +131,114 @@ TEST(Builder, AddDependencyKeepsListSortedAndRejectsForwardEdges) {
   EXPECT_THROW(b.add_dependency(0, c, t1.recv), InternalError);
   const Schedule s = std::move(b).finish();
   EXPECT_EQ(op_at(s, 0, c).after, (std::vector<OpId>{t1.recv, t2.recv}));
+}
+
+// An independent account of the hazards on one rank: per element, the op that last wrote
+// it and the ops that read it since.
+class ElementHazards {
+ public:
+  explicit ElementHazards(Count elements) {
+    for (auto& buffer : buffers_) buffer.resize(static_cast<std::size_t>(elements));
+  }
+  struct Access {
+    Slice slice;
+    bool write;
+  };
+  // The ops an op with these accesses must follow (sorted, unique); then records it.
+  std::vector<OpId> emit(OpId op, const std::vector<Access>& accesses) {
+    std::vector<OpId> deps;
+    for (const Access& a : accesses) {
+      for (Count e = a.slice.offset; e < a.slice.end(); ++e) {
+        const Element& el = element(a.slice.buf, e);
+        if (el.writer != kNoOp) deps.push_back(el.writer);
+        if (a.write) deps.insert(deps.end(), el.readers.begin(), el.readers.end());
+      }
+    }
+    for (const Access& a : accesses) {
+      for (Count e = a.slice.offset; e < a.slice.end(); ++e) {
+        Element& el = element(a.slice.buf, e);
+        if (a.write) {
+          el.writer = op;
+          el.readers.clear();
+        } else {
+          el.readers.push_back(op);
+        }
+      }
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    return deps;
+  }
+
+ private:
+  struct Element {
+    OpId writer = kNoOp;
+    std::vector<OpId> readers;
+  };
+  Element& element(Buf buf, Count e) {
+    return buffers_[static_cast<std::size_t>(buf)][static_cast<std::size_t>(e)];
+  }
+  std::array<std::vector<Element>, 3> buffers_;
+};
+
+// Random local and remote accesses on rank 0 (overlapping, partial, nested, in any order,
+// and blocks walked downwards with a wrap as ring algorithms do): every op's inferred
+// dependencies equal the element-by-element account.
+TEST(Builder, InferredDependenciesEqualAnElementByElementAccount) {
+  constexpr Count kElements = 48;
+  constexpr Count kBlock = 6;
+  for (const unsigned seed : {1u, 2u, 3u, 4u, 5u}) {
+    std::mt19937 random(seed);
+    ScheduleBuilder b(make_spec(CollectiveKind::kAllreduce, 2, kElements), "test/random");
+    b.scratch(0, kElements);
+    ElementHazards expected(kElements);
+    std::vector<std::vector<OpId>> expected_deps;
+    auto random_slice = [&](Buf buf) {
+      const Count offset = std::uniform_int_distribution<Count>(0, kElements - 1)(random);
+      const Count count = std::uniform_int_distribution<Count>(1, kElements - offset)(random);
+      return Slice{buf, offset, count};
+    };
+    auto any_buffer = [&] {
+      return static_cast<Buf>(std::uniform_int_distribution<int>(0, 2)(random));
+    };
+    auto record = [&](OpId op, std::vector<ElementHazards::Access> accesses) {
+      ASSERT_EQ(op, static_cast<OpId>(expected_deps.size()));
+      expected_deps.push_back(expected.emit(op, accesses));
+    };
+    for (int i = 0; i < 400; ++i) {
+      const int kind = std::uniform_int_distribution<int>(0, 4)(random);
+      if (kind == 0) {  // a send from rank 0 reads
+        const Slice src = random_slice(any_buffer());
+        record(b.transfer(0, 1, src, Slice{Buf::kInput, 0, src.count}).send, {{src, false}});
+      } else if (kind == 1) {  // a receive into rank 0 writes
+        const Slice dst = random_slice(any_buffer());
+        record(b.transfer(1, 0, Slice{Buf::kInput, 0, dst.count}, dst).recv, {{dst, true}});
+      } else if (kind == 2) {  // a local copy between different buffers
+        const Buf from = any_buffer();
+        const Buf to = static_cast<Buf>((static_cast<int>(from) + 1) % 3);
+        const Slice src = random_slice(from);
+        const Slice dst{to, std::uniform_int_distribution<Count>(0, kElements - src.count)(random),
+                        src.count};
+        record(b.copy(0, src, dst), {{src, false}, {dst, true}});
+      } else {  // a ring's blocks: read block k, write block k - 1, downwards with a wrap
+        const Buf buf = any_buffer();
+        const Count blocks = kElements / kBlock;
+        const Count start = std::uniform_int_distribution<Count>(0, blocks - 1)(random);
+        for (Count step = 0; step < blocks; ++step) {
+          const Count k = (start - step + blocks) % blocks;
+          const Slice read{buf, k * kBlock, kBlock};
+          const Slice write{buf, ((k + blocks - 1) % blocks) * kBlock, kBlock};
+          record(b.transfer(0, 1, read, Slice{Buf::kInput, 0, kBlock}).send, {{read, false}});
+          record(b.transfer(1, 0, Slice{Buf::kInput, 0, kBlock}, write).recv, {{write, true}});
+        }
+      }
+    }
+    const Schedule s = std::move(b).finish();
+    ASSERT_EQ(s.ranks[0].ops.size(), expected_deps.size());
+    for (std::size_t op = 0; op < expected_deps.size(); ++op) {
+      ASSERT_EQ(s.ranks[0].ops[op].after, expected_deps[op]) << "seed " << seed << ", op " << op;
+    }
+  }
 }
 
 TEST(Builder, RejectsInvalidSpec) {
