@@ -18,13 +18,12 @@ namespace optcoll {
 // start, each with the op that last wrote it and the ops that read it since. Untouched gaps
 // are absent. An ordered map with a cursor at the segment last touched: an access usually
 // matches an existing segment exactly, a few segments from the last one, and is found from
-// the cursor in O(1); anything else takes O(log segments), and so does inserting anywhere. The
-// map's nodes come from the builder's monotonic arena (freed all at once by finish()), not
-// from malloc one by one. (A
-// sorted vector made every insertion O(segments): a ring algorithm's rank r touches blocks
-// r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the ones inserted since the
-// wrap, which is O(p^3) moves per schedule; at p = 1024 that was 43% of planning an
-// allgather. docs/benchmarks.md, "Selection cost at scale".)
+// the cursor in O(1); anything else takes O(log segments), and so does inserting anywhere.
+// The map's nodes come from a pool the builder owns (released at once by finish()), not from
+// malloc one by one. (A sorted vector made every insertion O(segments): a ring algorithm's
+// rank r touches blocks r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the
+// ones inserted since the wrap, which is O(p^3) moves per schedule; at p = 1024 that was 43%
+// of planning an allgather. docs/benchmarks.md, "Selection cost at scale".)
 struct ScheduleBuilder::HazardMap {
   // Readers since the last write: usually one or two, kept inline; more spill to a vector.
   class Readers {
@@ -62,15 +61,12 @@ struct ScheduleBuilder::HazardMap {
   using Iter = Segments::iterator;
 
   explicit HazardMap(std::pmr::memory_resource* memory) : segments(memory) {}
-  // The cursor never refers into another map (a moved map's end() is not its own).
+  // Movable (for the vector that holds the maps) with the cursor reset: a moved map's end()
+  // is not its own.
   HazardMap(HazardMap&& other) noexcept : segments(std::move(other.segments)) {}
-  HazardMap& operator=(HazardMap&& other) noexcept {
-    segments = std::move(other.segments);
-    cursor = segments.end();
-    return *this;
-  }
   HazardMap(const HazardMap&) = delete;
   HazardMap& operator=(const HazardMap&) = delete;
+  HazardMap& operator=(HazardMap&&) = delete;
 
   Segments segments;
   Iter cursor = segments.end();  // the segment last touched, or end()
