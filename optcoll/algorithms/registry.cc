@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: expands algorithms.def twice: into declarations, then into the AlgorithmInfo table.
+// File: expands algorithms.def three times: into declarations, into the table of lower
+// bounds, then into the AlgorithmInfo table (which takes each algorithm's bound from it).
 #include "optcoll/algorithms/registry.h"
 
 #include <algorithm>
@@ -16,8 +17,11 @@ namespace optcoll::algorithms {
   Schedule builder(const CollectiveSpec&, const Params&, const CostModel&);                        \
   std::optional<std::string> why_not(const CollectiveSpec&, const Params&);                        \
   std::span<const ParamInfo> params();
+#define OPTCOLL_BOUND(collective, name, bound) \
+  std::optional<Time> bound(const CollectiveSpec&, const CostModel&);
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
 
 namespace {
 
@@ -46,6 +50,26 @@ constexpr CollectiveKind kind_named(std::string_view name) {
   throw "algorithms.def names an unknown collective";  // a compile error in constant evaluation
 }
 
+struct NamedBound {
+  std::string_view name;
+  BoundFn bound;
+};
+
+constexpr NamedBound kBounds[] = {
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
+#define OPTCOLL_BOUND(collective, name, bound) NamedBound{#collective "/" #name, &bound},
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
+};
+
+constexpr BoundFn bound_named(std::string_view name) {
+  for (const auto& [n, bound] : kBounds) {
+    if (n == name) return bound;
+  }
+  return nullptr;
+}
+
 constexpr AlgorithmInfo kAlgorithms[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
   AlgorithmInfo{#collective "/" #name,                                                             \
@@ -55,10 +79,24 @@ constexpr AlgorithmInfo kAlgorithms[] = {
                 restrictions,                                                                      \
                 &builder,                                                                          \
                 &why_not,                                                                          \
-                &params},
+                &params,                                                                           \
+                bound_named(#collective "/" #name)},
+#define OPTCOLL_BOUND(collective, name, bound)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
 };
+
+// Every OPTCOLL_BOUND line names an algorithm of the list.
+constexpr bool every_bound_names_an_algorithm() {
+  for (const auto& [name, bound] : kBounds) {
+    bool found = false;
+    for (const auto& info : kAlgorithms) found = found || info.name == name;
+    if (!found) return false;
+  }
+  return true;
+}
+static_assert(every_bound_names_an_algorithm(), "an OPTCOLL_BOUND line names no algorithm");
 
 std::string known_names(CollectiveKind kind) {
   std::string names;

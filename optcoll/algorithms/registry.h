@@ -23,6 +23,10 @@ using BuildFn = Schedule (*)(const CollectiveSpec&, const Params&, const CostMod
 // Empty if the algorithm applies; otherwise a human reason ("needs commutative operator").
 using WhyNotFn = std::optional<std::string> (*)(const CollectiveSpec&, const Params&);
 using ParamsFn = std::span<const ParamInfo> (*)();
+// A lower bound on the simulated time of every schedule the builder makes for (spec, any
+// parameters, model), computed without building one (bounds.h); nullopt when the algorithm
+// does not apply or no bound is known for this model.
+using BoundFn = std::optional<Time> (*)(const CollectiveSpec&, const CostModel&);
 
 struct AlgorithmInfo {
   std::string_view name;  // "allgather/ring": "<collective>/<algorithm>"
@@ -33,6 +37,10 @@ struct AlgorithmInfo {
   BuildFn build;
   WhyNotFn why_not;
   ParamsFn params;
+  // Set for the algorithms whose schedules are large (O(p^2) ops) and rarely win at large p:
+  // selection skips building them when the bound shows they cannot (OPTCOLL_BOUND lines of
+  // algorithms.def).
+  BoundFn bound = nullptr;
 
   std::string_view short_name() const { return name.substr(name.find('/') + 1); }
 };

@@ -10,6 +10,9 @@
 // Reference: the direct-send allgather ("basic linear" in Open MPI is gather + bcast;
 //            this is the all-to-all exchange of Thakur et al., IJHPCA 2005, for allgather).
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -30,6 +33,11 @@ Schedule build_allgather_linear(const CollectiveSpec& spec, const Params& /*para
     }
   }
   return std::move(b).finish();
+}
+
+// Bound (allgather): every rank receives p - 1 blocks of m elements, one message each.
+std::optional<Time> bound_allgather_linear(const CollectiveSpec& spec, const CostModel& model) {
+  return fan_in_bound(spec, model, spec.nranks - 1, spec.count);
 }
 
 }  // namespace optcoll::algorithms

@@ -13,6 +13,10 @@
 // Restrictions: none; the topology (if any) must have p nodes.
 // Reference: N. Jain, Y. Sabharwal, ICS 2010, §4.
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -25,6 +29,14 @@ Schedule build_allgather_multicolor_bucket(const CollectiveSpec& spec, const Par
   const auto plan = patterns::resolve_bucket_plan(params, model, g.ndims(), 0, b);
   patterns::emit_allgather(b, g, plan);
   return std::move(b).finish();
+}
+
+// Bound, without a topology only (a 1-D ring): a piece of at least one element of a block
+// travels p - 1 hops. None on a torus.
+std::optional<Time> bound_allgather_multicolor_bucket(const CollectiveSpec& spec,
+                                                      const CostModel& model) {
+  if (model.topology) return std::nullopt;
+  return chain_bound(spec, model, spec.nranks - 1, std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

@@ -12,6 +12,9 @@
 
 #include "optcoll/algorithms/patterns/ring.h"
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -33,6 +36,11 @@ Schedule build_allgather_ring(const CollectiveSpec& spec, const Params& /*params
     }
   }
   return std::move(b).finish();
+}
+
+// Bound: the largest block travels p - 1 hops, each forwarded after it arrived.
+std::optional<Time> bound_allgather_ring(const CollectiveSpec& spec, const CostModel& model) {
+  return chain_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 
 }  // namespace optcoll::algorithms

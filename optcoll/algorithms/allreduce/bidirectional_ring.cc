@@ -11,6 +11,10 @@
 // Restrictions: commutative operator; the topology (if any) must have p nodes.
 // Reference: N. Jain, Y. Sabharwal, ICS 2010, §2.2; spec torus-bucket.md 2.5.
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -23,6 +27,12 @@ Schedule build_allreduce_bidirectional_ring(const CollectiveSpec& spec, const Pa
   const auto plan = patterns::resolve_bucket_plan(params, model, 1, 2, b);
   patterns::emit_allreduce(b, g, plan);
   return std::move(b).finish();
+}
+
+// Bound: each ring spans all p ranks, so a piece of at least one element makes 2(p - 1) hops.
+std::optional<Time> bound_allreduce_bidirectional_ring(const CollectiveSpec& spec,
+                                                       const CostModel& model) {
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

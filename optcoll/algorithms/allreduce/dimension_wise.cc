@@ -16,6 +16,10 @@
 // Reference: E. Chan, R. van de Geijn, W. Gropp, R. Thakur, "Collective communication on
 //   architectures that support simultaneous communication over multiple links", PPoPP 2006.
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -28,6 +32,14 @@ Schedule build_allreduce_dimension_wise(const CollectiveSpec& spec, const Params
   const auto plan = patterns::resolve_bucket_plan(params, model, 1, 0, b);
   patterns::emit_allreduce(b, g, plan);
   return std::move(b).finish();
+}
+
+// Bound, without a topology only (a 1-D ring): a piece of at least one element makes
+// 2(p - 1) hops. None on a torus.
+std::optional<Time> bound_allreduce_dimension_wise(const CollectiveSpec& spec,
+                                                   const CostModel& model) {
+  if (model.topology) return std::nullopt;
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

@@ -22,6 +22,10 @@
 // Reference: N. Jain, Y. Sabharwal, "Optimal bucket algorithms for large MPI collectives on
 //   torus interconnects", ICS 2010, Algorithm 1.
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -37,6 +41,14 @@ Schedule build_allreduce_multicolor_bucket(const CollectiveSpec& spec, const Par
   const auto plan = patterns::resolve_bucket_plan(params, model, g.ndims(), 0, b);
   patterns::emit_allreduce(b, g, plan);
   return std::move(b).finish();
+}
+
+// Bound, without a topology only (a 1-D ring): a piece of at least one element makes
+// 2(p - 1) hops. None on a torus.
+std::optional<Time> bound_allreduce_multicolor_bucket(const CollectiveSpec& spec,
+                                                      const CostModel& model) {
+  if (model.topology) return std::nullopt;
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

@@ -15,6 +15,9 @@
 
 #include "optcoll/algorithms/patterns/ring.h"
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -55,6 +58,13 @@ Schedule build_allreduce_ring(const CollectiveSpec& spec, const Params& /*params
     }
   }
   return std::move(b).finish();
+}
+
+// Bound: the largest piece (ceil(n/p) elements) makes p - 1 hops of the reduce-scatter and
+// p - 1 of the allgather, each sent after the previous one arrived.
+std::optional<Time> bound_allreduce_ring(const CollectiveSpec& spec, const CostModel& model) {
+  const Rank p = spec.nranks;
+  return chain_bound(spec, model, 2 * (p - 1), (spec.count + p - 1) / p);
 }
 
 }  // namespace optcoll::algorithms

@@ -20,9 +20,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -83,6 +85,13 @@ Schedule build_allreduce_ring_segmented(const CollectiveSpec& spec, const Params
     patterns::ring_allgather(b, members, bases, parts);
   }
   return std::move(b).finish();
+}
+
+// Bound: a piece (at least one element) of the first segment makes 2(p - 1) hops, whatever
+// the segment size.
+std::optional<Time> bound_allreduce_ring_segmented(const CollectiveSpec& spec,
+                                                   const CostModel& model) {
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

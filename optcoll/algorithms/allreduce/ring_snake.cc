@@ -12,6 +12,10 @@
 // Restrictions: commutative operator; the topology (if any) must have p nodes.
 // Reference: N. Jain, Y. Sabharwal, ICS 2010, §2.2 (1-D bucket algorithm, eq. 1).
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -24,6 +28,13 @@ Schedule build_allreduce_ring_snake(const CollectiveSpec& spec, const Params& pa
   const auto plan = patterns::resolve_bucket_plan(params, model, 1, 1, b);
   patterns::emit_allreduce(b, g, plan);
   return std::move(b).finish();
+}
+
+// Bound: a ring over all p ranks (in any order), so a piece of at least one element makes
+// 2(p - 1) hops.
+std::optional<Time> bound_allreduce_ring_snake(const CollectiveSpec& spec,
+                                               const CostModel& model) {
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

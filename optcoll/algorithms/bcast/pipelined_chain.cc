@@ -13,6 +13,10 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007; Pješivac-Grbović et al.,
 //            Cluster Computing 10(2), 2007 (segmented chain broadcast).
 
+#include <algorithm>
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -33,6 +37,12 @@ Schedule build_bcast_pipelined_chain(const CollectiveSpec& spec, const Params& p
   b.set_tree(std::move(tree));
   b.set_params(segment_param_text(spec.count, segments));
   return std::move(b).finish();
+}
+
+// Bound: the first segment (at least one element) goes down the whole chain, p - 1 hops.
+std::optional<Time> bound_bcast_pipelined_chain(const CollectiveSpec& spec,
+                                                const CostModel& model) {
+  return chain_bound(spec, model, spec.nranks - 1, std::min<Count>(spec.count, 1));
 }
 
 }  // namespace optcoll::algorithms

@@ -12,6 +12,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (broadcast = MST scatter +
 //            bucket allgather); Solomonik, CS 598 lecture 1 ("ring" broadcast).
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -33,6 +36,13 @@ Schedule build_bcast_scatter_ring_allgather(const CollectiveSpec& spec, const Pa
   patterns::mst_scatter(b, members, bases, parts, spec.root, &held);
   patterns::ring_allgather(b, members, bases, parts, &held);
   return std::move(b).finish();
+}
+
+// Bound: the last rank in the scatter's order is a leaf of its tree, so it holds one piece
+// and receives the other p - 1 in separate ring messages of at least floor(n/p) elements.
+std::optional<Time> bound_bcast_scatter_ring_allgather(const CollectiveSpec& spec,
+                                                       const CostModel& model) {
+  return fan_in_bound(spec, model, spec.nranks - 1, spec.count / spec.nranks);
 }
 
 }  // namespace optcoll::algorithms

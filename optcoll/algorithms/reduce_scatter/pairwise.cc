@@ -14,6 +14,9 @@
 // Restrictions: none (any p, non-commutative operators, irregular and empty blocks).
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (pairwise exchange reduce-scatter).
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -60,6 +63,12 @@ Schedule build_reduce_scatter_pairwise(const CollectiveSpec& spec, const Params&
     b.reduce(r, above[static_cast<std::size_t>(r)], output_of(layout, r), Side::kRight);
   }
   return std::move(b).finish();
+}
+
+// Bound: the owner of the largest block receives p - 1 contributions to it, one message each.
+std::optional<Time> bound_reduce_scatter_pairwise(const CollectiveSpec& spec,
+                                                  const CostModel& model) {
+  return fan_in_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 
 }  // namespace optcoll::algorithms

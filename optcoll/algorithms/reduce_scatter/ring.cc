@@ -15,6 +15,9 @@
 
 #include "optcoll/algorithms/patterns/ring.h"
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -52,6 +55,13 @@ Schedule build_reduce_scatter_ring(const CollectiveSpec& spec, const Params& /*p
     }
   }
   return std::move(b).finish();
+}
+
+// Bound: the partial sums of the largest block travel p - 1 hops, each sent after the
+// previous one was received and combined.
+std::optional<Time> bound_reduce_scatter_ring(const CollectiveSpec& spec,
+                                              const CostModel& model) {
+  return chain_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 
 }  // namespace optcoll::algorithms

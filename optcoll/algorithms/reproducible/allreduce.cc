@@ -15,6 +15,9 @@
 // Reference: fixed-order reduction (reproducible BLAS, Intel MPI I_MPI_CBWR); ring allgather
 //   of Chan et al., CCPE 2007.
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 #include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/ring.h"
@@ -41,6 +44,15 @@ Schedule build_allreduce_reproducible(const CollectiveSpec& spec, const Params& 
     }
   }
   return std::move(b).finish();
+}
+
+// Bound: the owner of the largest piece (ceil(n/p) elements) receives p - 1 raw pieces, one
+// message each, folds them, and only then starts the piece on its p - 1 ring hops.
+std::optional<Time> bound_allreduce_reproducible(const CollectiveSpec& spec,
+                                                 const CostModel& model) {
+  const Rank p = spec.nranks;
+  const Count largest = (spec.count + p - 1) / p;
+  return fan_in_bound(spec, model, p - 1, largest) + chain_bound(spec, model, p - 1, largest);
 }
 
 }  // namespace optcoll::algorithms

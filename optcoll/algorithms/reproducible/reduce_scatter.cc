@@ -17,6 +17,9 @@
 //   I_MPI_CBWR, here as a schedule; the pairwise exchange is Thakur, Rabenseifner and
 //   Gropp, IJHPCA 2005.
 
+#include <optional>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -32,6 +35,12 @@ Schedule build_reduce_scatter_reproducible(const CollectiveSpec& spec, const Par
       b, [&](Rank /*at*/, Rank q) { return block_in(layout, Buf::kInput, q); },
       [&](Rank r) { return output_of(layout, r); });
   return std::move(b).finish();
+}
+
+// Bound: the owner of the largest block receives p - 1 raw contributions, one message each.
+std::optional<Time> bound_reduce_scatter_reproducible(const CollectiveSpec& spec,
+                                                      const CostModel& model) {
+  return fan_in_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 
 }  // namespace optcoll::algorithms
