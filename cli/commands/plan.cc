@@ -15,12 +15,13 @@
 namespace optcoll::cli {
 namespace {
 
-struct PlanOptions {
+struct PlanCommandOptions {
   ProblemOptions problem;
   ModelOptions model;
   AlgorithmOptions algorithm;
   bool json = false;
   bool explain = false;
+  bool all_candidates = false;
   std::string dump;
 };
 
@@ -31,17 +32,20 @@ nlohmann::json candidates_json(const Plan& p) {
     entry["predicted_time"] = c.predicted ? nlohmann::json(*c.predicted) : nlohmann::json(nullptr);
     if (!c.why_not.empty()) entry["why_not"] = c.why_not;
     if (!c.params.empty()) entry["params"] = c.params;
+    if (c.bound) entry["lower_bound"] = *c.bound;  // not built: this bound ruled it out
     list.push_back(std::move(entry));
   }
   return list;
 }
 
-void run_plan(const PlanOptions& o) {
+void run_plan(const PlanCommandOptions& o) {
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
   const auto params = o.algorithm.parsed_params();
-  const Plan p = o.problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
-                                       : plan(spec, model, o.algorithm.algorithm, params);
+  const PlanOptions options{.prune = !o.all_candidates};
+  const Plan p = o.problem.best_root()
+                     ? plan_best_root(spec, model, o.algorithm.algorithm, params, 4096, options)
+                     : plan(spec, model, o.algorithm.algorithm, params, options);
   if (!o.dump.empty()) {
     const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
     write_file(o.dump, as_json ? io::to_json(p.schedule) : io::to_text(p.schedule));
@@ -81,13 +85,16 @@ void run_plan(const PlanOptions& o) {
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
-  auto o = std::make_shared<PlanOptions>();
+  auto o = std::make_shared<PlanCommandOptions>();
   auto* sub = app.add_subcommand("plan", "choose an algorithm for a call and predict its time");
   o->problem.add_to(*sub);
   o->model.add_to(*sub);
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->add_flag("--explain", o->explain, "list every candidate with its predicted time or reason");
+  sub->add_flag("--all-candidates", o->all_candidates,
+                "predict every candidate, also those a lower bound shows cannot win (which auto "
+                "otherwise does not build: slower at large p, the same choice)");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
   sub->callback([o] { run_plan(*o); });
 }

@@ -13,7 +13,8 @@ Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Cou
   Time least = std::numeric_limits<Time>::infinity();
   for (Rank from = 0; from < spec.nranks; ++from) {
     for (Rank to = 0; to < spec.nranks; ++to) {
-      if (from != to) least = std::min(least, model.transfer_time(from, to, count, spec.elem_bytes));
+      if (from != to)
+        least = std::min(least, model.transfer_time(from, to, count, spec.elem_bytes));
     }
   }
   return least;
@@ -23,8 +24,7 @@ Time chain_bound(const CollectiveSpec& spec, const CostModel& model, Count hops,
   return static_cast<Time>(hops) * least_transfer_time(spec, model, count);
 }
 
-Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages,
-                  Count count) {
+Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages, Count count) {
   const Count ports = std::max(1, model.ports);
   const Count rounds = (messages + ports - 1) / ports;
   return static_cast<Time>(rounds) * least_transfer_time(spec, model, count);

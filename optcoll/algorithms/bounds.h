@@ -29,8 +29,7 @@ Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Cou
 Time chain_bound(const CollectiveSpec& spec, const CostModel& model, Count hops, Count count);
 
 // One rank receiving `messages` messages of `count` elements each.
-Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages,
-                  Count count);
+Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages, Count count);
 
 // The largest block of a v-collective (its counts), or spec.count for a regular one.
 Count largest_block(const CollectiveSpec& spec);

@@ -44,7 +44,7 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
   p.lower_bound = lower_bound(Layout(spec), model);
   p.model = model;
   p.candidates.push_back(
-      {p.algorithm, p.predicted_time, {}, p.schedule.params, bytes_moved(p.schedule)});
+      {p.algorithm, p.predicted_time, {}, p.schedule.params, bytes_moved(p.schedule), {}});
   return p;
 }
 
@@ -108,6 +108,7 @@ Best best_of(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
 struct AutoOptions {
   bool compositions = true;  // consider plan_composed
   bool variants = true;      // try param_variants
+  bool prune = true;         // skip candidates whose registry bound shows they cannot win
 };
 // With `best_default`, also the best plan over default parameters only (the same candidates'
 // first builds: no second pass).
@@ -117,7 +118,7 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
 // The best registry plan of each phase of spec's composition (compose.h), run one after the
 // other as one schedule; nullopt when the kind has no composition or a phase has no
 // applicable algorithm. Phases are planned without compositions (no recursion).
-std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& model) {
+std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& model, bool prune) {
   const auto composition = composition_for(spec);
   if (!composition) return std::nullopt;
   try {
@@ -125,7 +126,7 @@ std::optional<Plan> plan_composed(const CollectiveSpec& spec, const CostModel& m
     // composed, either can be faster (ranks enter the second phase at different times, and
     // the simulator's greedy start order makes the composition's time depend on the parts).
     std::optional<Plan> best;
-    const AutoOptions phase_options{.compositions = false, .variants = true};
+    const AutoOptions phase_options{.compositions = false, .variants = true, .prune = prune};
     Plan first_default;
     Plan second_default;
     const Plan first = plan_auto(composition->first, model, phase_options, &first_default);
@@ -175,26 +176,45 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   const auto infos = algorithms::algorithms_for(spec.kind);
   std::vector<std::optional<Candidate>> results(infos.size());
   std::vector<std::optional<std::string>> reasons(infos.size());
+  std::vector<std::optional<Time>> bounds(infos.size());  // set: the registry's bound
+  // The applicable candidates: first those without a bound, then (once their best is
+  // known) those whose bound leaves them a chance (file comment, "Pruning").
+  std::vector<std::size_t> unbounded;
+  std::vector<std::size_t> bounded;
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const auto* info = infos[i];
+    if (auto reason = algorithms::why_not(*info, spec, algorithms::resolve_params(*info, {}))) {
+      reasons[i] = std::move(*reason);
+      continue;
+    }
+    if (options.prune && info->bound != nullptr) bounds[i] = info->bound(spec, model);
+    (bounds[i] ? bounded : unbounded).push_back(i);
+  }
+  const std::vector<std::size_t>* order = &unbounded;
   std::atomic<std::size_t> next{0};
   const bool want_default = best_default != nullptr;
   auto work = [&](WorkerBest& mine) {
-    for (std::size_t i = next++; i < infos.size(); i = next++) {
+    for (std::size_t k = next++; k < order->size(); k = next++) {
+      const std::size_t i = (*order)[k];
       const auto* info = infos[i];
       const algorithms::Params params = algorithms::resolve_params(*info, {});
-      if (auto reason = algorithms::why_not(*info, spec, params)) {
-        reasons[i] = std::move(*reason);
-        continue;
-      }
       auto [schedule, predicted, default_schedule, default_predicted] =
           best_of(*info, spec, model, params, options.variants, want_default);
-      results[i] =
-          Candidate{std::string(info->name), predicted, {}, schedule.params, bytes_moved(schedule)};
-      if (want_default && (!mine.best_default || default_predicted < mine.default_predicted)) {
+      Candidate built{std::string(info->name), predicted, {}, schedule.params, 0, {}};
+      built.bytes_moved = bytes_moved(schedule);
+      results[i] = std::move(built);
+      // Ties go to the earlier registry entry: a worker may meet a bounded candidate after a
+      // later entry (the unbounded ones come first).
+      const auto before = [i](Time t, Time best_t, std::size_t best_i) {
+        return t < best_t || (t == best_t && i < best_i);
+      };
+      if (want_default && (!mine.best_default ||
+                           before(default_predicted, mine.default_predicted, *mine.best_default))) {
         mine.best_default = i;
         mine.default_schedule = default_schedule ? std::move(*default_schedule) : schedule;
         mine.default_predicted = default_predicted;
       }
-      if (!mine.best || predicted < mine.predicted) {
+      if (!mine.best || before(predicted, mine.predicted, *mine.best)) {
         mine.best = i;
         mine.schedule = std::move(schedule);
         mine.predicted = predicted;
@@ -204,16 +224,20 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(
       {kPlanningWorkers, std::max(1u, std::thread::hardware_concurrency()), infos.size()}));
   std::vector<WorkerBest> per_worker(std::max(1u, workers));
-  std::vector<std::exception_ptr> failures(per_worker.size());
-  {
+  // Evaluates the candidates of *order on the workers (each keeps its bests in per_worker).
+  auto evaluate = [&] {
+    next = 0;
+    std::vector<std::exception_ptr> failures(per_worker.size());
+    const std::size_t workers_needed =
+        std::min(per_worker.size(), std::max<std::size_t>(1, order->size()));
     std::vector<std::thread> threads;
-    for (std::size_t w = 1; w < per_worker.size(); ++w) {
+    for (std::size_t w = 1; w < workers_needed; ++w) {
       threads.emplace_back([&, w] {
         try {
           work(per_worker[w]);
         } catch (...) {
           failures[w] = std::current_exception();
-          next = infos.size();  // the others stop at their next candidate
+          next = order->size();  // the others stop at their next candidate
         }
       });
     }
@@ -221,13 +245,32 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
       work(per_worker[0]);
     } catch (...) {
       failures[0] = std::current_exception();
-      next = infos.size();
+      next = order->size();
     }
     for (auto& t : threads) t.join();
+    for (const auto& failure : failures) {
+      if (failure) std::rethrow_exception(failure);
+    }
+  };
+  evaluate();
+  // Pruning: a bounded candidate is built only if its bound is within the tie tolerance of
+  // the best prediction so far (with `best_default`, of the best default-parameter one, which
+  // is never less). Decided against the unbounded candidates alone, so which candidates are
+  // built does not depend on the workers' timing.
+  std::optional<Time> threshold;
+  for (const auto& w : per_worker) {
+    const std::optional<std::size_t>& index = want_default ? w.best_default : w.best;
+    const Time predicted = want_default ? w.default_predicted : w.predicted;
+    if (index && (!threshold || predicted < *threshold)) threshold = predicted;
   }
-  for (const auto& failure : failures) {
-    if (failure) std::rethrow_exception(failure);
+  if (threshold) *threshold *= 1 + kTieTolerance;
+  std::vector<std::size_t> pruned;
+  std::vector<std::size_t> chance;
+  for (const std::size_t i : bounded) {
+    (threshold && *bounds[i] > *threshold ? pruned : chance).push_back(i);
   }
+  order = &chance;
+  evaluate();
   // The workers' bests, merged as one thread would have: least time, then registry order.
   Plan best;
   bool found_best = false;
@@ -285,15 +328,22 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   std::vector<Candidate> skipped;
   for (std::size_t i = 0; i < infos.size(); ++i) {
     if (results[i]) applicable.push_back(std::move(*results[i]));
-    if (reasons[i]) skipped.push_back({std::string(infos[i]->name), std::nullopt, *reasons[i], {}});
+    if (reasons[i]) {
+      skipped.push_back({std::string(infos[i]->name), std::nullopt, *reasons[i], {}, 0, {}});
+    }
+  }
+  std::vector<Candidate> not_built;
+  for (const std::size_t i : pruned) {
+    not_built.push_back({std::string(infos[i]->name), std::nullopt, {}, {}, 0, bounds[i]});
   }
   if (options.compositions) {
-    if (auto composed = plan_composed(spec, model)) {
+    if (auto composed = plan_composed(spec, model, options.prune)) {
       applicable.push_back({composed->algorithm,
                             composed->predicted_time,
                             {},
                             composed->schedule.params,
-                            bytes_moved(composed->schedule)});
+                            bytes_moved(composed->schedule),
+                            {}});
       if (!found || composed->predicted_time < best.predicted_time) {
         found = true;
         best.params = {};
@@ -310,7 +360,10 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, AutoOptions o
   std::stable_sort(
       applicable.begin(), applicable.end(),
       [](const Candidate& a, const Candidate& b) { return *a.predicted < *b.predicted; });
+  std::stable_sort(not_built.begin(), not_built.end(),
+                   [](const Candidate& a, const Candidate& b) { return *a.bound < *b.bound; });
   best.candidates = std::move(applicable);
+  best.candidates.insert(best.candidates.end(), not_built.begin(), not_built.end());
   best.candidates.insert(best.candidates.end(), skipped.begin(), skipped.end());
   best.lower_bound = lower_bound(Layout(spec), model);
   best.model = model;
@@ -332,7 +385,7 @@ std::uint64_t bytes_moved(const Schedule& schedule) {
 }
 
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
-          const algorithms::Params& params) {
+          const algorithms::Params& params, const PlanOptions& options) {
   validate(spec);
   validate_for(model, spec.nranks);
   if (algorithm.empty() || algorithm == "auto") {
@@ -340,13 +393,13 @@ Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view a
       throw_invalid("algorithm parameters ({}) need an explicit algorithm, not auto",
                     params.to_string());
     }
-    return plan_auto(spec, model, AutoOptions{});
+    return plan_auto(spec, model, AutoOptions{.prune = options.prune});
   }
   return plan_named(spec, model, algorithm, params);
 }
 
 Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
-                    const algorithms::Params& params, Rank max_ranks) {
+                    const algorithms::Params& params, Rank max_ranks, const PlanOptions& options) {
   if (!is_rooted(spec.kind)) {
     throw_invalid("{} has no root to choose", collective_name(spec.kind));
   }
@@ -356,7 +409,7 @@ Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::str
     if (const auto root = algorithms::planned_best_root(info, spec, params, model)) {
       CollectiveSpec chosen = spec;
       chosen.root = *root;
-      return plan(chosen, model, algorithm, params);
+      return plan(chosen, model, algorithm, params, options);
     }
   }
   if (spec.nranks > max_ranks) {
@@ -367,7 +420,7 @@ Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::str
   for (Rank root = 0; root < spec.nranks; ++root) {
     CollectiveSpec candidate = spec;
     candidate.root = root;
-    Plan p = plan(candidate, model, algorithm, params);
+    Plan p = plan(candidate, model, algorithm, params, options);
     if (!best || p.predicted_time < best->predicted_time) best = std::move(p);
   }
   return std::move(*best);
@@ -388,6 +441,10 @@ std::string Plan::explain() const {
       const double ratio = best > 0 ? *c.predicted / best : 1.0;
       text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}  moves {}\n", mark, label(c), width,
                           format_time(*c.predicted, model), ratio, format_bytes(c.bytes_moved));
+    } else if (c.bound) {
+      const double ratio = best > 0 ? *c.bound / best : 1.0;
+      text += fmt::format(" {} {:<{}}  {:>12}  x{:.2f}  at least (lower bound): not built\n", mark,
+                          label(c), width, ">= " + format_time(*c.bound, model), ratio);
     } else {
       text += fmt::format(" {} {:<{}}  {:>12}  {}\n", mark, label(c), width, "-", c.why_not);
     }

@@ -24,6 +24,13 @@
 // predicted slower than that composition (tests/plan/compose_test.cc: the guard).
 // Ties, in full: fewer bytes moved, the earlier registry entry, then the composition; within
 // one algorithm the defaults, then the variants in the order above.
+// Pruning: some algorithms have a registry lower bound that needs no schedule
+// (algorithms.def, OPTCOLL_BOUND: the rings and pairwise exchanges, whose schedules have
+// O(p^2) ops). The candidates without one are evaluated first; a bounded candidate is then
+// built only if its bound is within kTieTolerance of their best prediction. A skipped one
+// cannot win or tie (its time is at least its bound), so the choice is the one a full
+// evaluation makes; explain() lists it with its bound. At p = 1024 this skips seconds of
+// building per ring (docs/benchmarks.md, "Selection cost at scale").
 #pragma once
 
 #include <cstdint>
@@ -47,6 +54,15 @@ struct Candidate {
   std::string why_not;            // why it was skipped, when not
   std::string params;             // the parameters its schedule was built with
   std::uint64_t bytes_moved = 0;  // applicable: the bytes its messages carry, all ranks
+  // Not built (pruned): its registry lower bound, which exceeded the best prediction.
+  std::optional<Time> bound;
+};
+
+struct PlanOptions {
+  // Skip building the candidates whose registry bound (algorithms.def, OPTCOLL_BOUND) shows
+  // they cannot win. The choice is the same either way; without pruning every candidate
+  // gets a prediction (slower at large p: a ring's schedule has O(p^2) ops).
+  bool prune = true;
 };
 
 // The bytes all of `schedule`'s messages carry (the sends' slices times the element size).
@@ -60,7 +76,8 @@ struct Plan {
   std::optional<Time> lower_bound;
   CostModel model;  // the model the predictions are in
   // Every candidate considered: applicable ones sorted by predicted time (ties in registry
-  // order), then the inapplicable ones in registry order. One entry for an explicit choice.
+  // order), then those not built by their bound, then the inapplicable ones in registry
+  // order. One entry for an explicit choice.
   std::vector<Candidate> candidates;
 
   // A table: one line per candidate with its predicted time (and ratio to the best) or its
@@ -73,7 +90,7 @@ struct Plan {
 // spec, model, name or parameter, Error(kNotApplicable) for an explicit inapplicable
 // algorithm (with its why_not reason).
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm = "auto",
-          const algorithms::Params& params = {});
+          const algorithms::Params& params = {}, const PlanOptions& options = {});
 
 // For rooted collectives whose root the caller leaves to optcoll (`--root best`): plans
 // every root (spec.root is ignored) and returns the plan with the least predicted time
@@ -83,6 +100,6 @@ Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view a
 // `max_ranks` (the search costs nranks plans).
 Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model,
                     std::string_view algorithm = "auto", const algorithms::Params& params = {},
-                    Rank max_ranks = 4096);
+                    Rank max_ranks = 4096, const PlanOptions& options = {});
 
 }  // namespace optcoll

@@ -518,6 +518,35 @@ TEST_F(Cli, ReproducibleAutoPicksAFixedOrderAlgorithmAndSaysWhyNotTheOthers) {
   EXPECT_EQ(run_result.status, 0) << run_result.err << run_result.out;
 }
 
+// At many ranks and few elements the rings cannot win: auto lists them with their lower
+// bound and does not build them; --all-candidates predicts them, and the choice is the same.
+TEST_F(Cli, PlanSaysWhichCandidatesItRuledOutByTheirBound) {
+  const Result pruned = run("plan allreduce -p 64 --count 64 --explain");
+  ASSERT_EQ(pruned.status, 0) << pruned.err;
+  const auto ring_line = [](const std::string& out) {
+    const auto at = out.find("allreduce/ring ");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(ring_line(pruned.out).find(">= "), std::string::npos) << pruned.out;
+  EXPECT_NE(ring_line(pruned.out).find("not built"), std::string::npos) << pruned.out;
+  const Result full = run("plan allreduce -p 64 --count 64 --explain --all-candidates");
+  ASSERT_EQ(full.status, 0) << full.err;
+  EXPECT_EQ(ring_line(full.out).find("not built"), std::string::npos) << full.out;
+  EXPECT_NE(ring_line(full.out).find("moves"), std::string::npos) << full.out;
+  const auto first_line = [](const std::string& out) { return out.substr(0, out.find("ops")); };
+  EXPECT_EQ(first_line(pruned.out), first_line(full.out));  // the same choice and prediction
+  const Result json = run("plan allreduce -p 64 --count 64 --json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  bool ring_has_bound = false;
+  const auto parsed = nlohmann::json::parse(json.out);
+  for (const auto& c : parsed["candidates"]) {
+    if (c["algorithm"] == "allreduce/ring") {
+      ring_has_bound = c.contains("lower_bound") && c["predicted_time"].is_null();
+    }
+  }
+  EXPECT_TRUE(ring_has_bound) << json.out;
+}
+
 TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {
   // 4x4x4 bidirectional, alpha = 0, n = 3072: the link bound 2(p-1)/p·n/(2N) = 2·63/64·512 =
   // 1008, which the multicolor allreduce reaches.

@@ -5,7 +5,7 @@
 // latency-bound, per byte, k ports, half duplex with overlap, non-homogeneous pairs, tori),
 // the bound never exceeds the simulated time of the schedule the builder makes. A bound that
 // did would let `auto` skip an algorithm that could win.
-#include <gtest/gtest.h>
+#include "optcoll/algorithms/bounds.h"
 
 #include <optional>
 #include <random>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/topology.h"
 #include "optcoll/sim/simulator.h"
@@ -135,8 +135,8 @@ TEST(Bounds, NeverExceedTheSimulatedTime) {
       for (const auto pattern : patterns) {
         // Fewer patterns at the larger rank counts (the time goes to their rings): fewer
         // elements than ranks, many per rank, and irregular counts with zeros.
-        const bool few = pattern == testing::CountPattern::kFive ||
-                         pattern == testing::CountPattern::kThousand;
+        const bool few =
+            pattern == testing::CountPattern::kFive || pattern == testing::CountPattern::kThousand;
         if (p >= 16 && !few && pattern != testing::CountPattern::kIrregular) continue;
         if (p == 64 && pattern != testing::CountPattern::kThousand) continue;
         const Rank root = is_rooted(info->collective) ? p / 2 : 0;
@@ -192,7 +192,8 @@ TEST(Bounds, BuildingBlocks) {
   Time least = 1e300;
   for (Rank i = 0; i < 4; ++i) {
     for (Rank j = 0; j < 4; ++j) {
-      if (i != j) least = std::min(least, model.pair_alpha[i * 4 + j] + 8 * model.pair_beta[i * 4 + j]);
+      if (i != j)
+        least = std::min(least, model.pair_alpha[i * 4 + j] + 8 * model.pair_beta[i * 4 + j]);
     }
   }
   EXPECT_DOUBLE_EQ(algorithms::least_transfer_time(spec, model, 8), least);

@@ -3,6 +3,8 @@
 // the rest; explicit choices are honoured; best-root search; lower bounds are sound.
 #include "optcoll/plan/select.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
@@ -35,16 +37,88 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
     // or a near-tie with it (kTieTolerance).
     EXPECT_LE(p.predicted_time, best * (1 + kTieTolerance));
     EXPECT_EQ(simulate(p.schedule, model).makespan, p.predicted_time);
-    // Every registry algorithm, plus the composition reduce + bcast.
+    // Every registry algorithm, plus the composition reduce + bcast: the built ones sorted
+    // by predicted time, then those a lower bound ruled out.
     EXPECT_EQ(p.candidates.size(), algorithms::algorithms_for(spec.kind).size() + 1);
-    for (std::size_t i = 1; i < p.candidates.size(); ++i) {
-      EXPECT_LE(*p.candidates[i - 1].predicted, *p.candidates[i].predicted);
+    bool ruled_out_seen = false;
+    for (std::size_t i = 0; i < p.candidates.size(); ++i) {
+      const Candidate& c = p.candidates[i];
+      if (c.predicted) {
+        EXPECT_FALSE(ruled_out_seen) << c.algorithm;
+        if (i > 0) {
+          EXPECT_LE(*p.candidates[i - 1].predicted, *c.predicted);
+        }
+      } else {
+        ASSERT_TRUE(c.bound) << c.algorithm;
+        ruled_out_seen = true;
+        EXPECT_GT(*c.bound, p.predicted_time * (1 + kTieTolerance)) << c.algorithm;
+      }
     }
   }
   // Latency-bound small messages and bandwidth-bound large ones choose differently.
   const CostModel model = unit_model(1000, 1, 0.5);
   EXPECT_NE(plan(make_spec(CollectiveKind::kAllreduce, 16, 1), model).algorithm,
             plan(make_spec(CollectiveKind::kAllreduce, 16, 100000), model).algorithm);
+}
+
+// Pruning (select.h): with and without it, auto makes the same choice, and every candidate
+// it did build has the same prediction; a candidate it did not build is slower than the
+// choice by more than the tie tolerance and at least its bound. Small counts at many ranks
+// prune the rings; large counts, where a ring wins, prune nothing that could.
+TEST(Select, PruningChangesNothingButWhatIsBuilt) {
+  CostModel two_ports = unit_model(50, 1, 0.5);
+  two_ports.ports = 2;
+  const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
+                                      two_ports};
+  int ruled_out = 0;
+  for (const auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kAllgather,
+                          CollectiveKind::kReduceScatterBlock, CollectiveKind::kBcast,
+                          CollectiveKind::kReduceScatter, CollectiveKind::kAllgatherv}) {
+    for (const Rank p : {2, 7, 48}) {
+      for (const Count per_rank : {Count{1}, Count{2048}}) {
+        for (const auto& model : models) {
+          CollectiveSpec spec;
+          if (kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllgatherv) {
+            std::vector<Count> counts;
+            for (Rank r = 0; r < p; ++r) counts.push_back(per_rank * (r % 3));  // with zeros
+            spec = make_spec_v(kind, p, counts);
+          } else {
+            spec = make_spec(kind, p, kind == CollectiveKind::kAllgather ||
+                                              kind == CollectiveKind::kReduceScatterBlock
+                                          ? per_rank
+                                          : per_rank * p);
+          }
+          const Plan pruned = plan(spec, model);
+          const Plan full = plan(spec, model, "auto", {}, PlanOptions{.prune = false});
+          const std::string what = describe(spec);
+          EXPECT_EQ(pruned.algorithm, full.algorithm) << what;
+          EXPECT_EQ(pruned.params, full.params) << what;
+          EXPECT_EQ(pruned.predicted_time, full.predicted_time) << what;
+          EXPECT_EQ(pruned.schedule, full.schedule) << what;
+          ASSERT_EQ(pruned.candidates.size(), full.candidates.size()) << what;
+          for (const Candidate& c : full.candidates) EXPECT_FALSE(c.bound) << c.algorithm;
+          for (const Candidate& c : pruned.candidates) {
+            const auto same =
+                std::find_if(full.candidates.begin(), full.candidates.end(),
+                             [&](const Candidate& f) { return f.algorithm == c.algorithm; });
+            ASSERT_NE(same, full.candidates.end()) << c.algorithm;
+            if (c.predicted) {
+              EXPECT_EQ(*c.predicted, *same->predicted) << c.algorithm << " " << what;
+            } else if (c.bound) {
+              ++ruled_out;
+              ASSERT_TRUE(same->predicted) << c.algorithm;
+              EXPECT_LE(*c.bound, *same->predicted * (1 + 1e-9)) << c.algorithm << " " << what;
+              EXPECT_GT(*same->predicted, full.predicted_time * (1 + kTieTolerance))
+                  << c.algorithm << " " << what;
+            } else {
+              EXPECT_EQ(c.why_not, same->why_not);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(ruled_out, 50);  // pruning happens
 }
 
 // The bytes a schedule's messages carry, counted here independently of select.cc.
