@@ -19,6 +19,9 @@
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
 //                     wrong size (peer, seq, both sizes); every other rank fails within the
 //                     timeout.
+//   multicast         the same-node channel (needs >= 3 ranks on one node): one buffer sent
+//                     to several ranks is copied into the sender's arena once, blocks come
+//                     back once every receiver is done, every receiver gets the right bytes.
 // Exit status 0 when every rank saw what it should (combined with MPI_Allreduce).
 #include <chrono>
 #include <cstdio>
@@ -185,6 +188,109 @@ int run_fault(const std::string& mode) {
   return total == 0 ? 0 : 1;
 }
 
+// The bytes of message `which` of iteration `round` (sender rank 0), distinct per message.
+std::vector<std::byte> multicast_bytes(int round, int which, std::size_t n) {
+  std::vector<std::byte> bytes(n);
+  for (std::size_t i = 0; i < n; ++i)
+    bytes[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(round) * 7 +
+                                       static_cast<std::size_t>(which) * 59) &
+                                      0xff);
+  return bytes;
+}
+
+// Rank 0 sends one buffer to every other rank at once (the last rank combines it, the
+// others receive it), a second buffer to rank 1, then the first buffer to rank 1 again after
+// the first sends completed; 40 rounds through arenas of 256 KiB. The same buffer to several
+// ranks must be copied into the arena once, the later send of it once more, and every block
+// must come back (else the arena fills and later messages fall back to plain MPI, copying
+// in less); every receiver checks its bytes.
+int run_multicast() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 3) {
+    if (rank == 0) std::fprintf(stderr, "the multicast case needs at least 3 ranks\n");
+    return 1;
+  }
+  constexpr std::size_t kShared = std::size_t{64} << 10;
+  constexpr std::size_t kOther = std::size_t{8} << 10;
+  constexpr int kRounds = 40;
+  constexpr auto kTimeout = std::chrono::milliseconds(20000);
+  mpi::MpiTransport::Options options;
+  options.shm_bytes = std::size_t{256} << 10;
+  options.shm_min_bytes = 0;
+  int problems = 0;
+  auto problem = [&](const std::string& what) {
+    if (problems++ < 10) std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
+  };
+  {
+    mpi::MpiTransport transport(MPI_COMM_WORLD, options);
+    auto wait_all = [&](std::size_t requests) {
+      std::vector<RequestId> done;
+      while (done.size() < requests) {
+        const std::size_t before = done.size();
+        transport.wait_some(kTimeout, done);
+        if (done.size() == before) throw Error(ErrorCode::kTransport, "multicast round stalled");
+      }
+    };
+    std::uint64_t expected_copied = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      const auto epoch = static_cast<std::uint32_t>(round);
+      const auto shared = multicast_bytes(round, 0, kShared);
+      const auto other = multicast_bytes(round, 1, kOther);
+      if (rank == 0) {
+        for (Rank to = 1; to < size; ++to) transport.isend(to, {epoch, 0}, shared);
+        transport.isend(1, {epoch, 1}, other);
+        wait_all(static_cast<std::size_t>(size));
+        transport.isend(1, {epoch, 2}, shared);
+        wait_all(1);
+        expected_copied += 2 * kShared + kOther;
+        if (transport.arena_bytes_copied_in() != expected_copied) {
+          problem("round " + std::to_string(round) + ": copied " +
+                  std::to_string(transport.arena_bytes_copied_in()) +
+                  " bytes into the arena, expected " + std::to_string(expected_copied));
+        }
+      } else if (rank == size - 1) {
+        std::vector<std::byte> sum(kShared, std::byte{1});
+        transport.irecv_reduce(0, {epoch, 0}, kShared, [&](std::span<const std::byte> in) {
+          for (std::size_t i = 0; i < in.size(); ++i)
+            sum[i] = static_cast<std::byte>(std::to_integer<int>(sum[i]) +
+                                            std::to_integer<int>(in[i]));
+        });
+        wait_all(1);
+        for (std::size_t i = 0; i < kShared; ++i) {
+          if (std::to_integer<int>(sum[i]) != ((std::to_integer<int>(shared[i]) + 1) & 0xff)) {
+            problem("round " + std::to_string(round) + ": wrong sum at byte " +
+                    std::to_string(i));
+            break;
+          }
+        }
+      } else {
+        std::vector<std::byte> got(kShared);
+        std::vector<std::byte> got_other(rank == 1 ? kOther : 0);
+        std::vector<std::byte> got_again(rank == 1 ? kShared : 0);
+        transport.irecv(0, {epoch, 0}, got);
+        if (rank == 1) {
+          transport.irecv(0, {epoch, 1}, got_other);
+          transport.irecv(0, {epoch, 2}, got_again);
+        }
+        wait_all(rank == 1 ? 3 : 1);
+        if (got != shared) problem("round " + std::to_string(round) + ": wrong shared bytes");
+        if (rank == 1 && got_other != other)
+          problem("round " + std::to_string(round) + ": wrong second message");
+        if (rank == 1 && got_again != shared)
+          problem("round " + std::to_string(round) + ": wrong repeated message");
+      }
+      MPI_Barrier(MPI_COMM_WORLD);  // every block read: the next round's allocations reclaim
+    }
+  }
+  int total = 0;
+  MPI_Allreduce(&problems, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("mpi multicast p=%d: %d problems\n", size, total);
+  return total == 0 ? 0 : 1;
+}
+
 int run_communicator() {
   int rank = 0;
   int size = 0;
@@ -306,6 +412,7 @@ int main(int argc, char** argv) {
   try {
     status = mode == "grid"           ? optcoll::run_grid()
              : mode == "communicator" ? optcoll::run_communicator()
+             : mode == "multicast"    ? optcoll::run_multicast()
                                       : optcoll::run_fault(mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -244,7 +244,14 @@ RequestId MpiTransport::isend(Rank to, MsgKey key, std::span<const std::byte> da
   t->src = data;
   t->descriptor = std::make_unique<Descriptor>();
   t->descriptor->bytes = data.size();
-  if (const auto block = shm_->allocate(data.size())) {
+  std::optional<std::uint64_t> block;
+  if (const Transfer* same = find_send_of(data)) {  // the same bytes to another peer
+    block = same->block;
+    shm_->share(*block);
+  } else {
+    block = shm_->allocate(data.size());
+  }
+  if (block) {
     t->in_arena = true;
     t->block = *block;
     t->descriptor->block = *block;
@@ -305,6 +312,16 @@ RequestId MpiTransport::start_transfer(std::unique_ptr<Transfer> t) {
   return id;
 }
 
+const MpiTransport::Transfer* MpiTransport::find_send_of(std::span<const std::byte> data) const {
+  for (const auto& t : transfers_) {
+    if (!t->receive && t->in_arena && t->src.data() == data.data() &&
+        t->src.size() == data.size()) {
+      return t.get();
+    }
+  }
+  return nullptr;
+}
+
 MpiTransport::Transfer* MpiTransport::find_transfer(RequestId id) {
   for (const auto& t : transfers_) {
     if (t->id == id) return t.get();
@@ -314,9 +331,16 @@ MpiTransport::Transfer* MpiTransport::find_transfer(RequestId id) {
 
 bool MpiTransport::copy_in(Transfer& t) {
   if (t.moved == t.bytes) return false;
-  const std::size_t n = std::min(kChunkBytes, t.bytes - t.moved);
-  std::memcpy(shm_->payload(t.block) + t.moved, t.src.data() + t.moved, n);
-  t.moved += n;
+  // The block's progress, not the transfer's: sends that share the block fill it together.
+  const auto published = static_cast<std::size_t>(shm_->published(t.block));
+  if (published == t.bytes) {
+    t.moved = t.bytes;
+    return false;
+  }
+  const std::size_t n = std::min(kChunkBytes, t.bytes - published);
+  std::memcpy(shm_->payload(t.block) + published, t.src.data() + published, n);
+  arena_bytes_copied_in_ += n;
+  t.moved = published + n;
   shm_->publish(t.block, t.moved);
   return true;
 }
@@ -393,6 +417,7 @@ bool MpiTransport::move_shared_data(std::vector<RequestId>& done) {
         t.receive ? t.described && t.data_done : !t.in_arena || t.moved == t.bytes;
     if (t.mpi_pending == 0 && data_there) {
       if (t.receive && t.in_arena) shm_->consume(t.peer, t.block);
+      if (!t.receive && t.in_arena) shm_->release(t.block);
       done.push_back(t.id);
       transfers_[i] = std::move(transfers_.back());
       transfers_.pop_back();
@@ -572,6 +597,7 @@ void MpiTransport::do_cancel(std::span<const RequestId> ids) {
       // A block this rank was reading goes back to its owner; a descriptor MPI may still
       // read stays alive until the transport goes.
       if (t.receive && t.in_arena) shm_->consume(t.peer, t.block);
+      if (!t.receive && t.in_arena) shm_->release(t.block);
       if (!t.receive) released_.push_back(std::move(t.descriptor));
       transfers_[i] = std::move(transfers_.back());
       transfers_.pop_back();

@@ -25,10 +25,13 @@
 // it, chunk by chunk, and marks it consumed. The sender's request completes when its data
 // are in the arena, the receiver's when they are in its buffer; neither waits for the
 // other beyond that. When the arena is full the descriptor says so and the data follow on
-// the same communicator and tag, by plain MPI. Both sides classify a message by its size
-// against the same threshold (agreed by all ranks when the transport is made); if their
-// sizes disagree across the threshold, one side's message sits on the other communicator:
-// a receive that has waited 500 us probes for that and fails naming both sizes.
+// the same communicator and tag, by plain MPI. A send of the same buffer to another rank of
+// the node while the first is in progress (linear allgather and bcast, a tree's root) takes
+// the same block: the data are copied into the arena once for all of them. Both sides
+// classify a message by its size against the same threshold (agreed by all ranks when the
+// transport is made); if their sizes disagree across the threshold, one side's message sits
+// on the other communicator: a receive that has waited 500 us probes for that and fails
+// naming both sizes.
 //
 // Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
 // the same numbers on every rank, as the C API does) gets failures scoped to one call:
@@ -108,6 +111,9 @@ class MpiTransport final : public Transport {
   bool through_shared_memory(Rank peer, std::size_t bytes) const;
   // The agreed threshold (SIZE_MAX when the channel is off).
   std::size_t shm_min_bytes() const { return shm_ == nullptr ? SIZE_MAX : shm_min_bytes_; }
+  // Bytes this rank has copied into its arena so far (a block sent to several ranks counts
+  // once).
+  std::uint64_t arena_bytes_copied_in() const { return arena_bytes_copied_in_; }
 
  protected:
   void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override;
@@ -166,6 +172,9 @@ class MpiTransport final : public Transport {
                                std::size_t bytes);
   RequestId start_transfer(std::unique_ptr<Transfer> transfer);
   Transfer* find_transfer(RequestId id);
+  // A send in progress through an arena block of exactly `data` (the same bytes: the
+  // executor leaves a pending send's buffer alone), or null.
+  const Transfer* find_send_of(std::span<const std::byte> data) const;
   // A part of transfer `t` completed (status: its MPI status).
   void part_done(Transfer& t, Part part, const MPI_Status& status);
   // The sender's next chunk into its block / the receiver's copy (or combine) of what is
@@ -192,6 +201,7 @@ class MpiTransport final : public Transport {
   std::vector<int> test_indices_;  // MPI_Testsome's outputs, kept between polls
   std::vector<MPI_Status> test_statuses_;
   std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
+  std::uint64_t arena_bytes_copied_in_ = 0;
   std::size_t shm_min_bytes_ = SIZE_MAX;
   std::vector<std::unique_ptr<Transfer>> transfers_;
   // Descriptors of abandoned sends that MPI may still read (kept until destruction).

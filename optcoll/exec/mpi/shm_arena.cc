@@ -19,7 +19,7 @@ std::uint64_t round_up(std::uint64_t bytes) { return (bytes + kGranule - 1) / kG
 
 struct ShmArena::Header {
   std::atomic<std::uint64_t> written;   // payload bytes the owner has published
-  std::atomic<std::uint64_t> consumed;  // 1 once the reader is done with the block
+  std::atomic<std::uint64_t> consumed;  // readers done with the block
 };
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8 &&
                   std::atomic<std::uint64_t>::is_always_lock_free,
@@ -109,13 +109,35 @@ ShmArena::Header* ShmArena::header_in(std::byte* arena, std::uint64_t block) con
   return std::launder(reinterpret_cast<Header*>(arena + block));
 }
 
+ShmArena::Live& ShmArena::live(std::uint64_t block) {
+  const auto it = std::find_if(live_.begin(), live_.end(),
+                               [block](const Live& l) { return l.range.offset == block; });
+  if (it == live_.end()) throw InternalError("same-node channel: a block that is not allocated");
+  return *it;
+}
+
+void ShmArena::share(std::uint64_t block) {
+  Live& l = live(block);
+  if (l.holds == 0) throw InternalError("same-node channel: sharing a block no send holds");
+  ++l.readers;
+  ++l.holds;
+}
+
+void ShmArena::release(std::uint64_t block) {
+  Live& l = live(block);
+  if (l.holds == 0) throw InternalError("same-node channel: releasing a block twice");
+  --l.holds;
+}
+
 void ShmArena::reclaim() {
   for (std::size_t i = 0; i < live_.size();) {
-    const Range block = live_[i];
-    if (header_in(mine_, block.offset)->consumed.load(std::memory_order_acquire) == 0) {
+    const Live& l = live_[i];
+    if (l.holds > 0 ||
+        header_in(mine_, l.range.offset)->consumed.load(std::memory_order_acquire) < l.readers) {
       ++i;
       continue;
     }
+    const Range block = l.range;
     live_[i] = live_.back();
     live_.pop_back();
     // Back into the sorted free list, merged with its neighbours.
@@ -146,7 +168,7 @@ std::optional<std::uint64_t> ShmArena::allocate(std::size_t payload_bytes) {
     it->offset += need;
     it->bytes -= need;
     if (it->bytes == 0) free_.erase(it);
-    live_.push_back({block, need});
+    live_.push_back({{block, need}, 1, 1});
     Header* header = new (mine_ + block) Header;
     header->written.store(0, std::memory_order_relaxed);
     header->consumed.store(0, std::memory_order_release);
@@ -161,6 +183,10 @@ void ShmArena::publish(std::uint64_t block, std::uint64_t bytes) {
   header_in(mine_, block)->written.store(bytes, std::memory_order_release);
 }
 
+std::uint64_t ShmArena::published(std::uint64_t block) const {
+  return header_in(mine_, block)->written.load(std::memory_order_relaxed);
+}
+
 const std::byte* ShmArena::peer_payload(Rank peer, std::uint64_t block) const {
   return arena_of_[static_cast<std::size_t>(peer)] + block + kGranule;
 }
@@ -172,7 +198,7 @@ std::uint64_t ShmArena::written(Rank peer, std::uint64_t block) const {
 
 void ShmArena::consume(Rank peer, std::uint64_t block) {
   header_in(arena_of_[static_cast<std::size_t>(peer)], block)
-      ->consumed.store(1, std::memory_order_release);
+      ->consumed.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace optcoll::mpi

@@ -9,9 +9,13 @@
 //
 // Only the owner allocates and frees blocks in its arena (first fit over a free list,
 // 64-byte granules; consumed blocks are taken back at the next allocation), so nothing but
-// the two counters is shared. The counters are C++ atomics (lock-free and address-free on
-// the platforms MPI shared windows exist on), stored with release and loaded with acquire
-// order, which orders the payload bytes between the processes.
+// the two counters is shared. One block may go to several receivers (the same data sent to
+// several ranks of the node is copied in once): the owner counts the readers it announced
+// the block to, the readers count themselves done, and the block is free again once both
+// counts agree and no send of the owner's still refers to it (a "hold"). The counters are
+// C++ atomics (lock-free and address-free on the platforms MPI shared windows exist on),
+// stored with release and loaded with acquire order, which orders the payload bytes
+// between the processes.
 #pragma once
 
 #include <cstddef>
@@ -41,19 +45,26 @@ class ShmArena {
   bool on_node(Rank rank) const;
   std::size_t capacity() const { return bytes_; }
 
-  // Owner side. A block for `payload_bytes`, or nothing if the arena has no room (blocks
-  // the receivers have consumed are taken back first). Its written count starts at 0.
+  // Owner side. A block for `payload_bytes` with one reader and one hold, or nothing if
+  // the arena has no room (blocks the receivers have consumed are taken back first). Its
+  // written count starts at 0.
   std::optional<std::uint64_t> allocate(std::size_t payload_bytes);
+  // One more reader and one more hold on a block that is held.
+  void share(std::uint64_t block);
+  // Drops a hold (a send that refers to the block is complete or abandoned).
+  void release(std::uint64_t block);
   std::byte* payload(std::uint64_t block);
-  // Makes the first `bytes` of the payload visible to the reader (release).
+  // Makes the first `bytes` of the payload visible to the readers (release).
   void publish(std::uint64_t block, std::uint64_t bytes);
+  // What the owner has published of its block so far.
+  std::uint64_t published(std::uint64_t block) const;
   // Blocks allocated and not yet taken back.
   std::size_t live_blocks() const { return live_.size(); }
 
   // Reader side: block `block` of `peer`'s arena (`peer` on this node).
   const std::byte* peer_payload(Rank peer, std::uint64_t block) const;
   std::uint64_t written(Rank peer, std::uint64_t block) const;  // acquire
-  void consume(Rank peer, std::uint64_t block);                 // release: reusable
+  void consume(Rank peer, std::uint64_t block);                 // release: one reader done
 
  private:
   struct Header;  // the shared counters at the start of every block
@@ -70,8 +81,14 @@ class ShmArena {
     std::uint64_t offset = 0;
     std::uint64_t bytes = 0;
   };
+  struct Live {
+    Range range;                // header included
+    std::uint64_t readers = 0;  // receivers told of the block
+    int holds = 0;              // sends still referring to it
+  };
+  Live& live(std::uint64_t block);
   std::vector<Range> free_;  // sorted by offset, coalesced
-  std::vector<Range> live_;  // allocated blocks (header included)
+  std::vector<Live> live_;   // allocated blocks
 };
 
 }  // namespace optcoll::mpi
