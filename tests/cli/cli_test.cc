@@ -103,6 +103,7 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --dists spikes,lumpy", "unknown distribution 'lumpy'"},
       {"bench --min-bytes 4", "--min-bytes 4 must be at least 8"},
       {"bench --min-bytes 4096 --max-bytes 1024", "at most --max-bytes 1024"},
+      {"bench --min-bytes 4K --max-bytes 1K", "--min-bytes 4096 must be at least 8 and at most"},
       {"bench --max-bytes 2G", "is above the limit of 1 GiB per rank"},
       {"bench --factor 1", "--factor must be at least 2, got 1"},
       {"bench --iterations 0", "--iterations must be at least 1, got 0"},
