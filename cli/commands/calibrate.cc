@@ -49,10 +49,13 @@ void run_calibrate(const CalibrateOptions& o) {
   const auto sizes = ping_pong_sizes(o.max_bytes);
   const std::chrono::milliseconds timeout(o.timeout_ms);
   std::vector<PingPongSample> samples;
+  std::optional<std::size_t> shared_send_min_bytes;
   bool speaker = true;
   if (mpi) {
     ensure_mpi_initialized();
-    samples = ping_pong_on_mpi(sizes, o.repetitions, timeout);
+    auto measured = ping_pong_on_mpi(sizes, o.repetitions, timeout);
+    samples = std::move(measured.samples);
+    shared_send_min_bytes = measured.shared_send_min_bytes;
     speaker = mpi_world_rank() == 0;
   } else {
     ThreadWorld world(2, WorldOptions{timeout});
@@ -65,7 +68,8 @@ void run_calibrate(const CalibrateOptions& o) {
   const LinearFit fit = fit_latency_bandwidth(samples, fit_kind);
   const auto kernels = measure_reduce_kernels(o.kernel_bytes, std::max(3, o.repetitions / 4));
   const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
-  const CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
+  CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
+  model.shared_send_min_bytes = shared_send_min_bytes;
   const std::string model_json = cost_model_to_json(model);
   if (!o.out.empty()) {
     std::ofstream file(o.out);
@@ -105,6 +109,12 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   std::cout << fmt::format("\ngamma = {:.3g} s/B ({} {}, --dtype/--op)\n", model.gamma, o.dtype,
                            o.op);
+  if (shared_send_min_bytes) {
+    std::cout << fmt::format(
+        "shared sends from {} B (all ranks on one node: the same-node channel copies a buffer "
+        "sent to several ranks once)\n",
+        *shared_send_min_bytes);
+  }
   if (!o.out.empty()) std::cout << fmt::format("model written to {}\n", o.out);
 }
 

@@ -3,6 +3,7 @@
 #include "cli/commands/run_mpi.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -108,14 +109,22 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
   return result;
 }
 
-std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
-                                             std::chrono::milliseconds timeout) {
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+                             std::chrono::milliseconds timeout) {
   if (mpi_world_size() < 2) {
     throw_invalid("calibrate --backend mpi measures between two MPI processes: start it with "
                   "mpirun -np 2 (or more), got {}", mpi_world_size());
   }
   mpi::MpiTransport transport(MPI_COMM_WORLD);
-  return measure_ping_pong(transport, sizes, repetitions, timeout);
+  MpiPingPong result;
+  result.samples = measure_ping_pong(transport, sizes, repetitions, timeout);
+  const std::size_t threshold = transport.shm_min_bytes();
+  bool one_node = threshold != SIZE_MAX;
+  for (Rank peer = 0; one_node && peer < transport.size(); ++peer) {
+    if (peer != transport.rank()) one_node = transport.through_shared_memory(peer, threshold);
+  }
+  if (one_node) result.shared_send_min_bytes = threshold;
+  return result;
 }
 
 #else
@@ -130,8 +139,7 @@ CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 
-std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t>, int,
-                                             std::chrono::milliseconds) {
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t>, int, std::chrono::milliseconds) {
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 

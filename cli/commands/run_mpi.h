@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string_view>
 
 #include "optcoll/api/threads_check.h"
@@ -29,8 +30,14 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
                               std::chrono::milliseconds timeout);
 
 // measure_ping_pong between MPI ranks 0 and 1 of MPI_COMM_WORLD (at least 2 processes);
-// the samples on rank 0, empty elsewhere.
-std::vector<PingPongSample> ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
-                                             std::chrono::milliseconds timeout);
+// the samples on rank 0, empty elsewhere. `shared_send_min_bytes` (rank 0): the same-node
+// channel's threshold when every rank of the world is on rank 0's node and the channel is
+// on (sends of one buffer to several ranks then share their copy: design.md 30), else unset.
+struct MpiPingPong {
+  std::vector<PingPongSample> samples;
+  std::optional<std::size_t> shared_send_min_bytes;
+};
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+                             std::chrono::milliseconds timeout);
 
 }  // namespace optcoll::cli

@@ -184,6 +184,13 @@ CostModel parse_cost_model_json(std::string_view text) {
     } else if (key == "topology") {
       if (!value.is_string()) throw Error(ErrorCode::kParse, "model: topology must be a string");
       model.topology = parse_topology(value.get<std::string>());
+    } else if (key == "shared_send_min_bytes") {
+      if (!value.is_number_integer())
+        throw Error(ErrorCode::kParse, "model: shared_send_min_bytes must be an integer");
+      const auto bytes = value.get<std::int64_t>();
+      if (bytes < 0)
+        throw_invalid("model parameter shared_send_min_bytes must be >= 0, got {}", bytes);
+      model.shared_send_min_bytes = static_cast<std::size_t>(bytes);
     } else if (key == "comment" || key == "source") {
       // Free-text provenance, e.g. written by `optcoll calibrate`.
     } else {
@@ -235,6 +242,7 @@ std::string cost_model_to_json(const CostModel& model) {
     doc["pair_beta"] = beta;
   }
   if (model.topology) doc["topology"] = to_string(*model.topology);
+  if (model.shared_send_min_bytes) doc["shared_send_min_bytes"] = *model.shared_send_min_bytes;
   return doc.dump(2);
 }
 
@@ -325,9 +333,13 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   if (max_missing == 0) return 0.0;
   // Latency: every message costs at least alpha, and the set of ranks that hold a given
   // rank's data (or whose data a given rank holds) grows at most (k+1)-fold per message time.
-  const Count fan = std::max(max_sources, spec.kind == CollectiveKind::kBcast ||
-                                                  spec.kind == CollectiveKind::kScatter ||
-                                                  spec.kind == CollectiveKind::kScatterv
+  // With shared sends a rank's data can reach any number of ranks in one message time: only
+  // the second set counts then.
+  const bool fan_out_bounded = !model.shared_send_min_bytes.has_value();
+  const Count fan = std::max(max_sources, fan_out_bounded &&
+                                                  (spec.kind == CollectiveKind::kBcast ||
+                                                   spec.kind == CollectiveKind::kScatter ||
+                                                   spec.kind == CollectiveKind::kScatterv)
                                               ? receivers
                                               : Count{0});
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;

@@ -48,6 +48,13 @@ struct CostModel {
   // sets them as the papers' torus models have them.
   std::optional<Topology> topology;
 
+  // Optional shared sends (the MPI backend's same-node channel, design.md 30): a send of at
+  // least this many bytes whose source slice is that of a send of the same rank still in
+  // progress joins it and holds no send port (the data are copied out of the sender once;
+  // every receiver still takes its own transfer time and port). Unset: every send holds a
+  // port.
+  std::optional<std::size_t> shared_send_min_bytes;
+
   bool homogeneous() const { return pair_nranks == 0; }
   Time latency(Rank from, Rank to) const;
   Time per_unit(Rank from, Rank to) const;
@@ -77,7 +84,8 @@ CostModel with_topology(CostModel model, Topology topology);
 // Model files are JSON objects with the fields above (all optional):
 //   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
 //    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
-//    "topology": "torus:8x8x8:bi"}   (the topology as parse_topology() reads it)
+//    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
+//    "shared_send_min_bytes": 16384}
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text);
 std::string cost_model_to_json(const CostModel& model);

@@ -161,6 +161,8 @@ void Engine::flatten() {
   cause_.assign(total, kNoGid);
   sends_active_.assign(p, 0);
   recvs_active_.assign(p, 0);
+  joined_active_.assign(p, 0);
+  if (model_.shared_send_min_bytes) sends_sharable_.assign(p, {});
   computing_.assign(p, 0);
   queue_slot_.assign(p * 3, -1);
 }
@@ -179,7 +181,28 @@ bool Engine::can_receive(Rank r) const {
 
 bool Engine::can_compute(Rank r) const {
   if (computing_[r]) return false;
-  return overlap_ || sends_active_[r] + recvs_active_[r] == 0;
+  return overlap_ || sends_active_[r] + recvs_active_[r] + joined_active_[r] == 0;
+}
+
+bool Engine::may_join(Gid g) const {
+  if (sends_sharable_.empty()) return false;
+  const auto& mine = std::get<Send>(op(g).action);
+  const auto& in_progress = sends_sharable_[static_cast<std::size_t>(hot_[g].rank)];
+  return std::any_of(in_progress.begin(), in_progress.end(),
+                     [&](Gid other) { return std::get<Send>(op(other).action).src == mine.src; });
+}
+
+void Engine::track_send(Gid g, bool started) {
+  if (sends_sharable_.empty()) return;
+  const auto& send = std::get<Send>(op(g).action);
+  const auto bytes = static_cast<std::size_t>(send.src.count) * schedule_.spec.elem_bytes;
+  if (bytes < *model_.shared_send_min_bytes) return;
+  auto& in_progress = sends_sharable_[static_cast<std::size_t>(hot_[g].rank)];
+  if (started) {
+    in_progress.push_back(g);
+  } else {
+    in_progress.erase(std::find(in_progress.begin(), in_progress.end(), g));
+  }
 }
 
 bool Engine::has_resource(Rank rank, QueueType type) const {
@@ -281,7 +304,7 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
     wake(rank, kSendQueue, waker);
     wake(rank, kRecvQueue, waker);
   }
-  if (!overlap_ && sends_active_[rank] + recvs_active_[rank] == 0) {
+  if (!overlap_ && sends_active_[rank] + recvs_active_[rank] + joined_active_[rank] == 0) {
     wake(rank, kComputeQueue, waker);
   }
 }
@@ -295,9 +318,15 @@ void Engine::handle_event(const Item& event, Time now) {
     const Hot& o = hot_[other];
     if (!h.empty) {
       if (topology_ != nullptr) release_links(g);
-      --sends_active_[r];
+      track_send(g, false);
+      if (h.joined) {
+        --joined_active_[r];
+        if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
+      } else {
+        --sends_active_[r];
+        wake_after_communication(r, true, g);
+      }
       --recvs_active_[o.rank];
-      wake_after_communication(r, true, g);
       wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
     }
     complete(g, now);
@@ -354,12 +383,17 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   const Rank r = h.rank;
   if (h.kind == OpKind::kSend) {
     const Rank q = hot_[h.partner].rank;
-    if (!can_send(r)) {
+    // Joining an identical send in progress needs no send port (but the processor rule
+    // still holds: without overlap no communication starts while the rank computes).
+    const bool joins = may_join(g) && (overlap_ || !computing_[r]);
+    if (!joins && !can_send(r)) {
       park(r, kSendQueue, item);
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (topology_ == nullptr || take_links(g, item)) {
-      ++sends_active_[r];
+      hot_[g].joined = joins;
+      ++(joins ? joined_active_[r] : sends_active_[r]);
+      track_send(g, true);
       ++recvs_active_[q];
       start_[g] = now;
       start_[h.partner] = now;

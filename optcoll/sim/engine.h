@@ -108,6 +108,10 @@ class Engine {
   bool can_send(Rank r) const;
   bool can_receive(Rank r) const;
   bool can_compute(Rank r) const;
+  // Shared sends (model.shared_send_min_bytes): whether Send g may join a send of its rank
+  // in progress with the same source slice, and the bookkeeping of those in progress.
+  bool may_join(Gid g) const;
+  void track_send(Gid g, bool started);
   static Item key_of(Gid g, Time ready) { return Item{ready, g, -1}; }
 
   const Schedule& schedule_;
@@ -128,6 +132,7 @@ class Engine {
     OpKind kind = OpKind::kSend;
     bool empty = false;  // a zero-element message
     bool ready = false;  // deps_left reached 0
+    bool joined = false;  // a Send that joined an identical send in progress (no send port)
   };
   struct Cold {
     Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce
@@ -147,6 +152,8 @@ class Engine {
   // Per rank resources.
   std::vector<std::int32_t> sends_active_;
   std::vector<std::int32_t> recvs_active_;
+  std::vector<std::int32_t> joined_active_;       // joined sends in progress (no port)
+  std::vector<std::vector<Gid>> sends_sharable_;  // shared sends: sends in progress
   std::vector<std::uint8_t> computing_;
   std::vector<std::int32_t> queue_slot_;  // [rank * 3 + type] -> queue id, or -1
   // Links (only with a topology): busy flags and blocked-queue ids by link id.

@@ -105,6 +105,10 @@ TEST(CostModelJson, RoundTrip) {
   m.pair_alpha = {0, 1, 2, 0};
   m.pair_beta = {0, 3, 4, 0};
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+  m.shared_send_min_bytes = 16384;
+  EXPECT_NE(cost_model_to_json(m).find("\"shared_send_min_bytes\": 16384"), std::string::npos);
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+  EXPECT_FALSE(parse_cost_model_json("{}").shared_send_min_bytes.has_value());
 }
 
 TEST(CostModelJson, RejectsMalformedFiles) {
@@ -126,6 +130,10 @@ TEST(CostModelJson, RejectsMalformedFiles) {
   expect_code("{\"alpha\": -1}", ErrorCode::kInvalidArgument, "alpha is negative");
   expect_code("{\"duplex\": \"both\"}", ErrorCode::kParse, "duplex");
   expect_code("{\"ports\": 1.5}", ErrorCode::kParse, "ports must be an integer");
+  expect_code("{\"shared_send_min_bytes\": true}", ErrorCode::kParse,
+              "model: shared_send_min_bytes must be an integer");
+  expect_code("{\"shared_send_min_bytes\": -1}", ErrorCode::kInvalidArgument,
+              "model parameter shared_send_min_bytes must be >= 0, got -1");
   expect_code("{\"pair_alpha\": [[0,1],[1,0]]}", ErrorCode::kInvalidArgument, "given together");
   // docs/errors.md: one line per model-file error not provoked above.
   expect_code("{\"overlap\": 1}", ErrorCode::kParse, "model: overlap must be true or false");
@@ -154,6 +162,12 @@ TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 1000)), m), 1000.0);
   m.ports = 3;  // information reaches 4x as many ranks per latency
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 16, 10)), m), 200.0);
+  // Shared sends: the root reaches every rank in one latency (identical sends share its
+  // port); a reduction still needs its p - 1 sources to reach one rank through its ports.
+  m.ports = 1;
+  m.shared_send_min_bytes = 0;
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
 }
 
 TEST(LowerBound, GathervCountsOnlyNonEmptyBlocks) {

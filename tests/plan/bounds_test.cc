@@ -80,6 +80,9 @@ std::vector<NamedModel> models_for(Rank p) {
   CostModel three = abstract_model(5, 0.5, 1, 0);
   three.ports = 3;
   models.push_back({"three_ports", three});
+  CostModel shared = abstract_model(4, 1, 0.5, 0.25);
+  shared.shared_send_min_bytes = 0;  // identical sends in progress share the sender's port
+  models.push_back({"shared_sends", shared});
   if (p >= 2) models.push_back({"pairs", pair_model(p)});
   if (const auto torus = torus_for(p)) {
     models.push_back({*torus, with_topology(abstract_model(2, 1, 0.5, 0), parse_topology(*torus))});

@@ -283,6 +283,11 @@ TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
       const auto bound = lower_bound(Layout(c.spec), m);
       ASSERT_TRUE(bound.has_value());
       EXPECT_LE(*bound, simulate(s, m).makespan) << "ports " << ports;
+      // Shared sends: a root reaches every rank in one message time.
+      m.shared_send_min_bytes = 0;
+      const auto shared_bound = lower_bound(Layout(c.spec), m);
+      ASSERT_TRUE(shared_bound.has_value());
+      EXPECT_LE(*shared_bound, simulate(s, m).makespan) << "shared sends, ports " << ports;
     }
   }
 }

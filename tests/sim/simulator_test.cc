@@ -73,6 +73,61 @@ TEST(Ports, RootWithThreeChildren) {
   EXPECT_EQ(simulate(s, model(2, Duplex::kHalf)).makespan, 220);
 }
 
+// Shared sends (CostModel::shared_send_min_bytes): a send whose source slice is that of a
+// send of its rank in progress joins it and holds no send port; receivers are unchanged.
+TEST(SharedSends, IdenticalSendsJoinASendInProgress) {
+  const Schedule s = star(10);  // 10 elements of 4 bytes: 40 bytes; T = 110
+  CostModel m = model(1);
+  m.shared_send_min_bytes = 0;
+  const auto joined = simulate(s, m, {.trace = true});
+  EXPECT_EQ(joined.makespan, 110);  // all three at once, one port
+  EXPECT_EQ(joined.rank_finish, (std::vector<Time>{110, 110, 110, 110}));
+  m.shared_send_min_bytes = 40;  // the threshold is inclusive
+  EXPECT_EQ(simulate(s, m).makespan, 110);
+  m.shared_send_min_bytes = 41;  // below it, one port: T, T, T in turn
+  EXPECT_EQ(simulate(s, m).makespan, 330);
+  // Half duplex: the joined sends hold no port either.
+  m.shared_send_min_bytes = 0;
+  m.duplex = Duplex::kHalf;
+  EXPECT_EQ(simulate(s, m).makespan, 110);
+}
+
+TEST(SharedSends, DifferentSlicesAndOneReceiverDoNotShare) {
+  CostModel m = model(1);
+  m.shared_send_min_bytes = 0;
+  // Root 0 of a scatter sends two different 10-element blocks: T = 110 each, in turn.
+  ScheduleBuilder scatter(make_spec(CollectiveKind::kScatter, 3, 10), "test/scatter");
+  scatter.transfer(0, 1, in(10, 10), out(0, 10));
+  scatter.transfer(0, 2, in(20, 10), out(0, 10));
+  EXPECT_EQ(simulate(std::move(scatter).finish(), m).makespan, 220);
+  // The same slice twice to one rank: the sender shares, the receiver's port does not.
+  ScheduleBuilder twice(make_spec(CollectiveKind::kBcast, 2, 10), "test/twice");
+  twice.transfer(0, 1, out(0, 10), out(0, 10));
+  twice.transfer(0, 1, out(0, 10), out(0, 10));
+  EXPECT_EQ(simulate(std::move(twice).finish(), m).makespan, 220);
+}
+
+TEST(SharedSends, AJoinedSendStillKeepsTheProcessorWithoutOverlap) {
+  // Root 0 sends to 1, 2, 3 (ops 0-2) and then copies (op 3, independent, copy = 2: 20). The
+  // link 0 -> 2 is slow (beta 3: T = 130). The sends to 2 and 3 join the one to 1; without
+  // overlap the copy waits for the last of them (130), then runs on [130, 150].
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 4, 10), "test/star_copy");
+  for (Rank child = 1; child < 4; ++child) b.transfer(0, child, out(0, 10), out(0, 10));
+  const Slice tmp = b.scratch(0, 10);
+  b.copy(0, out(0, 10), tmp);
+  const Schedule s = std::move(b).finish();
+  CostModel m = model(1);
+  m.copy = 2;
+  m.shared_send_min_bytes = 0;
+  m.pair_nranks = 4;
+  m.pair_alpha.assign(16, kAlpha);
+  m.pair_beta.assign(16, kBeta);
+  m.pair_beta[0 * 4 + 2] = 3;
+  EXPECT_EQ(simulate(s, m).makespan, 150);
+  m.overlap = true;  // with overlap the copy runs at once
+  EXPECT_EQ(simulate(s, m).makespan, 130);
+}
+
 TEST(Duplex, TwoRanksExchanging) {
   const Schedule s = exchange(10);  // T = 110
   // Full duplex: each rank sends and receives at once.
@@ -401,9 +456,12 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
   // "start", ends at the makespan, every step starts exactly when the previous one ended,
   // and each step ends when its op completed.
   const std::vector<CostModel> models = [] {
-    std::vector<CostModel> list{model(1), model(2, Duplex::kHalf), model(1, Duplex::kFull, true)};
+    std::vector<CostModel> list{model(1), model(2, Duplex::kHalf), model(1, Duplex::kFull, true),
+                                model(1)};
     list[0].copy = 1;
     list[1].gamma = 0;
+    list[3].copy = 1;
+    list[3].shared_send_min_bytes = 0;
     return list;
   }();
   const std::vector<std::string> reasons{"dependency", "message partner", "port", "processor"};
