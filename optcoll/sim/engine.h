@@ -130,8 +130,8 @@ class Engine {
     Gid partner = kNoGid;        // the other half of a message
     Rank rank = 0;
     OpKind kind = OpKind::kSend;
-    bool empty = false;  // a zero-element message
-    bool ready = false;  // deps_left reached 0
+    bool empty = false;   // a zero-element message
+    bool ready = false;   // deps_left reached 0
     bool joined = false;  // a Send that joined an identical send in progress (no send port)
   };
   struct Cold {
@@ -160,9 +160,9 @@ class Engine {
   const Topology* topology_ = nullptr;
   std::vector<std::uint8_t> link_busy_;
   std::vector<std::int32_t> link_queue_slot_;
-  std::vector<std::int64_t> route_;  // scratch
-  BlockedQueues queues_;                  // created on first use
-  std::vector<QueueInfo> queue_info_;     // by queue id
+  std::vector<std::int64_t> route_;    // scratch
+  BlockedQueues queues_;               // created on first use
+  std::vector<QueueInfo> queue_info_;  // by queue id
 
   EventQueue events_;          // completions
   std::vector<Item> instant_;  // the completions of the current instant

@@ -23,6 +23,12 @@
 // Ports. Full duplex: a rank has `ports` send ports and `ports` receive ports, so up to
 //   `ports` sends and `ports` receives are in progress at once. Half duplex: `ports`
 //   communications in total.
+// Shared sends (only when the model sets shared_send_min_bytes). A Send of at least that many
+//   bytes whose source slice (buffer, offset, count) equals that of a Send of the same rank
+//   in progress, when it is tried, joins it: it needs and holds no port at its rank (the
+//   receiver's port, links and the transfer time are as above). Without `overlap` it is
+//   still a communication in progress for its rank's processor. A Send waiting for a port
+//   is retried when a port is released, not when an identical send starts.
 // Computation. A Copy of m elements takes copy_time(m) = copy * units(m), a Reduce
 //   reduce_time(m) = gamma * units(m), the reduction of a RecvReduce reduce_time(m) once its
 //   transfer ended. A rank runs one computation at a time (its processor). Without `overlap`

@@ -112,20 +112,26 @@ ShmArena::Header* ShmArena::header_in(std::byte* arena, std::uint64_t block) con
 ShmArena::Live& ShmArena::live(std::uint64_t block) {
   const auto it = std::find_if(live_.begin(), live_.end(),
                                [block](const Live& l) { return l.range.offset == block; });
-  if (it == live_.end()) throw InternalError("same-node channel: a block that is not allocated");
+  if (it == live_.end()) {
+    throw InternalError("same-node channel: a block that is not allocated");  // errors.md: internal
+  }
   return *it;
 }
 
 void ShmArena::share(std::uint64_t block) {
   Live& l = live(block);
-  if (l.holds == 0) throw InternalError("same-node channel: sharing a block no send holds");
+  if (l.holds == 0) {
+    throw InternalError("same-node channel: sharing a block no send holds");  // errors.md: internal
+  }
   ++l.readers;
   ++l.holds;
 }
 
 void ShmArena::release(std::uint64_t block) {
   Live& l = live(block);
-  if (l.holds == 0) throw InternalError("same-node channel: releasing a block twice");
+  if (l.holds == 0) {
+    throw InternalError("same-node channel: releasing a block twice");  // errors.md: internal
+  }
   --l.holds;
 }
 
