@@ -160,6 +160,31 @@ CollectiveSpec ProblemOptions::spec() const {
   return spec;
 }
 
+namespace {
+const CLI::Validator& not_negative() {
+  static const CLI::Validator check(
+      [](const std::string& text) -> std::string {
+        return text.starts_with('-') ? "must be a byte count >= 0, got " + text : "";
+      },
+      "BYTES");
+  return check;
+}
+}  // namespace
+
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, std::size_t& value,
+                              const std::string& description) {
+  return app.add_option(name, value, description)
+      ->check(not_negative())
+      ->transform(CLI::AsSizeValue(false));
+}
+
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
+                              std::optional<std::size_t>& value, const std::string& description) {
+  return app.add_option(name, value, description)
+      ->check(not_negative())
+      ->transform(CLI::AsSizeValue(false));
+}
+
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--model", file, "cost model JSON file (fields as written by calibrate)");
   app.add_option("--alpha", alpha, "latency per message");
@@ -173,6 +198,9 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_flag("--abstract", abstract,
                "start from the unit model (alpha = beta = 1, gamma = copy = 0) instead of the "
                "reference cluster");
+  add_bytes_option(app, "--shared-sends", shared_sends,
+                   "sends of one buffer to several ranks at once share the sender's port from "
+                   "this many bytes on (the MPI backend's same-node channel; K, M suffixes)");
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
@@ -201,6 +229,7 @@ CostModel ModelOptions::model() const {
   }
   if (overlap) m.overlap = true;
   if (per_byte) m.per_byte = true;
+  if (shared_sends) m.shared_send_min_bytes = *shared_sends;
   validate(m);
   return m;
 }

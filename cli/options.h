@@ -48,12 +48,20 @@ struct ModelOptions {
   bool per_byte = false;
   bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
   std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
+  std::optional<std::size_t> shared_sends;  // --shared-sends BYTES (shared_send_min_bytes)
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then
   // the inline flags override single fields. Validated.
   CostModel model() const;
 };
+
+// Adds a byte-count option (digits with an optional K, M or G suffix, as CLI11's
+// AsSizeValue reads them) that refuses a negative value instead of wrapping it around.
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, std::size_t& value,
+                              const std::string& description);
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
+                              std::optional<std::size_t>& value, const std::string& description);
 
 // --algorithm NAME (default "auto" where allowed) and repeated --param name=value.
 struct AlgorithmOptions {

@@ -457,11 +457,9 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--dists", o->dists, "count distributions for gatherv/scatterv")
       ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--min-bytes", o->min_bytes, "smallest message per rank (K, M suffixes)")
-      ->transform(CLI::AsSizeValue(false))
+  add_bytes_option(*sub, "--min-bytes", o->min_bytes, "smallest message per rank (K, M suffixes)")
       ->capture_default_str();
-  sub->add_option("--max-bytes", o->max_bytes, "largest message per rank (K, M suffixes)")
-      ->transform(CLI::AsSizeValue(false))
+  add_bytes_option(*sub, "--max-bytes", o->max_bytes, "largest message per rank (K, M suffixes)")
       ->capture_default_str();
   sub->add_option("--factor", o->factor, "size step (multiply)")->capture_default_str();
   sub->add_option("--iterations", o->iterations,

@@ -16,6 +16,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
+#include "cli/options.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
@@ -127,8 +128,7 @@ void add_calibrate_command(CLI::App& app) {
   sub->add_option("--backend", o->backend, "threads (two threads) or mpi (ranks 0 and 1 of mpirun)")
       ->capture_default_str();
   sub->add_option("--out", o->out, "write the model to this file (JSON, for --model)");
-  sub->add_option("--max-bytes", o->max_bytes, "largest ping-pong message (K, M suffixes)")
-      ->transform(CLI::AsSizeValue(false))
+  add_bytes_option(*sub, "--max-bytes", o->max_bytes, "largest ping-pong message (K, M suffixes)")
       ->capture_default_str();
   sub->add_option("--kernel-bytes", o->kernel_bytes, "buffer for the reduction and copy timings")
       ->capture_default_str();

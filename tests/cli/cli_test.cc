@@ -104,6 +104,7 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --min-bytes 4", "--min-bytes 4 must be at least 8"},
       {"bench --min-bytes 4096 --max-bytes 1024", "at most --max-bytes 1024"},
       {"bench --min-bytes 4K --max-bytes 1K", "--min-bytes 4096 must be at least 8 and at most"},
+      {"bench --max-bytes -3", "--max-bytes: must be a byte count >= 0, got -3"},
       {"bench --max-bytes 2G", "is above the limit of 1 GiB per rank"},
       {"bench --factor 1", "--factor must be at least 2, got 1"},
       {"bench --iterations 0", "--iterations must be at least 1, got 0"},
@@ -330,6 +331,9 @@ const BadInput kBadInputs[] = {
      "alpha is NaN"},
     {"negative_beta", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --beta -2"); },
      "beta is negative"},
+    {"negative_shared_sends",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --shared-sends -3"); },
+     "--shared-sends: must be a byte count >= 0, got -3"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
      "ports must be at least 1"},
     {"malformed_model_json",
@@ -556,6 +560,24 @@ TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("algorithm       allreduce/multicolor_bucket"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lower bound     1008 "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, SharedSendsLetTheRootReachEveryRankInOneTransfer) {
+  // p = 8, 1000 doubles (8000 B), alpha = 100, beta = 1 per element: with shared sends from
+  // 0 B the root's seven sends of its buffer share its port, so linear takes one transfer
+  // (1100) against a lower bound of one transfer's bandwidth (1000); with the threshold
+  // above 8000 B the root pays seven transfers for linear and a tree wins.
+  const std::string base = "plan bcast -p 8 --count 1000 --abstract --alpha 100";
+  const Result shared = run(base + " --shared-sends 0");
+  ASSERT_EQ(shared.status, 0) << shared.err;
+  EXPECT_NE(shared.out.find("algorithm       bcast/linear"), std::string::npos) << shared.out;
+  EXPECT_NE(shared.out.find("predicted time  1100"), std::string::npos) << shared.out;
+  const Result above = run(base + " --shared-sends 8001 -a linear");
+  ASSERT_EQ(above.status, 0) << above.err;
+  EXPECT_NE(above.out.find("predicted time  7700"), std::string::npos) << above.out;
+  const Result at = run(base + " --shared-sends 8000 -a linear");
+  ASSERT_EQ(at.status, 0) << at.err;
+  EXPECT_NE(at.out.find("predicted time  1100"), std::string::npos) << at.out;
 }
 
 TEST_F(Cli, ExperimentWritesItsFiles) {
