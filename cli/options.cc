@@ -169,20 +169,24 @@ const CLI::Validator& not_negative() {
       "BYTES");
   return check;
 }
-}  // namespace
 
-CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, std::size_t& value,
-                              const std::string& description) {
+template <typename Value>
+CLI::Option* bytes_option(CLI::App& app, const std::string& name, Value& value,
+                          const std::string& description) {
   return app.add_option(name, value, description)
       ->check(not_negative())
       ->transform(CLI::AsSizeValue(false));
 }
+}  // namespace
+
+CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, std::size_t& value,
+                              const std::string& description) {
+  return bytes_option(app, name, value, description);
+}
 
 CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
                               std::optional<std::size_t>& value, const std::string& description) {
-  return app.add_option(name, value, description)
-      ->check(not_negative())
-      ->transform(CLI::AsSizeValue(false));
+  return bytes_option(app, name, value, description);
 }
 
 void ModelOptions::add_to(CLI::App& app) {

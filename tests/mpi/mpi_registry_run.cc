@@ -106,6 +106,15 @@ int run_grid() {
   return total == 0 ? 0 : 1;
 }
 
+// This process's rank and the world's size; false (rank 0 says why) if the world has fewer
+// than 3 ranks, which the fault and multicast cases need.
+bool world_of_three_or_more(const char* what, int& rank, int& size) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 3 && rank == 0) std::fprintf(stderr, "%s: at least 3 ranks needed\n", what);
+  return size >= 3;
+}
+
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -113,12 +122,7 @@ bool contains(const std::string& text, const std::string& part) {
 int run_fault(const std::string& mode) {
   int rank = 0;
   int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 3) {
-    if (rank == 0) std::fprintf(stderr, "fault cases need at least 3 ranks\n");
-    return 1;
-  }
+  if (!world_of_three_or_more("the fault cases", rank, size)) return 1;
   constexpr auto kTimeout = std::chrono::milliseconds(2000);
   const auto spec = make_spec(CollectiveKind::kAllreduce, size, 600);
   const Datatype type = Datatype::int64();
@@ -207,12 +211,7 @@ std::vector<std::byte> multicast_bytes(int round, int which, std::size_t n) {
 int run_multicast() {
   int rank = 0;
   int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 3) {
-    if (rank == 0) std::fprintf(stderr, "the multicast case needs at least 3 ranks\n");
-    return 1;
-  }
+  if (!world_of_three_or_more("the multicast case", rank, size)) return 1;
   constexpr std::size_t kShared = std::size_t{64} << 10;
   constexpr std::size_t kOther = std::size_t{8} << 10;
   constexpr int kRounds = 40;
