@@ -55,6 +55,10 @@ struct BenchOptions {
   int rounds = 1;  // per case: optcoll then MPI, this many times (interleaved)
   int root = 0;
   std::uint64_t seed = 1;
+  // The distributions' parameter k (spikes: one block in k is k times larger; skewed: the
+  // first k ranks hold everything). The paper's 5 was for p = 2000: at p <= 5 it makes
+  // skewed counts regular, and spikes rare.
+  std::int64_t dist_k = 5;
   std::string model_path;
   // "collective=algorithm" overrides of auto (both the Communicator and the C API rows).
   std::vector<std::string> algorithms;
@@ -92,6 +96,7 @@ void check_options(const BenchOptions& o) {
   if (o.factor < 2) throw_invalid("--factor must be at least 2, got {}", o.factor);
   if (o.iterations < 1) throw_invalid("--iterations must be at least 1, got {}", o.iterations);
   if (o.rounds < 1) throw_invalid("--rounds must be at least 1, got {}", o.rounds);
+  if (o.dist_k < 1) throw_invalid("--dist-k must be at least 1, got {}", o.dist_k);
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
   for (const auto& pair : o.algorithms) {  // checked here, before MPI starts
     const auto eq = pair.find('=');
@@ -200,10 +205,10 @@ struct Irregular {
 };
 
 Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me, Rank root,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, Count k) {
   Irregular ir;
-  ir.name = name;
-  ir.counts = distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed);
+  ir.name = k == 5 ? name : fmt::format("{}(k={})", name, k);
+  ir.counts = distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed, k);
   Count total = 0;
   for (const Count c : ir.counts) {
     if (total + c > std::numeric_limits<int>::max()) {
@@ -341,7 +346,7 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
     for (const auto& dist : o.dists) {
       if (!wanted("gatherv") && !wanted("scatterv")) break;
       irregular.push_back(
-          std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed)));
+          std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed, o.dist_k)));
       Irregular* ir = irregular.back().get();
       const int mine = ir->mpi_counts[static_cast<std::size_t>(me)];
       const auto theirs_gatherv = [ir, mine, root] {
@@ -470,6 +475,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--root", o->root, "root of the rooted collectives")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the random distributions")->capture_default_str();
+  sub->add_option("--dist-k", o->dist_k,
+                  "the distributions' k: skewed gives the first k ranks b*p/k elements each, "
+                  "spikes makes one block in k a spike of k*b (the paper's 5 suits p >> 5)")
+      ->capture_default_str();
   sub->add_option("--model", o->model_path, "model.json for auto (e.g. from optcoll calibrate)");
   sub->add_option("--algorithm", o->algorithms,
                   "collective=algorithm instead of auto (repeat, or separate by commas)")

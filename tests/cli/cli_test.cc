@@ -111,6 +111,7 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --format xml", "unknown --format 'xml' (known: markdown, csv)"},
       {"bench --model /nonexistent/model.json", "/nonexistent/model.json"},
       {"bench --rounds 0", "--rounds must be at least 1, got 0"},
+      {"bench --dist-k 0", "--dist-k must be at least 1, got 0"},
       {"bench --algorithm allgather", "--algorithm 'allgather' must be collective=algorithm"},
       {"bench --algorithm allgather=teleport", "unknown algorithm 'teleport' for allgather"},
       {"bench --algorithm gossip=ring", "--algorithm 'gossip=ring': unknown collective 'gossip'"},

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs `optcoll bench --format csv` (the command line given) and checks its table: exactly
 # EXPECTED rows, every one with the same result as the MPI library's collective, and every
-# collective of the list present. Usage: check_bench.sh EXPECTED COLLECTIVES COMMAND...
+# collective of the list present, and (if CHECK_BENCH_COUNTS is set) every gatherv/scatterv
+# row labelled with those counts. Usage: check_bench.sh EXPECTED COLLECTIVES COMMAND...
 expected="$1"
 collectives="$2"
 shift 2
@@ -15,4 +16,11 @@ fi
 for c in $(echo "$collectives" | tr ',' ' '); do
   echo "$out" | grep -q "^$c," || { echo "check_bench: no row for $c"; exit 1; }
 done
+if [ -n "$CHECK_BENCH_COUNTS" ]; then
+  other=$(echo "$out" | grep -E '^(gatherv|scatterv)' | grep -vc ",$CHECK_BENCH_COUNTS,")
+  if [ "$other" != "0" ]; then
+    echo "check_bench: $other gatherv/scatterv rows not labelled $CHECK_BENCH_COUNTS"
+    exit 1
+  fi
+fi
 echo "check_bench: ok ($rows rows)"
