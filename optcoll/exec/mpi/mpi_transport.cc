@@ -584,6 +584,11 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     }
     if (now - *begin >= timeout) return;
     if (now >= next_probe) {
+      // MPI_Testsome reports only what was complete before its progress call: poll once
+      // more, so that a descriptor that progress just took in is not taken for missing
+      // (and a later call's plain message with the same tag for a mismatch).
+      test_once(done);
+      if (done.size() > before) return;
       probe_mismatches();
       next_probe = now + kMismatchProbeAfter;
     }
