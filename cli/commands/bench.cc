@@ -45,6 +45,10 @@ const std::vector<std::string> kCollectives = {
     "bcast",    "reduce",  "allreduce", "allgather", "reduce_scatter_block",
     "alltoall", "gatherv", "scatterv",  "scan",      "exscan"};
 
+// The distributions' parameter k in Träff's experiments (p = 2000); rows with another k
+// carry it in their counts label.
+constexpr std::int64_t kPaperDistK = 5;
+
 struct BenchOptions {
   std::vector<std::string> collectives = kCollectives;
   std::vector<std::string> dists = {"spikes", "skewed"};
@@ -58,7 +62,7 @@ struct BenchOptions {
   // The distributions' parameter k (spikes: one block in k is k times larger; skewed: the
   // first k ranks hold everything). The paper's 5 was for p = 2000: at p <= 5 it makes
   // skewed counts regular, and spikes rare.
-  std::int64_t dist_k = 5;
+  std::int64_t dist_k = kPaperDistK;
   std::string model_path;
   // "collective=algorithm" overrides of auto (both the Communicator and the C API rows).
   std::vector<std::string> algorithms;
@@ -207,7 +211,7 @@ struct Irregular {
 Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me, Rank root,
                          std::uint64_t seed, Count k) {
   Irregular ir;
-  ir.name = k == 5 ? name : fmt::format("{}(k={})", name, k);
+  ir.name = k == kPaperDistK ? name : fmt::format("{}(k={})", name, k);
   ir.counts = distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed, k);
   Count total = 0;
   for (const Count c : ir.counts) {

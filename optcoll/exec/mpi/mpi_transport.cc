@@ -561,8 +561,8 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   // polling first). Not while a same-node transfer of several chunks is under way: polling
   // its block without a break slowed the peer that fills it (p = 2 reduce of 256 KiB: 37 us
   // instead of 26, medians of 4 runs), while yielding at once during single-chunk ones
-  // slowed them (allgather of 32 KiB: 7.5 us instead of 6.2). A sleep of any length costs about 60 us on Linux (timer
-  // slack), which measured as 80 us per small bcast.
+  // slowed them (allgather of 32 KiB: 7.5 us instead of 6.2). A sleep of any length costs
+  // about 60 us on Linux (timer slack), which measured as 80 us per small bcast.
   constexpr auto kHotSpin = std::chrono::microseconds{10};
   constexpr auto kSpin = std::chrono::microseconds{500};
   std::chrono::microseconds pause{50};
