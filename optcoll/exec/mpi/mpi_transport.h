@@ -163,11 +163,8 @@ class MpiTransport final : public Transport {
   int tag_for(Rank peer, MsgKey key) const;
   void check_usable() const;
   void check_count(Rank peer, std::size_t bytes) const;
-  // An abort notice arrived (`status`: its receive's): fails this call if it is about it,
-  // keeps it if it is about a later call; posts the next notice receive.
-  void take_notice(const MPI_Status& status);
-  // One MPI_Testsome pass over the requests and the notice receive: appends completed ids
-  // to `done`, throws on a failed request or a notice about this call.
+  void poll_abort_notice();
+  // One MPI_Testsome pass: appends completed ids to `done`, throws on a failed request.
   void test_once(std::vector<RequestId>& done);
   RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag, void* buffer,
                  std::size_t bytes, Part part, RequestId id);
@@ -187,8 +184,6 @@ class MpiTransport final : public Transport {
   // Copies what can be copied; appends finished transfers to `done`; returns whether any
   // bytes moved.
   bool move_shared_data(std::vector<RequestId>& done);
-  // Whether a same-node transfer of more than one chunk is under way.
-  bool multi_chunk_transfer() const;
   // Receives that have waited a while: fail those whose sender used the other protocol
   // (their sizes disagree across the threshold).
   void probe_mismatches();
