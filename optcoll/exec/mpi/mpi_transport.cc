@@ -29,6 +29,10 @@ constexpr int kChunksPerPoll = 8;  // copy rounds between two MPI polls
 // 1 MiB 230-330 us: small chunks let the receiver follow closely.)
 // A receive waiting this long looks for its message on the other protocol's communicator.
 constexpr auto kMismatchProbeAfter = std::chrono::milliseconds{5};
+// ... and concludes only when it finds it at this many consecutive probes, with at least
+// kMismatchPolls polls of its requests since the first (probe_mismatches).
+constexpr int kMismatchProbes = 3;
+constexpr std::uint64_t kMismatchPolls = 8;
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -428,8 +432,27 @@ bool MpiTransport::move_shared_data(std::vector<RequestId>& done) {
   return moved;
 }
 
+bool MpiTransport::confirm_mismatch(RequestId id, std::vector<Suspect>& hits) const {
+  int seen = 1;
+  std::uint64_t first_poll = polls_;
+  for (const Suspect& s : suspects_) {
+    if (s.id != id) continue;
+    seen = s.probes + 1;
+    first_poll = s.first_poll;
+  }
+  hits.push_back(Suspect{id, seen, first_poll});
+  return seen >= kMismatchProbes && polls_ - first_poll >= kMismatchPolls;
+}
+
 void MpiTransport::probe_mismatches() {
   if (shm_ == nullptr) return;
+  // A message found on the other protocol's communicator is a mismatch only if it is still
+  // there, and the receive still without its own, several probes and polls later: with
+  // uncounted calls (tag = seq) a sender that has finished this call may already have sent
+  // the next call's message with the same tag, and MPI does not order messages across
+  // communicators, so one probe can see that message before progress has delivered the
+  // descriptor (or data) sent ahead of it (mpi_grid under CI load).
+  std::vector<Suspect> hits;
   // A same-node receive whose sender classified the message below the threshold: a plain
   // message with its tag waits on the data communicator.
   for (const auto& t : transfers_) {
@@ -437,7 +460,7 @@ void MpiTransport::probe_mismatches() {
     int flag = 0;
     MPI_Status status;
     MPI_Iprobe(t->peer, t->tag, data_, &flag, &status);
-    if (flag == 0) continue;
+    if (flag == 0 || !confirm_mismatch(t->id, hits)) continue;
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}", rank_,
@@ -452,21 +475,17 @@ void MpiTransport::probe_mismatches() {
     int flag = 0;
     MPI_Status status;
     MPI_Iprobe(p.peer, tag, shm_comm_, &flag, &status);
-    if (flag == 0) continue;
+    if (flag == 0 || !confirm_mismatch(p.id, hits)) continue;
     Descriptor d;
     MPI_Recv(&d, sizeof(Descriptor), MPI_BYTE, p.peer, tag, shm_comm_, MPI_STATUS_IGNORE);
     if (d.in_arena != 0) shm_->consume(p.peer, d.block);
     fail(fmt::format("rank {}: the message from rank {} (seq {}) has {} bytes, expected {}", rank_,
                      p.peer, p.seq, d.bytes, p.bytes));
   }
+  suspects_ = std::move(hits);
 }
 
-void MpiTransport::poll_abort_notice() {
-  int flag = 0;
-  MPI_Status status;
-  if (notice_recv_ == MPI_REQUEST_NULL) return;
-  MPI_Test(&notice_recv_, &flag, &status);
-  if (flag == 0) return;
+void MpiTransport::take_notice(const MPI_Status& status) {
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);
   std::string text(notice_in_.data(), static_cast<std::size_t>(std::max(0, length)));
@@ -477,21 +496,23 @@ void MpiTransport::poll_abort_notice() {
     text.erase(0, newline + 1);
   }
   const std::string message = fmt::format("rank {} failed: {}", status.MPI_SOURCE, text);
-  if (call != call_) {  // about a call this rank finished (ignore) or has not reached (keep)
-    if (call > call_) future_notices_.emplace(call, message);
-    check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
-                        control_, &notice_recv_),
-              "MPI_Irecv");
-    return;
-  }
   check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
                       control_, &notice_recv_),
             "MPI_Irecv");
-  fail(message);
+  if (call == call_) fail(message);
+  // About a call this rank finished (ignore) or has not reached (keep).
+  if (call > call_) future_notices_.emplace(call, message);
 }
 
 void MpiTransport::test_once(std::vector<RequestId>& done) {
-  if (requests_.empty()) return;
+  ++polls_;
+  // The abort notice's receive rides at the end of the same MPI_Testsome: a separate
+  // MPI_Test per poll made a p = 4 ping-pong on 2 cores 4.5 us instead of 0.1-0.3 (Open MPI
+  // 4.1; its MPI_Test progresses twice when the request is not complete, and yields the
+  // CPU each time when ranks outnumber cores).
+  const std::size_t data_requests = requests_.size();
+  if (data_requests == 0 && notice_recv_ == MPI_REQUEST_NULL) return;
+  requests_.push_back(notice_recv_);
   const int n = static_cast<int>(requests_.size());
   auto& indices = test_indices_;
   auto& statuses = test_statuses_;
@@ -499,10 +520,18 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
   statuses.resize(requests_.size());
   int count = 0;
   const int code = MPI_Testsome(n, requests_.data(), &count, indices.data(), statuses.data());
+  notice_recv_ = requests_.back();  // MPI_REQUEST_NULL if it completed
+  requests_.pop_back();
   if (code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) check_mpi(code, "MPI_Testsome");
   if (count == MPI_UNDEFINED || count == 0) return;
+  // A notice first (as before the data: it may fail this call).
+  for (int k = 0; k < count; ++k) {
+    if (static_cast<std::size_t>(indices[static_cast<std::size_t>(k)]) != data_requests) continue;
+    take_notice(statuses[static_cast<std::size_t>(k)]);
+  }
   for (int k = 0; k < count; ++k) {
     const auto i = static_cast<std::size_t>(indices[static_cast<std::size_t>(k)]);
+    if (i == data_requests) continue;
     const Pending p = pending_[i];  // a copy: part_done() may post more requests
     const MPI_Status& status = statuses[static_cast<std::size_t>(k)];
     const int error = code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : MPI_SUCCESS;
@@ -541,18 +570,30 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
   pending_.resize(kept);
 }
 
+bool MpiTransport::multi_chunk_transfer() const {
+  return std::any_of(transfers_.begin(), transfers_.end(),
+                     [](const auto& t) { return t->bytes > kChunkBytes; });
+}
+
 void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) {
   check_usable();
   using Clock = std::chrono::steady_clock;
   const std::size_t before = done.size();
-  // Spin (yielding the CPU to oversubscribed peers) for kSpin first: a sleep of any length
-  // costs about 60 us on Linux (timer slack), which measured as 80 us per small bcast.
+  // Poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
+  // share it) until kSpin, then sleep. A message from a running peer comes within a
+  // microsecond or two, and a sched_yield costs about one even when nothing else is
+  // runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
+  // polling first). Not while a same-node transfer of several chunks is under way: polling
+  // its block without a break slowed the peer that fills it (p = 2 reduce of 256 KiB: 37 us
+  // instead of 26, medians of 4 runs), while yielding at once during single-chunk ones
+  // slowed them (allgather of 32 KiB: 7.5 us instead of 6.2). A sleep of any length costs
+  // about 60 us on Linux (timer slack), which measured as 80 us per small bcast.
+  constexpr auto kHotSpin = std::chrono::microseconds{10};
   constexpr auto kSpin = std::chrono::microseconds{500};
   std::chrono::microseconds pause{50};
   std::optional<Clock::time_point> begin;  // read once there is nothing to return at once
   auto next_probe = Clock::time_point::max();
   while (true) {
-    poll_abort_notice();
     test_once(done);
     // Copying to do: a few chunks per MPI poll, and no pause.
     bool moved = move_shared_data(done);
@@ -571,6 +612,7 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
       probe_mismatches();
       next_probe = now + kMismatchProbeAfter;
     }
+    if (now - *begin < kHotSpin && !multi_chunk_transfer()) continue;
     if (now - *begin < kSpin) {
       std::this_thread::yield();
     } else {

@@ -10,10 +10,10 @@
 // in the tag: a rank sends its seq-s message of call e before that of call e + 1, so a
 // receive of call e always matches call e's message first.
 //
-// Progress: wait_some() polls MPI_Testsome over the outstanding requests (MPI progresses
-// inside it) and moves same-node data, spinning with sched_yield for 500 us and then
-// sleeping in growing steps (50 us to 1 ms), so that oversubscribed ranks leave the CPU to
-// the peers they wait for.
+// Progress: wait_some() polls MPI_Testsome over the outstanding requests and the abort
+// notice's receive (MPI progresses inside it) and moves same-node data: for 10 us without a
+// break, then with a sched_yield between polls until 500 us, then sleeping in growing steps
+// (50 us to 1 ms), so that oversubscribed ranks leave the CPU to the peers they wait for.
 //
 // Same-node messages: MPI libraries move a large message between processes of one node
 // with one copy by the receiver through the kernel (Linux CMA); on the machines we measured
@@ -30,8 +30,9 @@
 // the same block: the data are copied into the arena once for all of them. Both sides
 // classify a message by its size against the same threshold (agreed by all ranks when the
 // transport is made); if their sizes disagree across the threshold, one side's message sits
-// on the other communicator: a receive that has waited 500 us probes for that and fails
-// naming both sizes.
+// on the other communicator: a receive that has waited 5 ms probes for that, and fails
+// naming both sizes when two more probes 5 ms apart still find it (a later call's message
+// with the same tag can sit there briefly before progress delivers this call's).
 //
 // Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
 // the same numbers on every rank, as the C API does) gets failures scoped to one call:
@@ -163,8 +164,11 @@ class MpiTransport final : public Transport {
   int tag_for(Rank peer, MsgKey key) const;
   void check_usable() const;
   void check_count(Rank peer, std::size_t bytes) const;
-  void poll_abort_notice();
-  // One MPI_Testsome pass: appends completed ids to `done`, throws on a failed request.
+  // An abort notice arrived (`status`: its receive's): fails this call if it is about it,
+  // keeps it if it is about a later call; posts the next notice receive.
+  void take_notice(const MPI_Status& status);
+  // One MPI_Testsome pass over the requests and the notice receive: appends completed ids
+  // to `done`, throws on a failed request or a notice about this call.
   void test_once(std::vector<RequestId>& done);
   RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag, void* buffer,
                  std::size_t bytes, Part part, RequestId id);
@@ -184,9 +188,20 @@ class MpiTransport final : public Transport {
   // Copies what can be copied; appends finished transfers to `done`; returns whether any
   // bytes moved.
   bool move_shared_data(std::vector<RequestId>& done);
+  // Whether a same-node transfer of more than one chunk is under way.
+  bool multi_chunk_transfer() const;
+  // A receive whose message a probe found on the other protocol's communicator.
+  struct Suspect {
+    RequestId id = 0;
+    int probes = 0;               // consecutive probes that found it
+    std::uint64_t first_poll = 0;  // polls_ at the first of them
+  };
   // Receives that have waited a while: fail those whose sender used the other protocol
   // (their sizes disagree across the threshold).
   void probe_mismatches();
+  // Records that this probe found receive `id`'s message on the other communicator (in
+  // `hits`); whether that has now lasted long enough to be a mismatch.
+  bool confirm_mismatch(RequestId id, std::vector<Suspect>& hits) const;
   [[noreturn]] void fail(const std::string& message);
 
   MPI_Comm data_ = MPI_COMM_NULL;
@@ -200,6 +215,8 @@ class MpiTransport final : public Transport {
   std::vector<Pending> pending_;
   std::vector<int> test_indices_;  // MPI_Testsome's outputs, kept between polls
   std::vector<MPI_Status> test_statuses_;
+  std::uint64_t polls_ = 0;         // test_once calls so far
+  std::vector<Suspect> suspects_;  // what the last mismatch probe found
   std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
   std::uint64_t arena_bytes_copied_in_ = 0;
   std::size_t shm_min_bytes_ = SIZE_MAX;
