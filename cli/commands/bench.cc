@@ -117,6 +117,18 @@ void check_options(const BenchOptions& o) {
   }
 }
 
+// A CSV field (RFC 4180): quoted when it holds a comma or a quote (an algorithm's
+// parameters, "compose(reduce/x, bcast/y)").
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
 std::string format_rows(const std::vector<Row>& rows, const std::string& format, Rank p,
                         const std::string& model_name) {
   std::string text;
@@ -128,8 +140,9 @@ std::string format_rows(const std::vector<Row>& rows, const std::string& format,
         "collective,counts,bytes_per_rank,algorithm,optcoll_us,predicted_us,mpi_us,"
         "ratio,same_result\n";
     for (const auto& r : rows) {
-      text += fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", r.collective, r.counts,
-                          r.bytes, r.algorithm, r.ours * 1e6, predicted(r), r.theirs * 1e6,
+      text += fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", csv_field(r.collective),
+                          csv_field(r.counts), r.bytes, csv_field(r.algorithm), r.ours * 1e6,
+                          predicted(r), r.theirs * 1e6,
                           r.ours / r.theirs, r.same ? "yes" : "NO");
     }
     return text;

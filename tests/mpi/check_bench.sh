@@ -2,12 +2,18 @@
 # Runs `optcoll bench --format csv` (the command line given) and checks its table: exactly
 # EXPECTED rows, every one with the same result as the MPI library's collective, and every
 # collective of the list present, and (if CHECK_BENCH_COUNTS is set) every gatherv/scatterv
-# row labelled with those counts. Usage: check_bench.sh EXPECTED COLLECTIVES COMMAND...
+# row labelled with those counts; and that the CSV parses into the header's 9 fields on every
+# row (an algorithm such as "compose(reduce/x, bcast/y)" holds a comma and must be quoted).
+# Usage: check_bench.sh EXPECTED COLLECTIVES COMMAND...
 expected="$1"
 collectives="$2"
 shift 2
 out=$("$@" --format csv) || { echo "check_bench: the bench failed (exit $?)"; exit 1; }
 echo "$out"
+echo "$out" | python3 -c '
+import csv, sys
+bad = [row for row in csv.reader(sys.stdin) if len(row) != 9]
+sys.exit("check_bench: rows without 9 CSV fields: %s" % bad if bad else 0)' || exit 1
 rows=$(echo "$out" | tail -n +2 | grep -c ',yes$')
 if [ "$rows" != "$expected" ]; then
   echo "check_bench: $rows rows with the same result as MPI, expected $expected"
