@@ -191,6 +191,12 @@ CostModel parse_cost_model_json(std::string_view text) {
       if (bytes < 0)
         throw_invalid("model parameter shared_send_min_bytes must be >= 0, got {}", bytes);
       model.shared_send_min_bytes = static_cast<std::size_t>(bytes);
+    } else if (key == "calibrated_ranks") {
+      // Provenance written by `optcoll calibrate` (the ranks it ran with; `optcoll bench`
+      // notes a different count): checked, not part of the cost model.
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
+        throw Error(ErrorCode::kParse, "model: calibrated_ranks must be a positive integer");
+      }
     } else if (key == "comment" || key == "source") {
       // Free-text provenance, e.g. written by `optcoll calibrate`.
     } else {

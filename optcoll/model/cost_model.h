@@ -86,6 +86,8 @@ CostModel with_topology(CostModel model, Topology topology);
 //    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
 //    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
 //    "shared_send_min_bytes": 16384}
+// and provenance that is checked but not part of the model: "comment" and "source" (text),
+// "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text);
 std::string cost_model_to_json(const CostModel& model);

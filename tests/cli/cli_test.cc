@@ -84,6 +84,7 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   EXPECT_GE(out["model"]["alpha"].get<double>(), 0.0);
   const auto written = nlohmann::json::parse(slurp(model));
   EXPECT_EQ(written, out["model"]);
+  EXPECT_EQ(written["calibrated_ranks"], 2);  // the thread backend's ping-pong world
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;

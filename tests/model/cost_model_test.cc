@@ -109,6 +109,9 @@ TEST(CostModelJson, RoundTrip) {
   EXPECT_NE(cost_model_to_json(m).find("\"shared_send_min_bytes\": 16384"), std::string::npos);
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
   EXPECT_FALSE(parse_cost_model_json("{}").shared_send_min_bytes.has_value());
+  // Provenance is read and checked, and changes nothing in the model.
+  EXPECT_EQ(parse_cost_model_json("{\"alpha\": 3, \"calibrated_ranks\": 4, \"source\": \"x\"}"),
+            parse_cost_model_json("{\"alpha\": 3}"));
 }
 
 TEST(CostModelJson, RejectsMalformedFiles) {
@@ -134,6 +137,10 @@ TEST(CostModelJson, RejectsMalformedFiles) {
               "model: shared_send_min_bytes must be an integer");
   expect_code("{\"shared_send_min_bytes\": -1}", ErrorCode::kInvalidArgument,
               "model parameter shared_send_min_bytes must be >= 0, got -1");
+  expect_code("{\"calibrated_ranks\": 0}", ErrorCode::kParse,
+              "model: calibrated_ranks must be a positive integer");
+  expect_code("{\"calibrated_ranks\": \"four\"}", ErrorCode::kParse,
+              "model: calibrated_ranks must be a positive integer");
   expect_code("{\"pair_alpha\": [[0,1],[1,0]]}", ErrorCode::kInvalidArgument, "given together");
   // docs/errors.md: one line per model-file error not provoked above.
   expect_code("{\"overlap\": 1}", ErrorCode::kParse, "model: overlap must be true or false");
