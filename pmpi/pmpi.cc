@@ -265,7 +265,8 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   };
   // Every rank must take the same path: only what all ranks know (communicator, root,
   // policy) decides before the count exchange, which is itself collective.
-  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm)) {
+  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm) ||
+      optcoll::pmpi::skip_count_exchange(comm, CollectiveKind::kGatherv)) {
     return dispatch("MPI_Gatherv", Route::kMpi, theirs, theirs);
   }
   const bool at_root = comm_rank(comm) == root;
@@ -314,7 +315,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
     return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                          root, comm);
   };
-  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm)) {
+  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm) ||
+      optcoll::pmpi::skip_count_exchange(comm, CollectiveKind::kScatterv)) {
     return dispatch("MPI_Scatterv", Route::kMpi, theirs, theirs);
   }
   const bool at_root = comm_rank(comm) == root;

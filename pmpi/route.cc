@@ -13,6 +13,7 @@
 
 #include "optcoll/capi/mpi_context.h"
 #include "optcoll/capi/mpi_types.h"
+#include "optcoll/plan/counts_free.h"
 #include "optcoll/plan/select.h"
 
 namespace optcoll::pmpi {
@@ -130,6 +131,23 @@ Route route(MPI_Comm comm, const CollectiveSpec& spec) {
   }
   cache.emplace(key, chosen);
   return chosen;
+}
+
+bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind) {
+  if (!enabled(comm) || policy() != Policy::kAuto) return false;
+  try {
+    int p = 0;
+    MPI_Comm_size(comm, &p);
+    static std::map<std::pair<CollectiveKind, int>, bool> cache;
+    const auto key = std::make_pair(kind, p);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    const CostModel& model = capi::context_for(comm).communicator().options().model;
+    const bool skip = linear_wins_without_exchange(kind, p, model);
+    cache.emplace(key, skip);
+    return skip;
+  } catch (...) {  // errors.md: any failure to decide keeps the exchange (and the usual route)
+    return false;
+  }
 }
 
 std::size_t movable_bytes(MPI_Datatype type) {

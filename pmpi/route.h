@@ -31,6 +31,13 @@ bool always();  // the policy is "always"
 // Never throws: anything unexpected routes to MPI.
 Route route(MPI_Comm comm, const CollectiveSpec& spec);
 
+// Whether an MPI_Gatherv / MPI_Scatterv (`kind`) on `comm` goes straight to the MPI library,
+// before and instead of the count exchange optcoll needs: under "auto", when the model says
+// linear without an exchange cannot be slower than optcoll's best after one
+// (optcoll/plan/counts_free.h), since the MPI library's own is linear (at p <= 5 on the
+// reference cluster). Every rank answers alike; never throws (answers false).
+bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind);
+
 // For datatype checks before a spec can be made: the element size of a contiguous type,
 // or 0 when optcoll cannot move it (the call then goes to MPI).
 std::size_t movable_bytes(MPI_Datatype type);

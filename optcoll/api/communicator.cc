@@ -7,6 +7,7 @@
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/counts_free.h"
 
 namespace optcoll {
 namespace {
@@ -55,22 +56,31 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
 }
 
 struct Communicator::PreparedCall {
-  PreparedCall(CollectiveSpec call_spec, std::shared_ptr<const Plan> call_plan, Rank rank)
+  PreparedCall(CollectiveSpec call_spec, std::string call_algorithm,
+               std::shared_ptr<const Plan> call_plan, Rank rank)
       : spec(std::move(call_spec)),
+        algorithm(std::move(call_algorithm)),
         plan(std::move(call_plan)),
         // Planning simulated the schedule, which requires it to be well formed.
         execution(plan->schedule, rank, /*known_well_formed=*/true) {}
 
   const CollectiveSpec spec;  // as the caller gave it (before the communicator's options)
+  const std::string algorithm;  // as planned: "auto" or a registry name
   const std::shared_ptr<const Plan> plan;
   Execution execution;  // refers to plan->schedule
 };
 
 Communicator::~Communicator() = default;
 
-Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec) {
+Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
+                                                   std::string_view algorithm_override) {
+  std::string algorithm(algorithm_override);
+  if (algorithm.empty()) {
+    const auto it = options_.algorithms.find(collective_name(spec.kind));
+    algorithm = it == options_.algorithms.end() ? "auto" : it->second;
+  }
   for (std::size_t i = 0; i < prepared_.size(); ++i) {
-    if (prepared_[i]->spec != spec) continue;
+    if (prepared_[i]->spec != spec || prepared_[i]->algorithm != algorithm) continue;
     if (i > 0)
       std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
                   prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -83,13 +93,37 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec) {
     throw_invalid("{} is for {} ranks but the communicator has {}", describe(planned),
                   planned.nranks, size());
   }
-  const auto it = options_.algorithms.find(collective_name(planned.kind));
-  const std::string algorithm = it == options_.algorithms.end() ? "auto" : it->second;
-  auto call =
-      std::make_unique<PreparedCall>(spec, cache_->get(planned, options_.model, algorithm), rank());
+  auto call = std::make_unique<PreparedCall>(
+      spec, algorithm, cache_->get(planned, options_.model, algorithm), rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
   return *prepared_.front();
+}
+
+bool Communicator::scatterv_counts_free() {
+  if (!scatterv_counts_free_) {
+    const auto it = options_.algorithms.find(collective_name(CollectiveKind::kScatterv));
+    if (it != options_.algorithms.end() && it->second != "auto") {
+      scatterv_counts_free_ =
+          algorithms::lookup(it->second, CollectiveKind::kScatterv).name == "scatterv/linear";
+    } else {
+      scatterv_counts_free_ =
+          linear_wins_without_exchange(CollectiveKind::kScatterv, size(), options_.model);
+    }
+  }
+  return *scatterv_counts_free_;
+}
+
+CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> root_counts,
+                                                      Count mine, Rank root) {
+  if (rank() == root && root_counts.size() != static_cast<std::size_t>(size())) {
+    const std::string reason = fmt::format("scatterv_root_counts: the root gave {} counts for {} ranks",
+                                           root_counts.size(), size());
+    transport_.abort(reason);
+    throw Error(ErrorCode::kInvalidArgument, reason);
+  }
+  if (rank() == root) return counts_free_spec(CollectiveKind::kScatterv, size(), root, rank(), root_counts);
+  return counts_free_spec(CollectiveKind::kScatterv, size(), root, rank(), std::span(&mine, 1));
 }
 
 std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {

@@ -18,8 +18,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "optcoll/exec/executor.h"
@@ -135,6 +137,9 @@ class Communicator {
   // elsewhere) and each rank's from out.size(). Both first tell every rank all counts (an
   // allgather, resp. a bcast, of p int64 values, planned like any call), then run the
   // planned gatherv / scatterv: the count exchange costs one more small collective.
+  // scatterv_root_counts skips the exchange and runs scatterv/linear when that cannot be
+  // slower under the model (few ranks: optcoll/plan/counts_free.h) or the options force
+  // linear. (gatherv_own_counts cannot: its root does not know the others' counts.)
   template <typename T>
   void gatherv_own_counts(std::span<const T> in, std::span<T> out, Rank root);
   template <typename T>
@@ -162,9 +167,20 @@ class Communicator {
   struct PreparedCall;
 
   template <typename T>
-  void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op);
-  // The prepared call for `spec` (planned and prepared on first use; most recent first).
-  PreparedCall& prepared(const CollectiveSpec& spec);
+  void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op,
+            std::string_view algorithm = {});
+  // The prepared call for `spec` (planned and prepared on first use; most recent first),
+  // with `algorithm`, or the options' choice for its collective when empty.
+  PreparedCall& prepared(const CollectiveSpec& spec, std::string_view algorithm = {});
+  // Whether scatterv_root_counts runs scatterv/linear without the count exchange
+  // (optcoll/plan/counts_free.h): the options force linear, or leave the choice to auto and
+  // linear_wins_without_exchange holds for this communicator's size and model.
+  bool scatterv_counts_free();
+  // This rank's spec for the exchange-free scatterv (counts_free_spec). A root that gave the
+  // wrong number of counts aborts the call on every rank (the others could not learn of it
+  // otherwise) and throws.
+  CollectiveSpec scatterv_counts_free_spec(std::span<const Count> root_counts, Count mine,
+                                           Rank root);
   // Runs a prepared call; with `bind_used`, a buffer this rank does not use (layout count 0)
   // is bound empty whatever its size (MPI ignores such buffers).
   // Returns the plan (valid until the call is evicted: copy it to keep it).
@@ -176,6 +192,7 @@ class Communicator {
   std::shared_ptr<PlanCache> cache_;
   CommOptions options_;
   std::uint32_t epoch_ = 0;
+  std::optional<bool> scatterv_counts_free_;  // scatterv_counts_free(), once computed
   std::shared_ptr<const Plan> last_plan_;
   std::vector<std::unique_ptr<PreparedCall>> prepared_;  // most recently used first
 };
@@ -189,13 +206,13 @@ void run_threads(Rank nranks, const std::function<void(Communicator&)>& fn,
 
 template <typename T>
 void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T> out,
-                        const ReduceOp& op) {
+                        const ReduceOp& op, std::string_view algorithm) {
   spec.nranks = size();
   spec.elem_bytes = sizeof(T);
   spec.commutative = op.commutative;
   // MPI ignores some buffers on some ranks; bind exactly what the layout says is used.
-  run_prepared(prepared(spec), {std::as_bytes(in), std::as_writable_bytes(out)}, datatype_of<T>(),
-               op, /*bind_used=*/true);
+  run_prepared(prepared(spec, algorithm), {std::as_bytes(in), std::as_writable_bytes(out)},
+               datatype_of<T>(), op, /*bind_used=*/true);
 }
 
 namespace detail {
@@ -273,6 +290,12 @@ void Communicator::gatherv_own_counts(std::span<const T> in, std::span<T> out, R
 template <typename T>
 void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
                                         std::span<const Count> root_counts, Rank root) {
+  if (scatterv_counts_free()) {  // linear: each rank needs only its own count
+    const CollectiveSpec spec =
+        scatterv_counts_free_spec(root_counts, static_cast<Count>(out.size()), root);
+    call<T>(spec, in, out, detail::no_op(), "scatterv/linear");
+    return;
+  }
   std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
   if (rank() == root) {
     if (root_counts.size() == all.size()) {

@@ -492,11 +492,18 @@ namespace {
 TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
   // Only each rank's own count (gatherv) or only the root's counts (scatterv) are given,
   // as in MPI; the results equal the planned calls with every count known everywhere.
+  // Under the reference cluster model scatterv_root_counts runs linear without exchanging
+  // counts at p <= 5 ((p - 2) alpha against a bcast's ceil(log2 p) alpha, counts_free.h) and
+  // exchanges them, then runs auto's choice, at p = 7.
   for (const Rank p : {1, 4, 7}) {
     std::vector<Count> counts(static_cast<std::size_t>(p));
     for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = r % 3 == 1 ? 0 : 2 + 3 * r;
     const Count total = std::accumulate(counts.begin(), counts.end(), Count{0});
     const Rank root = p / 2;
+    CollectiveSpec full = make_spec_v(CollectiveKind::kScatterv, p, counts, root);
+    full.elem_bytes = sizeof(std::int32_t);
+    const std::string expected_scatterv =
+        p <= 5 ? "scatterv/linear" : plan(full, reference_cluster_model()).algorithm;
     run_threads(p, [&](Communicator& comm) {
       const auto me = static_cast<std::size_t>(comm.rank());
       std::vector<std::int32_t> mine(static_cast<std::size_t>(counts[me]));
@@ -518,21 +525,72 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
           comm.rank() == root ? std::span<const Count>(counts) : std::span<const Count>();
       comm.scatterv_root_counts<std::int32_t>(gathered, back, root_counts, root);
       EXPECT_EQ(back, mine) << "rank " << me;
-      // A root that gives the wrong number of counts: an error on every rank, no hang.
-      const std::vector<Count> short_counts(counts.begin(), counts.end() - 1);
-      try {
-        comm.scatterv_root_counts<std::int32_t>(
-            gathered, back,
-            comm.rank() == root ? std::span<const Count>(short_counts) : std::span<const Count>(),
-            root);
-        ADD_FAILURE() << "no error on rank " << me;
-      } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("the root gave " + std::to_string(p - 1) +
-                                             " counts for " + std::to_string(p) + " ranks"),
-                  std::string::npos)
-            << e.what();
-      }
+      EXPECT_EQ(comm.last_plan()->algorithm, expected_scatterv) << "p = " << p;
     });
+    // A root that gives the wrong number of counts: an error, no hang. With the exchange
+    // every rank learns of it; without, the root aborts the call (a rank whose count is 0
+    // takes no part in a linear scatterv and may finish first).
+    const std::vector<Count> short_counts(counts.begin(), counts.end() - 1);
+    const std::string says =
+        "the root gave " + std::to_string(p - 1) + " counts for " + std::to_string(p) + " ranks";
+    try {
+      run_threads(p, [&](Communicator& comm) {
+        std::vector<std::int32_t> gathered(static_cast<std::size_t>(total)),
+            back(static_cast<std::size_t>(counts[static_cast<std::size_t>(comm.rank())]));
+        try {
+          comm.scatterv_root_counts<std::int32_t>(
+              gathered, back,
+              comm.rank() == root ? std::span<const Count>(short_counts) : std::span<const Count>(),
+              root);
+          if (p > 5 || back.size() > 0 || comm.rank() == root) {
+            ADD_FAILURE() << "no error on rank " << comm.rank();
+          }
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+        }
+      });
+    } catch (const Error& e) {  // the world may report the abort as well
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Communicator, ScattervWithoutExchangeFollowsTheOverride) {
+  // Forced linear skips the exchange at any p; forced binomial exchanges at p = 4.
+  const std::vector<Count> counts = {3, 0, 5, 1, 2, 4, 0, 6, 2};
+  for (const std::string forced : {"scatterv/linear", "scatterv/binomial"}) {
+    CommOptions options;
+    options.algorithms["scatterv"] = forced;
+    for (const Rank p : {4, 9}) {
+      const std::vector<Count> mine_counts(counts.begin(), counts.begin() + p);
+      const Count total = std::accumulate(mine_counts.begin(), mine_counts.end(), Count{0});
+      std::vector<std::int32_t> source(static_cast<std::size_t>(total));
+      std::iota(source.begin(), source.end(), 7);
+      run_threads(
+          p,
+          [&](Communicator& comm) {
+            const auto me = static_cast<std::size_t>(comm.rank());
+            const Count before = std::accumulate(mine_counts.begin(),
+                                                 mine_counts.begin() + comm.rank(), Count{0});
+            std::vector<std::int32_t> back(static_cast<std::size_t>(mine_counts[me]), -1);
+            comm.scatterv_root_counts<std::int32_t>(
+                comm.rank() == 0 ? std::span<const std::int32_t>(source)
+                                 : std::span<const std::int32_t>(),
+                back, comm.rank() == 0 ? std::span<const Count>(mine_counts) : std::span<const Count>(),
+                0);
+            for (std::size_t i = 0; i < back.size(); ++i) {
+              ASSERT_EQ(back[i], 7 + before + static_cast<Count>(i)) << "rank " << me;
+            }
+            EXPECT_EQ(comm.last_plan()->algorithm, forced);
+            // The spec a non-root ran: every count (exchanged) or only its own (not).
+            if (comm.rank() == 1 || comm.rank() == 2) {
+              const Count others = total - mine_counts[me];
+              const Count seen = Layout(comm.last_plan()->schedule.spec).total() - mine_counts[me];
+              EXPECT_EQ(seen, forced == "scatterv/linear" ? 0 : others) << "rank " << me;
+            }
+          },
+          options);
+    }
   }
 }
 

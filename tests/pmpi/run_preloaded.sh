@@ -7,9 +7,12 @@
 # EXPECT_OPTCOLL (optional, comma-separated): functions that must have gone through optcoll
 # on every call (auto: the model predicts a win for them, e.g. MPI_Gatherv at p = 8, where
 # the MPI library's is linear).
-# Usage: run_preloaded.sh MPIEXEC NP APP LIB POLICY WORKDIR [EXPECT_OPTCOLL]
+# EXPECT_MPI (optional, likewise): functions that must have gone to the MPI library on every
+# call (auto: MPI_Gatherv/MPI_Scatterv at p <= 5, where linear without a count exchange
+# cannot lose: optcoll/plan/counts_free.h).
+# Usage: run_preloaded.sh MPIEXEC NP APP LIB POLICY WORKDIR [EXPECT_OPTCOLL [EXPECT_MPI]]
 set -euo pipefail
-mpiexec=$1 np=$2 app=$3 lib=$4 policy=$5 work=$6 expect_optcoll=${7:-}
+mpiexec=$1 np=$2 app=$3 lib=$4 policy=$5 work=$6 expect_optcoll=${7:-} expect_mpi=${8:-}
 mkdir -p "$work"
 log="$work/pmpi_$policy"
 rm -f "$log".*
@@ -29,6 +32,9 @@ for ((r = 0; r < np; ++r)); do
     esac
     if [[ ",$expect_optcoll," == *",$f,"* ]]; then
       [[ $theirs == 0 && $ours -gt 0 ]] || { echo "rank $r: $f should go through optcoll: $line"; exit 1; }
+    fi
+    if [[ ",$expect_mpi," == *",$f,"* ]]; then
+      [[ $ours == 0 && $theirs -gt 0 ]] || { echo "rank $r: $f should go to MPI: $line"; exit 1; }
     fi
   done
 done

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: gatherv/scatterv without a count exchange (counts_free.h).
+#include "optcoll/plan/counts_free.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "optcoll/model/error.h"
+#include "optcoll/plan/select.h"
+
+namespace optcoll {
+namespace {
+
+void check_kind(CollectiveKind kind) {
+  if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv) {
+    throw_invalid("a count exchange is for gatherv and scatterv, not {}", collective_name(kind));
+  }
+}
+
+}  // namespace
+
+Time count_exchange_time(CollectiveKind kind, Rank p, const CostModel& model) {
+  check_kind(kind);
+  CollectiveSpec exchange =
+      kind == CollectiveKind::kGatherv ? make_spec(CollectiveKind::kAllgather, p, 1)
+                                       : make_spec(CollectiveKind::kBcast, p, p, /*root=*/0);
+  exchange.elem_bytes = sizeof(std::int64_t);
+  return plan(exchange, model).predicted_time;
+}
+
+bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& model) {
+  check_kind(kind);
+  if (p < 1) throw_invalid("nranks must be at least 1, got {}", p);
+  validate(model);
+  if (p <= 2) return true;  // one message at most, whatever the algorithm
+  if (model.ports != 1 || model.overlap || !model.homogeneous() || model.topology) return false;
+  if (p > kMaxCountsFreeRanks) return false;
+  return static_cast<double>(p - 2) * model.alpha <= count_exchange_time(kind, p, model);
+}
+
+CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,
+                                std::span<const Count> counts) {
+  check_kind(kind);
+  if (p < 1) throw_invalid("nranks must be at least 1, got {}", p);
+  if (rank < 0 || rank >= p) throw_invalid("rank {} is not in 0..{}", rank, p - 1);
+  std::vector<Count> known(static_cast<std::size_t>(p), 0);
+  if (rank == root) {
+    if (counts.size() != known.size()) {
+      throw_invalid("the root needs {} counts, got {}", p, counts.size());
+    }
+    known.assign(counts.begin(), counts.end());
+  } else {
+    if (counts.size() != 1 && counts.size() != known.size()) {
+      throw_invalid("rank {} needs its own count or all {}, got {}", rank, p, counts.size());
+    }
+    known[static_cast<std::size_t>(rank)] =
+        counts.size() == 1 ? counts[0] : counts[static_cast<std::size_t>(rank)];
+  }
+  return make_spec_v(kind, p, std::move(known), root);
+}
+
+}  // namespace optcoll

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: MPI's gatherv and scatterv without a count exchange (design.md 34).
+//
+// MPI gives every count of a gatherv/scatterv at the root only; each other rank knows its
+// own. A tree needs the counts on every rank, so an MPI-semantics call first exchanges them
+// (gatherv: an allgather of one value per rank; scatterv: a bcast of p values from the
+// root). gatherv/linear and scatterv/linear need none: each rank sends (receives) its own
+// block straight to (from) the root. linear_wins_without_exchange says when skipping the
+// exchange cannot lose, whatever the counts:
+//
+//   Under a one-ported, homogeneous model without overlap or topology, the root of any
+//   gatherv receives (scatterv: sends) the T bytes of the other ranks through its one port,
+//   in at least one message: at least alpha + beta*T, besides copying its own block, which
+//   every algorithm of the registry does on the root's one processor. Linear takes that copy
+//   plus k*alpha + beta*T for its k <= p - 1 non-empty blocks: it loses at most
+//   (p - 2)*alpha to any algorithm, and wins outright once the exchange costs that much.
+//
+// Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
+// per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha
+// against three rounds: exchange, then the best tree.
+// Restrictions: models with several ports, overlap, pair matrices or a topology answer
+// false (the argument above does not hold there), as does p > kMaxCountsFreeRanks (a
+// linear call's (p - 2)*alpha exceeds any small exchange there; planning the exchange at
+// large p would cost more than it saves).
+#pragma once
+
+#include <span>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/model/cost_model.h"
+
+namespace optcoll {
+
+inline constexpr Rank kMaxCountsFreeRanks = 64;
+
+// The predicted time of the count exchange an MPI-semantics `kind` (kGatherv or kScatterv)
+// needs at p ranks: auto's best allgather of one int64 per rank, resp. bcast of p int64.
+Time count_exchange_time(CollectiveKind kind, Rank p, const CostModel& model);
+
+// Whether `kind`/linear with each rank's own count is predicted no slower than every
+// algorithm after the count exchange, for every count vector (the file comment). Throws
+// Error(kInvalidArgument) for another kind, p < 1 or an invalid model.
+bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& model);
+
+// The spec a rank runs for the exchange-free linear call: the root's, with every count
+// (`counts`); another rank's, with its own count at its place and 0 elsewhere (`counts` then
+// holds only that one value, or all of them: the others are ignored). Linear's messages
+// depend only on the blocks of the sender and the receiver, so the ranks' different specs
+// still pair every message. Throws Error(kInvalidArgument) as validate() does.
+CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,
+                                std::span<const Count> counts);
+
+}  // namespace optcoll

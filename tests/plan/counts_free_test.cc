@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: gatherv/scatterv without a count exchange (optcoll/plan/counts_free.h): the claim
+// "linear is no slower than any algorithm after the exchange, for every count vector",
+// checked against the simulator over rank counts, roots, counts (zeros, spikes) and models;
+// the threshold it gives where it can be derived by hand; and its argument errors.
+#include "optcoll/plan/counts_free.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/error.h"
+#include "optcoll/plan/select.h"
+
+namespace optcoll {
+namespace {
+
+CostModel model_of(Time alpha, Time beta, Time copy, bool per_byte) {
+  CostModel m;
+  m.alpha = alpha;
+  m.beta = beta;
+  m.gamma = 0;
+  m.copy = copy;
+  m.per_byte = per_byte;
+  return m;
+}
+
+// Counts with zeros, a spike and small blocks, from `seed`; seed 0: one element each (where
+// trees gain most on linear).
+std::vector<Count> counts_for(Rank p, unsigned seed) {
+  std::vector<Count> counts(static_cast<std::size_t>(p), 1);
+  if (seed == 0) return counts;
+  std::mt19937 random(seed);
+  for (Count& c : counts) {
+    const unsigned pick = random() % 4;
+    c = pick == 0 ? 0 : pick == 1 ? static_cast<Count>(random() % 3) : static_cast<Count>(random() % 200);
+  }
+  counts[random() % counts.size()] = 5000;  // a spike
+  return counts;
+}
+
+TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
+  CostModel calibrated = model_of(2.15e-6, 7.3e-11, 1.4e-10, /*per_byte=*/true);
+  calibrated.shared_send_min_bytes = 16384;
+  const std::vector<std::pair<std::string, CostModel>> models = {
+      {"reference cluster", reference_cluster_model()},
+      {"calibrated node", calibrated},
+      {"unit", model_of(1, 1, 0, false)},
+      {"latency only", model_of(1, 0, 0, false)},
+      {"expensive copy", model_of(1, 0.01, 0.5, false)},
+  };
+  int claimed = 0;
+  for (const auto& [name, model] : models) {
+    for (const CollectiveKind kind : {CollectiveKind::kGatherv, CollectiveKind::kScatterv}) {
+      for (Rank p = 1; p <= 16; ++p) {
+        if (!linear_wins_without_exchange(kind, p, model)) continue;
+        const Time exchange = count_exchange_time(kind, p, model);
+        for (unsigned seed = 0; seed <= 2; ++seed) {
+          for (const Rank root : {Rank{0}, p - 1}) {
+            CollectiveSpec spec = make_spec_v(kind, p, counts_for(p, seed), root);
+            spec.elem_bytes = 8;
+            const Time linear = plan(spec, model, "linear").predicted_time;
+            const Plan best = plan(spec, model, "auto", {}, PlanOptions{.prune = false});
+            ++claimed;
+            EXPECT_LE(linear, best.predicted_time + exchange)
+                << name << ": " << describe(spec) << ": linear " << linear << ", "
+                << best.algorithm << " " << best.predicted_time << " + exchange " << exchange;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(claimed, 100);  // the claim was made, and checked, often
+}
+
+TEST(CountsFree, ThresholdUnderPureLatencyIsFiveRanks) {
+  // alpha = 1, nothing else: an allgather or bcast takes ceil(log2 p) rounds and linear
+  // loses at most p - 2 of them, so linear wins exactly while p - 2 <= ceil(log2 p): p <= 5.
+  const CostModel latency = model_of(1, 0, 0, false);
+  for (const CollectiveKind kind : {CollectiveKind::kGatherv, CollectiveKind::kScatterv}) {
+    for (Rank p = 1; p <= 16; ++p) {
+      EXPECT_EQ(linear_wins_without_exchange(kind, p, latency), p <= 5)
+          << collective_name(kind) << " p = " << p;
+    }
+    EXPECT_EQ(count_exchange_time(kind, 16, latency), 4);  // log2 16 rounds
+  }
+}
+
+TEST(CountsFree, OnlyOnePortedHomogeneousModelsWithoutOverlap) {
+  CostModel two_ports = model_of(1, 0, 0, false);
+  two_ports.ports = 2;
+  CostModel overlap = model_of(1, 0, 0, false);
+  overlap.overlap = true;
+  for (const CostModel& model : {two_ports, overlap}) {
+    EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kGatherv, 2, model));  // one message
+    EXPECT_FALSE(linear_wins_without_exchange(CollectiveKind::kGatherv, 3, model));
+    EXPECT_FALSE(linear_wins_without_exchange(CollectiveKind::kScatterv, 4, model));
+  }
+  EXPECT_FALSE(linear_wins_without_exchange(CollectiveKind::kScatterv, kMaxCountsFreeRanks + 1,
+                                            model_of(1, 1, 0, false)));
+}
+
+TEST(CountsFree, BadArgumentsAreInvalid) {
+  const CostModel model = reference_cluster_model();
+  EXPECT_THROW(linear_wins_without_exchange(CollectiveKind::kAllreduce, 4, model), Error);
+  EXPECT_THROW(linear_wins_without_exchange(CollectiveKind::kGatherv, 0, model), Error);
+  CostModel bad = model;
+  bad.alpha = -1;
+  EXPECT_THROW(linear_wins_without_exchange(CollectiveKind::kGatherv, 4, bad), Error);
+  const std::vector<Count> three = {1, 2, 3};
+  EXPECT_THROW(counts_free_spec(CollectiveKind::kScatterv, 4, 0, 0, three), Error);  // root: 4
+  EXPECT_THROW(counts_free_spec(CollectiveKind::kScatterv, 4, 0, 1, three), Error);  // 1 or 4
+  EXPECT_THROW(counts_free_spec(CollectiveKind::kScatterv, 4, 0, 4, three), Error);  // no rank 4
+  EXPECT_THROW(counts_free_spec(CollectiveKind::kScatterv, 4, 5, 1, std::vector<Count>{2}),
+               Error);  // no root 5
+  try {
+    linear_wins_without_exchange(CollectiveKind::kBcast, 4, model);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("not bcast"), std::string::npos) << e.what();
+  }
+  // A non-root's spec: its own count at its place, zeros elsewhere.
+  const CollectiveSpec spec =
+      counts_free_spec(CollectiveKind::kGatherv, 4, 2, 1, std::vector<Count>{7});
+  EXPECT_EQ(spec.counts, (std::vector<Count>{0, 7, 0, 0}));
+  EXPECT_EQ(spec.root, 2);
+}
+
+}  // namespace
+}  // namespace optcoll
