@@ -64,7 +64,7 @@ struct Communicator::PreparedCall {
         // Planning simulated the schedule, which requires it to be well formed.
         execution(plan->schedule, rank, /*known_well_formed=*/true) {}
 
-  const CollectiveSpec spec;  // as the caller gave it (before the communicator's options)
+  const CollectiveSpec spec;    // as the caller gave it (before the communicator's options)
   const std::string algorithm;  // as planned: "auto" or a registry name
   const std::shared_ptr<const Plan> plan;
   Execution execution;  // refers to plan->schedule
@@ -115,14 +115,15 @@ bool Communicator::scatterv_counts_free() {
 }
 
 CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> root_counts,
-                                                      Count mine, Rank root) {
+                                                       Count mine, Rank root) {
   if (rank() == root && root_counts.size() != static_cast<std::size_t>(size())) {
-    const std::string reason = fmt::format("scatterv_root_counts: the root gave {} counts for {} ranks",
-                                           root_counts.size(), size());
+    const std::string reason = fmt::format(
+        "scatterv_root_counts: the root gave {} counts for {} ranks", root_counts.size(), size());
     transport_.abort(reason);
     throw Error(ErrorCode::kInvalidArgument, reason);
   }
-  if (rank() == root) return counts_free_spec(CollectiveKind::kScatterv, size(), root, rank(), root_counts);
+  if (rank() == root)
+    return counts_free_spec(CollectiveKind::kScatterv, size(), root, rank(), root_counts);
   return counts_free_spec(CollectiveKind::kScatterv, size(), root, rank(), std::span(&mine, 1));
 }
 

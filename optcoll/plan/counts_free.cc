@@ -21,9 +21,9 @@ void check_kind(CollectiveKind kind) {
 
 Time count_exchange_time(CollectiveKind kind, Rank p, const CostModel& model) {
   check_kind(kind);
-  CollectiveSpec exchange =
-      kind == CollectiveKind::kGatherv ? make_spec(CollectiveKind::kAllgather, p, 1)
-                                       : make_spec(CollectiveKind::kBcast, p, p, /*root=*/0);
+  CollectiveSpec exchange = kind == CollectiveKind::kGatherv
+                                ? make_spec(CollectiveKind::kAllgather, p, 1)
+                                : make_spec(CollectiveKind::kBcast, p, p, /*root=*/0);
   exchange.elem_bytes = sizeof(std::int64_t);
   return plan(exchange, model).predicted_time;
 }

@@ -570,13 +570,14 @@ TEST(Communicator, ScattervWithoutExchangeFollowsTheOverride) {
           p,
           [&](Communicator& comm) {
             const auto me = static_cast<std::size_t>(comm.rank());
-            const Count before = std::accumulate(mine_counts.begin(),
-                                                 mine_counts.begin() + comm.rank(), Count{0});
+            const Count before =
+                std::accumulate(mine_counts.begin(), mine_counts.begin() + comm.rank(), Count{0});
             std::vector<std::int32_t> back(static_cast<std::size_t>(mine_counts[me]), -1);
             comm.scatterv_root_counts<std::int32_t>(
                 comm.rank() == 0 ? std::span<const std::int32_t>(source)
                                  : std::span<const std::int32_t>(),
-                back, comm.rank() == 0 ? std::span<const Count>(mine_counts) : std::span<const Count>(),
+                back,
+                comm.rank() == 0 ? std::span<const Count>(mine_counts) : std::span<const Count>(),
                 0);
             for (std::size_t i = 0; i < back.size(); ++i) {
               ASSERT_EQ(back[i], 7 + before + static_cast<Count>(i)) << "rank " << me;

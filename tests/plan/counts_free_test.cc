@@ -35,7 +35,9 @@ std::vector<Count> counts_for(Rank p, unsigned seed) {
   std::mt19937 random(seed);
   for (Count& c : counts) {
     const unsigned pick = random() % 4;
-    c = pick == 0 ? 0 : pick == 1 ? static_cast<Count>(random() % 3) : static_cast<Count>(random() % 200);
+    c = pick == 0   ? 0
+        : pick == 1 ? static_cast<Count>(random() % 3)
+                    : static_cast<Count>(random() % 200);
   }
   counts[random() % counts.size()] = 5000;  // a spike
   return counts;
@@ -65,8 +67,8 @@ TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
             const Plan best = plan(spec, model, "auto", {}, PlanOptions{.prune = false});
             ++claimed;
             EXPECT_LE(linear, best.predicted_time + exchange)
-                << name << ": " << describe(spec) << ": linear " << linear << ", "
-                << best.algorithm << " " << best.predicted_time << " + exchange " << exchange;
+                << name << ": " << describe(spec) << ": linear " << linear << ", " << best.algorithm
+                << " " << best.predicted_time << " + exchange " << exchange;
           }
         }
       }
