@@ -2,7 +2,7 @@
 // File: the thread backend (the embedded default: p threads in one process) against the
 // MPI library's own collectives on p processes of the same node, in one run (issue 7's
 // first target). Run under mpirun with p processes:
-//   mpirun -np 8 build/bench/bench_threads_vs_mpi [iterations]
+//   mpirun -np 8 build/bench/bench_threads_vs_mpi [iterations [max-bytes]]
 // `iterations` calls per timing at 16 KiB .. 512 KiB per rank; as OSU's benchmarks do, ten
 // times as many at 8 KiB and below (where one call takes microseconds and the barrier before
 // a timing would otherwise weigh on it) and a quarter as many at 1 MiB and above.
@@ -30,9 +30,11 @@ namespace {
 constexpr int kRepetitions = 5;
 const char* const kCollectives[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
 
-std::vector<std::size_t> sizes() {  // bytes per rank: 8 B .. 8 MiB
+std::size_t max_bytes = std::size_t{8} << 20;  // the second argument, if given
+
+std::vector<std::size_t> sizes() {  // bytes per rank: 8 B .. max_bytes (8 MiB)
   std::vector<std::size_t> s;
-  for (std::size_t b = 8; b <= (std::size_t{8} << 20); b *= 8) s.push_back(b);
+  for (std::size_t b = 8; b <= max_bytes; b *= 8) s.push_back(b);
   return s;
 }
 
@@ -146,6 +148,7 @@ std::vector<double> time_threads(int p, int iterations) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  if (argc > 2) max_bytes = std::max<std::size_t>(8, std::strtoull(argv[2], nullptr, 10));
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
