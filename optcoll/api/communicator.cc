@@ -100,18 +100,22 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
   return *prepared_.front();
 }
 
-bool Communicator::scatterv_counts_free() {
-  if (!scatterv_counts_free_) {
-    const auto it = options_.algorithms.find(collective_name(CollectiveKind::kScatterv));
+bool Communicator::counts_free(CollectiveKind kind) {
+  if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv) {
+    throw_invalid("counts_free: {} has no count exchange (only gatherv and scatterv)",
+                  collective_name(kind));
+  }
+  auto& known = counts_free_[kind == CollectiveKind::kGatherv ? 0 : 1];
+  if (!known) {
+    const auto it = options_.algorithms.find(collective_name(kind));
     if (it != options_.algorithms.end() && it->second != "auto") {
-      scatterv_counts_free_ =
-          algorithms::lookup(it->second, CollectiveKind::kScatterv).name == "scatterv/linear";
+      known = algorithms::lookup(it->second, kind).name ==
+              fmt::format("{}/linear", collective_name(kind));
     } else {
-      scatterv_counts_free_ =
-          linear_wins_without_exchange(CollectiveKind::kScatterv, size(), options_.model);
+      known = linear_wins_without_exchange(kind, size(), options_.model);
     }
   }
-  return *scatterv_counts_free_;
+  return *known;
 }
 
 CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> root_counts,
@@ -153,8 +157,9 @@ const std::shared_ptr<const Plan>& Communicator::run_prepared(PreparedCall& call
 }
 
 std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,
-                                              const Datatype& type, const ReduceOp& op) {
-  return run_prepared(prepared(spec), buffers, type, op, /*bind_used=*/false);
+                                              const Datatype& type, const ReduceOp& op,
+                                              std::string_view algorithm) {
+  return run_prepared(prepared(spec, algorithm), buffers, type, op, /*bind_used=*/false);
 }
 
 void Communicator::barrier() {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -88,8 +89,10 @@ class Communicator {
   // The untyped core: every rank calls it with the same spec, in the same order. Validates
   // the spec and the buffer sizes (Error(kInvalidArgument)), then plans and executes.
   // Returns the plan that ran.
+  // `algorithm` overrides the options' choice for this call (a registry name, or empty).
   std::shared_ptr<const Plan> run(const CollectiveSpec& spec, BufferBinding buffers,
-                                  const Datatype& type, const ReduceOp& op);
+                                  const Datatype& type, const ReduceOp& op,
+                                  std::string_view algorithm = {});
   // How many calls this communicator keeps prepared (the most recently used ones), and how
   // many it holds now.
   static constexpr std::size_t kPreparedCalls = 16;
@@ -98,6 +101,11 @@ class Communicator {
   // that decide from its prediction before running it, such as the PMPI library.
   std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
   const CommOptions& options() const { return options_; }
+  // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only)
+  // runs kind/linear without the count exchange (optcoll/plan/counts_free.h): the options
+  // force linear for it, or leave the choice to auto and linear_wins_without_exchange holds
+  // for this communicator's size and model. Every rank answers alike; computed once per kind.
+  bool counts_free(CollectiveKind kind);
   // The plan of the last collective this communicator ran (nullptr before the first).
   const std::shared_ptr<const Plan>& last_plan() const { return last_plan_; }
 
@@ -172,10 +180,6 @@ class Communicator {
   // The prepared call for `spec` (planned and prepared on first use; most recent first),
   // with `algorithm`, or the options' choice for its collective when empty.
   PreparedCall& prepared(const CollectiveSpec& spec, std::string_view algorithm = {});
-  // Whether scatterv_root_counts runs scatterv/linear without the count exchange
-  // (optcoll/plan/counts_free.h): the options force linear, or leave the choice to auto and
-  // linear_wins_without_exchange holds for this communicator's size and model.
-  bool scatterv_counts_free();
   // This rank's spec for the exchange-free scatterv (counts_free_spec). A root that gave the
   // wrong number of counts aborts the call on every rank (the others could not learn of it
   // otherwise) and throws.
@@ -192,7 +196,7 @@ class Communicator {
   std::shared_ptr<PlanCache> cache_;
   CommOptions options_;
   std::uint32_t epoch_ = 0;
-  std::optional<bool> scatterv_counts_free_;  // scatterv_counts_free(), once computed
+  std::array<std::optional<bool>, 2> counts_free_;  // counts_free(kGatherv / kScatterv)
   std::shared_ptr<const Plan> last_plan_;
   std::vector<std::unique_ptr<PreparedCall>> prepared_;  // most recently used first
 };
@@ -290,7 +294,7 @@ void Communicator::gatherv_own_counts(std::span<const T> in, std::span<T> out, R
 template <typename T>
 void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
                                         std::span<const Count> root_counts, Rank root) {
-  if (scatterv_counts_free()) {  // linear: each rank needs only its own count
+  if (counts_free(CollectiveKind::kScatterv)) {  // linear: each rank needs only its own count
     const CollectiveSpec spec =
         scatterv_counts_free_spec(root_counts, static_cast<Count>(out.size()), root);
     call<T>(spec, in, out, detail::no_op(), "scatterv/linear");

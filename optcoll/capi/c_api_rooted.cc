@@ -3,10 +3,13 @@
 // known-counts fast paths. Each checks its arguments, maps MPI buffers and datatypes onto
 // an optcoll spec (bytes for data movement, elements for reductions), and runs it on the
 // communicator's context (call.h).
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "optcoll.h"
 #include "optcoll/capi/call.h"
+#include "optcoll/plan/counts_free.h"
 
 using namespace optcoll;        // NOLINT(google-build-using-namespace)
 using namespace optcoll::capi;  // NOLINT(google-build-using-namespace)
@@ -17,29 +20,52 @@ CollectiveSpec regular(CollectiveKind kind, Count count, Rank root) {
   return detail::regular(kind, count, root);
 }
 
-// The planned gatherv of `byte_counts` (known on every rank) into the root's recvbuf at
-// `displs` (in units of `recv_bytes`); `in` is this rank's contribution.
-void gatherv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* in, int root,
-                   void* recvbuf, const int* displs, std::size_t recv_bytes) {
-  const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
+constexpr std::string_view kLinearGatherv = "gatherv/linear";
+constexpr std::string_view kLinearScatterv = "scatterv/linear";
+
+// The gatherv of `spec` (the planned one: every count on every rank; or the exchange-free
+// linear one, `algorithm`) into the root's recvbuf at `displs` (in units of `recv_bytes`);
+// `in` is this rank's contribution, `byte_counts` the blocks the root receives.
+void gatherv_bytes(Call& call, const CollectiveSpec& spec, const std::vector<Count>& byte_counts,
+                   const void* in, int root, void* recvbuf, const int* displs,
+                   std::size_t recv_bytes, std::string_view algorithm = {}) {
   if (call.rank != root) {
-    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf);
+    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf, algorithm);
     return;
   }
-  run_into_displs(call, spec, in, recvbuf, byte_counts, displs, recv_bytes);
+  run_into_displs(call, spec, in, recvbuf, byte_counts, displs, recv_bytes, algorithm);
 }
 
-void scatterv_bytes(Call& call, const std::vector<Count>& byte_counts, const void* sendbuf,
-                    const int* displs, std::size_t send_bytes, int root, void* out) {
-  const CollectiveSpec spec = detail::irregular(CollectiveKind::kScatterv, byte_counts, root);
+// The root of a gatherv whose recvcounts (`expected`) disagree with what rank `r` sends
+// (`arriving[r]`): the others are already sending, so it takes their data aside, leaves
+// recvbuf unchanged and fails alone.
+[[noreturn]] void gatherv_count_mismatch(Call& call, const CollectiveSpec& spec,
+                                         const std::vector<Count>& arriving,
+                                         const std::vector<Count>& expected, Rank r, const void* in,
+                                         std::string_view algorithm) {
+  std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
+  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data(), algorithm);
+  const auto i = static_cast<std::size_t>(r);
+  throw CallError(MPI_ERR_COUNT,
+                  fmt::format("rank {} sends {} bytes but the root's recvcounts[{}] says {} "
+                              "(recvbuf left unchanged)",
+                              r, arriving[i], r, expected[i]),
+                  /*transport_intact=*/true);
+}
+
+// Sends the root's blocks (at `displs` in units of `send_bytes`; packed first if they do
+// not lie packed) or receives this rank's, for the scatterv of `spec`.
+void scatterv_bytes(Call& call, const CollectiveSpec& spec, const std::vector<Count>& byte_counts,
+                    const void* sendbuf, const int* displs, std::size_t send_bytes, int root,
+                    void* out, std::string_view algorithm = {}) {
   if (call.rank != root || packed(displs, byte_counts, send_bytes)) {
-    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, out);
+    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, out, algorithm);
     return;
   }
   const Count total = total_of(byte_counts);
   std::vector<std::byte> staging(static_cast<std::size_t>(total));
   pack(static_cast<const std::byte*>(sendbuf), byte_counts, displs, send_bytes, staging.data());
-  run_spec(call, spec, byte_type(), no_reduction(), staging.data(), out);
+  run_spec(call, spec, byte_type(), no_reduction(), staging.data(), out, algorithm);
 }
 
 // The root's own block for an in-place gather(v): a copy (optcoll's input and output never
@@ -161,26 +187,42 @@ int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     } else {
       mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
     }
+    if (call.comm->counts_free(CollectiveKind::kGatherv)) {
+      // Linear needs no count exchange (optcoll/plan/counts_free.h): the root receives each
+      // block at the size its recvcounts give, so a sender whose count disagrees fails the
+      // root's receive of it (a transport error naming both sizes).
+      if (!is_root) {
+        run_spec(call,
+                 counts_free_spec(CollectiveKind::kGatherv, call.size, root, call.rank,
+                                  std::span(&mine, 1)),
+                 byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
+        return;
+      }
+      const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
+      if (mine != expected[static_cast<std::size_t>(root)]) {
+        std::vector<Count> arriving = expected;
+        arriving[static_cast<std::size_t>(root)] = mine;
+        gatherv_count_mismatch(
+            call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, arriving),
+            arriving, expected, root, sendbuf, kLinearGatherv);
+      }
+      gatherv_bytes(call,
+                    counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, expected),
+                    expected, sendbuf, root, recvbuf, displs, recv_bytes, kLinearGatherv);
+      return;
+    }
     // MPI gives the counts at the root only: every rank learns them first.
     const std::vector<Count> byte_counts = exchange_own(call, mine);
+    const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
     if (is_root) {
       const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
       for (Rank r = 0; r < call.size; ++r) {
-        const auto i = static_cast<std::size_t>(r);
-        if (expected[i] == byte_counts[i]) continue;
-        // The others are already sending: take their data aside, then fail here alone.
-        const Count total = total_of(byte_counts);
-        std::vector<std::byte> staging(static_cast<std::size_t>(total));
-        run_spec(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_type(),
-                 no_reduction(), sendbuf, staging.data());
-        throw CallError(MPI_ERR_COUNT,
-                        fmt::format("rank {} sends {} bytes but the root's recvcounts[{}] says {} "
-                                    "(recvbuf left unchanged)",
-                                    r, byte_counts[i], r, expected[i]),
-                        /*transport_intact=*/true);
+        if (expected[static_cast<std::size_t>(r)] != byte_counts[static_cast<std::size_t>(r)]) {
+          gatherv_count_mismatch(call, spec, byte_counts, expected, r, sendbuf, {});
+        }
       }
     }
-    gatherv_bytes(call, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
+    gatherv_bytes(call, spec, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
   });
 }
 
@@ -196,7 +238,8 @@ int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendt
     const void* mine =
         checked_contribution(call, call.rank == root, sendbuf, sendcount, sendtype, recvbuf, displs,
                              recv_bytes, byte_counts[static_cast<std::size_t>(call.rank)], own);
-    gatherv_bytes(call, byte_counts, mine, root, recvbuf, displs, recv_bytes);
+    gatherv_bytes(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_counts,
+                  mine, root, recvbuf, displs, recv_bytes);
   });
 }
 
@@ -206,6 +249,18 @@ int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int disp
   return guarded(comm, [&](Call& call) {
     check_root(root, call.size);
     const bool is_root = call.rank == root;
+    const auto me = static_cast<std::size_t>(call.rank);
+    if (!is_root && call.comm->counts_free(CollectiveKind::kScatterv)) {
+      // Linear needs no count exchange (optcoll/plan/counts_free.h): this rank receives its
+      // block at the size its recvcount gives, so a root that sends another size fails the
+      // receive (a transport error naming both sizes).
+      const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+      run_spec(call,
+               counts_free_spec(CollectiveKind::kScatterv, call.size, root, call.rank,
+                                std::span(&mine, 1)),
+               byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
+      return;
+    }
     std::size_t send_bytes = 0;
     std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
     if (is_root) {
@@ -214,10 +269,19 @@ int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int disp
       const std::vector<Count> mine = scaled(sendcounts, call.size, send_bytes);
       all.assign(mine.begin(), mine.end());
     }
-    // MPI gives the counts at the root only: it tells every rank first.
-    call.comm->bcast<std::int64_t>(all, root);
+    CollectiveSpec spec;
+    std::string_view algorithm;
+    if (call.comm->counts_free(CollectiveKind::kScatterv)) {  // the root, without exchange
+      spec = counts_free_spec(CollectiveKind::kScatterv, call.size, root, root,
+                              std::vector<Count>(all.begin(), all.end()));
+      algorithm = kLinearScatterv;
+    } else {
+      // MPI gives the counts at the root only: it tells every rank first.
+      call.comm->bcast<std::int64_t>(all, root);
+      spec = detail::irregular(CollectiveKind::kScatterv,
+                               std::vector<Count>(all.begin(), all.end()), root);
+    }
     const std::vector<Count> byte_counts(all.begin(), all.end());
-    const auto me = static_cast<std::size_t>(call.rank);
     std::vector<std::byte> discard;
     Count mine = byte_counts[me];
     if (!(is_root && in_place(recvbuf))) {
@@ -226,8 +290,8 @@ int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int disp
     if (mine != byte_counts[me] || (is_root && in_place(recvbuf))) {
       discard.resize(static_cast<std::size_t>(byte_counts[me]));
     }
-    scatterv_bytes(call, byte_counts, sendbuf, displs, send_bytes, root,
-                   discard.empty() ? recvbuf : discard.data());
+    scatterv_bytes(call, spec, byte_counts, sendbuf, displs, send_bytes, root,
+                   discard.empty() ? recvbuf : discard.data(), algorithm);
     if (mine != byte_counts[me]) {  // the data went aside; this rank alone fails
       throw CallError(MPI_ERR_COUNT,
                       fmt::format("rank {} receives {} bytes but the root sends it {} (recvbuf "
@@ -258,7 +322,8 @@ int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const in
                    mine, call.rank, byte_counts[me]);
       }
     }
-    scatterv_bytes(call, byte_counts, sendbuf, displs, send_bytes, root, recvbuf);
+    scatterv_bytes(call, detail::irregular(CollectiveKind::kScatterv, byte_counts, root),
+                   byte_counts, sendbuf, displs, send_bytes, root, recvbuf);
   });
 }
 

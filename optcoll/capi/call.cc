@@ -100,7 +100,7 @@ void pack(const std::byte* spread, std::span<const Count> byte_counts, const int
 }
 
 void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
-              const void* in, void* out) {
+              const void* in, void* out, std::string_view algorithm) {
   spec.nranks = call.size;
   spec.elem_bytes = type.bytes;
   spec.commutative = op.commutative;
@@ -116,19 +116,20 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   const BufferBinding buffers{
       std::span<const std::byte>(static_cast<const std::byte*>(in), in_bytes),
       std::span<std::byte>(static_cast<std::byte*>(out), out_bytes)};
-  call.comm->run(spec, buffers, type, op);
+  call.comm->run(spec, buffers, type, op, algorithm);
 }
 
 ReduceOp no_reduction() { return detail::no_op(); }
 
 void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, void* recvbuf,
-                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes) {
+                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes,
+                     std::string_view algorithm) {
   if (packed(displs, arriving, recv_bytes)) {
-    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf);
+    run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf, algorithm);
     return;
   }
   std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
-  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data());
+  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data(), algorithm);
   unpack(staging.data(), arriving, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mpi.h>
@@ -58,16 +59,18 @@ void pack(const std::byte* spread, std::span<const Count> byte_counts, const int
           std::size_t bytes, std::byte* packed_data);
 
 // Runs `spec` (nranks, elem_bytes and commutative are filled in here) with the buffers the
-// layout says this rank uses: `in` and `out` must hold at least that much.
+// layout says this rank uses: `in` and `out` must hold at least that much. `algorithm`, if
+// not empty, overrides the communicator's choice.
 void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
-              const void* in, void* out);
+              const void* in, void* out, std::string_view algorithm = {});
 ReduceOp no_reduction();
 
 // Runs the data-movement `spec` with this rank's output placed in `recvbuf` by `displs`
 // (units of `recv_bytes`; `arriving` = the byte counts of the output's blocks): straight
 // into recvbuf when the blocks lie packed there, else through a staging buffer.
 void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, void* recvbuf,
-                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes);
+                     std::span<const Count> arriving, const int* displs, std::size_t recv_bytes,
+                     std::string_view algorithm = {});
 
 // The MPI-ordered counts all ranks learn from each rank's own value (an allgather).
 std::vector<Count> exchange_own(Call& call, Count mine);

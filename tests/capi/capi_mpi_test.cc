@@ -414,38 +414,69 @@ void check_errors() {
   expect(error_class(rc) == MPI_ERR_BUFFER, "NULL buffer: MPI_ERR_BUFFER");
   rc = OPTCOLL_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_NULL);
   expect(error_class(rc) == MPI_ERR_COMM, "MPI_COMM_NULL: MPI_ERR_COMM");
-  // Only the root sees the mistake (its recvcounts disagree with what rank 1 sends): the
-  // root takes the data aside and fails alone, its recvbuf unchanged; the others succeed;
-  // the communicator stays usable. Likewise a scatterv receiver that expects too little.
+  // Only the root sees the mistake (its recvcounts disagree with what rank 1 sends). With the
+  // count exchange (an algorithm other than linear forced): the root takes the data aside and
+  // fails alone with MPI_ERR_COUNT, its recvbuf unchanged; the others succeed; the
+  // communicator stays usable. Likewise a scatterv receiver that expects too little. Under
+  // auto at p <= 5 (the reference model: linear without the exchange, design.md 34) the
+  // mismatched message itself fails at its receiver, naming both sizes; the others succeed
+  // and the communicator stays usable too.
   if (g_size > 1) {
     std::vector<int> counts(static_cast<std::size_t>(g_size), 2);
     std::vector<int> displs(static_cast<std::size_t>(g_size));
     for (int r = 0; r < g_size; ++r) displs[static_cast<std::size_t>(r)] = 2 * r;
     counts[1] = 1;  // but rank 1 sends 2
-    std::vector<int> out(static_cast<std::size_t>(2 * g_size), -5);
-    const int two[2] = {g_rank, g_rank};
-    rc = OPTCOLL_Gatherv(two, 2, MPI_INT, out.data(), counts.data(), displs.data(), MPI_INT, 0, comm);
-    if (g_rank == 0) {
-      expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("rank 1 sends 8 bytes") &&
-                 std::count(out.begin(), out.end(), -5) == 2 * g_size,
-             std::string("gatherv: the root names rank 1's count: ") + OPTCOLL_Last_error());
-    } else {
-      expect(rc == MPI_SUCCESS, "gatherv: the senders succeed");
-    }
-    int sum = 0;
     const int one = 1;
-    rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-    expect(rc == MPI_SUCCESS && sum == g_size, "the communicator works after a gatherv mismatch");
-    std::vector<int> source(static_cast<std::size_t>(2 * g_size), 9);
-    int got[2] = {-5, -5};
-    rc = OPTCOLL_Scatterv(source.data(), counts.data(), displs.data(), MPI_INT, got,
-                          g_rank == 1 ? 2 : counts[static_cast<std::size_t>(g_rank)], MPI_INT, 0, comm);
-    if (g_rank == 1) {
-      expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("receives 8 bytes") &&
-                 got[0] == -5,
-             std::string("scatterv: rank 1 names its count: ") + OPTCOLL_Last_error());
-    } else {
-      expect(rc == MPI_SUCCESS, "scatterv: the others succeed");
+    int sum = 0;
+    for (const bool exchange : {true, false}) {
+      expect(OPTCOLL_Set_algorithm("gatherv", exchange ? "binomial" : "auto") == MPI_SUCCESS &&
+                 OPTCOLL_Set_algorithm("scatterv", exchange ? "binomial" : "auto") == MPI_SUCCESS,
+             "set the gatherv/scatterv algorithm");
+      const std::string mode = exchange ? " (with the count exchange)" : " (linear, no exchange)";
+      std::vector<int> out(static_cast<std::size_t>(2 * g_size), -5);
+      const int two[2] = {g_rank, g_rank};
+      rc = OPTCOLL_Gatherv(two, 2, MPI_INT, out.data(), counts.data(), displs.data(), MPI_INT, 0, comm);
+      if (g_rank == 0 && exchange) {
+        expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("rank 1 sends 8 bytes") &&
+                   std::count(out.begin(), out.end(), -5) == 2 * g_size,
+               "gatherv: the root names rank 1's count" + mode + ": " + OPTCOLL_Last_error());
+      } else if (g_rank == 0) {
+        expect(rc != MPI_SUCCESS && last_error_mentions("from rank 1") &&
+                   last_error_mentions("4 bytes expected"),
+               "gatherv: the root names rank 1's message" + mode + ": " + OPTCOLL_Last_error());
+      } else {
+        expect(rc == MPI_SUCCESS, "gatherv: the senders succeed" + mode);
+      }
+      rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+      expect(rc == MPI_SUCCESS && sum == g_size, "the communicator works after a gatherv mismatch" + mode);
+      // The root's own sendcount disagrees with its recvcounts[root]: it fails alone, in both
+      // modes, its recvbuf unchanged.
+      std::vector<int> right(static_cast<std::size_t>(g_size), 2);
+      std::fill(out.begin(), out.end(), -5);
+      rc = OPTCOLL_Gatherv(two, g_rank == 0 ? 1 : 2, MPI_INT, out.data(), right.data(), displs.data(), MPI_INT, 0,
+                           comm);
+      if (g_rank == 0) {
+        expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("rank 0 sends 4 bytes") &&
+                   std::count(out.begin(), out.end(), -5) == 2 * g_size,
+               "gatherv: the root names its own count" + mode + ": " + OPTCOLL_Last_error());
+      } else {
+        expect(rc == MPI_SUCCESS, "gatherv: the senders succeed when the root errs" + mode);
+      }
+      std::vector<int> source(static_cast<std::size_t>(2 * g_size), 9);
+      int got[2] = {-5, -5};
+      rc = OPTCOLL_Scatterv(source.data(), counts.data(), displs.data(), MPI_INT, got,
+                            g_rank == 1 ? 2 : counts[static_cast<std::size_t>(g_rank)], MPI_INT, 0, comm);
+      if (g_rank == 1 && exchange) {
+        expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("receives 8 bytes") && got[0] == -5,
+               "scatterv: rank 1 names its count" + mode + ": " + OPTCOLL_Last_error());
+      } else if (g_rank == 1) {
+        expect(rc != MPI_SUCCESS && last_error_mentions("has 4 bytes, expected 8"),
+               "scatterv: rank 1 names both sizes" + mode + ": " + OPTCOLL_Last_error());
+      } else {
+        expect(rc == MPI_SUCCESS, "scatterv: the others succeed" + mode);
+      }
+      rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+      expect(rc == MPI_SUCCESS && sum == g_size, "the communicator works after a scatterv mismatch" + mode);
     }
     // alltoallv: every rank sends 1 element to every rank, but rank 1 expects 2 from rank 0:
     // rank 1 takes the data aside and fails alone, its recvbuf unchanged; the others succeed.
