@@ -555,6 +555,27 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
   }
 }
 
+TEST(Communicator, CountsFreeFollowsTheRuleAndTheOverrides) {
+  // The reference model: linear without the exchange up to p = 5 (counts_free.h), for both
+  // kinds; a forced algorithm decides alone; other collectives have no exchange.
+  for (const Rank p : {4, 8}) {
+    run_threads(p, [p](Communicator& comm) {
+      EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p <= 5) << p;
+      EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
+      EXPECT_THROW(comm.counts_free(CollectiveKind::kAllreduce), Error);
+    });
+    CommOptions options;
+    options.algorithms["gatherv"] = p <= 5 ? "gatherv/binomial" : "gatherv/linear";
+    run_threads(
+        p,
+        [p](Communicator& comm) {
+          EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p > 5) << p;
+          EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
+        },
+        options);
+  }
+}
+
 TEST(Communicator, ScattervWithoutExchangeFollowsTheOverride) {
   // Forced linear skips the exchange at any p; forced binomial exchanges at p = 4.
   const std::vector<Count> counts = {3, 0, 5, 1, 2, 4, 0, 6, 2};
