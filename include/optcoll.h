@@ -10,7 +10,11 @@
  * results (bit for bit on integer data). Where MPI gives counts only at the root
  * (OPTCOLL_Gatherv, OPTCOLL_Scatterv) or one row per rank (OPTCOLL_Alltoallv), the counts
  * are first exchanged with one small planned collective; OPTCOLL_Gatherv_known and
- * OPTCOLL_Scatterv_known skip that exchange when every rank passes all counts.
+ * OPTCOLL_Scatterv_known skip that exchange when every rank passes all counts. Where the
+ * model says linear cannot lose to any tree after the exchange (few ranks: docs/design.md
+ * 34), OPTCOLL_Gatherv/Scatterv run linear without it; a count that only the root can see
+ * is wrong then fails the one message at its receiver (MPI_ERR_OTHER, naming both sizes),
+ * as in MPI, instead of MPI_ERR_COUNT at the root (docs/errors.md).
  *
  * Datatypes: any contiguous MPI datatype (lower bound 0, extent equal to its size);
  * reductions use optcoll's vector kernels for MPI_INT/INT32_T, MPI_LONG/LONG_LONG/INT64_T,
