@@ -32,7 +32,36 @@ Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
       mailboxes_(std::make_unique<Mailbox[]>(static_cast<std::size_t>(nranks) *
                                              static_cast<std::size_t>(nranks))),
       inboxes_(std::make_unique<Inbox[]>(static_cast<std::size_t>(nranks))),
-      seats_(std::make_unique<Seat[]>(static_cast<std::size_t>(nranks))) {}
+      seats_(std::make_unique<Seat[]>(static_cast<std::size_t>(nranks))),
+      rings_(std::make_unique<std::atomic<EagerRing*>[]>(static_cast<std::size_t>(nranks) *
+                                                         static_cast<std::size_t>(nranks))),
+      arrived_(std::make_unique<PostedQueue<Arrived>[]>(static_cast<std::size_t>(nranks) *
+                                                        static_cast<std::size_t>(nranks))) {}
+
+Fabric::~Fabric() {
+  const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (std::size_t i = 0; i < pairs; ++i) delete rings_[i].load(std::memory_order_relaxed);
+}
+
+Fabric::EagerRing& Fabric::sender_ring(Rank from, Rank to) {
+  std::atomic<EagerRing*>& slot = rings_[pair_index(from, to)];
+  EagerRing* ring = slot.load(std::memory_order_relaxed);  // only this sender stores it
+  if (ring == nullptr) {
+    ring = new EagerRing();  // NOLINT(cppcoreguidelines-owning-memory): freed in ~Fabric
+    slot.store(ring, std::memory_order_release);
+  }
+  return *ring;
+}
+
+void Fabric::ring_arrival(Rank receiver) {
+  Inbox& box = inbox(receiver);
+  // Sequentially consistent with the receiver's `sleeping` store and its news load before
+  // it sleeps: either it sees this news, or this sees it asleep and wakes it.
+  box.news.fetch_add(1, std::memory_order_seq_cst);
+  if (!box.sleeping.load(std::memory_order_seq_cst)) return;
+  { const std::lock_guard lock(box.mutex); }  // it is waiting on `wake` once this is free
+  box.wake.notify_one();
+}
 
 void Fabric::reset() {
   const auto p = static_cast<std::size_t>(nranks_);
@@ -42,6 +71,12 @@ void Fabric::reset() {
     mailboxes_[i].recvs.clear();
     mailboxes_[i].eager_bytes = 0;
     mailboxes_[i].eager_messages = 0;
+    if (EagerRing* ring = rings_[i].load(std::memory_order_relaxed)) {
+      ring->tail.store(0, std::memory_order_relaxed);
+      ring->head.store(0, std::memory_order_relaxed);
+      ring->sender_head = 0;
+    }
+    arrived_[i].clear();
   }
   for (std::size_t r = 0; r < p; ++r) {
     const std::lock_guard lock(inboxes_[r].mutex);
@@ -149,6 +184,7 @@ void ThreadTransport::begin_run() {
   local_done_.clear();
   local_failures_.clear();
   idle_ = Clock::duration::zero();
+  drained_once_ = false;
 }
 
 void ThreadTransport::check_peer(Rank peer, const char* verb) const {
@@ -205,11 +241,90 @@ void ThreadTransport::finish_match(TransferResult result, bool i_am_sender, Requ
   }
 }
 
+bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> data) {
+  Fabric::EagerRing& ring = fabric_.sender_ring(rank_, to);
+  const std::uint32_t tail = ring.tail.load(std::memory_order_relaxed);
+  if (tail - ring.sender_head >= Fabric::kRingSlots) {
+    ring.sender_head = ring.head.load(std::memory_order_acquire);
+    if (tail - ring.sender_head >= Fabric::kRingSlots) return false;
+  }
+  Fabric::EagerRing::Slot& slot = ring.slots[tail % Fabric::kRingSlots];
+  slot.key = key;
+  slot.bytes = static_cast<std::uint32_t>(data.size());
+  if (!data.empty()) std::memcpy(slot.data.data(), data.data(), data.size());
+  ring.tail.store(tail + 1, std::memory_order_release);
+  fabric_.ring_arrival(to);
+  return true;
+}
+
+void ThreadTransport::drain_ring(Rank from) {
+  Fabric::EagerRing* ring = fabric_.ring(from, rank_);
+  if (ring == nullptr) return;
+  std::uint32_t head = ring->head.load(std::memory_order_relaxed);
+  const std::uint32_t tail = ring->tail.load(std::memory_order_acquire);
+  if (head == tail) return;
+  PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
+  Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
+  const std::lock_guard lock(box.mutex);  // for the posted receives (senders match them too)
+  for (; head != tail; ++head) {
+    const Fabric::EagerRing::Slot& slot = ring->slots[head % Fabric::kRingSlots];
+    const std::span<const std::byte> data(slot.data.data(), slot.bytes);
+    const auto it = box.recvs.find(slot.key);
+    if (it == box.recvs.end() || it->handed_send != 0) {
+      Fabric::Arrived& kept = arrived.emplace_back();
+      kept.key = slot.key;
+      kept.bytes = slot.bytes;
+      if (!data.empty()) std::memcpy(kept.data.data(), data.data(), data.size());
+      continue;
+    }
+    Fabric::PostedRecv recv = box.recvs.take(it);
+    // The send completed when it was published: only the receive is left to finish.
+    TransferResult result = transfer(from, rank_, slot.key, data, recv);
+    if (result.error.empty()) {
+      local_done_.push_back(recv.id);
+    } else {
+      local_failures_.push_back(std::move(result.error));
+    }
+  }
+  ring->head.store(head, std::memory_order_release);
+}
+
+void ThreadTransport::drain_rings() {
+  if (!fabric_.rings()) return;
+  const std::uint32_t news = fabric_.inbox(rank_).news.load(std::memory_order_seq_cst);
+  if (drained_once_ && news == drained_news_) return;
+  drained_once_ = true;
+  drained_news_ = news;
+  for (Rank peer = 0; peer < fabric_.size(); ++peer) {
+    if (peer != rank_) drain_ring(peer);
+  }
+}
+
+bool ThreadTransport::receive_arrived(Rank from, MsgKey key, Fabric::PostedRecv& recv) {
+  if (!fabric_.rings()) return false;
+  drain_ring(from);
+  PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
+  const auto it = arrived.find(key);
+  if (it == arrived.end()) return false;
+  TransferResult result = transfer(from, rank_, key, {it->data.data(), it->bytes}, recv);
+  arrived.take(it);
+  if (result.error.empty()) {
+    local_done_.push_back(recv.id);
+  } else {
+    local_failures_.push_back(std::move(result.error));
+  }
+  return true;
+}
+
 RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte> data) {
   check_peer(to, "send to");
   throw_if_aborted();
   const RequestId id = next_id_++;
   idle_ = Clock::duration::zero();
+  if (fabric_.rings() && data.size() <= kRingPayload && ring_send(to, key, data)) {
+    local_done_.push_back(id);
+    return id;
+  }
   Fabric::Mailbox& box = fabric_.mailbox(rank_, to);
   std::unique_lock lock(box.mutex);
   const auto it = box.recvs.find(key);
@@ -261,6 +376,7 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
   recv.key = key;
   recv.id = id;
   idle_ = Clock::duration::zero();
+  if (receive_arrived(from, key, recv)) return id;
   Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
   std::unique_lock lock(box.mutex);
   const auto it = box.sends.find(key);
@@ -372,6 +488,7 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
   // when one did, the executor must look at what changed.
   const std::uint32_t helped = seat.helped.load(std::memory_order_acquire);
   bool spun = false;
+  drain_rings();  // before the inbox lock: it takes mailbox locks
   std::unique_lock lock(box.mutex);
   while (true) {  // the seat is held here whenever it is held at all
     if (!local_failures_.empty() || !box.failures.empty()) {
@@ -440,12 +557,25 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
             std::min<std::chrono::microseconds>(kYieldBudget, left));
       }
       take_seat();  // before the inbox lock (lock order)
+      drain_rings();
       lock.lock();
     } else {
+      // A ring sender does not take the inbox lock unless it sees `sleeping` (ring_arrival).
+      box.sleeping.store(true, std::memory_order_seq_cst);
+      if (fabric_.rings() && box.news.load(std::memory_order_seq_cst) != drained_news_) {
+        box.sleeping.store(false, std::memory_order_relaxed);
+        box.idle.store(false, std::memory_order_relaxed);
+        lock.unlock();
+        drain_rings();
+        lock.lock();
+        continue;
+      }
       leave_seat();
       box.wake.wait_until(lock, deadline);
+      box.sleeping.store(false, std::memory_order_relaxed);
       lock.unlock();
       take_seat();
+      drain_rings();
       lock.lock();
     }
     box.idle.store(false, std::memory_order_relaxed);

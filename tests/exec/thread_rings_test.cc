@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the thread transport's eager rings (thread_transport.h), on a Fabric made to spin so
+// that rings are on whatever the machine's CPU count: every pair at once with sizes on both
+// sides of the ring's payload limit, receives posted before and after their sends and in
+// reverse order, full rings spilling into the mailbox, flow control in both modes,
+// receive-reduce, cancel, a sleeping receiver woken by a ring send, and nothing kept from one
+// run to the next.
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/exec/threads/thread_transport.h"
+#include "optcoll/model/error.h"
+#include "tests/testing/reference.h"
+
+namespace optcoll {
+namespace {
+
+using std::chrono::milliseconds;
+using threads::Fabric;
+using threads::ThreadTransport;
+using Bytes = std::vector<std::byte>;
+
+constexpr std::size_t kRingPayload = ThreadTransport::kRingPayload;
+
+// p ranks over one Fabric, each run on p fresh threads, as ThreadWorld runs them: a rank that
+// throws aborts the fabric, and run() rethrows the first failure.
+class FabricWorld {
+ public:
+  FabricWorld(Rank p, bool spin, milliseconds timeout = milliseconds(20000))
+      : fabric_(p, timeout, spin) {
+    for (Rank r = 0; r < p; ++r)
+      transports_.push_back(std::make_unique<ThreadTransport>(fabric_, r));
+  }
+  const Fabric& fabric() const { return fabric_; }
+
+  void run(const std::function<void(ThreadTransport&)>& fn) {
+    fabric_.reset();
+    std::vector<std::exception_ptr> failures(transports_.size());
+    std::vector<std::thread> threads;
+    for (std::size_t r = 0; r < transports_.size(); ++r) {
+      threads.emplace_back([&, r] {
+        ThreadTransport& t = *transports_[r];
+        t.begin_run();
+        try {
+          fn(t);
+        } catch (const std::exception& e) {
+          failures[r] = std::current_exception();
+          fabric_.abort(static_cast<Rank>(r), e.what());
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (const auto& failure : failures) {
+      if (failure) std::rethrow_exception(failure);
+    }
+  }
+
+ private:
+  Fabric fabric_;
+  std::vector<std::unique_ptr<ThreadTransport>> transports_;
+};
+
+// Waits until every id in `ids` has completed (keeping what else completed meanwhile).
+void wait_all(Transport& t, const std::vector<RequestId>& ids, std::set<RequestId>& done) {
+  for (const RequestId id : ids) {
+    while (done.count(id) == 0) {
+      const auto got = t.wait_some(milliseconds(20000));
+      if (got.empty()) throw std::runtime_error("wait_all timed out");
+      done.insert(got.begin(), got.end());
+    }
+  }
+}
+
+Bytes payload(Rank from, Rank to, std::int32_t seq, std::size_t n) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b[i] =
+        static_cast<std::byte>(testing::mix(from * 100 + to, seq * 1000 + static_cast<Count>(i)));
+  }
+  return b;
+}
+
+// Sizes on both sides of the ring's limit (and the mailbox's eager path above it).
+std::size_t size_of(std::int32_t seq) {
+  constexpr std::size_t kSizes[] = {0, 1, 8, kRingPayload - 1, kRingPayload, kRingPayload + 1, 600};
+  return kSizes[static_cast<std::size_t>(seq) % std::size(kSizes)];
+}
+
+TEST(ThreadRings, OnlyWhenRanksSpin) {
+  EXPECT_TRUE(FabricWorld(3, true).fabric().rings());
+  EXPECT_FALSE(FabricWorld(3, false).fabric().rings());
+}
+
+// Every rank sends more messages to every other rank than a ring holds. Even ranks post
+// their receives first, in order; odd ranks post their sends first and receive in reverse
+// order, so messages wait in the rings, in the receivers' arrived lists and in the mailboxes.
+TEST(ThreadRings, EveryPairAnyOrderAnySize) {
+  constexpr Rank kRanks = 5;
+  constexpr std::int32_t kMessages = static_cast<std::int32_t>(ThreadTransport::kRingSlots) + 20;
+  for (const bool spin : {true, false}) {
+    FabricWorld world(kRanks, spin);
+    std::vector<std::vector<Bytes>> got(kRanks * kRanks, std::vector<Bytes>(kMessages));
+    world.run([&](ThreadTransport& t) {
+      const Rank me = t.rank();
+      std::vector<Bytes> outgoing;
+      std::vector<RequestId> ids;
+      auto post_sends = [&] {
+        for (Rank to = 0; to < kRanks; ++to) {
+          if (to == me) continue;
+          for (std::int32_t s = 0; s < kMessages; ++s) {
+            outgoing.push_back(payload(me, to, s, size_of(s)));
+          }
+        }
+        std::size_t k = 0;
+        for (Rank to = 0; to < kRanks; ++to) {
+          if (to == me) continue;
+          for (std::int32_t s = 0; s < kMessages; ++s)
+            ids.push_back(t.isend(to, {7, s}, outgoing[k++]));
+        }
+      };
+      auto post_recvs = [&] {
+        for (Rank from = 0; from < kRanks; ++from) {
+          if (from == me) continue;
+          auto& mine = got[static_cast<std::size_t>(from * kRanks + me)];
+          for (std::int32_t i = 0; i < kMessages; ++i) {
+            const std::int32_t s = me % 2 == 0 ? i : kMessages - 1 - i;
+            mine[static_cast<std::size_t>(s)].assign(size_of(s), std::byte{0xEE});
+            ids.push_back(t.irecv(from, {7, s}, mine[static_cast<std::size_t>(s)]));
+          }
+        }
+      };
+      if (me % 2 == 0) {
+        post_recvs();
+        post_sends();
+      } else {
+        post_sends();
+        post_recvs();
+      }
+      std::set<RequestId> done;
+      wait_all(t, ids, done);
+    });
+    for (Rank from = 0; from < kRanks; ++from) {
+      for (Rank to = 0; to < kRanks; ++to) {
+        if (from == to) continue;
+        for (std::int32_t s = 0; s < kMessages; ++s) {
+          EXPECT_EQ(got[static_cast<std::size_t>(from * kRanks + to)][static_cast<std::size_t>(s)],
+                    payload(from, to, s, size_of(s)))
+              << "spin " << spin << ", " << from << " -> " << to << " seq " << s;
+        }
+      }
+    }
+  }
+}
+
+// A sender of small messages runs ahead of a receiver that has not started by the ring's
+// slots and the mailbox's eager messages (no ring without spinning), then waits.
+TEST(ThreadRings, SendsRunAheadByTheRingAndTheMailbox) {
+  for (const bool spin : {true, false}) {
+    const int ahead = static_cast<int>(ThreadTransport::kEagerMailboxMessages) +
+                      (spin ? static_cast<int>(ThreadTransport::kRingSlots) : 0);
+    const int messages = ahead + 8;
+    FabricWorld world(2, spin);
+    std::atomic<bool> receiver_go{false};
+    int completed_first = 0;
+    std::vector<std::int64_t> got(static_cast<std::size_t>(messages), -1);
+    world.run([&](ThreadTransport& t) {
+      std::set<RequestId> done;
+      if (t.rank() == 0) {
+        std::vector<std::int64_t> values(static_cast<std::size_t>(messages));
+        std::vector<RequestId> ids;
+        for (int i = 0; i < messages; ++i) {
+          values[static_cast<std::size_t>(i)] = 11 * i;
+          ids.push_back(t.isend(1, {0, i},
+                                std::as_bytes(std::span(&values[static_cast<std::size_t>(i)], 1))));
+        }
+        while (true) {  // everything that can complete without the receiver
+          const auto more = t.wait_some(milliseconds(50));
+          if (more.empty()) break;
+          done.insert(more.begin(), more.end());
+        }
+        completed_first = static_cast<int>(done.size());
+        receiver_go.store(true);
+        wait_all(t, ids, done);
+      } else {
+        while (!receiver_go.load()) std::this_thread::yield();
+        std::vector<RequestId> ids;
+        for (int i = 0; i < messages; ++i) {
+          ids.push_back(t.irecv(
+              0, {0, i}, std::as_writable_bytes(std::span(&got[static_cast<std::size_t>(i)], 1))));
+        }
+        wait_all(t, ids, done);
+      }
+    });
+    EXPECT_EQ(completed_first, ahead) << "spin " << spin;
+    for (int i = 0; i < messages; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], 11 * i) << i;
+  }
+}
+
+// A receive-reduce combines a ring message whichever side comes first.
+TEST(ThreadRings, ReceiveReduceEitherSideFirst) {
+  for (const bool receiver_first : {false, true}) {
+    FabricWorld world(2, true);
+    std::int64_t sum = 5;
+    std::atomic<bool> first_done{false};
+    world.run([&](ThreadTransport& t) {
+      std::set<RequestId> done;
+      const bool go_first = (t.rank() == 1) == receiver_first;
+      if (!go_first) {
+        while (!first_done.load()) std::this_thread::yield();
+      }
+      if (t.rank() == 0) {
+        const std::int64_t value = 37;
+        const RequestId id = t.isend(1, {1, 2}, std::as_bytes(std::span(&value, 1)));
+        first_done.store(true);
+        wait_all(t, {id}, done);
+      } else {
+        const RequestId id =
+            t.irecv_reduce(0, {1, 2}, sizeof(std::int64_t), [&](std::span<const std::byte> in) {
+              std::int64_t v = 0;
+              std::memcpy(&v, in.data(), sizeof v);
+              sum += v;
+            });
+        first_done.store(true);
+        wait_all(t, {id}, done);
+      }
+    });
+    EXPECT_EQ(sum, 42) << "receiver first " << receiver_first;
+  }
+}
+
+// A cancelled receive is never written, even when its message arrives afterwards; the
+// message stays, as on a wire, for a later receive of the same key.
+TEST(ThreadRings, CancelledReceiveIsNotWritten) {
+  FabricWorld world(2, true);
+  Bytes cancelled(8, std::byte{0x11});
+  Bytes later(8, std::byte{0x22});
+  std::atomic<int> step{0};
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    if (t.rank() == 1) {
+      const RequestId id = t.irecv(0, {3, 1}, cancelled);
+      t.cancel(std::vector<RequestId>{id});
+      step.store(1);
+      while (step.load() != 2) std::this_thread::yield();
+      wait_all(t, {t.irecv(0, {3, 1}, later)}, done);
+    } else {
+      while (step.load() != 1) std::this_thread::yield();
+      const Bytes data = payload(0, 1, 1, 8);
+      wait_all(t, {t.isend(1, {3, 1}, data)}, done);
+      step.store(2);
+    }
+  });
+  EXPECT_EQ(cancelled, Bytes(8, std::byte{0x11}));
+  EXPECT_EQ(later, payload(0, 1, 1, 8));
+}
+
+// A receiver asleep in wait_some (past its spin) is woken by a ring send, not by its timeout.
+TEST(ThreadRings, SleepingReceiverIsWoken) {
+  FabricWorld world(2, true);
+  Bytes got(8);
+  std::chrono::steady_clock::duration waited{};
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    if (t.rank() == 0) {
+      std::this_thread::sleep_for(milliseconds(50));  // the receiver sleeps by now
+      const Bytes data = payload(0, 1, 4, 8);
+      wait_all(t, {t.isend(1, {0, 4}, data)}, done);
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      const RequestId id = t.irecv(0, {0, 4}, got);
+      const auto first = t.wait_some(milliseconds(10000));
+      waited = std::chrono::steady_clock::now() - start;
+      done.insert(first.begin(), first.end());
+      wait_all(t, {id}, done);
+    }
+  });
+  EXPECT_EQ(got, payload(0, 1, 4, 8));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+}
+
+// Ring messages nobody received, in the ring or already taken out by the receiver, do not
+// match in the next run.
+TEST(ThreadRings, NothingCarriesOverToTheNextRun) {
+  FabricWorld world(2, true);
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    const Bytes stale(8, std::byte{0x5A});
+    if (t.rank() == 0) {
+      wait_all(t, {t.isend(1, {9, 1}, stale), t.isend(1, {9, 2}, stale)}, done);
+      const Bytes none;
+      wait_all(t, {t.isend(1, {9, 3}, none)}, done);
+    } else {
+      Bytes none;
+      // Taking {9, 3} drains the ring: {9, 1} and {9, 2} go to the arrived list.
+      wait_all(t, {t.irecv(0, {9, 3}, none)}, done);
+    }
+  });
+  world.run([&](ThreadTransport& t) {  // {9, 1} and {9, 2} were never received
+    std::set<RequestId> done;
+    if (t.rank() == 0) {
+      const Bytes fresh = payload(0, 1, 2, 8);
+      const RequestId id = t.isend(1, {9, 2}, fresh);
+      wait_all(t, {id}, done);
+    } else {
+      Bytes got(8);
+      wait_all(t, {t.irecv(0, {9, 2}, got)}, done);
+      EXPECT_EQ(got, payload(0, 1, 2, 8));
+      Bytes never(8, std::byte{0x33});
+      const RequestId id = t.irecv(0, {9, 1}, never);
+      EXPECT_TRUE(t.wait_some(milliseconds(30)).empty());
+      t.cancel(std::vector<RequestId>{id});
+      EXPECT_EQ(never, Bytes(8, std::byte{0x33}));
+    }
+  });
+}
+
+}  // namespace
+}  // namespace optcoll
