@@ -74,10 +74,13 @@ Communicator::~Communicator() = default;
 
 Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
                                                    std::string_view algorithm_override) {
-  std::string algorithm(algorithm_override);
+  std::string_view algorithm = algorithm_override;
   if (algorithm.empty()) {
-    const auto it = options_.algorithms.find(collective_name(spec.kind));
-    algorithm = it == options_.algorithms.end() ? "auto" : it->second;
+    algorithm = "auto";
+    if (!options_.algorithms.empty()) {
+      const auto it = options_.algorithms.find(collective_name(spec.kind));
+      if (it != options_.algorithms.end()) algorithm = it->second;
+    }
   }
   for (std::size_t i = 0; i < prepared_.size(); ++i) {
     if (prepared_[i]->spec != spec || prepared_[i]->algorithm != algorithm) continue;
@@ -94,7 +97,8 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
                   planned.nranks, size());
   }
   auto call = std::make_unique<PreparedCall>(
-      spec, algorithm, cache_->get(planned, options_.model, algorithm), rank());
+      spec, std::string(algorithm), cache_->get(planned, options_.model, std::string(algorithm)),
+      rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
   return *prepared_.front();
@@ -133,6 +137,12 @@ CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> ro
 
 std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {
   return prepared(spec).plan;
+}
+
+Communicator::BufferCounts Communicator::buffer_counts(const CollectiveSpec& spec,
+                                                       std::string_view algorithm) {
+  const Execution& execution = prepared(spec, algorithm).execution;
+  return {execution.input_count(), execution.output_count()};
 }
 
 const std::shared_ptr<const Plan>& Communicator::run_prepared(PreparedCall& call,

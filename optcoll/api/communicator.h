@@ -100,6 +100,14 @@ class Communicator {
   // The plan run(spec, ...) would execute (validated, planned once, cached); for callers
   // that decide from its prediction before running it, such as the PMPI library.
   std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
+  // The elements of this rank's input and output buffers that run(spec, ..., algorithm)
+  // binds: for callers that hold bare addresses (the C API). Prepares the call, so the run
+  // that follows finds it first.
+  struct BufferCounts {
+    Count input = 0;
+    Count output = 0;
+  };
+  BufferCounts buffer_counts(const CollectiveSpec& spec, std::string_view algorithm = {});
   const CommOptions& options() const { return options_; }
   // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only)
   // runs kind/linear without the count exchange (optcoll/plan/counts_free.h): the options

@@ -104,9 +104,9 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   spec.nranks = call.size;
   spec.elem_bytes = type.bytes;
   spec.commutative = op.commutative;
-  const Layout layout(spec);
-  const auto in_bytes = static_cast<std::size_t>(layout.input_count(call.rank)) * type.bytes;
-  const auto out_bytes = static_cast<std::size_t>(layout.output_count(call.rank)) * type.bytes;
+  const auto counts = call.comm->buffer_counts(spec, algorithm);  // prepares the call
+  const auto in_bytes = static_cast<std::size_t>(counts.input) * type.bytes;
+  const auto out_bytes = static_cast<std::size_t>(counts.output) * type.bytes;
   if (in_bytes > 0 && in == nullptr) {
     throw_call(MPI_ERR_BUFFER, "sendbuf is NULL but must hold {} bytes", in_bytes);
   }
@@ -119,7 +119,7 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   call.comm->run(spec, buffers, type, op, algorithm);
 }
 
-ReduceOp no_reduction() { return detail::no_op(); }
+const ReduceOp& no_reduction() { return detail::no_op(); }
 
 void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, void* recvbuf,
                      std::span<const Count> arriving, const int* displs, std::size_t recv_bytes,

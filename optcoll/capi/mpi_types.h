@@ -34,6 +34,6 @@ Datatype element_type(MPI_Datatype type);
 ReduceOp reduce_op(MPI_Op op, MPI_Datatype type, const Datatype& element);
 
 // The plain byte type for data movement.
-Datatype byte_type();
+const Datatype& byte_type();
 
 }  // namespace optcoll::capi

@@ -533,6 +533,35 @@ void check_errors() {
   MPI_Comm_free(&comm);
 }
 
+// Communicators made and freed between calls, and calls that alternate between two: each
+// call must run on its own communicator's context (the C API remembers the last one; MPI
+// may hand a freed communicator's handle to the next one made).
+void check_communicator_turnover() {
+  for (int round = 0; round < 6; ++round) {
+    MPI_Comm mine = MPI_COMM_NULL;
+    if (round % 2 == 0) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &mine);
+    } else {  // halves: ranks of one parity each
+      MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &mine);
+    }
+    MPI_Comm_set_errhandler(mine, MPI_ERRORS_RETURN);
+    int size = 0;
+    MPI_Comm_size(mine, &size);
+    const int one = 1;
+    for (int call = 0; call < 3; ++call) {
+      int here = 0;
+      int world = 0;
+      const int rc = OPTCOLL_Allreduce(&one, &here, 1, MPI_INT, MPI_SUM, mine);
+      const int rc_world = OPTCOLL_Allreduce(&one, &world, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      expect(rc == MPI_SUCCESS && here == size && rc_world == MPI_SUCCESS && world == g_size,
+             "round " + std::to_string(round) + ": a sum over a fresh communicator of " +
+                 std::to_string(size) + " ranks gave " + std::to_string(here) +
+                 ", over the world " + std::to_string(world));
+    }
+    MPI_Comm_free(&mine);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -583,6 +612,7 @@ int main(int argc, char** argv) {
   check_reductions<std::int32_t>(MPI_INT, MPI_SUM, "MPI_INT sum under ring", 1, 3);
   expect(OPTCOLL_Set_algorithm("allreduce", "auto") == MPI_SUCCESS, "set allreduce auto");
   check_errors();
+  check_communicator_turnover();
   MPI_Op_free(&product);
   MPI_Type_free(&mat2);
   int failures = 0;

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the fixed cost of one small collective call over MPI, three ways side by side in
+// one run: the MPI library's own call, optcoll's C API (OPTCOLL_*, MPI semantics) and a
+// Communicator over MpiTransport (the planned C++ call). Back-to-back calls of 8 bytes per
+// rank (gatherv/scatterv: 8 bytes to or from every rank), so what is measured is each
+// layer's per-call and per-message overhead, not data movement. Run under mpirun:
+//
+//   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [repetitions [name]]]
+//
+// A cell is the median over `repetitions` (default 15) of the slowest rank's time for
+// `calls` (default 20000) calls divided by `calls`; the three ways take turns in every
+// repetition, so machine noise falls on all of them alike. Each rank checks every result it
+// gets against the expected values and the program fails (exit 1) if one is wrong. With a
+// third argument, only the collective of that name runs (for profiling one).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "optcoll.h"
+#include "optcoll/api/communicator.h"
+#include "optcoll/exec/mpi/mpi_transport.h"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per call of `call`, the slowest rank's, over `calls` calls.
+double time_calls(const std::function<void()>& call, int calls) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  for (int i = 0; i < calls; ++i) call();
+  const double mine = (MPI_Wtime() - start) / calls;
+  double slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+struct Case {
+  std::string name;
+  std::function<void()> mpi, capi, planned;
+  std::function<bool()> check;  // the last call's result is right
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int calls = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20000;
+  const int repetitions = argc > 2 ? std::max(1, std::atoi(argv[2])) : 15;
+  const std::string only = argc > 3 ? argv[3] : "";
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto p = static_cast<std::size_t>(size);
+  int bad = 0;
+  {
+    optcoll::mpi::MpiTransport transport(MPI_COMM_WORLD);
+    optcoll::Communicator comm(transport, std::make_shared<optcoll::PlanCache>());
+
+    std::vector<double> one(1), all(p), rows(p);
+    std::vector<int> ones(p, 1), displs(p);
+    for (std::size_t i = 0; i < p; ++i) displs[i] = static_cast<int>(i);
+    const double mine = rank + 1.0;
+    std::vector<Case> cases;
+    cases.push_back({"bcast",
+                     [&] {
+                       one[0] = rank == 0 ? 7.0 : 0.0;
+                       MPI_Bcast(one.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                     },
+                     [&] {
+                       one[0] = rank == 0 ? 7.0 : 0.0;
+                       OPTCOLL_Bcast(one.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                     },
+                     [&] {
+                       one[0] = rank == 0 ? 7.0 : 0.0;
+                       comm.bcast<double>(one, 0);
+                     },
+                     [&] { return one[0] == 7.0; }});
+    cases.push_back(
+        {"allreduce",
+         [&] { MPI_Allreduce(&mine, one.data(), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); },
+         [&] { OPTCOLL_Allreduce(&mine, one.data(), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); },
+         [&] { comm.allreduce<double>(std::span(&mine, 1), one, "sum"); },
+         [&] { return one[0] == static_cast<double>(p * (p + 1) / 2); }});
+    cases.push_back(
+        {"allgather",
+         [&] { MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD); },
+         [&] {
+           OPTCOLL_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+         },
+         [&] { comm.allgather<double>(std::span(&mine, 1), all); },
+         [&] { return all[p - 1] == static_cast<double>(p); }});
+    cases.push_back({"gatherv",
+                     [&] {
+                       MPI_Gatherv(&mine, 1, MPI_DOUBLE, all.data(), ones.data(), displs.data(),
+                                   MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                     },
+                     [&] {
+                       OPTCOLL_Gatherv(&mine, 1, MPI_DOUBLE, all.data(), ones.data(), displs.data(),
+                                       MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                     },
+                     [&] {
+                       comm.gatherv<double>(std::span(&mine, 1), all,
+                                            std::vector<optcoll::Count>(p, 1), 0);
+                     },
+                     [&] { return rank != 0 || all[p - 1] == static_cast<double>(p); }});
+    for (std::size_t i = 0; i < p; ++i) rows[i] = static_cast<double>(i) + 0.5;
+    cases.push_back(
+        {"scatterv",
+         [&] {
+           MPI_Scatterv(rows.data(), ones.data(), displs.data(), MPI_DOUBLE, one.data(), 1,
+                        MPI_DOUBLE, 0, MPI_COMM_WORLD);
+         },
+         [&] {
+           OPTCOLL_Scatterv(rows.data(), ones.data(), displs.data(), MPI_DOUBLE, one.data(), 1,
+                            MPI_DOUBLE, 0, MPI_COMM_WORLD);
+         },
+         [&] { comm.scatterv<double>(rows, one, std::vector<optcoll::Count>(p, 1), 0); },
+         [&] { return one[0] == rank + 0.5; }});
+
+    if (rank == 0) {
+      std::printf(
+          "p = %d: %d calls per timing, median of %d repetitions, slowest rank, us per "
+          "call\n\n| collective | MPI | C API | planned | C API / MPI | planned / MPI |\n"
+          "|---|---|---|---|---|---|\n",
+          size, calls, repetitions);
+    }
+    for (const Case& c : cases) {
+      if (!only.empty() && c.name != only) continue;
+      std::vector<double> mpi, capi, planned;
+      for (const auto* way : {&c.mpi, &c.capi, &c.planned}) {  // warm up: plans, connections
+        (*way)();
+        if (!c.check()) ++bad;
+      }
+      for (int rep = 0; rep < repetitions; ++rep) {
+        mpi.push_back(time_calls(c.mpi, calls));
+        if (!c.check()) ++bad;
+        capi.push_back(time_calls(c.capi, calls));
+        if (!c.check()) ++bad;
+        planned.push_back(time_calls(c.planned, calls));
+        if (!c.check()) ++bad;
+      }
+      if (rank == 0) {
+        const double m = median(mpi) * 1e6, a = median(capi) * 1e6, l = median(planned) * 1e6;
+        std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", c.name.c_str(), m, a, l, a / m,
+                    l / m);
+      }
+    }
+  }
+  int bad_anywhere = 0;
+  MPI_Allreduce(&bad, &bad_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && bad_anywhere > 0) std::fprintf(stderr, "%d wrong results\n", bad_anywhere);
+  MPI_Finalize();
+  return bad_anywhere > 0 ? 1 : 0;
+}
