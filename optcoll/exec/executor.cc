@@ -146,6 +146,12 @@ class Interpreter final : public Progress {
   }
 
   void run() {
+    if (!x_.has_communication_) {  // local ops only: nothing to wait for, nobody to help
+      issue_ready();
+      OPTCOLL_CHECK(done_ == program_.ops.size(), "rank {}: {} ops can never become ready", me_,
+                    program_.ops.size() - done_);
+      return;
+    }
     transport_.attach(*this);
     attached_ = true;
     bool finished = false;
@@ -215,11 +221,12 @@ class Interpreter final : public Progress {
     auto& batch = x_.batch_;
     while (!ready.empty()) {
       batch.swap(ready);  // local ops append what they make ready to `ready`
+      const auto& communicates = x_.communicates_;
       for (const OpId id : batch) {
-        if (is_communication(program_.ops[static_cast<std::size_t>(id)].action)) issue(id);
+        if (communicates[static_cast<std::size_t>(id)] != 0) issue(id);
       }
       for (const OpId id : batch) {
-        if (!is_communication(program_.ops[static_cast<std::size_t>(id)].action)) issue(id);
+        if (communicates[static_cast<std::size_t>(id)] == 0) issue(id);
       }
       batch.clear();
     }
@@ -428,8 +435,11 @@ Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed
   output_count_ = layout.output_count(rank);
   const RankProgram& program = schedule.ranks[static_cast<std::size_t>(rank)];
   const auto n = program.ops.size();
+  communicates_.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const Action& action = program.ops[i].action;
+    communicates_[i] = is_communication(action) ? 1 : 0;
+    has_communication_ = has_communication_ || communicates_[i] != 0;
     const Slice* written = nullptr;
     if (const auto* recv = std::get_if<Recv>(&action)) written = &recv->dst;
     if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) written = &recv_reduce->dst;

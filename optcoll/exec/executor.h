@@ -80,6 +80,11 @@ class Execution {
   // Per reduction: the Copy folded into it, or kNoOp; per Copy: whether it was folded.
   std::vector<OpId> fused_copy_;
   std::vector<char> elided_;
+  // Per op: whether it is a message (Send, Recv, RecvReduce); and whether any op is. A
+  // program without messages (p = 1, or a rank with nothing to send or receive) runs
+  // inline, without the transport.
+  std::vector<char> communicates_;
+  bool has_communication_ = false;
   // Kept between runs: the scratch buffer and the interpreter's working memory.
   std::unique_ptr<std::byte[]> scratch_;
   std::size_t scratch_bytes_ = 0;

@@ -4,33 +4,84 @@
 // non-virtual wait_some()/cancel() that finish or drop those staged reductions.
 #include "optcoll/exec/transport.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace optcoll {
 
+namespace {
+
+// Spare staging buffers kept for reuse, and the largest one kept: enough for the small
+// reductions whose allocations mattered, without holding on to large ones.
+constexpr std::size_t kSpareBuffers = 16;
+constexpr std::size_t kSpareBufferBytes = std::size_t{64} << 10;
+
+}  // namespace
+
 RequestId Transport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) {
   StagedReduce staged;
-  staged.buffer = std::make_unique_for_overwrite<std::byte[]>(bytes);
+  if (!spare_buffers_.empty()) {
+    staged.buffer = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+  }
+  if (staged.buffer.capacity < bytes) {
+    staged.buffer.data = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    staged.buffer.capacity = bytes;
+  }
   staged.bytes = bytes;
   staged.reduce = std::move(reduce);
-  const RequestId id = irecv(from, key, std::span<std::byte>(staged.buffer.get(), bytes));
-  staged_.emplace(id, std::move(staged));
-  return id;
+  staged.id = irecv(from, key, std::span<std::byte>(staged.buffer.data.get(), bytes));
+  if (!staged_.empty() && staged.id <= staged_.back().id) staged_sorted_ = false;
+  staged_.push_back(std::move(staged));
+  ++staged_live_;
+  return staged_.back().id;
+}
+
+Transport::StagedReduce* Transport::find_staged(RequestId id) {
+  auto it = staged_.end();
+  if (staged_sorted_) {
+    it = std::lower_bound(staged_.begin(), staged_.end(), id,
+                          [](const StagedReduce& s, RequestId key) { return s.id < key; });
+  } else {
+    it = std::find_if(staged_.begin(), staged_.end(),
+                      [id](const StagedReduce& s) { return s.id == id; });
+  }
+  return it != staged_.end() && it->id == id && it->live ? &*it : nullptr;
+}
+
+// Removes finished entries once they are half of the list (all of them when none is live),
+// keeping their buffers for reuse.
+void Transport::drop_finished_staged() {
+  if (staged_live_ > 0 && staged_live_ >= staged_.size() / 2) return;
+  std::size_t kept = 0;
+  for (auto& s : staged_) {
+    if (!s.live) {
+      if (spare_buffers_.size() < kSpareBuffers && s.buffer.capacity <= kSpareBufferBytes) {
+        spare_buffers_.push_back(std::move(s.buffer));
+      }
+      continue;
+    }
+    if (&staged_[kept] != &s) staged_[kept] = std::move(s);
+    ++kept;
+  }
+  staged_.resize(kept);
+  if (staged_.empty()) staged_sorted_ = true;
 }
 
 void Transport::wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) {
   const std::size_t before = done.size();
   do_wait_some(timeout, done);
-  if (!staged_.empty()) {
-    for (std::size_t i = before; i < done.size(); ++i) {
-      auto it = staged_.find(done[i]);
-      if (it == staged_.end()) continue;
-      // Erased before combining, so a throwing operator leaves no dangling entry.
-      StagedReduce staged = std::move(it->second);
-      staged_.erase(it);
-      staged.reduce(std::span<const std::byte>(staged.buffer.get(), staged.bytes));
-    }
+  if (staged_live_ == 0) return;
+  for (std::size_t i = before; i < done.size(); ++i) {
+    StagedReduce* staged = find_staged(done[i]);
+    if (staged == nullptr) continue;
+    // Finished before combining, so a throwing operator leaves no live entry behind.
+    staged->live = false;
+    --staged_live_;
+    const ReduceInto reduce = std::move(staged->reduce);
+    reduce(std::span<const std::byte>(staged->buffer.data.get(), staged->bytes));
   }
+  drop_finished_staged();
 }
 
 std::vector<RequestId> Transport::wait_some(std::chrono::milliseconds timeout) {
@@ -42,7 +93,14 @@ std::vector<RequestId> Transport::wait_some(std::chrono::milliseconds timeout) {
 void Transport::cancel(std::span<const RequestId> ids) {
   do_cancel(ids);
   // The backend no longer touches the staged buffers of these requests.
-  for (const RequestId id : ids) staged_.erase(id);
+  for (const RequestId id : ids) {
+    if (StagedReduce* staged = find_staged(id)) {
+      staged->live = false;
+      staged->reduce = nullptr;
+      --staged_live_;
+    }
+  }
+  drop_finished_staged();
 }
 
 }  // namespace optcoll

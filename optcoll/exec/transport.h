@@ -10,7 +10,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "optcoll/model/types.h"
@@ -95,12 +94,27 @@ class Transport {
 
  private:
   // A RecvReduce of the default irecv_reduce(): the temporary buffer and the combine step.
+  // Kept in request order (backends hand out increasing ids; otherwise found by a scan);
+  // finished entries (id 0) are dropped in batches, and their buffers are reused, so a
+  // small reduction costs no allocation once the first call has run.
+  struct StagingBuffer {
+    std::unique_ptr<std::byte[]> data;  // not initialized: the message overwrites it
+    std::size_t capacity = 0;
+  };
   struct StagedReduce {
-    std::unique_ptr<std::byte[]> buffer;
+    RequestId id = 0;
+    bool live = true;  // false: finished (its id stays, for the search)
+    StagingBuffer buffer;
     std::size_t bytes = 0;
     ReduceInto reduce;
   };
-  std::unordered_map<RequestId, StagedReduce> staged_;
+  // The staged entry of request `id`, or null.
+  StagedReduce* find_staged(RequestId id);
+  void drop_finished_staged();
+  std::vector<StagedReduce> staged_;
+  std::size_t staged_live_ = 0;
+  bool staged_sorted_ = true;
+  std::vector<StagingBuffer> spare_buffers_;
 };
 
 }  // namespace optcoll

@@ -507,6 +507,115 @@ TEST_P(TransportConformance, TimeoutAndCancel) {
   EXPECT_EQ(got, payload(0, 1, 1, 4));
 }
 
+// Transport's default receive-reduce (staged in a buffer it keeps for reuse) under a
+// backend whose request ids decrease: the ids are mapped to kIdBase - id both ways.
+class DecreasingIdTransport final : public testing::ForwardingTransport {
+ public:
+  using ForwardingTransport::ForwardingTransport;
+  static constexpr RequestId kIdBase = RequestId{1} << 40;
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    return kIdBase - ForwardingTransport::isend(to, key, data);
+  }
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    return kIdBase - ForwardingTransport::irecv(from, key, data);
+  }
+
+ protected:
+  void do_wait_some(milliseconds timeout, std::vector<RequestId>& done) override {
+    const std::size_t before = done.size();
+    ForwardingTransport::do_wait_some(timeout, done);
+    for (std::size_t i = before; i < done.size(); ++i) done[i] = kIdBase - done[i];
+  }
+  void do_cancel(std::span<const RequestId> ids) override {
+    std::vector<RequestId> inner(ids.begin(), ids.end());
+    for (RequestId& id : inner) id = kIdBase - id;
+    ForwardingTransport::do_cancel(inner);
+  }
+};
+
+// Rounds of receive-reduces of growing and shrinking sizes on one transport, many in
+// flight at once, each combined into its own destination exactly once with its own message
+// (later rounds reuse the buffers of earlier ones); in the last round one is cancelled
+// before its message is sent, and its destination stays untouched.
+TEST(DefaultReceiveReduce, StagedBuffersAreReusedAndMatchedInAnyIdOrder) {
+  constexpr int kRounds = 4;
+  constexpr int kPerRound = 40;  // more than the spare buffers kept
+  constexpr int kCancelled = 5;
+  const auto size_of = [](int round, int k) {
+    return static_cast<std::size_t>(4 * (1 + (k * 7 + round * 13) % 50));
+  };
+  const auto value = [](int round, int k, std::size_t i) {
+    return static_cast<std::int32_t>(round * 100000 + k * 1000 + static_cast<int>(i));
+  };
+  for (const bool decreasing_ids : {false, true}) {
+    std::vector<std::vector<std::int32_t>> dst(kRounds * kPerRound);
+    std::vector<int> combined(kRounds * kPerRound, 0);
+    ThreadWorld world(2, WorldOptions{milliseconds(20000)});
+    world.run([&](Transport& inner) {
+      testing::ForwardingTransport forwarding(inner);
+      DecreasingIdTransport decreasing(inner);
+      Transport& t = decreasing_ids ? static_cast<Transport&>(decreasing) : forwarding;
+      Waiter w(t);
+      for (int round = 0; round < kRounds; ++round) {
+        const bool cancel_one = round == kRounds - 1;
+        const MsgKey go{static_cast<std::uint32_t>(round), 999};
+        if (t.rank() == 1) {
+          std::vector<RequestId> ids;
+          for (int k = 0; k < kPerRound; ++k) {
+            const auto slot = static_cast<std::size_t>(round * kPerRound + k);
+            dst[slot].assign(size_of(round, k) / 4, 1);
+            ids.push_back(
+                t.irecv_reduce(0, MsgKey{static_cast<std::uint32_t>(round), k}, size_of(round, k),
+                               [&, slot](std::span<const std::byte> incoming) {
+                                 ++combined[slot];
+                                 for (std::size_t i = 0; i < dst[slot].size(); ++i) {
+                                   dst[slot][i] += load<std::int32_t>(incoming.data() + 4 * i);
+                                 }
+                               }));
+          }
+          if (cancel_one) {
+            t.cancel(std::vector<RequestId>{ids[kCancelled]});
+            ids.erase(ids.begin() + kCancelled);
+          }
+          w.wait({t.isend(0, go, {})});
+          w.wait(ids);
+        } else {
+          Bytes none;
+          w.wait({t.irecv(1, go, none)});
+          std::vector<Bytes> data(kPerRound);
+          std::vector<RequestId> ids;
+          for (int k = kPerRound - 1; k >= 0; --k) {  // the reverse of the posting order
+            if (cancel_one && k == kCancelled) continue;
+            auto& bytes = data[static_cast<std::size_t>(k)];
+            bytes.resize(size_of(round, k));
+            for (std::size_t i = 0; i < bytes.size() / 4; ++i) {
+              store<std::int32_t>(bytes.data() + 4 * i, value(round, k, i));
+            }
+            ids.push_back(t.isend(1, MsgKey{static_cast<std::uint32_t>(round), k}, bytes));
+          }
+          w.wait(ids);
+        }
+      }
+    });
+    for (int round = 0; round < kRounds; ++round) {
+      for (int k = 0; k < kPerRound; ++k) {
+        const auto slot = static_cast<std::size_t>(round * kPerRound + k);
+        const std::string where = fmt::format("round {} message {}{}", round, k,
+                                              decreasing_ids ? " (decreasing ids)" : "");
+        if (round == kRounds - 1 && k == kCancelled) {
+          EXPECT_EQ(combined[slot], 0) << where;
+          EXPECT_EQ(dst[slot], std::vector<std::int32_t>(size_of(round, k) / 4, 1)) << where;
+          continue;
+        }
+        ASSERT_EQ(combined[slot], 1) << where;
+        for (std::size_t i = 0; i < dst[slot].size(); ++i) {
+          ASSERT_EQ(dst[slot][i], value(round, k, i) + 1) << where << " element " << i;
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TransportConformance, ::testing::ValuesIn(backends()),
                          [](const ::testing::TestParamInfo<Backend>& param_info) {
                            return param_info.param.name;
