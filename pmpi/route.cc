@@ -2,6 +2,7 @@
 // File: the PMPI library's decision (route.h).
 #include "pmpi/route.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -99,18 +100,47 @@ Route decide(MPI_Comm comm, const CollectiveSpec& spec) {
   return ours * (1 + margin()) < theirs ? Route::kOptcoll : Route::kMpi;
 }
 
-std::map<std::string, std::pair<long, long>>& counts() {
-  static std::map<std::string, std::pair<long, long>> c;
+// Call counts by function (its name's address: every caller passes a string literal), kept
+// only when $OPTCOLL_PMPI_LOG is set.
+struct CallCount {
+  const char* function = nullptr;
+  long optcoll = 0;
+  long mpi = 0;
+};
+
+std::vector<CallCount>& counts() {
+  static std::vector<CallCount> c;
   return c;
 }
+
+bool logging() {
+  static const bool on = [] {
+    const char* path = std::getenv("OPTCOLL_PMPI_LOG");
+    return path != nullptr && *path != '\0';
+  }();
+  return on;
+}
+
+// The routes of the last few distinct calls, checked before the keyed cache: an
+// application repeats a handful of calls, and building the key cost a small call as much as
+// the call itself (bench_mpi_call under LD_PRELOAD).
+struct RecentRoute {
+  CollectiveSpec spec;
+  Route route = Route::kMpi;
+};
+constexpr std::size_t kRecentRoutes = 8;
 
 }  // namespace
 
 bool enabled(MPI_Comm comm) {
   if (policy() == Policy::kNever) return false;
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
-  if (provided == MPI_THREAD_MULTIPLE) return false;  // optcoll's C API is not thread-safe
+  // The thread level is fixed at MPI_Init (collectives come after it).
+  static const bool multiple = [] {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    return provided == MPI_THREAD_MULTIPLE;
+  }();
+  if (multiple) return false;  // optcoll's C API is not thread-safe
   int inter = 0;
   return comm != MPI_COMM_NULL && MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter == 0;
 }
@@ -120,17 +150,27 @@ bool always() { return policy() == Policy::kAlways; }
 Route route(MPI_Comm comm, const CollectiveSpec& spec) {
   if (!enabled(comm)) return Route::kMpi;
   if (policy() == Policy::kAlways) return Route::kOptcoll;
+  static std::vector<RecentRoute> recent;  // most recent first
+  for (std::size_t i = 0; i < recent.size(); ++i) {
+    if (recent[i].spec != spec) continue;
+    if (i > 0) std::swap(recent[i], recent[i - 1]);  // move up one place per hit
+    return recent[i > 0 ? i - 1 : 0].route;
+  }
   static std::map<std::string, Route> cache;
   const std::string key = key_of(spec);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  Route chosen = Route::kMpi;
-  try {
-    chosen = decide(comm, spec);
-  } catch (...) {  // errors.md: any failure to decide leaves the call to the MPI library
-    chosen = Route::kMpi;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Route chosen = Route::kMpi;
+    try {
+      chosen = decide(comm, spec);
+    } catch (...) {  // errors.md: any failure to decide leaves the call to the MPI library
+      chosen = Route::kMpi;
+    }
+    it = cache.emplace(key, chosen).first;
   }
-  cache.emplace(key, chosen);
-  return chosen;
+  if (recent.size() == kRecentRoutes) recent.pop_back();
+  recent.insert(recent.begin(), RecentRoute{spec, it->second});
+  return it->second;
 }
 
 bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind) {
@@ -160,6 +200,13 @@ std::size_t movable_bytes(MPI_Datatype type) {
 
 std::size_t reducible_bytes(MPI_Datatype type, MPI_Op op, bool* commutative) {
   try {
+    if (op == MPI_SUM || op == MPI_PROD || op == MPI_MIN || op == MPI_MAX) {
+      // Built-in and commutative; any contiguous type reduces (through optcoll's kernels or
+      // MPI_Reduce_local), as capi::reduce_op would find without making the operator.
+      const std::size_t bytes = capi::contiguous_bytes(type, "datatype");
+      *commutative = true;
+      return bytes;
+    }
     const Datatype element = capi::element_type(type);
     *commutative = capi::reduce_op(op, type, element).commutative;
     return element.bytes;
@@ -169,16 +216,25 @@ std::size_t reducible_bytes(MPI_Datatype type, MPI_Op op, bool* commutative) {
 }
 
 void count_call(const char* function, Route route) {
-  auto& c = counts()[function];
-  (route == Route::kOptcoll ? c.first : c.second) += 1;
+  if (!logging()) return;
+  auto& all = counts();
+  auto it = std::find_if(all.begin(), all.end(),
+                         [function](const CallCount& c) { return c.function == function; });
+  if (it == all.end()) it = all.insert(all.end(), CallCount{function});
+  (route == Route::kOptcoll ? it->optcoll : it->mpi) += 1;
 }
 
 void write_log(int rank) {
   const char* path = std::getenv("OPTCOLL_PMPI_LOG");
   if (path == nullptr || *path == '\0') return;
+  // Sorted by name, as the log has always been.
+  std::vector<CallCount> sorted = counts();
+  std::sort(sorted.begin(), sorted.end(), [](const CallCount& a, const CallCount& b) {
+    return std::strcmp(a.function, b.function) < 0;
+  });
   std::ofstream out(fmt::format("{}.{}", path, rank));
-  for (const auto& [function, c] : counts()) {
-    out << fmt::format("{} optcoll={} mpi={}\n", function, c.first, c.second);
+  for (const CallCount& c : sorted) {
+    out << fmt::format("{} optcoll={} mpi={}\n", c.function, c.optcoll, c.mpi);
   }
 }
 
