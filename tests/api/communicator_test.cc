@@ -260,6 +260,63 @@ TEST(Communicator, PreparedCallsAreReusedAndEvictedLeastRecentlyUsed) {
   for (const auto h : held) EXPECT_EQ(h, Communicator::kPreparedCalls);
 }
 
+// buffer_counts (for callers with bare addresses, such as the C API) gives each rank's
+// input and output elements as the collective's layout has them, for rooted, irregular and
+// all-to-all calls, and under an algorithm override; a spec the communicator cannot run is
+// refused as run() refuses it. The prepared call it makes is the one run() then uses.
+TEST(Communicator, BufferCountsFollowTheLayout) {
+  constexpr Rank kRanks = 4;
+  std::vector<CollectiveSpec> specs = {
+      make_spec(CollectiveKind::kBcast, kRanks, 5, 2),
+      make_spec(CollectiveKind::kReduce, kRanks, 3, 1),
+      make_spec(CollectiveKind::kGather, kRanks, 2, 3),
+      make_spec(CollectiveKind::kScatter, kRanks, 6, 0),
+      make_spec(CollectiveKind::kAllgather, kRanks, 4),
+      make_spec(CollectiveKind::kAlltoall, kRanks, 2),
+      make_spec_v(CollectiveKind::kGatherv, kRanks, {3, 0, 7, 1}, 2),
+      make_spec_v(CollectiveKind::kScatterv, kRanks, {0, 4, 0, 2}, 1),
+      make_spec_v(CollectiveKind::kAlltoallv, kRanks,
+                  {0, 1, 2, 3, 1, 0, 0, 2, 5, 0, 0, 0, 1, 1, 1, 1}),
+  };
+  for (auto& spec : specs) spec.elem_bytes = 8;
+  std::atomic<int> wrong{0};
+  std::atomic<int> refused{0};
+  run_threads(kRanks, [&](Communicator& comm) {
+    const Rank me = comm.rank();
+    for (const CollectiveSpec& spec : specs) {
+      const Layout layout(spec);
+      const auto counts = comm.buffer_counts(spec);
+      if (counts.input != layout.input_count(me) || counts.output != layout.output_count(me)) {
+        ++wrong;
+      }
+    }
+    const auto forced = comm.buffer_counts(specs[6], "gatherv/linear");
+    if (forced.input != Layout(specs[6]).input_count(me) ||
+        forced.output != Layout(specs[6]).output_count(me)) {
+      ++wrong;
+    }
+    const std::size_t prepared = comm.prepared_calls();
+    std::vector<double> in(static_cast<std::size_t>(forced.input), me + 1.0);
+    std::vector<double> out(static_cast<std::size_t>(forced.output), 0.0);
+    comm.run(specs[6],
+             {std::as_bytes(std::span<const double>(in)),
+              std::as_writable_bytes(std::span<double>(out))},
+             Datatype::float64(), detail::no_op(), "gatherv/linear");
+    if (comm.prepared_calls() != prepared) ++wrong;  // run() found the prepared call
+    try {
+      comm.buffer_counts(make_spec(CollectiveKind::kAllreduce, kRanks + 1, 4));
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kInvalidArgument &&
+          std::string(e.what()).find("is for 5 ranks but the communicator has 4") !=
+              std::string::npos) {
+        ++refused;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(refused.load(), kRanks);
+}
+
 TEST(Communicator, WrongBuffersAreInvalidArguments) {
   EXPECT_THROW(run_threads(2,
                            [](Communicator& comm) {
