@@ -143,6 +143,9 @@ int main(int argc, char** argv) {
   const int sizes[] = {0, 1, 100, 100000};
   for (int k = 0; k < 4; ++k) {
     round_of_calls(k, sizes[k]);
+    /* Twice: the same calls again with others in between, as an application's loop makes
+     * them (a preloaded library then routes them from what it remembers). */
+    irregular_calls(k);
     irregular_calls(k);
     MPI_Barrier(MPI_COMM_WORLD);
   }
