@@ -225,14 +225,13 @@ void count_call(const char* function, Route route) {
 }
 
 void write_log(int rank) {
-  const char* path = std::getenv("OPTCOLL_PMPI_LOG");
-  if (path == nullptr || *path == '\0') return;
+  if (!logging()) return;
   // Sorted by name, as the log has always been.
   std::vector<CallCount> sorted = counts();
   std::sort(sorted.begin(), sorted.end(), [](const CallCount& a, const CallCount& b) {
     return std::strcmp(a.function, b.function) < 0;
   });
-  std::ofstream out(fmt::format("{}.{}", path, rank));
+  std::ofstream out(fmt::format("{}.{}", std::getenv("OPTCOLL_PMPI_LOG"), rank));
   for (const CallCount& c : sorted) {
     out << fmt::format("{} optcoll={} mpi={}\n", c.function, c.optcoll, c.mpi);
   }

@@ -96,9 +96,9 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
     throw_invalid("{} is for {} ranks but the communicator has {}", describe(planned),
                   planned.nranks, size());
   }
-  auto call = std::make_unique<PreparedCall>(
-      spec, std::string(algorithm), cache_->get(planned, options_.model, std::string(algorithm)),
-      rank());
+  std::string name(algorithm);
+  auto call = std::make_unique<PreparedCall>(spec, name, cache_->get(planned, options_.model, name),
+                                             rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
   return *prepared_.front();

@@ -95,7 +95,7 @@ class Transport {
  private:
   // A RecvReduce of the default irecv_reduce(): the temporary buffer and the combine step.
   // Kept in request order (backends hand out increasing ids; otherwise found by a scan);
-  // finished entries (id 0) are dropped in batches, and their buffers are reused, so a
+  // finished entries are dropped in batches, and their buffers are reused, so a
   // small reduction costs no allocation once the first call has run.
   struct StagingBuffer {
     std::unique_ptr<std::byte[]> data;  // not initialized: the message overwrites it
