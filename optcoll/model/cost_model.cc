@@ -72,6 +72,12 @@ Time CostModel::transfer_time(Rank from, Rank to, Count count, std::size_t elem_
   return latency(from, to) + per_unit(from, to) * units(count, elem_bytes);
 }
 
+Time CostModel::send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
+  const Time whole = transfer_time(from, to, count, elem_bytes);
+  if (!send_gap || count == 0) return whole;
+  return std::min(whole, *send_gap + per_unit(from, to) * units(count, elem_bytes));
+}
+
 Time CostModel::copy_time(Count count, std::size_t elem_bytes) const {
   return copy * units(count, elem_bytes);
 }
@@ -87,6 +93,7 @@ void validate(const CostModel& model) {
   check_parameter("copy", model.copy);
   if (model.ports < 1)
     throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
+  if (model.send_gap) check_parameter("send_gap", *model.send_gap);
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
   const auto cells =
       static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
@@ -107,8 +114,7 @@ void validate(const CostModel& model) {
 CostModel with_topology(CostModel model, Topology topology) {
   validate(topology);
   model.ports = 2 * topology.ndims();
-  model.duplex =
-      topology.links == LinkMode::kBidirectional ? Duplex::kFull : Duplex::kHalf;
+  model.duplex = topology.links == LinkMode::kBidirectional ? Duplex::kFull : Duplex::kHalf;
   model.overlap = true;
   model.topology = std::move(topology);
   return model;
@@ -191,6 +197,10 @@ CostModel parse_cost_model_json(std::string_view text) {
       if (bytes < 0)
         throw_invalid("model parameter shared_send_min_bytes must be >= 0, got {}", bytes);
       model.shared_send_min_bytes = static_cast<std::size_t>(bytes);
+    } else if (key == "send_gap") {
+      Time gap = 0;
+      number(gap);
+      model.send_gap = gap;
     } else if (key == "calibrated_ranks") {
       // Provenance written by `optcoll calibrate` (the ranks it ran with; `optcoll bench`
       // notes a different count): checked, not part of the cost model.
@@ -249,6 +259,7 @@ std::string cost_model_to_json(const CostModel& model) {
   }
   if (model.topology) doc["topology"] = to_string(*model.topology);
   if (model.shared_send_min_bytes) doc["shared_send_min_bytes"] = *model.shared_send_min_bytes;
+  if (model.send_gap) doc["send_gap"] = *model.send_gap;
   return doc.dump(2);
 }
 
@@ -339,15 +350,16 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   if (max_missing == 0) return 0.0;
   // Latency: every message costs at least alpha, and the set of ranks that hold a given
   // rank's data (or whose data a given rank holds) grows at most (k+1)-fold per message time.
-  // With shared sends a rank's data can reach any number of ranks in one message time: only
-  // the second set counts then.
-  const bool fan_out_bounded = !model.shared_send_min_bytes.has_value();
-  const Count fan = std::max(max_sources, fan_out_bounded &&
-                                                  (spec.kind == CollectiveKind::kBcast ||
-                                                   spec.kind == CollectiveKind::kScatter ||
-                                                   spec.kind == CollectiveKind::kScatterv)
-                                              ? receivers
-                                              : Count{0});
+  // With shared sends, or a send gap, a rank's data can reach any number of ranks in one
+  // message time: only the second set counts then (receives hold their ports throughout).
+  const bool fan_out_bounded =
+      !model.shared_send_min_bytes.has_value() && !model.send_gap.has_value();
+  const Count fan =
+      std::max(max_sources, fan_out_bounded && (spec.kind == CollectiveKind::kBcast ||
+                                                spec.kind == CollectiveKind::kScatter ||
+                                                spec.kind == CollectiveKind::kScatterv)
+                                ? receivers
+                                : Count{0});
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
   // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
   const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;

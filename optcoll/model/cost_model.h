@@ -55,6 +55,17 @@ struct CostModel {
   // port.
   std::optional<std::size_t> shared_send_min_bytes;
 
+  // Optional send gap (LogGP's g): a send holds its sender's port for send_gap + beta * m
+  // only (at most its whole transfer time), after which the sender may start its next send
+  // or (without overlap) compute while the message is still on its way; the receiver's port
+  // is held for the whole transfer, alpha + beta * m, as without a gap. What an MPI
+  // library's eager protocol does for small messages: a root posting p - 1 of them pays
+  // their latencies once, not p - 1 times. Unset: every send holds its port to the end.
+  std::optional<Time> send_gap;
+  // How long a send of `count` elements holds its sender's port (the transfer time
+  // without a gap).
+  Time send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
+
   bool homogeneous() const { return pair_nranks == 0; }
   Time latency(Rank from, Rank to) const;
   Time per_unit(Rank from, Rank to) const;
@@ -85,7 +96,7 @@ CostModel with_topology(CostModel model, Topology topology);
 //   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
 //    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
 //    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
-//    "shared_send_min_bytes": 16384}
+//    "shared_send_min_bytes": 16384, "send_gap": 2e-7}
 // and provenance that is checked but not part of the model: "comment" and "source" (text),
 // "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.

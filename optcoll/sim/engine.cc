@@ -309,7 +309,23 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
   }
 }
 
+Time Engine::port_release(Gid g) const {
+  if (hot_[g].kind != OpKind::kSend || hot_[g].port != SendPort::kReleased) return end_[g];
+  const auto& send = std::get<Send>(op(g).action);
+  const Rank to = hot_[hot_[g].partner].rank;
+  // The same addition try_start made, so the time is the event's exactly.
+  return start_[g] +
+         model_.send_port_time(hot_[g].rank, to, send.src.count, schedule_.spec.elem_bytes);
+}
+
 void Engine::handle_event(const Item& event, Time now) {
+  if (event.gid < 0) {  // a send gap ended: the sender's port is free, the message travels on
+    const Gid g = -event.gid - 1;
+    hot_[g].port = SendPort::kReleased;
+    --sends_active_[hot_[g].rank];
+    wake_after_communication(hot_[g].rank, true, g);
+    return;
+  }
   const Gid g = event.gid;
   const Hot& h = hot_[g];
   const Rank r = h.rank;
@@ -319,10 +335,10 @@ void Engine::handle_event(const Item& event, Time now) {
     if (!h.empty) {
       if (topology_ != nullptr) release_links(g);
       track_send(g, false);
-      if (h.joined) {
+      if (h.port == SendPort::kJoined) {
         --joined_active_[r];
         if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
-      } else {
+      } else if (h.port == SendPort::kHeld) {
         --sends_active_[r];
         wake_after_communication(r, true, g);
       }
@@ -391,7 +407,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (topology_ == nullptr || take_links(g, item)) {
-      hot_[g].joined = joins;
+      hot_[g].port = joins ? SendPort::kJoined : SendPort::kHeld;
       ++(joins ? joined_active_[r] : sends_active_[r]);
       track_send(g, true);
       ++recvs_active_[q];
@@ -399,6 +415,11 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       start_[h.partner] = now;
       cause_[g] = cause;
       events_.push(key_of(g, now + cold_[g].duration));
+      if (model_.send_gap && !joins) {
+        const auto& send = std::get<Send>(op(g).action);
+        const Time hold = model_.send_port_time(r, q, send.src.count, schedule_.spec.elem_bytes);
+        if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(g), -1});
+      }
       prefetch_successors(g);
       prefetch_successors(h.partner);
     }

@@ -73,6 +73,9 @@ class Engine {
   // The op whose completion released the resource this op (for a transfer: its Send; for a
   // RecvReduce: its reduction) waited for; kNoGid if it started as soon as it was ready.
   Gid blocker(Gid g) const { return cause_[g]; }
+  // When a Send's sender port was released: the end of its send gap when the model has one
+  // and the gap ended before the transfer (CostModel::send_gap), otherwise its end.
+  Time port_release(Gid g) const;
 
  private:
   enum QueueType : std::uint8_t {
@@ -120,6 +123,16 @@ class Engine {
   bool overlap_ = false;
   int ports_ = 1;
 
+  // What a Send in progress holds of its rank's send ports.
+  enum class SendPort : std::uint8_t {
+    kHeld,      // a port, until the transfer ends (or until released, with a send gap)
+    kJoined,    // none: it joined an identical send in progress (shared sends)
+    kReleased,  // none any more: released after the send gap (CostModel::send_gap)
+  };
+  // A send gap's port release for Send g travels in the event queue as gid -(g + 1), so
+  // that it sorts before the completions of its instant and never collides with them.
+  static Gid release_gid(Gid g) { return -(g + 1); }
+
   // The flattened schedule in two arrays of 16-byte records, four ops per cache line. The
   // event loop touches ops of many ranks in turn, and successors far ahead in a rank's
   // program (a recv that waits on a copy made at the start, say): dense records keep the
@@ -130,9 +143,9 @@ class Engine {
     Gid partner = kNoGid;        // the other half of a message
     Rank rank = 0;
     OpKind kind = OpKind::kSend;
-    bool empty = false;   // a zero-element message
-    bool ready = false;   // deps_left reached 0
-    bool joined = false;  // a Send that joined an identical send in progress (no send port)
+    bool empty = false;               // a zero-element message
+    bool ready = false;               // deps_left reached 0
+    SendPort port = SendPort::kHeld;  // a Send in progress: what it holds of its rank's ports
   };
   struct Cold {
     Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce

@@ -29,6 +29,12 @@
 //   receiver's port, links and the transfer time are as above). Without `overlap` it is
 //   still a communication in progress for its rank's processor. A Send waiting for a port
 //   is retried when a port is released, not when an identical send starts.
+// Send gap (only when the model sets send_gap, LogGP's g). A Send of m > 0 elements that
+//   holds a port releases it after model.send_port_time = min(g + beta_ij * units(m), the
+//   transfer time), not at the transfer's end: its rank may then start another send or
+//   (without overlap) compute, while the receiver's port stays held and both ops still
+//   complete at the transfer's end. The release is an event of its own instant; at one
+//   instant releases are applied with the completions, before anything starts.
 // Computation. A Copy of m elements takes copy_time(m) = copy * units(m), a Reduce
 //   reduce_time(m) = gamma * units(m), the reduction of a RecvReduce reduce_time(m) once its
 //   transfer ended. A rank runs one computation at a time (its processor). Without `overlap`
@@ -62,9 +68,10 @@
 //                       whose completion released it ("port" if that op communicated);
 //     "start"           it was ready at time 0 (the first step).
 //   A RecvReduce whose reduction had to wait for the processor appears with the start of its
-//   reduction; otherwise an op's step spans its transfer start to its completion. Every step
-//   starts exactly when the previous one ends; the first starts at 0, the last ends at the
-//   makespan.
+//   reduction; otherwise an op's step spans its transfer start to its completion, except a
+//   Send whose early port release (send gap) let the next step start: its step ends at that
+//   release, while its message is still on its way. Every step starts exactly when the
+//   previous one ends; the first starts at 0, the last ends at the makespan.
 // Errors. A malformed schedule (require_well_formed) or an invalid model (validate_for)
 //   throws Error(kInvalidArgument). A deadlock is a result, not an error.
 // -------------------------------------------------------------------------------------------
@@ -112,6 +119,16 @@ const char* held_resource(const Engine& engine, Gid blocker) {
   return kind == OpKind::kSend || kind == OpKind::kRecv ? "port" : "processor";
 }
 
+// The op that released what `step` waited for, released exactly at step.start: at its
+// completion, or, for a Send with a send gap, at its port release.
+Gid blocking_op(const Engine& engine, Gid blocker, CriticalStep& step) {
+  OPTCOLL_CHECK(blocker != kNoGid && (engine.end(blocker) == step.start ||
+                                      engine.port_release(blocker) == step.start),
+                "rank {} op {} started late with no blocker", step.rank, step.op);
+  step.waited_for = held_resource(engine, blocker);
+  return blocker;
+}
+
 std::vector<CriticalStep> critical_path(const Engine& engine) {
   std::vector<CriticalStep> path;
   const auto total = static_cast<Gid>(engine.op_count());
@@ -120,12 +137,13 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
     if (last == kNoGid || engine.end(g) > engine.end(last)) last = g;
   }
   Gid g = last;
+  Time end = last == kNoGid ? 0 : engine.end(last);
   while (g != kNoGid) {
     OPTCOLL_CHECK(path.size() <= engine.op_count(), "critical path does not terminate");
     CriticalStep step;
     step.rank = engine.rank_of(g);
     step.op = engine.op_of(g);
-    step.end = engine.end(g);
+    step.end = end;
     Gid next = kNoGid;
     const OpKind kind = engine.kind(g);
     const bool delayed_reduction =
@@ -134,10 +152,7 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
       step.start = engine.start(g);
       const Time ready = delayed_reduction ? engine.end(engine.sender(g)) : ready_time(engine, g);
       if (step.start > ready) {
-        next = engine.blocker(g);
-        OPTCOLL_CHECK(next != kNoGid && engine.end(next) == step.start,
-                      "rank {} op {} started late with no blocker", step.rank, step.op);
-        step.waited_for = held_resource(engine, next);
+        next = blocking_op(engine, engine.blocker(g), step);
       } else {
         next = latest_dependency(engine, g);
         step.waited_for = next == kNoGid ? "start" : "dependency";
@@ -149,10 +164,7 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
       const Time own_ready = ready_time(engine, g);
       const Time other_ready = ready_time(engine, other);
       if (step.start > std::max(own_ready, other_ready)) {
-        next = engine.blocker(send);
-        OPTCOLL_CHECK(next != kNoGid && engine.end(next) == step.start,
-                      "rank {} op {} started late with no blocker", step.rank, step.op);
-        step.waited_for = held_resource(engine, next);
+        next = blocking_op(engine, engine.blocker(send), step);
       } else if (own_ready >= other_ready) {
         next = latest_dependency(engine, g);
         step.waited_for = next == kNoGid ? "start" : "dependency";
@@ -161,8 +173,10 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
         step.waited_for = "message partner";
       }
     }
+    const Time next_end = step.start;
     path.push_back(std::move(step));
     g = next;
+    end = next_end;
   }
   std::reverse(path.begin(), path.end());
   return path;

@@ -109,6 +109,11 @@ TEST(CostModelJson, RoundTrip) {
   EXPECT_NE(cost_model_to_json(m).find("\"shared_send_min_bytes\": 16384"), std::string::npos);
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
   EXPECT_FALSE(parse_cost_model_json("{}").shared_send_min_bytes.has_value());
+  m.send_gap = 2.5e-7;
+  EXPECT_NE(cost_model_to_json(m).find("\"send_gap\": 2.5e-07"), std::string::npos)
+      << cost_model_to_json(m);
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+  EXPECT_FALSE(parse_cost_model_json("{}").send_gap.has_value());
   // Provenance is read and checked, and changes nothing in the model.
   EXPECT_EQ(parse_cost_model_json("{\"alpha\": 3, \"calibrated_ranks\": 4, \"source\": \"x\"}"),
             parse_cost_model_json("{\"alpha\": 3}"));
@@ -137,6 +142,9 @@ TEST(CostModelJson, RejectsMalformedFiles) {
               "model: shared_send_min_bytes must be an integer");
   expect_code("{\"shared_send_min_bytes\": -1}", ErrorCode::kInvalidArgument,
               "model parameter shared_send_min_bytes must be >= 0, got -1");
+  expect_code("{\"send_gap\": \"short\"}", ErrorCode::kParse, "send_gap must be a number");
+  expect_code("{\"send_gap\": -1e-7}", ErrorCode::kInvalidArgument,
+              "model parameter send_gap is negative");
   expect_code("{\"calibrated_ranks\": 0}", ErrorCode::kParse,
               "model: calibrated_ranks must be a positive integer");
   expect_code("{\"calibrated_ranks\": \"four\"}", ErrorCode::kParse,
@@ -175,6 +183,24 @@ TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
   m.shared_send_min_bytes = 0;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
+}
+
+// A send gap frees the sender's port early (CostModel::send_gap): the root of a bcast can
+// start all its sends within one latency, so only the fan-in side bounds the latency; a
+// reduction's sources still reach one rank through its receive ports.
+TEST(LowerBound, SendGapLeavesOnlyTheFanInLatency) {
+  CostModel m;
+  m.alpha = 100;
+  m.beta = 1;
+  m.send_gap = 5;
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
+  // The port time: the gap plus the data, never more than the whole transfer.
+  EXPECT_EQ(m.send_port_time(0, 1, 10, 8), 15.0);
+  EXPECT_EQ(m.transfer_time(0, 1, 10, 8), 110.0);
+  m.send_gap = 500;
+  EXPECT_EQ(m.send_port_time(0, 1, 10, 8), 110.0);
+  EXPECT_EQ(m.send_port_time(0, 1, 0, 8), 0.0);
 }
 
 TEST(LowerBound, GathervCountsOnlyNonEmptyBlocks) {

@@ -83,6 +83,9 @@ std::vector<NamedModel> models_for(Rank p) {
   CostModel shared = abstract_model(4, 1, 0.5, 0.25);
   shared.shared_send_min_bytes = 0;  // identical sends in progress share the sender's port
   models.push_back({"shared_sends", shared});
+  CostModel gap = abstract_model(20, 1, 0.5, 0.25);
+  gap.send_gap = 2;  // a sender's port is free after 2 + m; its message arrives after 20 + m
+  models.push_back({"send_gap", gap});
   if (p >= 2) models.push_back({"pairs", pair_model(p)});
   if (const auto torus = torus_for(p)) {
     models.push_back({*torus, with_topology(abstract_model(2, 1, 0.5, 0), parse_topology(*torus))});

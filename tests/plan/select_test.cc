@@ -71,9 +71,9 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
                                       two_ports};
   int ruled_out = 0;
-  for (const auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kAllgather,
-                          CollectiveKind::kReduceScatterBlock, CollectiveKind::kBcast,
-                          CollectiveKind::kReduceScatter, CollectiveKind::kAllgatherv}) {
+  for (const auto kind :
+       {CollectiveKind::kAllreduce, CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,
+        CollectiveKind::kBcast, CollectiveKind::kReduceScatter, CollectiveKind::kAllgatherv}) {
     for (const Rank p : {2, 7, 48}) {
       for (const Count per_rank : {Count{1}, Count{2048}}) {
         for (const auto& model : models) {
@@ -83,10 +83,11 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
             for (Rank r = 0; r < p; ++r) counts.push_back(per_rank * (r % 3));  // with zeros
             spec = make_spec_v(kind, p, counts);
           } else {
-            spec = make_spec(kind, p, kind == CollectiveKind::kAllgather ||
-                                              kind == CollectiveKind::kReduceScatterBlock
-                                          ? per_rank
-                                          : per_rank * p);
+            spec = make_spec(
+                kind, p,
+                kind == CollectiveKind::kAllgather || kind == CollectiveKind::kReduceScatterBlock
+                    ? per_rank
+                    : per_rank * p);
           }
           const Plan pruned = plan(spec, model);
           const Plan full = plan(spec, model, "auto", {}, PlanOptions{.prune = false});
@@ -288,6 +289,12 @@ TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
       const auto shared_bound = lower_bound(Layout(c.spec), m);
       ASSERT_TRUE(shared_bound.has_value());
       EXPECT_LE(*shared_bound, simulate(s, m).makespan) << "shared sends, ports " << ports;
+      // A send gap: a sender's port is free again long before its message arrives.
+      m.shared_send_min_bytes.reset();
+      m.send_gap = 3;
+      const auto gap_bound = lower_bound(Layout(c.spec), m);
+      ASSERT_TRUE(gap_bound.has_value());
+      EXPECT_LE(*gap_bound, simulate(s, m).makespan) << "send gap, ports " << ports;
     }
   }
 }

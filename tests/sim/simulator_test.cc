@@ -128,6 +128,83 @@ TEST(SharedSends, AJoinedSendStillKeepsTheProcessorWithoutOverlap) {
   EXPECT_EQ(simulate(s, m).makespan, 130);
 }
 
+// A send gap (CostModel::send_gap, LogGP's g): a send holds its sender's port for
+// g + beta * m only; the message still arrives alpha + beta * m after it started, and its
+// receiver's port is held all that time.
+TEST(SendGap, ARootStartsItsNextSendAfterTheGap) {
+  const Schedule s = star(10);  // T = 100 + 10 = 110; port time with g = 5: 5 + 10 = 15
+  CostModel m = model(1);
+  m.send_gap = 5;
+  const auto r = simulate(s, m, {.trace = true});
+  // Sends start at 0, 15, 30 and arrive at 110, 125, 140.
+  EXPECT_EQ(r.makespan, 140);
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{140, 110, 125, 140}));
+  EXPECT_EQ(timing(r, 0, 1).start, 15);
+  EXPECT_EQ(timing(r, 0, 2).start, 30);
+  // The critical path: the first two sends end at their port releases, the third's arrival
+  // ends the path.
+  ASSERT_EQ(r.critical_path.size(), 3u);
+  EXPECT_EQ(r.critical_path[0].end, 15);
+  EXPECT_EQ(r.critical_path[1].start, 15);
+  EXPECT_EQ(r.critical_path[1].end, 30);
+  EXPECT_EQ(r.critical_path[1].waited_for, "port");
+  EXPECT_EQ(r.critical_path[2].start, 30);
+  EXPECT_EQ(r.critical_path[2].end, 140);
+  EXPECT_EQ(r.critical_path[2].waited_for, "port");
+  // A gap as long as the transfer changes nothing; half duplex counts the port the same way.
+  m.send_gap = 1000;
+  EXPECT_EQ(simulate(s, m).makespan, 330);
+  m.send_gap = 5;
+  m.duplex = Duplex::kHalf;
+  EXPECT_EQ(simulate(s, m).makespan, 140);
+}
+
+TEST(SendGap, ReceiversStillTakeTheWholeTransfer) {
+  // Ranks 1..3 send 10 elements each to rank 0 (a gather's fan-in): one receive port, so
+  // T, T, T in turn whatever the gap.
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 4, 10), "test/fan_in");
+  for (Rank child = 1; child < 4; ++child) {
+    b.transfer(child, 0, in(0, 10), out(10 * child, 10));
+  }
+  const Schedule s = std::move(b).finish();
+  CostModel m = model(1);
+  m.send_gap = 5;
+  EXPECT_EQ(simulate(s, m).makespan, 330);
+}
+
+TEST(SendGap, TheSenderComputesOnceItsPortIsFree) {
+  // Rank 0 sends 10 elements to rank 1 (T = 110, port time 15), then copies independently
+  // (copy = 2: 20). Without overlap the copy waits for the port, not for the arrival:
+  // [15, 35]; the transfer still ends at 110.
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 2, 10), "test/send_copy");
+  b.transfer(0, 1, out(0, 10), out(0, 10));
+  const Slice tmp = b.scratch(0, 10);
+  b.copy(0, out(0, 10), tmp);
+  const Schedule s = std::move(b).finish();
+  CostModel m = model(1);
+  m.copy = 2;
+  m.send_gap = 5;
+  const auto r = simulate(s, m, {.trace = true});
+  EXPECT_EQ(timing(r, 0, 1).start, 15);
+  EXPECT_EQ(r.makespan, 110);
+  // The transfer ends last, so the path is that one step.
+  ASSERT_EQ(r.critical_path.size(), 1u);
+  EXPECT_EQ(r.critical_path[0].end, 110);
+  // A longer copy (60 from 15) ends last: the path is the send up to its port release, then
+  // the copy, which waited for the port (without overlap one resource with the processor,
+  // named after the op that released it).
+  m.copy = 10;
+  const auto longer = simulate(s, m);
+  EXPECT_EQ(longer.makespan, 115);
+  ASSERT_EQ(longer.critical_path.size(), 2u);
+  EXPECT_EQ(longer.critical_path[0].end, 15);
+  EXPECT_EQ(longer.critical_path[1].start, 15);
+  EXPECT_EQ(longer.critical_path[1].waited_for, "port");
+  m.copy = 2;
+  m.send_gap.reset();  // without a gap the copy waits for the whole transfer
+  EXPECT_EQ(simulate(s, m).makespan, 130);
+}
+
 TEST(Duplex, TwoRanksExchanging) {
   const Schedule s = exchange(10);  // T = 110
   // Full duplex: each rank sends and receives at once.
@@ -454,17 +531,23 @@ TEST(CriticalPath, MessagePartnerAndProcessor) {
 TEST(CriticalPath, PropertiesOverTheRegistry) {
   // For every registry case at p in {5, 8} and several models: the path starts at 0 with
   // "start", ends at the makespan, every step starts exactly when the previous one ended,
-  // and each step ends when its op completed.
+  // and each step ends when its op completed, or, under a send gap, a Send's step may end
+  // earlier, at its port release, when the next step waited for that port or processor.
   const std::vector<CostModel> models = [] {
-    std::vector<CostModel> list{model(1), model(2, Duplex::kHalf), model(1, Duplex::kFull, true),
-                                model(1)};
+    std::vector<CostModel> list{
+        model(1), model(2, Duplex::kHalf),      model(1, Duplex::kFull, true), model(1),
+        model(1), model(2, Duplex::kHalf, true)};
     list[0].copy = 1;
     list[1].gamma = 0;
     list[3].copy = 1;
     list[3].shared_send_min_bytes = 0;
+    list[4].copy = 1;
+    list[4].send_gap = 7;
+    list[5].send_gap = 0;
     return list;
   }();
   const std::vector<std::string> reasons{"dependency", "message partner", "port", "processor"};
+  std::size_t early_ends = 0;  // steps that ended at a port release: the rule is exercised
   for (const auto& c : testing::registry_cases({5, 8})) {
     const Schedule s = algorithms::build(*c.algorithm, c.spec);
     for (const auto& m : models) {
@@ -480,7 +563,18 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
       EXPECT_EQ(r.critical_path.back().end, r.makespan) << c.name;
       for (std::size_t k = 0; k < r.critical_path.size(); ++k) {
         const auto& step = r.critical_path[k];
-        EXPECT_EQ(step.end, timing(r, step.rank, step.op).end) << c.name << " step " << k;
+        const Time op_end = timing(r, step.rank, step.op).end;
+        if (step.end != op_end) {
+          ++early_ends;
+          EXPECT_TRUE(m.send_gap.has_value()) << c.name << " step " << k;
+          EXPECT_TRUE(std::holds_alternative<Send>(s.ranks[step.rank].ops[step.op].action))
+              << c.name << " step " << k;
+          EXPECT_LT(step.end, op_end) << c.name << " step " << k;
+          ASSERT_LT(k + 1, r.critical_path.size()) << c.name << " step " << k;
+          EXPECT_TRUE(r.critical_path[k + 1].waited_for == "port" ||
+                      r.critical_path[k + 1].waited_for == "processor")
+              << c.name << " step " << k;
+        }
         EXPECT_LE(step.start, step.end) << c.name << " step " << k;
         if (k == 0) continue;
         EXPECT_EQ(step.start, r.critical_path[k - 1].end) << c.name << " step " << k;
@@ -489,6 +583,7 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
       }
     }
   }
+  EXPECT_GT(early_ends, 0u);
 }
 
 }  // namespace
