@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: `optcoll calibrate`: measures alpha and beta (ping-pong between two ranks of the
-// chosen backend, fitted), gamma per built-in kernel and the local copy cost on this
+// chosen backend, fitted), the send gap (a burst of small sends against a single one),
+// gamma per built-in kernel and the local copy cost on this
 // machine, prints them beside the fit, and writes the per-byte model as model.json for
 // `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI library).
 //
@@ -29,6 +30,7 @@ struct CalibrateOptions {
   std::size_t max_bytes = std::size_t{4} << 20;
   std::size_t kernel_bytes = std::size_t{32} << 20;
   int repetitions = 20;
+  int burst = 16;
   std::string dtype = "double";
   std::string op = "sum";
   std::string fit = "asymptotic";
@@ -42,6 +44,7 @@ void run_calibrate(const CalibrateOptions& o) {
     throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
   }
   if (o.repetitions < 1) throw_invalid("--repetitions must be at least 1, got {}", o.repetitions);
+  if (o.burst < 2) throw_invalid("--burst must be at least 2, got {}", o.burst);
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
   if (o.kernel_bytes < 64) {
     throw_invalid("--kernel-bytes must be at least 64, got {}", o.kernel_bytes);
@@ -51,20 +54,26 @@ void run_calibrate(const CalibrateOptions& o) {
   const std::chrono::milliseconds timeout(o.timeout_ms);
   std::vector<PingPongSample> samples;
   std::optional<std::size_t> shared_send_min_bytes;
+  std::optional<SendGapSample> send_gap;
   bool speaker = true;
   Rank ranks = 2;  // the thread backend measures on a world of two
   if (mpi) {
     ensure_mpi_initialized();
-    auto measured = ping_pong_on_mpi(sizes, o.repetitions, timeout);
+    auto measured = ping_pong_on_mpi(sizes, o.repetitions, o.burst, timeout);
     samples = std::move(measured.samples);
     shared_send_min_bytes = measured.shared_send_min_bytes;
+    send_gap = measured.send_gap;
     speaker = mpi_world_rank() == 0;
     ranks = mpi_world_size();
   } else {
     ThreadWorld world(2, WorldOptions{timeout});
     world.run([&](Transport& transport) {
       auto mine = measure_ping_pong(transport, sizes, o.repetitions, timeout);
-      if (transport.rank() == 0) samples = std::move(mine);
+      auto gap = measure_send_gap(transport, kSendGapBytes, o.burst, o.repetitions, timeout);
+      if (transport.rank() == 0) {
+        samples = std::move(mine);
+        send_gap = gap;
+      }
     });
   }
   if (!speaker) return;
@@ -73,6 +82,7 @@ void run_calibrate(const CalibrateOptions& o) {
   const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
   CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
   model.shared_send_min_bytes = shared_send_min_bytes;
+  if (send_gap) model.send_gap = send_gap->gap;
   // With more ranks than cores the idle ranks' polling is part of what the ping-pong
   // measures: the file says how many ran, and `optcoll bench` notes a run with another count.
   nlohmann::json model_doc = nlohmann::json::parse(cost_model_to_json(model));
@@ -86,6 +96,12 @@ void run_calibrate(const CalibrateOptions& o) {
     nlohmann::json out = {{"backend", o.backend},
                           {"model", nlohmann::json::parse(model_json)},
                           {"fit_max_relative_error", fit.max_relative_error}};
+    if (send_gap) {
+      out["send_gap_burst"] = {{"bytes", send_gap->bytes},
+                               {"burst", send_gap->burst},
+                               {"single_round_trip", send_gap->single_round_trip},
+                               {"burst_round_trip", send_gap->burst_round_trip}};
+    }
     for (const auto& s : samples) {
       out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
     }
@@ -116,6 +132,13 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   std::cout << fmt::format("\ngamma = {:.3g} s/B ({} {}, --dtype/--op)\n", model.gamma, o.dtype,
                            o.op);
+  if (send_gap) {
+    std::cout << fmt::format(
+        "send gap = {:.3g} s (round trip of {} B: {:.3f} us alone, {:.3f} us with a burst of {} "
+        "sends)\n",
+        send_gap->gap, send_gap->bytes, send_gap->single_round_trip * 1e6,
+        send_gap->burst_round_trip * 1e6, send_gap->burst);
+  }
   if (shared_send_min_bytes) {
     std::cout << fmt::format(
         "shared sends from {} B (all ranks on one node: the same-node channel copies a buffer "
@@ -139,6 +162,8 @@ void add_calibrate_command(CLI::App& app) {
   sub->add_option("--kernel-bytes", o->kernel_bytes, "buffer for the reduction and copy timings")
       ->capture_default_str();
   sub->add_option("--repetitions", o->repetitions, "timings per size (the median counts)")
+      ->capture_default_str();
+  sub->add_option("--burst", o->burst, "sends per burst when measuring the send gap")
       ->capture_default_str();
   sub->add_option("--dtype", o->dtype, "the element type whose kernel sets gamma")
       ->capture_default_str();

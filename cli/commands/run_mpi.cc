@@ -109,15 +109,18 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
   return result;
 }
 
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
                              std::chrono::milliseconds timeout) {
   if (mpi_world_size() < 2) {
-    throw_invalid("calibrate --backend mpi measures between two MPI processes: start it with "
-                  "mpirun -np 2 (or more), got {}", mpi_world_size());
+    throw_invalid(
+        "calibrate --backend mpi measures between two MPI processes: start it with "
+        "mpirun -np 2 (or more), got {}",
+        mpi_world_size());
   }
   mpi::MpiTransport transport(MPI_COMM_WORLD);
   MpiPingPong result;
   result.samples = measure_ping_pong(transport, sizes, repetitions, timeout);
+  result.send_gap = measure_send_gap(transport, kSendGapBytes, burst, repetitions, timeout);
   const std::size_t threshold = transport.shm_min_bytes();
   bool one_node = threshold != SIZE_MAX;
   for (Rank peer = 0; one_node && peer < transport.size(); ++peer) {
@@ -139,7 +142,7 @@ CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t>, int, std::chrono::milliseconds) {
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t>, int, int, std::chrono::milliseconds) {
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 

@@ -29,15 +29,17 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
                               std::string_view op_name, int iterations,
                               std::chrono::milliseconds timeout);
 
-// measure_ping_pong between MPI ranks 0 and 1 of MPI_COMM_WORLD (at least 2 processes);
-// the samples on rank 0, empty elsewhere. `shared_send_min_bytes` (rank 0): the same-node
-// channel's threshold when every rank of the world is on rank 0's node and the channel is
+// measure_ping_pong and measure_send_gap between MPI ranks 0 and 1 of MPI_COMM_WORLD (at least 2
+// processes); the samples on rank 0, empty elsewhere. `shared_send_min_bytes` (rank 0): the
+// same-node channel's threshold when every rank of the world is on rank 0's node and the channel is
 // on (sends of one buffer to several ranks then share their copy: design.md 30), else unset.
+// `send_gap` (rank 0): measure_send_gap of 8-byte messages in bursts of `burst`.
 struct MpiPingPong {
   std::vector<PingPongSample> samples;
   std::optional<std::size_t> shared_send_min_bytes;
+  std::optional<SendGapSample> send_gap;
 };
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions,
+MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
                              std::chrono::milliseconds timeout);
 
 }  // namespace optcoll::cli

@@ -81,6 +81,65 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
   return samples;
 }
 
+std::optional<SendGapSample> measure_send_gap(Transport& transport, std::size_t bytes, int burst,
+                                              int repetitions, std::chrono::milliseconds timeout) {
+  if (burst < 2) throw_invalid("a send-gap burst needs at least 2 messages, got {}", burst);
+  if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
+  if (transport.size() < 2) {
+    throw_invalid("a send-gap burst needs two ranks, the transport has {}", transport.size());
+  }
+  const Rank me = transport.rank();
+  if (me > 1) return std::nullopt;
+  const Rank peer = 1 - me;
+  const auto n = static_cast<std::size_t>(burst);
+  std::vector<std::byte> out(n * bytes, std::byte{0x3C});
+  std::vector<std::byte> in(n * bytes);
+  std::vector<double> single;
+  std::vector<double> bursts;
+  // Epochs far from the ping-pong's, so a late message of one can never match the other.
+  std::uint32_t epoch = 1u << 30;
+  for (int rep = 0; rep <= repetitions; ++rep) {  // rep 0 warms up
+    for (const std::size_t messages : {std::size_t{1}, n}) {
+      const std::uint32_t key_epoch = ++epoch;
+      const auto start = Clock::now();
+      std::vector<RequestId> ids;
+      if (me == 0) {
+        for (std::size_t k = 0; k < messages; ++k) {
+          ids.push_back(transport.isend(peer, MsgKey{key_epoch, static_cast<std::int32_t>(k)},
+                                        std::span<const std::byte>(out).subspan(k * bytes, bytes)));
+        }
+        wait_for(transport, std::move(ids), timeout, bytes);
+        wait_for(transport,
+                 {transport.irecv(peer, MsgKey{key_epoch, 0},
+                                  std::span<std::byte>(in).subspan(0, bytes))},
+                 timeout, bytes);
+      } else {
+        for (std::size_t k = 0; k < messages; ++k) {
+          ids.push_back(transport.irecv(peer, MsgKey{key_epoch, static_cast<std::int32_t>(k)},
+                                        std::span<std::byte>(in).subspan(k * bytes, bytes)));
+        }
+        wait_for(transport, std::move(ids), timeout, bytes);
+        wait_for(transport,
+                 {transport.isend(peer, MsgKey{key_epoch, 0},
+                                  std::span<const std::byte>(out).subspan(0, bytes))},
+                 timeout, bytes);
+      }
+      const std::chrono::duration<double> took = Clock::now() - start;
+      if (rep > 0) (messages == 1 ? single : bursts).push_back(took.count());
+    }
+  }
+  if (me != 0) return std::nullopt;
+  SendGapSample sample;
+  sample.bytes = bytes;
+  sample.burst = burst;
+  sample.single_round_trip = median(single);
+  sample.burst_round_trip = median(bursts);
+  const double gap =
+      (sample.burst_round_trip - sample.single_round_trip) / static_cast<double>(burst - 1);
+  sample.gap = std::clamp(gap, 0.0, sample.single_round_trip / 2);
+  return sample;
+}
+
 namespace {
 
 // Weighted least squares over `samples` (weights 1/t² when relative, else 1).

@@ -6,7 +6,8 @@
 //                 then a line t(m) = alpha + beta·m fitted one of two ways (FitKind);
 //   gamma         each built-in reduction kernel (int32, int64, float, double x sum, prod,
 //                 min, max) over a buffer larger than the caches, per byte;
-//   copy          memcpy over the same buffer, per byte.
+//   copy          memcpy over the same buffer, per byte;
+//   send_gap      a burst of small sends against a single one (measure_send_gap).
 // The result is a per-byte model (seconds); other parameters keep their defaults (one
 // port, full duplex, no overlap). Measurements are medians over repetitions.
 #pragma once
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +53,26 @@ std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes);
 std::vector<PingPongSample> measure_ping_pong(Transport& transport,
                                               std::span<const std::size_t> sizes, int repetitions,
                                               std::chrono::milliseconds timeout);
+
+// The send gap (CostModel::send_gap, LogGP's g): how soon a rank can start its next small
+// send. Ranks 0 and 1 alternate two timings, `repetitions` times each after a warm-up: a
+// round trip of one `bytes` message each way, and a round trip where rank 0 sends `burst`
+// messages back to back (all posted before any is waited for) and rank 1 answers once all
+// arrived. gap = (median burst round trip - median single round trip) / (burst - 1),
+// clamped to [0, one-way latency]. One receiver takes the whole burst, so its own
+// per-message cost is included: the gap is measured from above, never below. Result on
+// rank 0 (other ranks get nullopt). Error(kInvalidArgument) for burst < 2, repetitions < 1
+// or fewer than two ranks; TransportError if the peer does not answer within `timeout`.
+inline constexpr std::size_t kSendGapBytes = 8;  // the message size `optcoll calibrate` uses
+struct SendGapSample {
+  std::size_t bytes = 0;
+  int burst = 0;
+  double single_round_trip = 0;  // seconds, median
+  double burst_round_trip = 0;   // seconds, median
+  double gap = 0;                // seconds
+};
+std::optional<SendGapSample> measure_send_gap(Transport& transport, std::size_t bytes, int burst,
+                                              int repetitions, std::chrono::milliseconds timeout);
 
 // kAsymptotic (Hockney's way): beta = the least-squares slope over the large messages (sizes
 //   >= the largest / 64, at least the two largest sizes), alpha = t - beta·m at the smallest

@@ -128,6 +128,7 @@ TEST_F(Cli, CalibrateRejectsBadOptions) {
   const std::pair<std::string, std::string> cases[] = {
       {"calibrate --backend carrier-pigeon", "unknown --backend 'carrier-pigeon'"},
       {"calibrate --repetitions 0", "--repetitions must be at least 1"},
+      {"calibrate --burst 1", "--burst must be at least 2, got 1"},
       {"calibrate --max-bytes 16", "at least 32 bytes"},
       {"calibrate --kernel-bytes 8", "--kernel-bytes must be at least 64"},
       {"calibrate --timeout 0", "--timeout must be at least 1 ms"},

@@ -9,6 +9,7 @@
 
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
+#include "tests/exec/exec_helpers.h"
 
 namespace optcoll {
 namespace {
@@ -97,6 +98,66 @@ TEST(Calibrate, PingPongOnThreadsTimesEverySizeOnRankZero) {
   ThreadWorld alone(1);
   EXPECT_THROW(
       alone.run([&](Transport& t) { measure_ping_pong(t, sizes, 1, std::chrono::seconds(1)); }),
+      Error);
+}
+
+// A transport whose every send keeps its caller busy for `cost` first: a known send gap.
+class SlowSendTransport : public testing::ForwardingTransport {
+ public:
+  SlowSendTransport(Transport& inner, std::chrono::microseconds cost)
+      : ForwardingTransport(inner), cost_(cost) {}
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    const auto until = std::chrono::steady_clock::now() + cost_;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return ForwardingTransport::isend(to, key, data);
+  }
+
+ private:
+  std::chrono::microseconds cost_;
+};
+
+TEST(Calibrate, SendGapMeasuresTheSendersPerMessageCost) {
+  // Each send costs its sender 300 us, far above the thread transport's own latency: a burst
+  // of 6 takes 5 x 300 us more than one message, so the gap is about 300 us (the median of
+  // 5 timings; a loaded machine only adds to the burst's time).
+  std::optional<SendGapSample> sample;
+  std::optional<SendGapSample> elsewhere{SendGapSample{}};
+  ThreadWorld world(3);
+  world.run([&](Transport& transport) {
+    SlowSendTransport slow(transport, std::chrono::microseconds(300));
+    auto mine = measure_send_gap(slow, 8, 6, 5, std::chrono::seconds(10));
+    if (transport.rank() == 0) sample = mine;
+    if (transport.rank() == 2) elsewhere = mine;
+  });
+  ASSERT_TRUE(sample.has_value());
+  EXPECT_FALSE(elsewhere.has_value());  // rank 2 takes no part
+  EXPECT_EQ(sample->bytes, 8u);
+  EXPECT_EQ(sample->burst, 6);
+  EXPECT_GE(sample->single_round_trip, 600e-6);  // one slow send each way
+  EXPECT_GE(sample->burst_round_trip, sample->single_round_trip + 5 * 280e-6);
+  EXPECT_GE(sample->gap, 280e-6);
+  EXPECT_LE(sample->gap, sample->single_round_trip / 2);  // at most the one-way latency
+  // Without the slow sends the gap is far smaller.
+  std::optional<SendGapSample> fast;
+  ThreadWorld pair(2);
+  pair.run([&](Transport& transport) {
+    auto mine = measure_send_gap(transport, 8, 6, 5, std::chrono::seconds(10));
+    if (transport.rank() == 0) fast = mine;
+  });
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_LT(fast->gap, 250e-6);
+}
+
+TEST(Calibrate, SendGapRefusesBadArguments) {
+  ThreadWorld pair(2);
+  EXPECT_THROW(
+      pair.run([](Transport& t) { measure_send_gap(t, 8, 1, 3, std::chrono::seconds(1)); }), Error);
+  EXPECT_THROW(
+      pair.run([](Transport& t) { measure_send_gap(t, 8, 4, 0, std::chrono::seconds(1)); }), Error);
+  ThreadWorld alone(1);
+  EXPECT_THROW(
+      alone.run([](Transport& t) { measure_send_gap(t, 8, 4, 3, std::chrono::seconds(1)); }),
       Error);
 }
 

@@ -110,7 +110,6 @@ inline ThreadWorld& shared_world(Rank p) {
   return *world;
 }
 
-// True if `text` contains `part`; for EXPECT_TRUE with the text as message.
 // A Transport that passes every call on to another (the thread transport, say), for tests
 // that change one behaviour by overriding it. It does not override irecv_reduce(): its
 // receive-reduces use Transport's default (staged) one.
@@ -139,6 +138,7 @@ class ForwardingTransport : public Transport {
   Transport& inner_;
 };
 
+// True if `text` contains `part`; for EXPECT_TRUE with the text as message.
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
