@@ -205,6 +205,9 @@ void ModelOptions::add_to(CLI::App& app) {
   add_bytes_option(app, "--shared-sends", shared_sends,
                    "sends of one buffer to several ranks at once share the sender's port from "
                    "this many bytes on (the MPI backend's same-node channel; K, M suffixes)");
+  app.add_option("--send-gap", send_gap,
+                 "a send holds its sender's port for this long plus beta*m, the receiver's for "
+                 "the whole transfer (LogGP's g; calibrate measures it)");
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
@@ -234,6 +237,7 @@ CostModel ModelOptions::model() const {
   if (overlap) m.overlap = true;
   if (per_byte) m.per_byte = true;
   if (shared_sends) m.shared_send_min_bytes = *shared_sends;
+  if (send_gap) m.send_gap = *send_gap;
   validate(m);
   return m;
 }

@@ -49,6 +49,7 @@ struct ModelOptions {
   bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
   std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
   std::optional<std::size_t> shared_sends;  // --shared-sends BYTES (shared_send_min_bytes)
+  std::optional<double> send_gap;
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then

@@ -195,6 +195,26 @@ TEST_F(Cli, PlanJsonAndDumpedScheduleAgreeWithSimulate) {
   EXPECT_EQ(nlohmann::json::parse(verify.out)["ok"], true);
 }
 
+TEST_F(Cli, SendGapLetsALinearRootOverlapItsSends) {
+  // scatter/linear at p = 4, one element per rank: three transfers of 100 + 1. Without a gap
+  // the root sends them in turn (303); with --send-gap 5 each holds its port for 5 + 1, so
+  // the last starts at 12 and arrives at 113. plan then prefers linear over binomial (202).
+  const std::string base = "scatter -p 4 --count 1 --abstract --alpha 100 --beta 1";
+  const Result without = run("simulate " + base + " --algorithm linear --json");
+  ASSERT_EQ(without.status, 0) << without.err;
+  EXPECT_EQ(nlohmann::json::parse(without.out)["makespan"], 303);
+  const Result with = run("simulate " + base + " --algorithm linear --send-gap 5 --json");
+  ASSERT_EQ(with.status, 0) << with.err;
+  EXPECT_EQ(nlohmann::json::parse(with.out)["makespan"], 113);
+  const Result plan_without = run("plan " + base + " --json");
+  ASSERT_EQ(plan_without.status, 0) << plan_without.err;
+  EXPECT_NE(nlohmann::json::parse(plan_without.out)["algorithm"], "scatter/linear");
+  const Result plan_with = run("plan " + base + " --send-gap 5 --json");
+  ASSERT_EQ(plan_with.status, 0) << plan_with.err;
+  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], "scatter/linear");
+  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113);
+}
+
 TEST_F(Cli, ScanAndExscanPlanVerifyAndRun) {
   // The brief's example: plan scan -p 7 --count 5 picks one of the scan algorithms, and the
   // dumped schedule verifies.
@@ -337,6 +357,9 @@ const BadInput kBadInputs[] = {
     {"negative_shared_sends",
      [](Cli&) { return std::string("plan bcast -p 4 --count 1 --shared-sends -3"); },
      "--shared-sends: must be a byte count >= 0, got -3"},
+    {"negative_send_gap",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --send-gap -1e-7"); },
+     "model parameter send_gap is negative"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
      "ports must be at least 1"},
     {"malformed_model_json",
