@@ -2,6 +2,7 @@
 // File: gatherv/scatterv without a count exchange (counts_free.h).
 #include "optcoll/plan/counts_free.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -35,7 +36,12 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   if (p <= 2) return true;  // one message at most, whatever the algorithm
   if (model.ports != 1 || model.overlap || !model.homogeneous() || model.topology) return false;
   if (p > kMaxCountsFreeRanks) return false;
-  return static_cast<double>(p - 2) * model.alpha <= count_exchange_time(kind, p, model);
+  // With a send gap a scatterv root's sends overlap their latencies: each costs it only
+  // min(gap, alpha) beyond its bytes (the file comment). A gatherv root's receives do not.
+  const Time per_block = kind == CollectiveKind::kScatterv && model.send_gap
+                             ? std::min(*model.send_gap, model.alpha)
+                             : model.alpha;
+  return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, model);
 }
 
 CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,

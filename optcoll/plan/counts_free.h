@@ -14,6 +14,11 @@
 //   every algorithm of the registry does on the root's one processor. Linear takes that copy
 //   plus k*alpha + beta*T for its k <= p - 1 non-empty blocks: it loses at most
 //   (p - 2)*alpha to any algorithm, and wins outright once the exchange costs that much.
+//   With a send gap g (CostModel::send_gap) the bound for T still holds (the root's port
+//   is held at least beta*m per message, the last message takes alpha + beta*m), and a
+//   scatterv root's k sends hold its port min(g, alpha) + beta*m each: linear scatterv
+//   takes (k - 1)*min(g, alpha) + alpha + beta*T and loses at most (p - 2)*min(g, alpha).
+//   A gatherv root's receives hold its port for the whole transfer: (p - 2)*alpha still.
 //
 // Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
 // per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha

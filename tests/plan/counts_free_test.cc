@@ -46,12 +46,24 @@ std::vector<Count> counts_for(Rank p, unsigned seed) {
 TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
   CostModel calibrated = model_of(2.15e-6, 7.3e-11, 1.4e-10, /*per_byte=*/true);
   calibrated.shared_send_min_bytes = 16384;
+  CostModel calibrated_gap = calibrated;
+  calibrated_gap.send_gap = 1.5e-7;
+  CostModel latency_gap = model_of(1, 0, 0, false);
+  latency_gap.send_gap = 0.1;
+  CostModel unit_gap = model_of(1, 1, 0, false);
+  unit_gap.send_gap = 0.25;
+  CostModel wide_gap = model_of(1, 0.01, 0.5, false);
+  wide_gap.send_gap = 2;  // longer than alpha: no effect
   const std::vector<std::pair<std::string, CostModel>> models = {
       {"reference cluster", reference_cluster_model()},
       {"calibrated node", calibrated},
       {"unit", model_of(1, 1, 0, false)},
       {"latency only", model_of(1, 0, 0, false)},
       {"expensive copy", model_of(1, 0.01, 0.5, false)},
+      {"calibrated node, send gap", calibrated_gap},
+      {"latency only, send gap 0.1", latency_gap},
+      {"unit, send gap 0.25", unit_gap},
+      {"expensive copy, send gap 2", wide_gap},
   };
   int claimed = 0;
   for (const auto& [name, model] : models) {
@@ -87,6 +99,26 @@ TEST(CountsFree, ThresholdUnderPureLatencyIsFiveRanks) {
           << collective_name(kind) << " p = " << p;
     }
     EXPECT_EQ(count_exchange_time(kind, 16, latency), 4);  // log2 16 rounds
+  }
+}
+
+TEST(CountsFree, ASendGapWidensTheScattervThresholdOnly) {
+  // alpha = 1, gap 0.1: a scatterv's linear root loses at most (p - 2) * 0.1, under the
+  // exchange's one alpha at least, for every p <= 11; gatherv's receives still take alpha
+  // each, so its threshold stays p <= 5.
+  CostModel model = model_of(1, 0, 0, false);
+  model.send_gap = 0.1;
+  for (Rank p = 1; p <= 16; ++p) {
+    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model), p <= 5)
+        << "p = " << p;
+    if (p <= 11) {
+      EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model)) << "p = " << p;
+    }
+  }
+  model.send_gap = 1;  // a gap of alpha: as without one
+  for (Rank p = 1; p <= 16; ++p) {
+    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model), p <= 5)
+        << "p = " << p;
   }
 }
 
