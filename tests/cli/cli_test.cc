@@ -85,13 +85,17 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   const auto written = nlohmann::json::parse(slurp(model));
   EXPECT_EQ(written, out["model"]);
   EXPECT_EQ(written["calibrated_ranks"], 2);  // the thread backend's ping-pong world
+  ASSERT_TRUE(out["model"].contains("send_gap"));
+  EXPECT_GE(out["model"]["send_gap"].get<double>(), 0.0);
+  EXPECT_EQ(out["send_gap_burst"]["burst"], 16);
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;
   const auto& m = out["model"];
   const Result q = run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " +
                        m["alpha"].dump() + " --beta " + m["beta"].dump() + " --gamma " +
-                       m["gamma"].dump() + " --copy " + m["copy"].dump());
+                       m["gamma"].dump() + " --copy " + m["copy"].dump() + " --send-gap " +
+                       m["send_gap"].dump());
   ASSERT_EQ(q.status, 0) << q.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
             nlohmann::json::parse(q.out)["predicted_time"]);
