@@ -1,4 +1,10 @@
 #!/bin/bash
+# A/B of two cost models on the same binary: 11 rounds, the two models' runs alternating in
+# order (nogap first in odd rounds, gap first in even ones), CSVs into OUT.
+#   ab.sh OUT NP NOGAP_MODEL GAP_MODEL [optcoll bench options...]
+#   ab.sh /tmp/ab4 4 ../cores_bound_cal4/cal4.json cal4gap.json \
+#       --collectives scatterv bcast gatherv --max-bytes 32K --iterations 100
+# then: python3 abtab.py OUT (medians per row, the algorithm each model chose, ratio).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 B=/work/main/build/release/cli/optcoll
 R=/work/main/docs/results/node
