@@ -3,7 +3,8 @@
 // coloured by kind, the critical path outlined, a labelled time axis and a legend. Rows shrink
 // with p (readable up to about 64 ranks; larger charts stay valid, with sparser labels).
 // Exactly one <rect> per op that ran: the legend uses circles and the axis lines. Sends and
-// receives share a rank's row as its upper and lower halves.
+// receives share a rank's row as its upper and lower halves. A send that released its port
+// early (send gap) is a bar up to the release and a thin line on to its arrival.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -107,20 +108,31 @@ std::string gantt_svg(const Schedule& schedule, const SimResult& result) {
         if (t.start < 0 || t.end < 0 || is_communication(action) == computations) continue;
         const bool on_path = std::binary_search(critical.begin(), critical.end(),
                                                 std::pair<Rank, OpId>{r, static_cast<OpId>(i)});
+        // A send that released its port early (send gap): the bar spans the port's hold, a
+        // thin line the message's flight after it.
+        const bool released = t.port_release >= 0;
         const double x = x_of(t.start);
-        const double w = std::max(x_of(t.end) - x, 0.5);
+        const double w = std::max(x_of(released ? t.port_release : t.end) - x, 0.5);
         double y = kTop + row * r + (row - bar) / 2;
         double h = bar;
         if (!computations) {
           h = bar / 2;
           if (!std::holds_alternative<Send>(action)) y += h;
         }
+        const std::string release_note =
+            released ? fmt::format(", port released at {:g}", t.port_release) : std::string();
         svg += fmt::format(
             "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"{}>"
-            "<title>{} [{:g}, {:g}]</title></rect>\n",
+            "<title>{} [{:g}, {:g}]{}</title></rect>\n",
             x, y, w, h, kColours[action.index()],
             on_path ? " stroke=\"#000000\" stroke-width=\"1.5\"" : "",
-            escape(describe_op(schedule, r, static_cast<OpId>(i))), t.start, t.end);
+            escape(describe_op(schedule, r, static_cast<OpId>(i))), t.start, t.end, release_note);
+        if (released) {
+          svg += fmt::format(
+              "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"{}\" "
+              "stroke-width=\"1\"/>\n",
+              x + w, y + h / 2, x_of(t.end), y + h / 2, kColours[action.index()]);
+        }
       }
     }
   }

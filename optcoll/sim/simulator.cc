@@ -224,6 +224,9 @@ std::vector<std::vector<OpTiming>> timing(const Schedule& schedule, const Engine
       t.start = sim::detail::is_computation(engine.kind(g)) ? engine.start(g)
                                                             : engine.start(engine.sender(g));
       t.end = engine.end(g);
+      if (engine.kind(g) == OpKind::kSend && t.end >= 0 && engine.port_release(g) < t.end) {
+        t.port_release = engine.port_release(g);
+      }
     }
   }
   return result;

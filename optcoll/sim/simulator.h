@@ -32,6 +32,9 @@ struct OpTiming {
   Time ready = -1;  // all `after` deps complete (-1: never)
   Time start = -1;  // work began (transfer start, or computation start)
   Time end = -1;    // op complete
+  // A Send whose port was released before its end (CostModel::send_gap): the release; the
+  // message is in flight from there to `end`. -1 otherwise.
+  Time port_release = -1;
 };
 
 // One step of the critical path, from time 0 to the makespan.

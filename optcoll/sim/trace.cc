@@ -39,6 +39,7 @@ std::string chrome_trace_json(const Schedule& schedule, const SimResult& result,
         args["peer"] = peer_of(action);
         args["seq"] = ops[i].seq;
       }
+      if (t.port_release >= 0) args["port_release"] = t.port_release * time_scale;
       events.push_back({{"name", sim::detail::op_label(action)},
                         {"cat", sim::detail::kind_name(action)},
                         {"ph", "X"},

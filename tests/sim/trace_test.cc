@@ -4,6 +4,7 @@
 // rect per op.
 #include "optcoll/sim/trace.h"
 
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -20,7 +21,8 @@ struct Case {
   SimResult result;
 };
 
-Case simulated(std::string_view algorithm, CollectiveKind kind, Rank p, Count n) {
+Case simulated(std::string_view algorithm, CollectiveKind kind, Rank p, Count n,
+               std::optional<Time> send_gap = std::nullopt) {
   Case c;
   c.schedule = algorithms::build(algorithm, make_spec(kind, p, n));
   CostModel m;
@@ -28,6 +30,7 @@ Case simulated(std::string_view algorithm, CollectiveKind kind, Rank p, Count n)
   m.beta = 1;
   m.gamma = 3;
   m.copy = 1;
+  m.send_gap = send_gap;
   c.result = simulate(c.schedule, m, {.trace = true});
   return c;
 }
@@ -93,6 +96,40 @@ TEST(Svg, WellFormedWithOneRectPerOp) {
     EXPECT_NE(svg.find("time (model units)"), std::string::npos);
     EXPECT_NE(svg.find("recv-reduce"), std::string::npos);  // legend
   }
+}
+
+TEST(Exporters, ShowWhereASendGapReleasedThePort) {
+  // scatter/linear, p = 4, 1 element: the root's three sends hold its port for 5 + 1 each
+  // ([0, 6], [6, 12], [12, 18]) and arrive 101 after their start.
+  const Case c = simulated("scatter/linear", CollectiveKind::kScatter, 4, 1, Time{5});
+  std::vector<Time> releases;
+  for (std::size_t r = 0; r < c.result.timing.size(); ++r) {
+    for (std::size_t i = 0; i < c.result.timing[r].size(); ++i) {
+      const OpTiming& t = c.result.timing[r][i];
+      if (t.port_release < 0) continue;
+      EXPECT_EQ(r, 0u);
+      EXPECT_TRUE(std::holds_alternative<Send>(c.schedule.ranks[r].ops[i].action));
+      EXPECT_EQ(t.end - t.start, 101);
+      releases.push_back(t.port_release);
+    }
+  }
+  EXPECT_EQ(releases, (std::vector<Time>{6, 12, 18}));
+  // The SVG: still one rect per op, each released send's bar up to its release (6 of the
+  // plot's 1000 px per 113) and a line on to its arrival.
+  const std::string svg = gantt_svg(c.schedule, c.result);
+  EXPECT_EQ(count_of(svg, "<rect"), c.schedule.op_count());
+  EXPECT_EQ(count_of(svg, "port released at"), 3u);
+  EXPECT_NE(svg.find("width=\"53.10\""), std::string::npos) << svg;  // 6 / 113 * 1000
+  // The Chrome trace: the release in each of those sends' args.
+  const auto doc = nlohmann::json::parse(chrome_trace_json(c.schedule, c.result));
+  std::size_t with_release = 0;
+  for (const auto& event : doc["traceEvents"]) {
+    if (event["args"].contains("port_release")) ++with_release;
+  }
+  EXPECT_EQ(with_release, 3u);
+  // Without a gap, nothing is released early.
+  const Case plain = simulated("scatter/linear", CollectiveKind::kScatter, 4, 1);
+  EXPECT_EQ(count_of(gantt_svg(plain.schedule, plain.result), "port released at"), 0u);
 }
 
 TEST(Exporters, NeedTiming) {
