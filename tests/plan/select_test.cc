@@ -68,8 +68,10 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
 TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   CostModel two_ports = unit_model(50, 1, 0.5);
   two_ports.ports = 2;
+  CostModel send_gap = unit_model(1000, 1, 0.5);
+  send_gap.send_gap = 100;  // linear fan-outs become competitive (design.md 37)
   const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
-                                      two_ports};
+                                      two_ports, send_gap};
   int ruled_out = 0;
   for (const auto kind :
        {CollectiveKind::kAllreduce, CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,
