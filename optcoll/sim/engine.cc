@@ -309,13 +309,15 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
   }
 }
 
+Time Engine::sender_hold(Gid g) const {
+  const auto& send = std::get<Send>(op(g).action);
+  return model_.send_port_time(hot_[g].rank, hot_[hot_[g].partner].rank, send.src.count,
+                               schedule_.spec.elem_bytes);
+}
+
 Time Engine::port_release(Gid g) const {
   if (hot_[g].kind != OpKind::kSend || hot_[g].port != SendPort::kReleased) return end_[g];
-  const auto& send = std::get<Send>(op(g).action);
-  const Rank to = hot_[hot_[g].partner].rank;
-  // The same addition try_start made, so the time is the event's exactly.
-  return start_[g] +
-         model_.send_port_time(hot_[g].rank, to, send.src.count, schedule_.spec.elem_bytes);
+  return start_[g] + sender_hold(g);  // the addition try_start made: the event's time exactly
 }
 
 void Engine::handle_event(const Item& event, Time now) {
@@ -416,8 +418,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       cause_[g] = cause;
       events_.push(key_of(g, now + cold_[g].duration));
       if (model_.send_gap && !joins) {
-        const auto& send = std::get<Send>(op(g).action);
-        const Time hold = model_.send_port_time(r, q, send.src.count, schedule_.spec.elem_bytes);
+        const Time hold = sender_hold(g);
         if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(g), -1});
       }
       prefetch_successors(g);

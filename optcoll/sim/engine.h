@@ -132,6 +132,8 @@ class Engine {
   // A send gap's port release for Send g travels in the event queue as gid -(g + 1), so
   // that it sorts before the completions of its instant and never collides with them.
   static Gid release_gid(Gid g) { return -(g + 1); }
+  // How long Send g holds its sender's port (CostModel::send_port_time).
+  Time sender_hold(Gid g) const;
 
   // The flattened schedule in two arrays of 16-byte records, four ops per cache line. The
   // event loop touches ops of many ranks in turn, and successors far ahead in a rank's

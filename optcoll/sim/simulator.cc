@@ -173,10 +173,9 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
         step.waited_for = "message partner";
       }
     }
-    const Time next_end = step.start;
+    end = step.start;  // the next step (the cause) ends where this one starts
     path.push_back(std::move(step));
     g = next;
-    end = next_end;
   }
   std::reverse(path.begin(), path.end());
   return path;
