@@ -7,17 +7,34 @@
 
 namespace optcoll::algorithms {
 
-Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Count count) {
+namespace {
+// The least of time(from, to) over the pairs of distinct ranks (only the pair 0, 1 for a
+// homogeneous model); 0 for count 0.
+template <typename PairTime>
+Time least_over_pairs(const CollectiveSpec& spec, const CostModel& model, Count count,
+                      PairTime time) {
   if (count <= 0 || spec.nranks < 2) return 0;
-  if (model.homogeneous()) return model.transfer_time(0, 1, count, spec.elem_bytes);
+  if (model.homogeneous()) return time(0, 1);
   Time least = std::numeric_limits<Time>::infinity();
   for (Rank from = 0; from < spec.nranks; ++from) {
     for (Rank to = 0; to < spec.nranks; ++to) {
-      if (from != to)
-        least = std::min(least, model.transfer_time(from, to, count, spec.elem_bytes));
+      if (from != to) least = std::min(least, time(from, to));
     }
   }
   return least;
+}
+}  // namespace
+
+Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Count count) {
+  return least_over_pairs(spec, model, count, [&](Rank from, Rank to) {
+    return model.transfer_time(from, to, count, spec.elem_bytes);
+  });
+}
+
+Time least_receive_port_time(const CollectiveSpec& spec, const CostModel& model, Count count) {
+  return least_over_pairs(spec, model, count, [&](Rank from, Rank to) {
+    return model.receive_port_time(from, to, count, spec.elem_bytes);
+  });
 }
 
 Time chain_bound(const CollectiveSpec& spec, const CostModel& model, Count hops, Count count) {
@@ -27,7 +44,12 @@ Time chain_bound(const CollectiveSpec& spec, const CostModel& model, Count hops,
 Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages, Count count) {
   const Count ports = std::max(1, model.ports);
   const Count rounds = (messages + ports - 1) / ports;
-  return static_cast<Time>(rounds) * least_transfer_time(spec, model, count);
+  if (rounds == 0) return 0;
+  // The busiest receive port takes `rounds` messages in turn, each holding it at least the
+  // receive port time (the whole transfer without a receive gap); the last still takes a
+  // whole transfer time from its start.
+  return static_cast<Time>(rounds - 1) * least_receive_port_time(spec, model, count) +
+         least_transfer_time(spec, model, count);
 }
 
 Count largest_block(const CollectiveSpec& spec) {

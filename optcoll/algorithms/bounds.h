@@ -12,7 +12,9 @@
 //   receives only, which is all the fan-in bounds use.
 // So a piece forwarded along h ranks in turn (each Send after the Recv that brought it) takes
 // at least h transfer times (a chain), and a rank that receives m messages takes at least
-// ceil(m / ports) of them (a fan-in). Each algorithm's bound names its chain or fan-in;
+// ceil(m / ports) of them (a fan-in): with a receive gap (CostModel::receive_gap) each but
+// the last of those holds the port only for its receive port time, from its start. Each
+// algorithm's bound names its chain or fan-in;
 // tests/plan/bounds_test.cc checks every bound against the simulator over rank counts,
 // counts and models.
 #pragma once
@@ -29,7 +31,12 @@ Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Cou
 // `hops` messages of `count` elements, each sent after the previous one was received.
 Time chain_bound(const CollectiveSpec& spec, const CostModel& model, Count hops, Count count);
 
-// One rank receiving `messages` messages of `count` elements each.
+// The least time a message of `count` >= 1 elements holds its receiver's port (the transfer
+// time, less with a receive gap: CostModel::receive_port_time); 0 for count 0.
+Time least_receive_port_time(const CollectiveSpec& spec, const CostModel& model, Count count);
+
+// One rank receiving `messages` messages of `count` elements each: ceil(messages / ports) - 1
+// receive port times and one transfer time.
 Time fan_in_bound(const CollectiveSpec& spec, const CostModel& model, Count messages, Count count);
 
 // The largest block of a v-collective (its counts), or spec.count for a regular one.

@@ -72,10 +72,22 @@ Time CostModel::transfer_time(Rank from, Rank to, Count count, std::size_t elem_
   return latency(from, to) + per_unit(from, to) * units(count, elem_bytes);
 }
 
+namespace {
+// How long a transfer holds a port at the end with gap `gap`: gap + beta*m, at most all of it.
+Time port_time(const CostModel& model, const std::optional<Time>& gap, Rank from, Rank to,
+               Count count, std::size_t elem_bytes) {
+  const Time whole = model.transfer_time(from, to, count, elem_bytes);
+  if (!gap || count == 0) return whole;
+  return std::min(whole, *gap + model.per_unit(from, to) * model.units(count, elem_bytes));
+}
+}  // namespace
+
 Time CostModel::send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
-  const Time whole = transfer_time(from, to, count, elem_bytes);
-  if (!send_gap || count == 0) return whole;
-  return std::min(whole, *send_gap + per_unit(from, to) * units(count, elem_bytes));
+  return port_time(*this, send_gap, from, to, count, elem_bytes);
+}
+
+Time CostModel::receive_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
+  return port_time(*this, receive_gap, from, to, count, elem_bytes);
 }
 
 Time CostModel::copy_time(Count count, std::size_t elem_bytes) const {
@@ -94,6 +106,7 @@ void validate(const CostModel& model) {
   if (model.ports < 1)
     throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
   if (model.send_gap) check_parameter("send_gap", *model.send_gap);
+  if (model.receive_gap) check_parameter("receive_gap", *model.receive_gap);
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
   const auto cells =
       static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
@@ -201,6 +214,10 @@ CostModel parse_cost_model_json(std::string_view text) {
       Time gap = 0;
       number(gap);
       model.send_gap = gap;
+    } else if (key == "receive_gap") {
+      Time gap = 0;
+      number(gap);
+      model.receive_gap = gap;
     } else if (key == "calibrated_ranks") {
       // Provenance written by `optcoll calibrate` (the ranks it ran with; `optcoll bench`
       // notes a different count): checked, not part of the cost model.
@@ -260,6 +277,7 @@ std::string cost_model_to_json(const CostModel& model) {
   if (model.topology) doc["topology"] = to_string(*model.topology);
   if (model.shared_send_min_bytes) doc["shared_send_min_bytes"] = *model.shared_send_min_bytes;
   if (model.send_gap) doc["send_gap"] = *model.send_gap;
+  if (model.receive_gap) doc["receive_gap"] = *model.receive_gap;
   return doc.dump(2);
 }
 
@@ -351,15 +369,17 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   // Latency: every message costs at least alpha, and the set of ranks that hold a given
   // rank's data (or whose data a given rank holds) grows at most (k+1)-fold per message time.
   // With shared sends, or a send gap, a rank's data can reach any number of ranks in one
-  // message time: only the second set counts then (receives hold their ports throughout).
+  // message time: only the second set counts then. With a receive gap a rank can take in
+  // any number of ranks' data in one message time: only the first counts, and only one
+  // message time is certain where something must arrive at all.
   const bool fan_out_bounded =
       !model.shared_send_min_bytes.has_value() && !model.send_gap.has_value();
-  const Count fan =
-      std::max(max_sources, fan_out_bounded && (spec.kind == CollectiveKind::kBcast ||
-                                                spec.kind == CollectiveKind::kScatter ||
-                                                spec.kind == CollectiveKind::kScatterv)
-                                ? receivers
-                                : Count{0});
+  const Count fan_in = model.receive_gap ? std::min<Count>(max_sources, 1) : max_sources;
+  const Count fan = std::max(fan_in, fan_out_bounded && (spec.kind == CollectiveKind::kBcast ||
+                                                         spec.kind == CollectiveKind::kScatter ||
+                                                         spec.kind == CollectiveKind::kScatterv)
+                                         ? receivers
+                                         : Count{0});
   const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
   // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
   const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;

@@ -62,9 +62,21 @@ struct CostModel {
   // library's eager protocol does for small messages: a root posting p - 1 of them pays
   // their latencies once, not p - 1 times. Unset: every send holds its port to the end.
   std::optional<Time> send_gap;
+  // Optional receive gap (LogGP's g at the receiving end): a transfer holds its receiver's
+  // port for receive_gap + beta * m only (at most its whole transfer time), from the
+  // transfer's start, after which the receiver may start taking another message or (without
+  // overlap) compute; the received data are still there only at the transfer's end. What
+  // eager messages into one rank do: a root taking p - 1 of them pays their latencies once.
+  // The hold is placed at the start, not near the arrival: a receiver busy at the start
+  // delays the transfer, though the real message could already be on its way. Unset: every
+  // transfer holds its receiver's port to the end.
+  std::optional<Time> receive_gap;
   // How long a send of `count` elements holds its sender's port (the transfer time
   // without a gap).
   Time send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
+  // How long a transfer of `count` elements holds its receiver's port (the transfer time
+  // without a receive gap).
+  Time receive_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
 
   bool homogeneous() const { return pair_nranks == 0; }
   Time latency(Rank from, Rank to) const;
@@ -96,7 +108,7 @@ CostModel with_topology(CostModel model, Topology topology);
 //   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
 //    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
 //    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
-//    "shared_send_min_bytes": 16384, "send_gap": 2e-7}
+//    "shared_send_min_bytes": 16384, "send_gap": 2e-7, "receive_gap": 2e-7}
 // and provenance that is checked but not part of the model: "comment" and "source" (text),
 // "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
@@ -116,7 +128,9 @@ CostModel reference_cluster_model();
 
 // A lower bound on the makespan of any schedule for `layout` under `model`, where one is
 // known: homogeneous models only. It is the larger of a latency bound (data from one rank
-// can reach at most (k+1)^t ranks after t message latencies) and a bandwidth bound (the
+// can reach at most (k+1)^t ranks after t message latencies, and a rank can hold the data
+// of at most (k+1)^t ranks; a send gap or shared sends void the first, a receive gap the
+// second) and a bandwidth bound (the
 // busiest receiver must take in its missing elements through k ports). Sound, not tight.
 // With a topology, also the link bound of Jain & Sabharwal (spec torus-bucket.md 2.2) for
 // reduce-scatter, allgather and allreduce: every element of the result needs p-1 (allreduce:

@@ -310,22 +310,35 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
 }
 
 Time Engine::sender_hold(Gid g) const {
-  const auto& send = std::get<Send>(op(g).action);
-  return model_.send_port_time(hot_[g].rank, hot_[hot_[g].partner].rank, send.src.count,
+  const Gid send = sender(g);
+  const auto& action = std::get<Send>(op(send).action);
+  return model_.send_port_time(hot_[send].rank, hot_[hot_[send].partner].rank, action.src.count,
                                schedule_.spec.elem_bytes);
 }
 
+Time Engine::receiver_hold(Gid g) const {
+  const Gid send = sender(g);
+  const auto& action = std::get<Send>(op(send).action);
+  return model_.receive_port_time(hot_[send].rank, hot_[hot_[send].partner].rank, action.src.count,
+                                  schedule_.spec.elem_bytes);
+}
+
 Time Engine::port_release(Gid g) const {
-  if (hot_[g].kind != OpKind::kSend || hot_[g].port != SendPort::kReleased) return end_[g];
-  return start_[g] + sender_hold(g);  // the addition try_start made: the event's time exactly
+  const Gid send = sender(g);
+  if (hot_[g].port != SendPort::kReleased) return end_[send];
+  // The addition try_start made: the event's time exactly.
+  return start_[send] + (g == send ? sender_hold(g) : receiver_hold(g));
 }
 
 void Engine::handle_event(const Item& event, Time now) {
-  if (event.gid < 0) {  // a send gap ended: the sender's port is free, the message travels on
+  if (event.gid < 0) {  // a gap ended: that end's port is free, the message travels on
     const Gid g = -event.gid - 1;
-    hot_[g].port = SendPort::kReleased;
-    --sends_active_[hot_[g].rank];
-    wake_after_communication(hot_[g].rank, true, g);
+    Hot& h = hot_[g];
+    h.port = SendPort::kReleased;
+    const bool sent = h.kind == OpKind::kSend;
+    --(sent ? sends_active_ : recvs_active_)[h.rank];
+    // The waker as at a completion: for a RecvReduce its Send (whose end is the transfer's).
+    wake_after_communication(h.rank, sent, h.kind == OpKind::kRecvReduce ? h.partner : g);
     return;
   }
   const Gid g = event.gid;
@@ -344,8 +357,10 @@ void Engine::handle_event(const Item& event, Time now) {
         --sends_active_[r];
         wake_after_communication(r, true, g);
       }
-      --recvs_active_[o.rank];
-      wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
+      if (o.port == SendPort::kHeld) {
+        --recvs_active_[o.rank];
+        wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
+      }
     }
     complete(g, now);
     if (o.kind == OpKind::kRecvReduce) {
@@ -420,6 +435,12 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       if (model_.send_gap && !joins) {
         const Time hold = sender_hold(g);
         if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(g), -1});
+      }
+      if (model_.receive_gap) {
+        const Time hold = receiver_hold(g);
+        if (hold < cold_[g].duration) {
+          events_.push(Item{now + hold, release_gid(h.partner), -1});
+        }
       }
       prefetch_successors(g);
       prefetch_successors(h.partner);

@@ -73,8 +73,12 @@ class Engine {
   // The op whose completion released the resource this op (for a transfer: its Send; for a
   // RecvReduce: its reduction) waited for; kNoGid if it started as soon as it was ready.
   Gid blocker(Gid g) const { return cause_[g]; }
-  // When a Send's sender port was released: the end of its send gap when the model has one
-  // and the gap ended before the transfer (CostModel::send_gap), otherwise its end.
+  // Whether the port of g's rank that message g held was released before the transfer's
+  // end: a Send's after its send gap (CostModel::send_gap), a Recv's or RecvReduce's after
+  // its receive gap (CostModel::receive_gap).
+  bool released_early(Gid g) const { return hot_[g].port == SendPort::kReleased; }
+  // When that port was released: the end of the gap when released_early(g), otherwise the
+  // transfer's end.
   Time port_release(Gid g) const;
 
  private:
@@ -123,17 +127,21 @@ class Engine {
   bool overlap_ = false;
   int ports_ = 1;
 
-  // What a Send in progress holds of its rank's send ports.
+  // What one half of a message in progress holds of its rank's ports (a Send: a send port,
+  // a Recv or RecvReduce: a receive port).
   enum class SendPort : std::uint8_t {
-    kHeld,      // a port, until the transfer ends (or until released, with a send gap)
-    kJoined,    // none: it joined an identical send in progress (shared sends)
-    kReleased,  // none any more: released after the send gap (CostModel::send_gap)
+    kHeld,      // a port, until the transfer ends (or until released, with a gap)
+    kJoined,    // a Send only: none, it joined an identical send in progress (shared sends)
+    kReleased,  // none any more: released after its gap (send_gap, receive_gap)
   };
-  // A send gap's port release for Send g travels in the event queue as gid -(g + 1), so
-  // that it sorts before the completions of its instant and never collides with them.
+  // A gap's port release for op g (the Send for the sender's port, the Recv or RecvReduce
+  // for the receiver's) travels in the event queue as gid -(g + 1), so that it sorts before
+  // the completions of its instant and never collides with them.
   static Gid release_gid(Gid g) { return -(g + 1); }
-  // How long Send g holds its sender's port (CostModel::send_port_time).
+  // How long message g (either half) holds its sender's port (CostModel::send_port_time)
+  // and its receiver's (CostModel::receive_port_time).
   Time sender_hold(Gid g) const;
+  Time receiver_hold(Gid g) const;
 
   // The flattened schedule in two arrays of 16-byte records, four ops per cache line. The
   // event loop touches ops of many ranks in turn, and successors far ahead in a rank's
@@ -147,7 +155,7 @@ class Engine {
     OpKind kind = OpKind::kSend;
     bool empty = false;               // a zero-element message
     bool ready = false;               // deps_left reached 0
-    SendPort port = SendPort::kHeld;  // a Send in progress: what it holds of its rank's ports
+    SendPort port = SendPort::kHeld;  // a message in progress: what it holds of its rank's ports
   };
   struct Cold {
     Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce

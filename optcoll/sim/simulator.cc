@@ -35,6 +35,11 @@
 //   (without overlap) compute, while the receiver's port stays held and both ops still
 //   complete at the transfer's end. The release is an event of its own instant; at one
 //   instant releases are applied with the completions, before anything starts.
+// Receive gap (only when the model sets receive_gap). Likewise at the other end: a transfer of
+//   m > 0 elements releases its receiver's port after model.receive_port_time = min(g_r +
+//   beta_ij * units(m), the transfer time), counted from the transfer's start; the receiver
+//   may then take another message or (without overlap) compute, and the Recv or RecvReduce
+//   still completes (a RecvReduce: starts its reduction) at the transfer's end.
 // Computation. A Copy of m elements takes copy_time(m) = copy * units(m), a Reduce
 //   reduce_time(m) = gamma * units(m), the reduction of a RecvReduce reduce_time(m) once its
 //   transfer ended. A rank runs one computation at a time (its processor). Without `overlap`
@@ -69,9 +74,10 @@
 //     "start"           it was ready at time 0 (the first step).
 //   A RecvReduce whose reduction had to wait for the processor appears with the start of its
 //   reduction; otherwise an op's step spans its transfer start to its completion, except a
-//   Send whose early port release (send gap) let the next step start: its step ends at that
-//   release, while its message is still on its way. Every step starts exactly when the
-//   previous one ends; the first starts at 0, the last ends at the makespan.
+//   transfer whose early port release (send or receive gap) let the next step start: its
+//   step ends at that release, while its message is still on its way (for a RecvReduce's
+//   receive port the step names its Send, as for a completion). Every step starts exactly
+//   when the previous one ends; the first starts at 0, the last ends at the makespan.
 // Errors. A malformed schedule (require_well_formed) or an invalid model (validate_for)
 //   throws Error(kInvalidArgument). A deadlock is a result, not an error.
 // -------------------------------------------------------------------------------------------
@@ -119,11 +125,20 @@ const char* held_resource(const Engine& engine, Gid blocker) {
   return kind == OpKind::kSend || kind == OpKind::kRecv ? "port" : "processor";
 }
 
-// The op that released what `step` waited for, released exactly at step.start: at its
-// completion, or, for a Send with a send gap, at its port release.
+// Whether `blocker` released what a step starting at `start` waited for at that instant: at
+// its completion, or at a gap's early port release: a Send's own (send gap), a Recv's, or,
+// when the engine names the Send for a RecvReduce, its partner's (receive gap).
+bool released_at(const Engine& engine, Gid blocker, Time start) {
+  if (engine.end(blocker) == start) return true;
+  if (engine.released_early(blocker) && engine.port_release(blocker) == start) return true;
+  const Gid other = engine.partner(blocker);
+  return engine.kind(blocker) == OpKind::kSend && engine.released_early(other) &&
+         engine.port_release(other) == start;
+}
+
+// The op that released what `step` waited for, released exactly at step.start.
 Gid blocking_op(const Engine& engine, Gid blocker, CriticalStep& step) {
-  OPTCOLL_CHECK(blocker != kNoGid && (engine.end(blocker) == step.start ||
-                                      engine.port_release(blocker) == step.start),
+  OPTCOLL_CHECK(blocker != kNoGid && released_at(engine, blocker, step.start),
                 "rank {} op {} started late with no blocker", step.rank, step.op);
   step.waited_for = held_resource(engine, blocker);
   return blocker;
@@ -223,7 +238,7 @@ std::vector<std::vector<OpTiming>> timing(const Schedule& schedule, const Engine
       t.start = sim::detail::is_computation(engine.kind(g)) ? engine.start(g)
                                                             : engine.start(engine.sender(g));
       t.end = engine.end(g);
-      if (engine.kind(g) == OpKind::kSend && t.end >= 0 && engine.port_release(g) < t.end) {
+      if (!sim::detail::is_computation(engine.kind(g)) && engine.released_early(g)) {
         t.port_release = engine.port_release(g);
       }
     }

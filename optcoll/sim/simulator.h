@@ -32,8 +32,9 @@ struct OpTiming {
   Time ready = -1;  // all `after` deps complete (-1: never)
   Time start = -1;  // work began (transfer start, or computation start)
   Time end = -1;    // op complete
-  // A Send whose port was released before its end (CostModel::send_gap): the release; the
-  // message is in flight from there to `end`. -1 otherwise.
+  // A Send, Recv or RecvReduce whose port was released before the transfer's end
+  // (CostModel::send_gap, receive_gap): the release; the message is in flight from there to
+  // the transfer's end. -1 otherwise.
   Time port_release = -1;
 };
 

@@ -114,6 +114,11 @@ TEST(CostModelJson, RoundTrip) {
       << cost_model_to_json(m);
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
   EXPECT_FALSE(parse_cost_model_json("{}").send_gap.has_value());
+  m.receive_gap = 3.5e-7;
+  EXPECT_NE(cost_model_to_json(m).find("\"receive_gap\": 3.5e-07"), std::string::npos)
+      << cost_model_to_json(m);
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+  EXPECT_FALSE(parse_cost_model_json("{}").receive_gap.has_value());
   // Provenance is read and checked, and changes nothing in the model.
   EXPECT_EQ(parse_cost_model_json("{\"alpha\": 3, \"calibrated_ranks\": 4, \"source\": \"x\"}"),
             parse_cost_model_json("{\"alpha\": 3}"));
@@ -145,6 +150,9 @@ TEST(CostModelJson, RejectsMalformedFiles) {
   expect_code("{\"send_gap\": \"short\"}", ErrorCode::kParse, "send_gap must be a number");
   expect_code("{\"send_gap\": -1e-7}", ErrorCode::kInvalidArgument,
               "model parameter send_gap is negative");
+  expect_code("{\"receive_gap\": [1]}", ErrorCode::kParse, "receive_gap must be a number");
+  expect_code("{\"receive_gap\": -1e-7}", ErrorCode::kInvalidArgument,
+              "model parameter receive_gap is negative");
   expect_code("{\"calibrated_ranks\": 0}", ErrorCode::kParse,
               "model: calibrated_ranks must be a positive integer");
   expect_code("{\"calibrated_ranks\": \"four\"}", ErrorCode::kParse,
@@ -201,6 +209,27 @@ TEST(LowerBound, SendGapLeavesOnlyTheFanInLatency) {
   m.send_gap = 500;
   EXPECT_EQ(m.send_port_time(0, 1, 10, 8), 110.0);
   EXPECT_EQ(m.send_port_time(0, 1, 0, 8), 0.0);
+}
+
+// A receive gap frees the receiver's port early (CostModel::receive_gap): a root can take in
+// any number of messages within one latency, so only the fan-out side bounds the latency (a
+// bcast still needs log2(8) = 3 rounds); a reduction is left with one latency.
+TEST(LowerBound, ReceiveGapLeavesOnlyTheFanOutLatency) {
+  CostModel m;
+  m.alpha = 100;
+  m.beta = 1;
+  m.receive_gap = 5;
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 300.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 100.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kGather, 8, 10)), m), 100.0);
+  // Both gaps: one latency for either.
+  m.send_gap = 5;
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
+  // The port time: the gap plus the data, never more than the whole transfer.
+  EXPECT_EQ(m.receive_port_time(0, 1, 10, 8), 15.0);
+  m.receive_gap = 500;
+  EXPECT_EQ(m.receive_port_time(0, 1, 10, 8), 110.0);
+  EXPECT_EQ(m.receive_port_time(0, 1, 0, 8), 0.0);
 }
 
 TEST(LowerBound, GathervCountsOnlyNonEmptyBlocks) {

@@ -86,6 +86,13 @@ std::vector<NamedModel> models_for(Rank p) {
   CostModel gap = abstract_model(20, 1, 0.5, 0.25);
   gap.send_gap = 2;  // a sender's port is free after 2 + m; its message arrives after 20 + m
   models.push_back({"send_gap", gap});
+  CostModel receive_gap = abstract_model(20, 1, 0.5, 0.25);
+  receive_gap.receive_gap = 2;  // a receiver's port is free after 2 + m, its data there at 20 + m
+  models.push_back({"receive_gap", receive_gap});
+  CostModel both_gaps = abstract_model(20, 1, 0.5, 0.25);
+  both_gaps.send_gap = 1;
+  both_gaps.receive_gap = 3;
+  models.push_back({"both_gaps", both_gaps});
   if (p >= 2) models.push_back({"pairs", pair_model(p)});
   if (const auto torus = torus_for(p)) {
     models.push_back({*torus, with_topology(abstract_model(2, 1, 0.5, 0), parse_topology(*torus))});

@@ -70,8 +70,10 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   two_ports.ports = 2;
   CostModel send_gap = unit_model(1000, 1, 0.5);
   send_gap.send_gap = 100;  // linear fan-outs become competitive (design.md 37)
+  CostModel both_gaps = send_gap;
+  both_gaps.receive_gap = 100;  // and linear fan-ins
   const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
-                                      two_ports, send_gap};
+                                      two_ports, send_gap, both_gaps};
   int ruled_out = 0;
   for (const auto kind :
        {CollectiveKind::kAllreduce, CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,
@@ -297,6 +299,18 @@ TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
       const auto gap_bound = lower_bound(Layout(c.spec), m);
       ASSERT_TRUE(gap_bound.has_value());
       EXPECT_LE(*gap_bound, simulate(s, m).makespan) << "send gap, ports " << ports;
+      // A receive gap: a receiver's port is free again long before its data arrive.
+      m.send_gap.reset();
+      m.receive_gap = 3;
+      const auto receive_gap_bound = lower_bound(Layout(c.spec), m);
+      ASSERT_TRUE(receive_gap_bound.has_value());
+      EXPECT_LE(*receive_gap_bound, simulate(s, m).makespan) << "receive gap, ports " << ports;
+      m.send_gap = 3;  // both
+      const auto both_bound = lower_bound(Layout(c.spec), m);
+      ASSERT_TRUE(both_bound.has_value());
+      EXPECT_LE(*both_bound, simulate(s, m).makespan) << "both gaps, ports " << ports;
+      m.send_gap.reset();
+      m.receive_gap.reset();
     }
   }
 }

@@ -204,6 +204,89 @@ TEST(SendGap, TheSenderComputesOnceItsPortIsFree) {
   EXPECT_EQ(simulate(s, m).makespan, 130);
 }
 
+// A receive gap (CostModel::receive_gap, LogGP's g at the receiver): a transfer holds its
+// receiver's port for g + beta * m from its start; its data still arrive alpha + beta * m
+// after it started.
+Schedule fan_in(bool reducing) {
+  ScheduleBuilder b(make_spec(reducing ? CollectiveKind::kReduce : CollectiveKind::kGather, 4, 10),
+                    "test/fan_in");
+  for (Rank child = 1; child < 4; ++child) {
+    if (reducing) {  // each into its own scratch slice, so that the receives are independent
+      b.transfer_reduce(child, 0, in(0, 10), b.scratch(0, 10), Side::kLeft);
+    } else {
+      b.transfer(child, 0, in(0, 10), out(10 * child, 10));
+    }
+  }
+  return std::move(b).finish();
+}
+
+std::vector<std::tuple<Rank, Time, Time, std::string>> path_of(const SimResult& r) {
+  std::vector<std::tuple<Rank, Time, Time, std::string>> steps;
+  for (const auto& step : r.critical_path) {
+    steps.emplace_back(step.rank, step.start, step.end, step.waited_for);
+  }
+  return steps;
+}
+
+TEST(ReceiveGap, ARootTakesItsNextMessageAfterTheGap) {
+  const Schedule s = fan_in(false);  // T = 110; the receiver's port time with g = 5: 15
+  CostModel m = model(1);
+  m.receive_gap = 5;
+  const auto r = simulate(s, m, {.trace = true});
+  // Transfers start at 0, 15, 30 and arrive at 110, 125, 140.
+  EXPECT_EQ(r.makespan, 140);
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{140, 110, 125, 140}));
+  EXPECT_EQ(timing(r, 0, 0).port_release, 15);  // the root's receives show their releases
+  EXPECT_EQ(timing(r, 0, 2).port_release, 45);
+  EXPECT_EQ(timing(r, 1, 0).port_release, -1);  // the senders held theirs to the end
+  // The path: the root's first two receives end at their port releases.
+  using Step = std::tuple<Rank, Time, Time, std::string>;
+  EXPECT_EQ(path_of(r),
+            (std::vector<Step>{{0, 0, 15, "start"}, {0, 15, 30, "port"}, {0, 30, 140, "port"}}));
+  // A gap as long as the transfer changes nothing; half duplex counts the port the same way;
+  // a send gap alone does not shorten a fan-in, and both gaps together are the receive gap's.
+  m.receive_gap = 1000;
+  EXPECT_EQ(simulate(s, m).makespan, 330);
+  m.receive_gap = 5;
+  m.duplex = Duplex::kHalf;
+  EXPECT_EQ(simulate(s, m).makespan, 140);
+  m.duplex = Duplex::kFull;
+  m.send_gap = 5;
+  EXPECT_EQ(simulate(s, m).makespan, 140);
+  m.receive_gap.reset();
+  EXPECT_EQ(simulate(s, m).makespan, 330);
+}
+
+TEST(ReceiveGap, ARootFanOutIsUnchanged) {
+  // Without a send gap the root's sends hold its send port throughout: T, T, T in turn.
+  CostModel m = model(1);
+  m.receive_gap = 5;
+  EXPECT_EQ(simulate(star(10), m).makespan, 330);
+}
+
+TEST(ReceiveGap, ReductionsWaitForTheirDataNotForThePort) {
+  // Three RecvReduce into separate slices (gamma = 3: 30 each), without overlap: the
+  // transfers start at 0, 15, 30 (the receiver's port is free after each gap, and with no
+  // communication holding a port the processor is free too) and arrive at 110, 125, 140;
+  // the reductions then run in turn on the one processor: [110, 140], [140, 170], [170, 200].
+  const Schedule s = fan_in(true);
+  CostModel m = model(1);
+  m.receive_gap = 5;
+  const auto r = simulate(s, m, {.trace = true});
+  EXPECT_EQ(r.makespan, 200);
+  EXPECT_EQ(timing(r, 0, 0).port_release, 15);
+  EXPECT_EQ(timing(r, 0, 1).start, 15);  // the transfer's start
+  EXPECT_EQ(timing(r, 0, 1).end, 170);   // its reduction waited for the processor
+  // Free reductions: the last arrival ends the path, and the steps before it are the
+  // transfers whose receive ports released at 15 and 30, named by their Sends (ranks 1, 2).
+  m.gamma = 0;
+  const auto free = simulate(s, m);
+  EXPECT_EQ(free.makespan, 140);
+  using Step = std::tuple<Rank, Time, Time, std::string>;
+  EXPECT_EQ(path_of(free),
+            (std::vector<Step>{{1, 0, 15, "start"}, {2, 15, 30, "port"}, {0, 30, 140, "port"}}));
+}
+
 TEST(Duplex, TwoRanksExchanging) {
   const Schedule s = exchange(10);  // T = 110
   // Full duplex: each rank sends and receives at once.
@@ -530,12 +613,18 @@ TEST(CriticalPath, MessagePartnerAndProcessor) {
 TEST(CriticalPath, PropertiesOverTheRegistry) {
   // For every registry case at p in {5, 8} and several models: the path starts at 0 with
   // "start", ends at the makespan, every step starts exactly when the previous one ended,
-  // and each step ends when its op completed, or, under a send gap, a Send's step may end
-  // earlier, at its port release, when the next step waited for that port or processor.
+  // and each step ends when its op completed, or, under a send or receive gap, a transfer's
+  // step may end earlier, at a port release, when the next step waited for that port or
+  // processor.
   const std::vector<CostModel> models = [] {
-    std::vector<CostModel> list{
-        model(1), model(2, Duplex::kHalf),      model(1, Duplex::kFull, true), model(1),
-        model(1), model(2, Duplex::kHalf, true)};
+    std::vector<CostModel> list{model(1),
+                                model(2, Duplex::kHalf),
+                                model(1, Duplex::kFull, true),
+                                model(1),
+                                model(1),
+                                model(2, Duplex::kHalf, true),
+                                model(1),
+                                model(1, Duplex::kHalf, true)};
     list[0].copy = 1;
     list[1].gamma = 0;
     list[3].copy = 1;
@@ -543,10 +632,15 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
     list[4].copy = 1;
     list[4].send_gap = 7;
     list[5].send_gap = 0;
+    list[6].copy = 1;
+    list[6].receive_gap = 7;
+    list[7].send_gap = 3;
+    list[7].receive_gap = 0;
     return list;
   }();
   const std::vector<std::string> reasons{"dependency", "message partner", "port", "processor"};
-  std::size_t early_ends = 0;  // steps that ended at a port release: the rule is exercised
+  std::size_t early_ends = 0;          // steps that ended at a port release: the rule is exercised
+  std::size_t early_receive_ends = 0;  // ... under a model with a receive gap only
   for (const auto& c : testing::registry_cases({5, 8})) {
     const Schedule s = algorithms::build(*c.algorithm, c.spec);
     for (const auto& m : models) {
@@ -565,8 +659,16 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
         const Time op_end = timing(r, step.rank, step.op).end;
         if (step.end != op_end) {
           ++early_ends;
-          EXPECT_TRUE(m.send_gap.has_value()) << c.name << " step " << k;
-          EXPECT_TRUE(std::holds_alternative<Send>(s.ranks[step.rank].ops[step.op].action))
+          if (!m.send_gap) ++early_receive_ends;
+          const Action& action = s.ranks[step.rank].ops[step.op].action;
+          const bool is_send = std::holds_alternative<Send>(action);
+          EXPECT_TRUE(is_send ? m.send_gap || m.receive_gap
+                              : m.receive_gap && !std::holds_alternative<Copy>(action) &&
+                                    !std::holds_alternative<Reduce>(action))
+              << c.name << " step " << k;
+          // At the op's own release, or at its receiver's (a RecvReduce's, named by its Send).
+          EXPECT_TRUE(timing(r, step.rank, step.op).port_release == step.end ||
+                      (is_send && m.receive_gap))
               << c.name << " step " << k;
           EXPECT_LT(step.end, op_end) << c.name << " step " << k;
           ASSERT_LT(k + 1, r.critical_path.size()) << c.name << " step " << k;
@@ -582,7 +684,8 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
       }
     }
   }
-  EXPECT_GT(early_ends, 0u);
+  EXPECT_GT(early_ends, early_receive_ends);
+  EXPECT_GT(early_receive_ends, 0u);
 }
 
 }  // namespace
