@@ -36,11 +36,12 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   if (p <= 2) return true;  // one message at most, whatever the algorithm
   if (model.ports != 1 || model.overlap || !model.homogeneous() || model.topology) return false;
   if (p > kMaxCountsFreeRanks) return false;
-  // With a send gap a scatterv root's sends overlap their latencies: each costs it only
-  // min(gap, alpha) beyond its bytes (the file comment). A gatherv root's receives do not.
-  const Time per_block = kind == CollectiveKind::kScatterv && model.send_gap
-                             ? std::min(*model.send_gap, model.alpha)
-                             : model.alpha;
+  // With a send gap a scatterv root's sends overlap their latencies, with a receive gap a
+  // gatherv root's receives: each costs it only min(gap, alpha) beyond its bytes (the file
+  // comment).
+  const std::optional<Time>& gap =
+      kind == CollectiveKind::kScatterv ? model.send_gap : model.receive_gap;
+  const Time per_block = gap ? std::min(*gap, model.alpha) : model.alpha;
   return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, model);
 }
 

@@ -18,7 +18,10 @@
 //   is held at least beta*m per message, the last message takes alpha + beta*m), and a
 //   scatterv root's k sends hold its port min(g, alpha) + beta*m each: linear scatterv
 //   takes (k - 1)*min(g, alpha) + alpha + beta*T and loses at most (p - 2)*min(g, alpha).
-//   A gatherv root's receives hold its port for the whole transfer: (p - 2)*alpha still.
+//   A receive gap g_r (CostModel::receive_gap) does the same for a gatherv root's receives:
+//   each holds its port min(g_r, alpha) + beta*m from its start, the last-started ends
+//   alpha + beta*m after it, so any algorithm still needs alpha + beta*T and linear gatherv
+//   loses at most (p - 2)*min(g_r, alpha). Without it: (p - 2)*alpha.
 //
 // Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
 // per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha

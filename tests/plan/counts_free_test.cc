@@ -53,7 +53,15 @@ TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
   CostModel unit_gap = model_of(1, 1, 0, false);
   unit_gap.send_gap = 0.25;
   CostModel wide_gap = model_of(1, 0.01, 0.5, false);
-  wide_gap.send_gap = 2;  // longer than alpha: no effect
+  wide_gap.send_gap = 2;                       // longer than alpha: no effect
+  CostModel calibrated_gaps = calibrated_gap;  // as `optcoll calibrate` writes it
+  calibrated_gaps.receive_gap = 1.5e-7;
+  CostModel latency_receive_gap = model_of(1, 0, 0, false);
+  latency_receive_gap.receive_gap = 0.1;
+  CostModel unit_gaps = unit_gap;
+  unit_gaps.receive_gap = 0.25;
+  CostModel wide_receive_gap = model_of(1, 0.01, 0.5, false);
+  wide_receive_gap.receive_gap = 2;
   const std::vector<std::pair<std::string, CostModel>> models = {
       {"reference cluster", reference_cluster_model()},
       {"calibrated node", calibrated},
@@ -64,6 +72,10 @@ TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
       {"latency only, send gap 0.1", latency_gap},
       {"unit, send gap 0.25", unit_gap},
       {"expensive copy, send gap 2", wide_gap},
+      {"calibrated node, both gaps", calibrated_gaps},
+      {"latency only, receive gap 0.1", latency_receive_gap},
+      {"unit, both gaps 0.25", unit_gaps},
+      {"expensive copy, receive gap 2", wide_receive_gap},
   };
   int claimed = 0;
   for (const auto& [name, model] : models) {
@@ -118,6 +130,25 @@ TEST(CountsFree, ASendGapWidensTheScattervThresholdOnly) {
   model.send_gap = 1;  // a gap of alpha: as without one
   for (Rank p = 1; p <= 16; ++p) {
     EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model), p <= 5)
+        << "p = " << p;
+  }
+}
+
+TEST(CountsFree, AReceiveGapWidensTheGathervThresholdOnly) {
+  // The mirror image: with a receive gap of 0.1 a gatherv's linear root loses at most
+  // (p - 2) * 0.1 and skips the exchange up to p = 11 at least; scatterv stays at p <= 5.
+  CostModel model = model_of(1, 0, 0, false);
+  model.receive_gap = 0.1;
+  for (Rank p = 1; p <= 16; ++p) {
+    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model), p <= 5)
+        << "p = " << p;
+    if (p <= 11) {
+      EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model)) << "p = " << p;
+    }
+  }
+  model.receive_gap = 1;  // a gap of alpha: as without one
+  for (Rank p = 1; p <= 16; ++p) {
+    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model), p <= 5)
         << "p = " << p;
   }
 }
