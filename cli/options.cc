@@ -208,6 +208,9 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--send-gap", send_gap,
                  "a send holds its sender's port for this long plus beta*m, the receiver's for "
                  "the whole transfer (LogGP's g; calibrate measures it)");
+  app.add_option("--receive-gap", receive_gap,
+                 "a transfer holds its receiver's port for this long plus beta*m from its start, "
+                 "not the whole transfer (LogGP's g at the receiver; calibrate measures it)");
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
@@ -238,6 +241,7 @@ CostModel ModelOptions::model() const {
   if (per_byte) m.per_byte = true;
   if (shared_sends) m.shared_send_min_bytes = *shared_sends;
   if (send_gap) m.send_gap = *send_gap;
+  if (receive_gap) m.receive_gap = *receive_gap;
   validate(m);
   return m;
 }

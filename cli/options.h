@@ -50,6 +50,7 @@ struct ModelOptions {
   std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
   std::optional<std::size_t> shared_sends;  // --shared-sends BYTES (shared_send_min_bytes)
   std::optional<double> send_gap;
+  std::optional<double> receive_gap;
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then

@@ -82,7 +82,11 @@ void run_calibrate(const CalibrateOptions& o) {
   const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
   CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
   model.shared_send_min_bytes = shared_send_min_bytes;
-  if (send_gap) model.send_gap = send_gap->gap;
+  if (send_gap) {
+    // The burst runs at the pace of its slower end: an upper bound on both ends' gaps.
+    model.send_gap = send_gap->gap;
+    model.receive_gap = send_gap->gap;
+  }
   // With more ranks than cores the idle ranks' polling is part of what the ping-pong
   // measures: the file says how many ran, and `optcoll bench` notes a run with another count.
   nlohmann::json model_doc = nlohmann::json::parse(cost_model_to_json(model));
@@ -134,8 +138,8 @@ void run_calibrate(const CalibrateOptions& o) {
                            o.op);
   if (send_gap) {
     std::cout << fmt::format(
-        "send gap = {:.3g} s (round trip of {} B: {:.3f} us alone, {:.3f} us with a burst of {} "
-        "sends)\n",
+        "send and receive gap = {:.3g} s (round trip of {} B: {:.3f} us alone, {:.3f} us with a "
+        "burst of {} sends)\n",
         send_gap->gap, send_gap->bytes, send_gap->single_round_trip * 1e6,
         send_gap->burst_round_trip * 1e6, send_gap->burst);
   }

@@ -60,7 +60,10 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
 // messages back to back (all posted before any is waited for) and rank 1 answers once all
 // arrived. gap = (median burst round trip - median single round trip) / (burst - 1),
 // clamped to [0, one-way latency]. One receiver takes the whole burst, so its own
-// per-message cost is included: the gap is measured from above, never below. Result on
+// per-message cost is included: the gap is measured from above, never below. The burst's
+// per-message time is that of the slower end, so it bounds the receive gap
+// (CostModel::receive_gap, LogGP's g at the receiver) from above too: `optcoll calibrate`
+// writes it as both. Result on
 // rank 0 (other ranks get nullopt). Error(kInvalidArgument) for burst < 2, repetitions < 1
 // or fewer than two ranks; TransportError if the peer does not answer within `timeout`.
 inline constexpr std::size_t kSendGapBytes = 8;  // the message size `optcoll calibrate` uses

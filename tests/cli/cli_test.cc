@@ -88,6 +88,8 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   ASSERT_TRUE(out["model"].contains("send_gap"));
   EXPECT_GE(out["model"]["send_gap"].get<double>(), 0.0);
   EXPECT_EQ(out["send_gap_burst"]["burst"], 16);
+  // The burst bounds both ends' per-message costs: written as the receive gap too.
+  EXPECT_EQ(out["model"]["receive_gap"], out["model"]["send_gap"]);
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;
@@ -95,7 +97,7 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   const Result q = run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " +
                        m["alpha"].dump() + " --beta " + m["beta"].dump() + " --gamma " +
                        m["gamma"].dump() + " --copy " + m["copy"].dump() + " --send-gap " +
-                       m["send_gap"].dump());
+                       m["send_gap"].dump() + " --receive-gap " + m["receive_gap"].dump());
   ASSERT_EQ(q.status, 0) << q.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
             nlohmann::json::parse(q.out)["predicted_time"]);
@@ -216,6 +218,27 @@ TEST_F(Cli, SendGapLetsALinearRootOverlapItsSends) {
   const Result plan_with = run("plan " + base + " --send-gap 5 --json");
   ASSERT_EQ(plan_with.status, 0) << plan_with.err;
   EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], "scatter/linear");
+  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113);
+}
+
+TEST_F(Cli, ReceiveGapLetsALinearRootOverlapItsReceives) {
+  // gather/linear at p = 4, one element per rank: three transfers of 100 + 1 into the root.
+  // Without a gap it takes them in turn (303); with --receive-gap 5 each holds the root's port
+  // for 5 + 1, so the last starts at 12 and arrives at 113, and plan prefers linear. A send
+  // gap alone changes nothing here.
+  const std::string base = "gather -p 4 --count 1 --abstract --alpha 100 --beta 1";
+  const Result without = run("simulate " + base + " --algorithm linear --send-gap 5 --json");
+  ASSERT_EQ(without.status, 0) << without.err;
+  EXPECT_EQ(nlohmann::json::parse(without.out)["makespan"], 303);
+  const Result with = run("simulate " + base + " --algorithm linear --receive-gap 5 --json");
+  ASSERT_EQ(with.status, 0) << with.err;
+  EXPECT_EQ(nlohmann::json::parse(with.out)["makespan"], 113);
+  const Result plan_without = run("plan " + base + " --json");
+  ASSERT_EQ(plan_without.status, 0) << plan_without.err;
+  EXPECT_NE(nlohmann::json::parse(plan_without.out)["algorithm"], "gather/linear");
+  const Result plan_with = run("plan " + base + " --receive-gap 5 --json");
+  ASSERT_EQ(plan_with.status, 0) << plan_with.err;
+  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], "gather/linear");
   EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113);
 }
 
@@ -364,6 +387,9 @@ const BadInput kBadInputs[] = {
     {"negative_send_gap",
      [](Cli&) { return std::string("plan bcast -p 4 --count 1 --send-gap -1e-7"); },
      "model parameter send_gap is negative"},
+    {"nan_receive_gap",
+     [](Cli&) { return std::string("plan gather -p 4 --count 1 --receive-gap nan"); },
+     "model parameter receive_gap is NaN"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
      "ports must be at least 1"},
     {"malformed_model_json",
