@@ -201,45 +201,32 @@ TEST_F(Cli, PlanJsonAndDumpedScheduleAgreeWithSimulate) {
   EXPECT_EQ(nlohmann::json::parse(verify.out)["ok"], true);
 }
 
-TEST_F(Cli, SendGapLetsALinearRootOverlapItsSends) {
-  // scatter/linear at p = 4, one element per rank: three transfers of 100 + 1. Without a gap
-  // the root sends them in turn (303); with --send-gap 5 each holds its port for 5 + 1, so
-  // the last starts at 12 and arrives at 113. plan then prefers linear over binomial (202).
-  const std::string base = "scatter -p 4 --count 1 --abstract --alpha 100 --beta 1";
-  const Result without = run("simulate " + base + " --algorithm linear --json");
-  ASSERT_EQ(without.status, 0) << without.err;
-  EXPECT_EQ(nlohmann::json::parse(without.out)["makespan"], 303);
-  const Result with = run("simulate " + base + " --algorithm linear --send-gap 5 --json");
-  ASSERT_EQ(with.status, 0) << with.err;
-  EXPECT_EQ(nlohmann::json::parse(with.out)["makespan"], 113);
-  const Result plan_without = run("plan " + base + " --json");
-  ASSERT_EQ(plan_without.status, 0) << plan_without.err;
-  EXPECT_NE(nlohmann::json::parse(plan_without.out)["algorithm"], "scatter/linear");
-  const Result plan_with = run("plan " + base + " --send-gap 5 --json");
-  ASSERT_EQ(plan_with.status, 0) << plan_with.err;
-  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], "scatter/linear");
-  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113);
-}
-
-TEST_F(Cli, ReceiveGapLetsALinearRootOverlapItsReceives) {
-  // gather/linear at p = 4, one element per rank: three transfers of 100 + 1 into the root.
-  // Without a gap it takes them in turn (303); with --receive-gap 5 each holds the root's port
-  // for 5 + 1, so the last starts at 12 and arrives at 113, and plan prefers linear. A send
-  // gap alone changes nothing here.
-  const std::string base = "gather -p 4 --count 1 --abstract --alpha 100 --beta 1";
-  const Result without = run("simulate " + base + " --algorithm linear --send-gap 5 --json");
-  ASSERT_EQ(without.status, 0) << without.err;
-  EXPECT_EQ(nlohmann::json::parse(without.out)["makespan"], 303);
-  const Result with = run("simulate " + base + " --algorithm linear --receive-gap 5 --json");
-  ASSERT_EQ(with.status, 0) << with.err;
-  EXPECT_EQ(nlohmann::json::parse(with.out)["makespan"], 113);
-  const Result plan_without = run("plan " + base + " --json");
-  ASSERT_EQ(plan_without.status, 0) << plan_without.err;
-  EXPECT_NE(nlohmann::json::parse(plan_without.out)["algorithm"], "gather/linear");
-  const Result plan_with = run("plan " + base + " --receive-gap 5 --json");
-  ASSERT_EQ(plan_with.status, 0) << plan_with.err;
-  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], "gather/linear");
-  EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113);
+TEST_F(Cli, GapsLetALinearRootOverlapItsMessages) {
+  // scatter/linear and gather/linear at p = 4, one element per rank: three transfers of
+  // 100 + 1 from (into) the root. Without the gap at the root's end it takes them in turn
+  // (303), whatever the other end's gap; with it (5) each holds the root's port for 5 + 1,
+  // so the last starts at 12 and arrives at 113, and plan prefers linear over binomial (202).
+  struct Case {
+    std::string collective, gap, other_gap;
+  };
+  for (const Case& c : {Case{"scatter", "--send-gap 5", "--receive-gap 5"},
+                        Case{"gather", "--receive-gap 5", "--send-gap 5"}}) {
+    const std::string base = c.collective + " -p 4 --count 1 --abstract --alpha 100 --beta 1";
+    const std::string linear = c.collective + "/linear";
+    const Result without = run("simulate " + base + " --algorithm linear --json " + c.other_gap);
+    ASSERT_EQ(without.status, 0) << without.err;
+    EXPECT_EQ(nlohmann::json::parse(without.out)["makespan"], 303) << c.collective;
+    const Result with = run("simulate " + base + " --algorithm linear --json " + c.gap);
+    ASSERT_EQ(with.status, 0) << with.err;
+    EXPECT_EQ(nlohmann::json::parse(with.out)["makespan"], 113) << c.collective;
+    const Result plan_without = run("plan " + base + " --json");
+    ASSERT_EQ(plan_without.status, 0) << plan_without.err;
+    EXPECT_NE(nlohmann::json::parse(plan_without.out)["algorithm"], linear);
+    const Result plan_with = run("plan " + base + " --json " + c.gap);
+    ASSERT_EQ(plan_with.status, 0) << plan_with.err;
+    EXPECT_EQ(nlohmann::json::parse(plan_with.out)["algorithm"], linear);
+    EXPECT_EQ(nlohmann::json::parse(plan_with.out)["predicted_time"], 113) << c.collective;
+  }
 }
 
 TEST_F(Cli, ScanAndExscanPlanVerifyAndRun) {

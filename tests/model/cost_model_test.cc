@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -203,12 +206,6 @@ TEST(LowerBound, SendGapLeavesOnlyTheFanInLatency) {
   m.send_gap = 5;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
-  // The port time: the gap plus the data, never more than the whole transfer.
-  EXPECT_EQ(m.send_port_time(0, 1, 10, 8), 15.0);
-  EXPECT_EQ(m.transfer_time(0, 1, 10, 8), 110.0);
-  m.send_gap = 500;
-  EXPECT_EQ(m.send_port_time(0, 1, 10, 8), 110.0);
-  EXPECT_EQ(m.send_port_time(0, 1, 0, 8), 0.0);
 }
 
 // A receive gap frees the receiver's port early (CostModel::receive_gap): a root can take in
@@ -225,11 +222,27 @@ TEST(LowerBound, ReceiveGapLeavesOnlyTheFanOutLatency) {
   // Both gaps: one latency for either.
   m.send_gap = 5;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
-  // The port time: the gap plus the data, never more than the whole transfer.
-  EXPECT_EQ(m.receive_port_time(0, 1, 10, 8), 15.0);
-  m.receive_gap = 500;
-  EXPECT_EQ(m.receive_port_time(0, 1, 10, 8), 110.0);
-  EXPECT_EQ(m.receive_port_time(0, 1, 0, 8), 0.0);
+}
+
+// The port time of either end: the gap plus the data, never more than the whole transfer;
+// without a gap, the whole transfer.
+TEST(CostModel, PortTimeIsTheGapPlusTheDataAtMostTheTransfer) {
+  using PortTime = Time (CostModel::*)(Rank, Rank, Count, std::size_t) const;
+  const std::vector<std::pair<std::optional<Time> CostModel::*, PortTime>> ends{
+      {&CostModel::send_gap, &CostModel::send_port_time},
+      {&CostModel::receive_gap, &CostModel::receive_port_time}};
+  for (const auto& [gap, port_time] : ends) {
+    CostModel m;
+    m.alpha = 100;
+    m.beta = 1;
+    EXPECT_EQ((m.*port_time)(0, 1, 10, 8), 110.0);
+    m.*gap = 5;
+    EXPECT_EQ((m.*port_time)(0, 1, 10, 8), 15.0);
+    EXPECT_EQ(m.transfer_time(0, 1, 10, 8), 110.0);
+    m.*gap = 500;
+    EXPECT_EQ((m.*port_time)(0, 1, 10, 8), 110.0);
+    EXPECT_EQ((m.*port_time)(0, 1, 0, 8), 0.0);
+  }
 }
 
 TEST(LowerBound, GathervCountsOnlyNonEmptyBlocks) {

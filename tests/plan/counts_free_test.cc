@@ -5,6 +5,7 @@
 // the threshold it gives where it can be derived by hand; and its argument errors.
 #include "optcoll/plan/counts_free.h"
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -114,43 +115,33 @@ TEST(CountsFree, ThresholdUnderPureLatencyIsFiveRanks) {
   }
 }
 
-TEST(CountsFree, ASendGapWidensTheScattervThresholdOnly) {
-  // alpha = 1, gap 0.1: a scatterv's linear root loses at most (p - 2) * 0.1, under the
-  // exchange's one alpha at least, for every p <= 11; gatherv's receives still take alpha
-  // each, so its threshold stays p <= 5.
+// alpha = 1 and a gap of 0.1 at one end: the linear root whose messages leave (scatterv,
+// send gap) or arrive (gatherv, receive gap) at that end loses at most (p - 2) * 0.1, under
+// the exchange's one alpha at least, for every p <= 11; the other kind's messages still take
+// alpha each at its root, so its threshold stays p <= 5. A gap of alpha is as none.
+void expect_gap_widens_only(CollectiveKind widened, CollectiveKind unchanged,
+                            std::optional<Time> CostModel::*gap) {
   CostModel model = model_of(1, 0, 0, false);
-  model.send_gap = 0.1;
+  model.*gap = 0.1;
   for (Rank p = 1; p <= 16; ++p) {
-    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model), p <= 5)
-        << "p = " << p;
+    EXPECT_EQ(linear_wins_without_exchange(unchanged, p, model), p <= 5) << "p = " << p;
     if (p <= 11) {
-      EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model)) << "p = " << p;
+      EXPECT_TRUE(linear_wins_without_exchange(widened, p, model)) << "p = " << p;
     }
   }
-  model.send_gap = 1;  // a gap of alpha: as without one
+  model.*gap = 1;
   for (Rank p = 1; p <= 16; ++p) {
-    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model), p <= 5)
-        << "p = " << p;
+    EXPECT_EQ(linear_wins_without_exchange(widened, p, model), p <= 5) << "p = " << p;
   }
 }
 
+TEST(CountsFree, ASendGapWidensTheScattervThresholdOnly) {
+  expect_gap_widens_only(CollectiveKind::kScatterv, CollectiveKind::kGatherv, &CostModel::send_gap);
+}
+
 TEST(CountsFree, AReceiveGapWidensTheGathervThresholdOnly) {
-  // The mirror image: with a receive gap of 0.1 a gatherv's linear root loses at most
-  // (p - 2) * 0.1 and skips the exchange up to p = 11 at least; scatterv stays at p <= 5.
-  CostModel model = model_of(1, 0, 0, false);
-  model.receive_gap = 0.1;
-  for (Rank p = 1; p <= 16; ++p) {
-    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kScatterv, p, model), p <= 5)
-        << "p = " << p;
-    if (p <= 11) {
-      EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model)) << "p = " << p;
-    }
-  }
-  model.receive_gap = 1;  // a gap of alpha: as without one
-  for (Rank p = 1; p <= 16; ++p) {
-    EXPECT_EQ(linear_wins_without_exchange(CollectiveKind::kGatherv, p, model), p <= 5)
-        << "p = " << p;
-  }
+  expect_gap_widens_only(CollectiveKind::kGatherv, CollectiveKind::kScatterv,
+                         &CostModel::receive_gap);
 }
 
 TEST(CountsFree, OnlyOnePortedHomogeneousModelsWithoutOverlap) {
