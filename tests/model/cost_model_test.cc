@@ -196,25 +196,19 @@ TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
 }
 
-// A send gap frees the sender's port early (CostModel::send_gap): the root of a bcast can
+// A gap frees one end's port early. A send gap (CostModel::send_gap): the root of a bcast can
 // start all its sends within one latency, so only the fan-in side bounds the latency; a
-// reduction's sources still reach one rank through its receive ports.
-TEST(LowerBound, SendGapLeavesOnlyTheFanInLatency) {
+// reduction's sources still reach one rank through its receive ports. A receive gap
+// (receive_gap): a root can take in any number of messages within one latency, so only the
+// fan-out side bounds it (a bcast still needs log2(8) = 3 rounds); a reduction has one.
+TEST(LowerBound, AGapLeavesOnlyTheOtherSidesLatency) {
   CostModel m;
   m.alpha = 100;
   m.beta = 1;
   m.send_gap = 5;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
-}
-
-// A receive gap frees the receiver's port early (CostModel::receive_gap): a root can take in
-// any number of messages within one latency, so only the fan-out side bounds the latency (a
-// bcast still needs log2(8) = 3 rounds); a reduction is left with one latency.
-TEST(LowerBound, ReceiveGapLeavesOnlyTheFanOutLatency) {
-  CostModel m;
-  m.alpha = 100;
-  m.beta = 1;
+  m.send_gap.reset();
   m.receive_gap = 5;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 300.0);
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 100.0);
