@@ -309,32 +309,27 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
   }
 }
 
-Time Engine::sender_hold(Gid g) const {
+Time Engine::port_hold(Gid g) const {
   const Gid send = sender(g);
   const auto& action = std::get<Send>(op(send).action);
-  return model_.send_port_time(hot_[send].rank, hot_[hot_[send].partner].rank, action.src.count,
-                               schedule_.spec.elem_bytes);
-}
-
-Time Engine::receiver_hold(Gid g) const {
-  const Gid send = sender(g);
-  const auto& action = std::get<Send>(op(send).action);
-  return model_.receive_port_time(hot_[send].rank, hot_[hot_[send].partner].rank, action.src.count,
-                                  schedule_.spec.elem_bytes);
+  const Rank from = hot_[send].rank;
+  const Rank to = hot_[hot_[send].partner].rank;
+  const std::size_t eb = schedule_.spec.elem_bytes;
+  return g == send ? model_.send_port_time(from, to, action.src.count, eb)
+                   : model_.receive_port_time(from, to, action.src.count, eb);
 }
 
 Time Engine::port_release(Gid g) const {
   const Gid send = sender(g);
-  if (hot_[g].port != SendPort::kReleased) return end_[send];
-  // The addition try_start made: the event's time exactly.
-  return start_[send] + (g == send ? sender_hold(g) : receiver_hold(g));
+  if (hot_[g].port != PortHold::kReleased) return end_[send];
+  return start_[send] + port_hold(g);  // the addition try_start made: the event's time exactly
 }
 
 void Engine::handle_event(const Item& event, Time now) {
   if (event.gid < 0) {  // a gap ended: that end's port is free, the message travels on
     const Gid g = -event.gid - 1;
     Hot& h = hot_[g];
-    h.port = SendPort::kReleased;
+    h.port = PortHold::kReleased;
     const bool sent = h.kind == OpKind::kSend;
     --(sent ? sends_active_ : recvs_active_)[h.rank];
     // The waker as at a completion: for a RecvReduce its Send (whose end is the transfer's).
@@ -350,14 +345,14 @@ void Engine::handle_event(const Item& event, Time now) {
     if (!h.empty) {
       if (topology_ != nullptr) release_links(g);
       track_send(g, false);
-      if (h.port == SendPort::kJoined) {
+      if (h.port == PortHold::kJoined) {
         --joined_active_[r];
         if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
-      } else if (h.port == SendPort::kHeld) {
+      } else if (h.port == PortHold::kHeld) {
         --sends_active_[r];
         wake_after_communication(r, true, g);
       }
-      if (o.port == SendPort::kHeld) {
+      if (o.port == PortHold::kHeld) {
         --recvs_active_[o.rank];
         wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
       }
@@ -424,7 +419,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (topology_ == nullptr || take_links(g, item)) {
-      hot_[g].port = joins ? SendPort::kJoined : SendPort::kHeld;
+      hot_[g].port = joins ? PortHold::kJoined : PortHold::kHeld;
       ++(joins ? joined_active_[r] : sends_active_[r]);
       track_send(g, true);
       ++recvs_active_[q];
@@ -432,15 +427,12 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       start_[h.partner] = now;
       cause_[g] = cause;
       events_.push(key_of(g, now + cold_[g].duration));
-      if (model_.send_gap && !joins) {
-        const Time hold = sender_hold(g);
-        if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(g), -1});
-      }
-      if (model_.receive_gap) {
-        const Time hold = receiver_hold(g);
-        if (hold < cold_[g].duration) {
-          events_.push(Item{now + hold, release_gid(h.partner), -1});
-        }
+      // A gap releases that end's port early: an event of its own (handle_event).
+      for (const Gid half : {g, h.partner}) {
+        const bool gap = half == g ? model_.send_gap && !joins : model_.receive_gap.has_value();
+        if (!gap) continue;
+        const Time hold = port_hold(half);
+        if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(half), -1});
       }
       prefetch_successors(g);
       prefetch_successors(h.partner);

@@ -76,7 +76,7 @@ class Engine {
   // Whether the port of g's rank that message g held was released before the transfer's
   // end: a Send's after its send gap (CostModel::send_gap), a Recv's or RecvReduce's after
   // its receive gap (CostModel::receive_gap).
-  bool released_early(Gid g) const { return hot_[g].port == SendPort::kReleased; }
+  bool released_early(Gid g) const { return hot_[g].port == PortHold::kReleased; }
   // When that port was released: the end of the gap when released_early(g), otherwise the
   // transfer's end.
   Time port_release(Gid g) const;
@@ -129,7 +129,7 @@ class Engine {
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,
   // a Recv or RecvReduce: a receive port).
-  enum class SendPort : std::uint8_t {
+  enum class PortHold : std::uint8_t {
     kHeld,      // a port, until the transfer ends (or until released, with a gap)
     kJoined,    // a Send only: none, it joined an identical send in progress (shared sends)
     kReleased,  // none any more: released after its gap (send_gap, receive_gap)
@@ -138,10 +138,9 @@ class Engine {
   // for the receiver's) travels in the event queue as gid -(g + 1), so that it sorts before
   // the completions of its instant and never collides with them.
   static Gid release_gid(Gid g) { return -(g + 1); }
-  // How long message g (either half) holds its sender's port (CostModel::send_port_time)
-  // and its receiver's (CostModel::receive_port_time).
-  Time sender_hold(Gid g) const;
-  Time receiver_hold(Gid g) const;
+  // How long half g of a message holds its rank's port: a Send its sender's
+  // (CostModel::send_port_time), a Recv or RecvReduce its receiver's (receive_port_time).
+  Time port_hold(Gid g) const;
 
   // The flattened schedule in two arrays of 16-byte records, four ops per cache line. The
   // event loop touches ops of many ranks in turn, and successors far ahead in a rank's
@@ -155,7 +154,7 @@ class Engine {
     OpKind kind = OpKind::kSend;
     bool empty = false;               // a zero-element message
     bool ready = false;               // deps_left reached 0
-    SendPort port = SendPort::kHeld;  // a message in progress: what it holds of its rank's ports
+    PortHold port = PortHold::kHeld;  // a message in progress: what it holds of its rank's ports
   };
   struct Cold {
     Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce
