@@ -107,6 +107,13 @@ void validate(const CostModel& model) {
     throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
   if (model.send_gap) check_parameter("send_gap", *model.send_gap);
   if (model.receive_gap) check_parameter("receive_gap", *model.receive_gap);
+  if (model.cores && *model.cores < 1)
+    throw_invalid("model parameter cores must be at least 1, got {}", *model.cores);
+  if (model.cores && model.topology) {
+    throw_invalid(
+        "model parameter cores describes one node; it cannot be combined with a "
+        "topology");
+  }
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
   const auto cells =
       static_cast<std::size_t>(model.pair_nranks) * static_cast<std::size_t>(model.pair_nranks);
@@ -218,6 +225,13 @@ CostModel parse_cost_model_json(std::string_view text) {
       Time gap = 0;
       number(gap);
       model.receive_gap = gap;
+    } else if (key == "cores") {
+      if (!value.is_number_integer())
+        throw Error(ErrorCode::kParse, "model: cores must be an integer");
+      const auto cores = value.get<std::int64_t>();
+      if (cores < 1 || cores > 1 << 20)
+        throw_invalid("model parameter cores must be in 1..{}, got {}", 1 << 20, cores);
+      model.cores = static_cast<int>(cores);
     } else if (key == "calibrated_ranks") {
       // Provenance written by `optcoll calibrate` (the ranks it ran with; `optcoll bench`
       // notes a different count): checked, not part of the cost model.
@@ -278,6 +292,7 @@ std::string cost_model_to_json(const CostModel& model) {
   if (model.shared_send_min_bytes) doc["shared_send_min_bytes"] = *model.shared_send_min_bytes;
   if (model.send_gap) doc["send_gap"] = *model.send_gap;
   if (model.receive_gap) doc["receive_gap"] = *model.receive_gap;
+  if (model.cores) doc["cores"] = *model.cores;
   return doc.dump(2);
 }
 

@@ -71,6 +71,14 @@ struct CostModel {
   // delays the transfer, though the real message could already be on its way. Unset: every
   // transfer holds its receiver's port to the end.
   std::optional<Time> receive_gap;
+  // Optional shared processors: every rank runs on one node with this many processors (a
+  // single-node model: threads, or MPI ranks on one host). A rank is busy while it holds a
+  // port or computes; while more ranks are busy than there are cores, every op in progress
+  // advances at cores / busy of its rate (the processors are time-shared evenly), so all of
+  // them take longer by busy / cores. A rank that only waits for a message is idle: it
+  // blocks or yields. Where ranks do not outnumber the cores nothing changes. Unset: every
+  // rank has a processor of its own.
+  std::optional<int> cores;
   // How long a send of `count` elements holds its sender's port (the transfer time
   // without a gap).
   Time send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
@@ -108,7 +116,7 @@ CostModel with_topology(CostModel model, Topology topology);
 //   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
 //    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
 //    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
-//    "shared_send_min_bytes": 16384, "send_gap": 2e-7, "receive_gap": 2e-7}
+//    "shared_send_min_bytes": 16384, "send_gap": 2e-7, "receive_gap": 2e-7, "cores": 2}
 // and provenance that is checked but not part of the model: "comment" and "source" (text),
 // "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.

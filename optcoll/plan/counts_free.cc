@@ -42,7 +42,11 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   const std::optional<Time>& gap =
       kind == CollectiveKind::kScatterv ? model.send_gap : model.receive_gap;
   const Time per_block = gap ? std::min(*gap, model.alpha) : model.alpha;
-  return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, model);
+  // The argument is on a processor per rank; shared cores (CostModel::cores) stretch the
+  // clock of both sides, so the rule compares them without it (the file comment).
+  CostModel own_processors = model;
+  own_processors.cores.reset();
+  return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, own_processors);
 }
 
 CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,

@@ -22,6 +22,10 @@
 //   each holds its port min(g_r, alpha) + beta*m from its start, the last-started ends
 //   alpha + beta*m after it, so any algorithm still needs alpha + beta*T and linear gatherv
 //   loses at most (p - 2)*min(g_r, alpha). Without it: (p - 2)*alpha.
+//   Shared processors (CostModel::cores) stretch the clock of every algorithm and of the
+//   exchange, each by its own factor between 1 and p / cores (it depends on how many ranks
+//   are busy at once): no bound independent of the counts survives that, so the rule is
+//   taken on the model without cores (design.md 39).
 //
 // Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
 // per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha

@@ -61,8 +61,10 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
       model_(model),
       full_duplex_(model.duplex == Duplex::kFull),
       overlap_(model.overlap),
-      ports_(model.ports) {
+      ports_(model.ports),
+      cores_(model.cores.value_or(0)) {
   flatten();
+  if (cores_ > 0) activity_.assign(schedule.ranks.size(), 0);
   if (model.topology) {
     topology_ = &*model.topology;
     const std::int64_t links = topology_->link_count();
@@ -219,14 +221,35 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
   return false;
 }
 
+void Engine::advance_clock(Time now) {
+  if (now == instant_virtual_.back()) return;
+  const Time stretch =
+      busy_ranks_ > cores_ ? static_cast<Time>(busy_ranks_) / static_cast<Time>(cores_) : 1.0;
+  instant_real_.push_back(instant_real_.back() + (now - instant_virtual_.back()) * stretch);
+  instant_virtual_.push_back(now);
+}
+
+Time Engine::to_real(Time virtual_time) const {
+  if (instant_virtual_.empty() || virtual_time <= 0) return virtual_time;
+  const auto it = std::lower_bound(instant_virtual_.begin(), instant_virtual_.end(), virtual_time);
+  OPTCOLL_CHECK(it != instant_virtual_.end() && *it == virtual_time,
+                "simulator time {} is not an instant of the run", virtual_time);
+  return instant_real_[static_cast<std::size_t>(it - instant_virtual_.begin())];
+}
+
 void Engine::run() {
   const auto total = static_cast<Gid>(hot_.size());
+  if (cores_ > 0) {
+    instant_virtual_.assign(1, 0);
+    instant_real_.assign(1, 0);
+  }
   for (Gid g = 0; g < total; ++g) {
     if (hot_[g].deps_left == 0) became_ready(g, 0);
   }
   start_ready_work(0);
   while (!events_.empty()) {
     const Time now = events_.next_time();
+    if (cores_ > 0) advance_clock(now);
     events_.pop_instant(instant_);
     events_count_ += instant_.size();
     for (const Item& event : instant_) handle_event(event, now);
@@ -321,8 +344,9 @@ Time Engine::port_hold(Gid g) const {
 
 Time Engine::port_release(Gid g) const {
   const Gid send = sender(g);
-  if (hot_[g].port != PortHold::kReleased) return end_[send];
-  return start_[send] + port_hold(g);  // the addition try_start made: the event's time exactly
+  if (hot_[g].port != PortHold::kReleased) return end(send);
+  // The addition try_start made: the release event's (virtual) time exactly.
+  return to_real(start_[send] + port_hold(g));
 }
 
 void Engine::handle_event(const Item& event, Time now) {
@@ -332,6 +356,7 @@ void Engine::handle_event(const Item& event, Time now) {
     h.port = PortHold::kReleased;
     const bool sent = h.kind == OpKind::kSend;
     --(sent ? sends_active_ : recvs_active_)[h.rank];
+    add_activity(h.rank, -1);
     // The waker as at a completion: for a RecvReduce its Send (whose end is the transfer's).
     wake_after_communication(h.rank, sent, h.kind == OpKind::kRecvReduce ? h.partner : g);
     return;
@@ -345,6 +370,7 @@ void Engine::handle_event(const Item& event, Time now) {
     if (!h.empty) {
       if (topology_ != nullptr) release_links(g);
       track_send(g, false);
+      if (h.port != PortHold::kReleased) add_activity(r, -1);
       if (h.port == PortHold::kJoined) {
         --joined_active_[r];
         if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
@@ -354,6 +380,7 @@ void Engine::handle_event(const Item& event, Time now) {
       }
       if (o.port == PortHold::kHeld) {
         --recvs_active_[o.rank];
+        add_activity(o.rank, -1);
         wake_after_communication(o.rank, false, o.kind == OpKind::kRecv ? other : g);
       }
     }
@@ -366,6 +393,7 @@ void Engine::handle_event(const Item& event, Time now) {
     return;
   }
   computing_[r] = 0;
+  add_activity(r, -1);
   wake(r, kComputeQueue, g);
   if (!overlap_) {
     wake(r, kSendQueue, g);
@@ -423,6 +451,8 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       ++(joins ? joined_active_[r] : sends_active_[r]);
       track_send(g, true);
       ++recvs_active_[q];
+      add_activity(r, 1);
+      add_activity(q, 1);
       start_[g] = now;
       start_[h.partner] = now;
       cause_[g] = cause;
@@ -444,6 +474,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     return;
   }
   computing_[r] = 1;
+  add_activity(r, 1);
   start_[g] = now;
   cause_[g] = cause;
   events_.push(key_of(g, now + cold_[g].duration));

@@ -68,8 +68,8 @@ class Engine {
   bool is_ready(Gid g) const { return hot_[g].ready; }
   // A Send or Recv: the transfer's start. A RecvReduce: the start of its reduction (the
   // transfer's start is the Send's). A Copy or Reduce: its start. -1: never started.
-  Time start(Gid g) const { return start_[g]; }
-  Time end(Gid g) const { return end_[g]; }  // -1: never completed
+  Time start(Gid g) const { return to_real(start_[g]); }
+  Time end(Gid g) const { return to_real(end_[g]); }  // -1: never completed
   // The op whose completion released the resource this op (for a transfer: its Send; for a
   // RecvReduce: its reduction) waited for; kNoGid if it started as soon as it was ready.
   Gid blocker(Gid g) const { return cause_[g]; }
@@ -97,6 +97,20 @@ class Engine {
   };
 
   void flatten();
+  // Shared processors (CostModel::cores): the event loop runs on a virtual clock on which
+  // every op in progress advances at its full rate; between two instants real time passes
+  // busy / cores times as fast while more ranks than cores are busy. to_real() maps an
+  // instant's virtual time to its real time (the identity without cores).
+  void advance_clock(Time now);
+  Time to_real(Time virtual_time) const;
+  // A rank's holds of ports and processor changed by `delta`: keeps busy_ranks_.
+  void add_activity(Rank rank, int delta) {
+    if (cores_ == 0) return;
+    std::int32_t& a = activity_[static_cast<std::size_t>(rank)];
+    if (a == 0) ++busy_ranks_;
+    a += delta;
+    if (a == 0) --busy_ranks_;
+  }
   void became_ready(Gid g, Time now);
   void complete(Gid g, Time now);
   void prefetch_successors(Gid g) const;
@@ -126,6 +140,7 @@ class Engine {
   bool full_duplex_ = true;
   bool overlap_ = false;
   int ports_ = 1;
+  int cores_ = 0;  // 0: a processor per rank
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,
   // a Recv or RecvReduce: a receive port).
@@ -178,6 +193,12 @@ class Engine {
   std::vector<std::vector<Gid>> sends_sharable_;  // shared sends: sends in progress
   std::vector<std::uint8_t> computing_;
   std::vector<std::int32_t> queue_slot_;  // [rank * 3 + type] -> queue id, or -1
+  // Shared processors (only with cores): per rank, the ports and processor it holds; the
+  // ranks holding any; every instant's virtual and real time, in increasing order.
+  std::vector<std::int32_t> activity_;
+  std::int32_t busy_ranks_ = 0;
+  std::vector<Time> instant_virtual_;
+  std::vector<Time> instant_real_;
   // Links (only with a topology): busy flags and blocked-queue ids by link id.
   const Topology* topology_ = nullptr;
   std::vector<std::uint8_t> link_busy_;

@@ -49,6 +49,13 @@
 //   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
 //   without overlap, a rank with no communication in progress) at the instant it runs. This
 //   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
+// Shared processors (only when the model sets cores: every rank on one node). A rank is busy
+//   while it holds a port (from its transfer's start to its end, or to the gap's release) or
+//   runs a computation. While b > cores ranks are busy, everything in progress advances at
+//   cores / b of its rate: the durations above are a rank's with a processor of its own, and
+//   the clock between two instants runs b / cores times slower. Nothing else changes: the
+//   start order, and so the order of every event, is that of the run without cores. A rank
+//   that waits for a message or a resource is idle (it blocks or yields its processor).
 // Start order. Whenever work becomes ready or a resource is released, the work that may
 //   start at that instant is started greedily in the order (ready time, rank, op index):
 //   each item in turn starts if the resources it needs are free, otherwise it waits (it
@@ -60,6 +67,7 @@
 //   same output: nothing depends on hashing or addresses.
 // Exactness. Times are only added (start + duration) and compared, never scaled or
 //   accumulated otherwise: integer-valued parameters give exact integer times (below 2^53).
+//   With cores the time between two instants is scaled (by b / cores): times may be fractions.
 // Deadlock. If ops remain but nothing is running and nothing can start, the result has
 //   status kDeadlock, makespan = the last completion, no critical path, and `deadlock` names
 //   up to 8 ops that are ready but wait for a partner that can never become ready (or, if

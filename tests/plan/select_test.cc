@@ -72,8 +72,10 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   send_gap.send_gap = 100;  // linear fan-outs become competitive (design.md 37)
   CostModel both_gaps = send_gap;
   both_gaps.receive_gap = 100;  // and linear fan-ins
+  CostModel two_cores = both_gaps;
+  two_cores.cores = 2;  // ranks share two processors: the predictions stretch (design.md 39)
   const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
-                                      two_ports, send_gap, both_gaps};
+                                      two_ports, send_gap, both_gaps, two_cores};
   int ruled_out = 0;
   for (const auto kind :
        {CollectiveKind::kAllreduce, CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,
@@ -309,6 +311,14 @@ TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
       const auto both_bound = lower_bound(Layout(c.spec), m);
       ASSERT_TRUE(both_bound.has_value());
       EXPECT_LE(*both_bound, simulate(s, m).makespan) << "both gaps, ports " << ports;
+      // Shared processors only stretch the clock: the bound without them still holds.
+      for (const int cores : {1, 2}) {
+        m.cores = cores;
+        const auto cores_bound = lower_bound(Layout(c.spec), m);
+        ASSERT_TRUE(cores_bound.has_value());
+        EXPECT_LE(*cores_bound, simulate(s, m).makespan) << "cores " << cores;
+      }
+      m.cores.reset();
       m.send_gap.reset();
       m.receive_gap.reset();
     }
