@@ -211,6 +211,9 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--receive-gap", receive_gap,
                  "a transfer holds its receiver's port for this long plus beta*m from its start, "
                  "not the whole transfer (LogGP's g at the receiver; calibrate measures it)");
+  app.add_option("--cores", cores,
+                 "all ranks share this many processors (one node): while more ranks are busy, "
+                 "everything in progress slows by busy/cores (calibrate writes it on one node)");
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
@@ -242,6 +245,7 @@ CostModel ModelOptions::model() const {
   if (shared_sends) m.shared_send_min_bytes = *shared_sends;
   if (send_gap) m.send_gap = *send_gap;
   if (receive_gap) m.receive_gap = *receive_gap;
+  if (cores) m.cores = *cores;
   validate(m);
   return m;
 }

@@ -51,6 +51,7 @@ struct ModelOptions {
   std::optional<std::size_t> shared_sends;  // --shared-sends BYTES (shared_send_min_bytes)
   std::optional<double> send_gap;
   std::optional<double> receive_gap;
+  std::optional<int> cores;  // --cores C (CostModel::cores)
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then

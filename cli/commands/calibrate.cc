@@ -55,6 +55,7 @@ void run_calibrate(const CalibrateOptions& o) {
   std::vector<PingPongSample> samples;
   std::optional<std::size_t> shared_send_min_bytes;
   std::optional<SendGapSample> send_gap;
+  std::optional<int> cores;
   bool speaker = true;
   Rank ranks = 2;  // the thread backend measures on a world of two
   if (mpi) {
@@ -63,9 +64,11 @@ void run_calibrate(const CalibrateOptions& o) {
     samples = std::move(measured.samples);
     shared_send_min_bytes = measured.shared_send_min_bytes;
     send_gap = measured.send_gap;
+    cores = measured.node_cores;
     speaker = mpi_world_rank() == 0;
     ranks = mpi_world_size();
   } else {
+    if (allowed_processors() > 0) cores = allowed_processors();  // a world's threads share them
     ThreadWorld world(2, WorldOptions{timeout});
     world.run([&](Transport& transport) {
       auto mine = measure_ping_pong(transport, sizes, o.repetitions, timeout);
@@ -87,6 +90,9 @@ void run_calibrate(const CalibrateOptions& o) {
     model.send_gap = send_gap->gap;
     model.receive_gap = send_gap->gap;
   }
+  // All ranks on one node share its processors: the simulator slows what is in progress
+  // while more ranks are busy than there are cores (design.md 39).
+  model.cores = cores;
   // With more ranks than cores the idle ranks' polling is part of what the ping-pong
   // measures: the file says how many ran, and `optcoll bench` notes a run with another count.
   nlohmann::json model_doc = nlohmann::json::parse(cost_model_to_json(model));
@@ -148,6 +154,12 @@ void run_calibrate(const CalibrateOptions& o) {
         "shared sends from {} B (all ranks on one node: the same-node channel copies a buffer "
         "sent to several ranks once)\n",
         *shared_send_min_bytes);
+  }
+  if (cores) {
+    std::cout << fmt::format(
+        "cores = {} (every rank on this node: with more ranks busy than cores, the model slows "
+        "what is in progress by busy / cores)\n",
+        *cores);
   }
   if (!o.out.empty()) std::cout << fmt::format("model written to {}\n", o.out);
 }

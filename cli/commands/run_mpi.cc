@@ -10,11 +10,15 @@
 #include <fmt/format.h>
 
 #include "optcoll/api/reference.h"
+#include "optcoll/exec/calibrate.h"
 #include "optcoll/exec/executor.h"
 #include "optcoll/model/error.h"
 
 #ifdef OPTCOLL_WITH_MPI
 #include <mpi.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "optcoll/exec/mpi/mpi_transport.h"
 #endif
@@ -109,6 +113,29 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
   return result;
 }
 
+// Collective over MPI_COMM_WORLD: when every rank is on one node, the processors they may
+// run on together (the union of their affinity masks: bound with --bind-to core, each rank
+// alone sees one), else unset.
+std::optional<int> processors_of_one_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  int cores = 0;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) CPU_ZERO(&set);
+  MPI_Allreduce(MPI_IN_PLACE, &set, static_cast<int>(sizeof(set)), MPI_BYTE, MPI_BOR, node);
+  cores = CPU_COUNT(&set);
+#else
+  cores = allowed_processors();
+#endif
+  MPI_Comm_free(&node);
+  if (node_size != mpi_world_size() || cores < 1) return std::nullopt;
+  return cores;
+}
+
 MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
                              std::chrono::milliseconds timeout) {
   if (mpi_world_size() < 2) {
@@ -127,6 +154,7 @@ MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions
     if (peer != transport.rank()) one_node = transport.through_shared_memory(peer, threshold);
   }
   if (one_node) result.shared_send_min_bytes = threshold;
+  result.node_cores = processors_of_one_node();
   return result;
 }
 

@@ -38,6 +38,9 @@ struct MpiPingPong {
   std::vector<PingPongSample> samples;
   std::optional<std::size_t> shared_send_min_bytes;
   std::optional<SendGapSample> send_gap;
+  // Every rank on one node: the processors they may run on together (the union of their
+  // affinity masks), the model's `cores`; unset when the ranks span nodes or it is unknown.
+  std::optional<int> node_cores;
 };
 MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
                              std::chrono::milliseconds timeout);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sched.h>
 
 #include "optcoll/algorithms/registry.h"
 
@@ -90,14 +91,19 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   EXPECT_EQ(out["send_gap_burst"]["burst"], 16);
   // The burst bounds both ends' per-message costs: written as the receive gap too.
   EXPECT_EQ(out["model"]["receive_gap"], out["model"]["send_gap"]);
+  // The threads of a world share this process's processors: written as the model's cores.
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  EXPECT_EQ(out["model"]["cores"], CPU_COUNT(&allowed));
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;
   const auto& m = out["model"];
-  const Result q = run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " +
-                       m["alpha"].dump() + " --beta " + m["beta"].dump() + " --gamma " +
-                       m["gamma"].dump() + " --copy " + m["copy"].dump() + " --send-gap " +
-                       m["send_gap"].dump() + " --receive-gap " + m["receive_gap"].dump());
+  const Result q =
+      run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " + m["alpha"].dump() +
+          " --beta " + m["beta"].dump() + " --gamma " + m["gamma"].dump() + " --copy " +
+          m["copy"].dump() + " --send-gap " + m["send_gap"].dump() + " --receive-gap " +
+          m["receive_gap"].dump() + " --cores " + m["cores"].dump());
   ASSERT_EQ(q.status, 0) << q.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
             nlohmann::json::parse(q.out)["predicted_time"]);
@@ -377,6 +383,11 @@ const BadInput kBadInputs[] = {
     {"nan_receive_gap",
      [](Cli&) { return std::string("plan gather -p 4 --count 1 --receive-gap nan"); },
      "model parameter receive_gap is NaN"},
+    {"zero_cores", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --cores 0"); },
+     "model parameter cores must be at least 1, got 0"},
+    {"cores_with_topology",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology torus:8 --cores 2"); },
+     "cores describes one node"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
      "ports must be at least 1"},
     {"malformed_model_json",
