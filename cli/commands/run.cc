@@ -57,11 +57,14 @@ void run_run(const RunOptions& o) {
                                 {"mismatches", run.mismatches},
                                 {"seconds", run.median_seconds},
                                 {"iterations", o.iterations},
+                                {"ran_on", mpi ? fmt::format("{} MPI processes", spec.nranks)
+                                               : run.ran_on},
                                 {"predicted_time", p.predicted_time}};
     std::cout << out.dump(2) << "\n";
   } else if (speaker) {
-    std::cout << fmt::format("{} with {} on {} {}\n", describe(p.schedule.spec), p.algorithm,
-                             spec.nranks, mpi ? "MPI processes" : "threads");
+    std::cout << fmt::format(
+        "{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
+        mpi ? fmt::format("{} MPI processes", spec.nranks) : run.ran_on);
     std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
                              run.median_seconds * 1e3, o.iterations,
                              format_time(p.predicted_time, model));

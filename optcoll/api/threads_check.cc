@@ -3,11 +3,11 @@
 #include "optcoll/api/threads_check.h"
 
 #include <algorithm>
-#include <barrier>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/registry.h"
 #include "optcoll/api/reference.h"
 #include "optcoll/exec/executor.h"
 #include "optcoll/exec/threads/world.h"
@@ -50,20 +50,31 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
   CheckedRun result;
   result.seconds.assign(static_cast<std::size_t>(iterations), 0.0);
   ThreadWorld world(p, WorldOptions{timeout});
-  std::barrier sync(p);
+  result.ran_on = world.describe();
+  // The iterations are timed between barriers over the transport (not a std::barrier: as
+  // fibers a rank may wait for another only through the transport, and a failed rank then
+  // fails the others rather than leaving them in the barrier). Epochs: 3it before, 3it + 1
+  // the collective, 3it + 2 after.
+  const Schedule barrier =
+      algorithms::build("barrier/dissemination", make_spec(CollectiveKind::kBarrier, p, 0));
   world.run([&](Transport& transport) {
     const auto me = static_cast<std::size_t>(transport.rank());
     const std::span<const std::byte> in =
         bcast ? std::span<const std::byte>{} : std::span<const std::byte>(inputs[me]);
+    ExecOptions sync;
+    sync.timeout = timeout;
     for (int it = 0; it < iterations; ++it) {
-      sync.arrive_and_wait();
+      const auto epoch = 3 * static_cast<std::uint32_t>(it);
+      sync.epoch = epoch;
+      execute(barrier, transport, {}, type, op, sync);
       const auto start = std::chrono::steady_clock::now();
       ExecOptions options;
       options.timeout = timeout;
-      options.epoch = static_cast<std::uint32_t>(it);
+      options.epoch = epoch + 1;
       options.known_well_formed = it > 0;  // checked by the first iteration
       execute(schedule, transport, {in, outputs[me]}, type, op, options);
-      sync.arrive_and_wait();
+      sync.epoch = epoch + 2;
+      execute(barrier, transport, {}, type, op, sync);
       if (me == 0) {
         result.seconds[static_cast<std::size_t>(it)] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -18,6 +18,7 @@ struct CheckedRun {
   std::vector<std::string> mismatches;  // the first few: "rank 3 element 17 differs"
   std::vector<double> seconds;          // wall time of each iteration (all ranks)
   double median_seconds = 0;
+  std::string ran_on;  // ThreadWorld::describe(): "8 threads", "8 ranks as fibers on 2 threads"
 };
 
 // Runs `iterations` (>= 1) back-to-back executions of `schedule` on threads. `scalar` and

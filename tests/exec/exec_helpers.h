@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -101,12 +102,15 @@ inline ReduceOp mat2_product() {
                         });
 }
 
-// One world per size, reused by every test of the process (which also checks that a world
-// runs many collectives, failed or not, one after another).
-inline ThreadWorld& shared_world(Rank p) {
-  static std::map<Rank, std::unique_ptr<ThreadWorld>> worlds;
-  auto& world = worlds[p];
-  if (!world) world = std::make_unique<ThreadWorld>(p, WorldOptions{std::chrono::seconds(60)});
+// One world per size (and way of running its ranks: auto chooses fibers when they outnumber
+// the CPUs), reused by every test of the process (which also checks that a world runs many
+// collectives, failed or not, one after another).
+inline ThreadWorld& shared_world(Rank p, RankExecution execution = RankExecution::kAuto) {
+  static std::map<std::pair<Rank, RankExecution>, std::unique_ptr<ThreadWorld>> worlds;
+  auto& world = worlds[{p, execution}];
+  if (!world) {
+    world = std::make_unique<ThreadWorld>(p, WorldOptions{std::chrono::seconds(60), execution});
+  }
   return *world;
 }
 

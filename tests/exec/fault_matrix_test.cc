@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the fault matrix of the thread backend. For each kind of faulty rank — it throws, it
+// File: the fault matrix of the thread backend, its ranks as threads and as fibers (on as
+// many workers as CPUs). For each kind of faulty rank — it throws, it
 // exits early (returns without taking part), it stalls (starts three timeouts late), it
 // sends a wrong-sized message (a corrupt plan that skipped the well-formedness check) — in several
 // algorithms and at several positions (the root, a middle rank, the last rank): the collective
@@ -49,6 +50,7 @@ struct FaultCase {
   CollectiveSpec spec;
   Fault fault;
   Rank faulty;
+  RankExecution execution = RankExecution::kThreads;  // ranks as threads or as fibers
 };
 
 std::vector<FaultCase> fault_cases() {
@@ -62,7 +64,9 @@ std::vector<FaultCase> fault_cases() {
   for (const auto& [name, spec] : problems) {
     for (const Fault f : {Fault::kThrows, Fault::kExitsEarly, Fault::kStalls, Fault::kWrongSize}) {
       for (const Rank r : {spec.root, spec.nranks / 2, spec.nranks - 1}) {
-        cases.push_back({name, spec, f, r});
+        for (const RankExecution e : {RankExecution::kThreads, RankExecution::kFibers}) {
+          cases.push_back({name, spec, f, r, e});
+        }
       }
     }
   }
@@ -70,8 +74,9 @@ std::vector<FaultCase> fault_cases() {
 }
 
 std::string case_name(const ::testing::TestParamInfo<FaultCase>& info) {
-  std::string name = fmt::format("{}_{}_rank{}_{}", info.param.algorithm,
-                                 fault_name(info.param.fault), info.param.faulty, info.index);
+  std::string name = fmt::format(
+      "{}_{}_rank{}_{}_{}", info.param.algorithm, fault_name(info.param.fault), info.param.faulty,
+      info.param.execution == RankExecution::kFibers ? "fibers" : "threads", info.index);
   for (char& c : name) {
     if (c == '/') c = '_';
   }
@@ -141,7 +146,7 @@ TEST_P(FaultMatrix, EveryRankFailsInTimeThenTheWorldWorks) {
   const auto contributions = make_contributions(c.spec, 4, fill_integers<std::int32_t>(9));
 
   constexpr milliseconds kTimeout{300};
-  ThreadWorld& world = shared_world(p);
+  ThreadWorld& world = shared_world(p, c.execution);
   const auto start = std::chrono::steady_clock::now();
   std::string what;
   ErrorCode code = ErrorCode::kInternal;

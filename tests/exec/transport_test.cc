@@ -42,7 +42,7 @@ struct Backend {
 void PrintTo(const Backend& backend, std::ostream* os) { *os << backend.name; }
 
 void run_threads(Rank p, milliseconds timeout, const std::function<void(Transport&)>& fn) {
-  ThreadWorld world(p, WorldOptions{timeout});
+  ThreadWorld world(p, WorldOptions{timeout, RankExecution::kThreads});
   world.run(fn);
 }
 
@@ -52,15 +52,24 @@ using DefaultReduceTransport = testing::ForwardingTransport;
 
 void run_threads_default_reduce(Rank p, milliseconds timeout,
                                 const std::function<void(Transport&)>& fn) {
-  ThreadWorld world(p, WorldOptions{timeout});
+  ThreadWorld world(p, WorldOptions{timeout, RankExecution::kThreads});
   world.run([&](Transport& inner) {
     DefaultReduceTransport wrapped(inner);
     fn(wrapped);
   });
 }
 
+// The ranks as fibers on two workers (a test whose ranks spin on a flag for each other
+// needs the second worker; fibers.h).
+void run_fibers(Rank p, milliseconds timeout, const std::function<void(Transport&)>& fn) {
+  ThreadWorld world(p, WorldOptions{timeout, RankExecution::kFibers, 2});
+  world.run(fn);
+}
+
 std::vector<Backend> backends() {
-  return {{"threads", run_threads}, {"threads_default_reduce", run_threads_default_reduce}};
+  return {{"threads", run_threads},
+          {"threads_default_reduce", run_threads_default_reduce},
+          {"fibers", run_fibers}};
 }
 
 // Collects one rank's completions: wait_some() reports every request that completed, not

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -21,28 +23,61 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The ways a world can run its ranks (world.h), for the tests that hold for each.
+const RankExecution kExecutions[] = {RankExecution::kThreads, RankExecution::kFibers};
+
+std::string name_of(RankExecution execution) {
+  return execution == RankExecution::kThreads ? "threads" : "fibers";
+}
+
 TEST(ThreadWorld, RejectsBadArguments) {
   EXPECT_THROW(ThreadWorld(0), Error);
   EXPECT_THROW(ThreadWorld(2, WorldOptions{milliseconds(0)}), Error);
+  EXPECT_THROW(ThreadWorld(2, WorldOptions{milliseconds(10), RankExecution::kFibers, -1}), Error);
 }
 
 // docs/errors.md: the constructor's messages.
 TEST(ThreadWorld, BadArgumentsAreNamed) {
-  for (const bool zero_ranks : {true, false}) {
+  const std::pair<WorldOptions, std::string> cases[] = {
+      {WorldOptions{milliseconds(-5)}, "thread world timeout must be positive, got -5 ms"},
+      {WorldOptions{milliseconds(10), RankExecution::kFibers, -2},
+       "a thread world's fiber workers must be 0 (one per CPU) or more, got -2"},
+      {WorldOptions{milliseconds(10), RankExecution::kFibers, 1, 4096},
+       "a thread world's fiber stacks must have at least 65536 bytes, got 4096"}};
+  try {
+    ThreadWorld world(0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("a thread world needs at least one rank, got 0"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const auto& [options, expected] : cases) {
     try {
-      if (zero_ranks) {
-        ThreadWorld world(0);
-      } else {
-        ThreadWorld world(2, WorldOptions{milliseconds(-5)});
-      }
-      FAIL();
+      ThreadWorld world(2, options);
+      FAIL() << expected;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-      const std::string expected = zero_ranks ? "a thread world needs at least one rank, got 0"
-                                              : "thread world timeout must be positive, got -5 ms";
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   }
+}
+
+// docs/errors.md: stacks that cannot be mapped (more than the address space) are a
+// TransportError naming the size; as threads the option is not used.
+TEST(ThreadWorld, UnmappableFiberStacksAreATransportError) {
+  constexpr std::size_t kHuge = std::size_t{1} << 60;
+  try {
+    ThreadWorld world(3, WorldOptions{milliseconds(10), RankExecution::kFibers, 1, kHuge});
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "cannot map a fiber stack of " + std::to_string(kHuge) + " bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(ThreadWorld(3, WorldOptions{milliseconds(10), RankExecution::kThreads, 1, kHuge}));
 }
 
 // docs/errors.md: a peer outside the world is a TransportError naming both ranks.
@@ -62,7 +97,10 @@ TEST(ThreadWorld, PeerOutOfRangeIsATransportError) {
 }
 
 TEST(ThreadWorld, RunsOnceOnEveryRankAndIsReusable) {
-  ThreadWorld world(7, WorldOptions{milliseconds(1234)});
+  ThreadWorld world(7, WorldOptions{milliseconds(1234), RankExecution::kThreads});
+  EXPECT_FALSE(world.fibers());
+  EXPECT_EQ(world.threads(), 7);
+  EXPECT_EQ(world.describe(), "7 threads");
   EXPECT_EQ(world.size(), 7);
   EXPECT_EQ(world.options().timeout, milliseconds(1234));
   for (int run = 0; run < 50; ++run) {
@@ -84,17 +122,21 @@ TEST(ThreadWorld, RunsOnceOnEveryRankAndIsReusable) {
 }
 
 TEST(ThreadWorld, SixtyFourRanks) {
-  ThreadWorld world(64);
-  std::atomic<int> calls{0};
-  for (int run = 0; run < 5; ++run) world.run([&](Transport&) { calls.fetch_add(1); });
-  EXPECT_EQ(calls.load(), 5 * 64);
+  for (const RankExecution execution : kExecutions) {
+    ThreadWorld world(64, WorldOptions{milliseconds(30000), execution});
+    std::atomic<int> calls{0};
+    for (int run = 0; run < 5; ++run) world.run([&](Transport&) { calls.fetch_add(1); });
+    EXPECT_EQ(calls.load(), 5 * 64) << name_of(execution);
+  }
 }
 
 // A rank that throws wakes the ranks blocked in wait_some at once (long before the
 // timeout); the exception names it first and lists the others; the code of the original
 // error is kept.
-TEST(ThreadWorld, ThrowingRankAbortsTheOthersFast) {
-  ThreadWorld world(4, WorldOptions{std::chrono::seconds(20)});
+class EachExecution : public ::testing::TestWithParam<RankExecution> {};
+
+TEST_P(EachExecution, ThrowingRankAbortsTheOthersFast) {
+  ThreadWorld world(4, WorldOptions{std::chrono::seconds(20), GetParam()});
   const auto start = std::chrono::steady_clock::now();
   try {
     world.run([](Transport& t) {
@@ -139,8 +181,8 @@ TEST(ThreadWorld, ThrowingRankAbortsTheOthersFast) {
   EXPECT_EQ(got, (std::vector<int>{30, 0, 10, 20}));
 }
 
-TEST(ThreadWorld, ForeignExceptionsBecomeTransportErrors) {
-  ThreadWorld world(2);
+TEST_P(EachExecution, ForeignExceptionsBecomeTransportErrors) {
+  ThreadWorld world(2, WorldOptions{milliseconds(30000), GetParam()});
   try {
     world.run([](Transport& t) {
       if (t.rank() == 1) throw std::runtime_error("plain failure");
@@ -155,8 +197,8 @@ TEST(ThreadWorld, ForeignExceptionsBecomeTransportErrors) {
 
 // The world's own timeout stops a rank that waits too long, even when the caller passes a
 // longer timeout to wait_some, and then every other rank.
-TEST(ThreadWorld, WorldTimeoutStopsWaitingRanks) {
-  ThreadWorld world(3, WorldOptions{milliseconds(150)});
+TEST_P(EachExecution, WorldTimeoutStopsWaitingRanks) {
+  ThreadWorld world(3, WorldOptions{milliseconds(150), GetParam()});
   const auto start = std::chrono::steady_clock::now();
   try {
     world.run([](Transport& t) {
@@ -174,6 +216,11 @@ TEST(ThreadWorld, WorldTimeoutStopsWaitingRanks) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
+
+INSTANTIATE_TEST_SUITE_P(Worlds, EachExecution, ::testing::ValuesIn(kExecutions),
+                         [](const ::testing::TestParamInfo<RankExecution>& param_info) {
+                           return name_of(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace optcoll

@@ -44,6 +44,12 @@
 // threads that happen to run, instead of costing a scheduling round for every message.
 // Lock order: a seat before any mailbox or inbox lock, never the reverse; a helper only
 // try-locks seats, and holds one at a time.
+//
+// Fibers (fibers.h): when the world runs its ranks as fibers, a waiting rank neither spins
+// nor yields nor sleeps: it parks its fiber on its inbox's news, and every change of that
+// news pokes the pool. There are no seats and no helpers then (the waiting rank's worker
+// runs the others), and no rings (measured: no faster than the mailboxes there). No lock is
+// held across a park.
 #pragma once
 
 #include <algorithm>
@@ -59,6 +65,7 @@
 #include <thread>
 #include <vector>
 
+#include "optcoll/exec/threads/fibers.h"
 #include "optcoll/exec/transport.h"
 
 namespace optcoll::threads {
@@ -157,6 +164,11 @@ class Fabric {
   Rank size() const { return nranks_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   bool spins() const { return spin_; }
+  // With more ranks than CPUs the world may run its ranks as fibers (fibers.h): waits park
+  // the rank's fiber, and every change of a rank's news pokes its worker. Set by the world
+  // before any rank runs.
+  void use_fibers(FiberPool* pool) { fibers_ = pool; }
+  FiberPool* fibers() const { return fibers_; }
   // Small messages go through the pairs' rings (file comment): only when ranks spin.
   bool rings() const { return spin_; }
 
@@ -285,6 +297,7 @@ class Fabric {
   const Rank nranks_;
   const std::chrono::milliseconds timeout_;
   const bool spin_;
+  FiberPool* fibers_ = nullptr;
   std::unique_ptr<Mailbox[]> mailboxes_;  // [from * nranks + to]
   std::unique_ptr<Inbox[]> inboxes_;
   std::unique_ptr<Seat[]> seats_;
@@ -387,6 +400,10 @@ class ThreadTransport final : public Transport {
   // publish). Belongs to whoever advances this rank, as the arrived lists do.
   std::uint32_t drained_news_ = 0;
   bool drained_once_ = false;
+  // The inbox's news when this rank last left it empty (under its lock), if it did: while
+  // the news stays the same, a wait with completions of its own needs no lock.
+  std::uint32_t inbox_emptied_news_ = 0;
+  bool inbox_emptied_ = false;
 };
 
 }  // namespace optcoll::threads

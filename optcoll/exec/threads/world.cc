@@ -17,6 +17,12 @@
 //   0.8-1.0 ms with it, 1.5 ms without (both ranks on one CPU); two memcpy of 8 MiB: 1.16 ms.
 // - Spinning: in the same case, waiting ranks (and idle workers) spin for kSpinBudget before
 //   they sleep (thread_transport.h): an empty run() went from 38 us to 0.8 us.
+// - Fibers (design.md 40), with more ranks than CPUs: eight ranks as threads on 2 CPUs took
+//   turns through sched_yield and the kernel's choice of whom to run (a bcast of 8 B: 0.8-2.4
+//   us per call from run to run, allreduce 9-18 us); as fibers on two workers 0.52-0.55 us
+//   and 3.2-3.6 us (bench_call). Blocks of neighbouring ranks share a worker: a tree's or a
+//   ring's messages then mostly stay on one CPU (bcast: 0.65 us with ranks dealt round
+//   robin).
 #include "optcoll/exec/threads/world.h"
 
 #if defined(__linux__)
@@ -35,6 +41,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/exec/threads/fibers.h"
 #include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/model/error.h"
 
@@ -80,6 +87,22 @@ int step_aside(const std::vector<int>& taken) {
   return mine;
 }
 
+// The least stack a fiber gets: the executor and a rank's function need a few pages.
+constexpr std::size_t kMinFiberStack = std::size_t{64} << 10;
+
+// Whether a world of p ranks runs them as fibers (world.h, RankExecution).
+bool as_fibers(Rank p, RankExecution execution, int cpus) {
+  switch (execution) {
+    case RankExecution::kThreads:
+      return false;
+    case RankExecution::kFibers:
+      return true;
+    case RankExecution::kAuto:
+      return p > cpus;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct ThreadWorld::State {
@@ -92,8 +115,16 @@ struct ThreadWorld::State {
   State(Rank p, WorldOptions world_options)
       : nranks(p),
         options(world_options),
-        spread(p > 1 && p <= allowed_cpus()),
+        cpus(std::max(1, allowed_cpus())),
+        fibers(as_fibers(p, world_options.execution, cpus)),
+        spread(!fibers && p > 1 && p <= cpus),
         fabric(p, world_options.timeout, spread) {
+    if (fibers) {
+      pool = std::make_unique<threads::FiberPool>(
+          p, world_options.workers > 0 ? world_options.workers : cpus,
+          world_options.fiber_stack_bytes);
+      fabric.use_fibers(pool.get());
+    }
     transports.reserve(static_cast<std::size_t>(p));
     go.reserve(static_cast<std::size_t>(p));
     for (Rank r = 0; r < p; ++r) {
@@ -102,6 +133,7 @@ struct ThreadWorld::State {
     }
     failures.resize(static_cast<std::size_t>(p));
     cpu_of = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(p));
+    if (pool) return;
     workers.reserve(static_cast<std::size_t>(p));
     for (Rank r = 1; r < p; ++r) workers.emplace_back([this, r] { work(r); });
   }
@@ -199,9 +231,13 @@ struct ThreadWorld::State {
 
   const Rank nranks;
   const WorldOptions options;
-  // No more ranks than allowed CPUs: spread ranks over CPUs, spin before sleeping.
+  const int cpus;  // this process may run on (at least 1)
+  const bool fibers;
+  // No more ranks than allowed CPUs: spread ranks over CPUs, spin before sleeping (as
+  // threads; as fibers the workers spin, and their ranks' threads are theirs).
   const bool spread;
   threads::Fabric fabric;
+  std::unique_ptr<threads::FiberPool> pool;  // ranks as fibers (more ranks than CPUs)
   std::vector<std::unique_ptr<threads::ThreadTransport>> transports;
   std::vector<Failure> failures;  // of the last run, one per rank
 
@@ -221,6 +257,14 @@ ThreadWorld::ThreadWorld(Rank nranks, WorldOptions options) {
   if (options.timeout.count() <= 0) {
     throw_invalid("thread world timeout must be positive, got {} ms", options.timeout.count());
   }
+  if (options.workers < 0) {
+    throw_invalid("a thread world's fiber workers must be 0 (one per CPU) or more, got {}",
+                  options.workers);
+  }
+  if (options.fiber_stack_bytes < kMinFiberStack) {
+    throw_invalid("a thread world's fiber stacks must have at least {} bytes, got {}",
+                  kMinFiberStack, options.fiber_stack_bytes);
+  }
   state_ = std::make_unique<State>(nranks, options);
 }
 
@@ -229,6 +273,17 @@ ThreadWorld::~ThreadWorld() = default;
 Rank ThreadWorld::size() const { return state_->nranks; }
 
 const WorldOptions& ThreadWorld::options() const { return state_->options; }
+
+bool ThreadWorld::fibers() const { return state_->fibers; }
+
+int ThreadWorld::threads() const {
+  return state_->pool ? state_->pool->workers() : static_cast<int>(state_->nranks);
+}
+
+std::string ThreadWorld::describe() const {
+  if (!fibers()) return fmt::format("{} threads", state_->nranks);
+  return fmt::format("{} ranks as fibers on {} threads", state_->nranks, threads());
+}
 
 void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
   State& s = *state_;
@@ -239,6 +294,12 @@ void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
   if (s.spread) {
     for (Rank r = 1; r < s.nranks; ++r) s.cpu_of[static_cast<std::size_t>(r)].store(-1);
     s.cpu_of[0].store(current_cpu());
+  }
+  if (s.pool) {
+    s.pool->run([&s](Rank r) { s.run_rank(r); });
+    s.current = nullptr;
+    s.raise_failures();
+    return;
   }
   s.running.store(s.nranks - 1, std::memory_order_relaxed);
   for (Rank r = 1; r < s.nranks; ++r) s.go[static_cast<std::size_t>(r)]->release();

@@ -1,26 +1,45 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: ThreadWorld: p ranks as threads of one process, connected by in-memory mailboxes.
-// The embedded default backend: no setup, real data, real concurrency. Ranks 1..p-1 run on
-// threads started once, with the world, that serve every run() (a persistent pool); rank 0
-// runs on the thread that calls run(). See world.cc for why (measurements).
+// File: ThreadWorld: p ranks in one process, connected by in-memory mailboxes. The embedded
+// default backend: no setup, real data, real concurrency. With no more ranks than CPUs each
+// rank is a thread: ranks 1..p-1 run on threads started once, with the world, that serve
+// every run() (a persistent pool), and rank 0 runs on the thread that calls run(). With more
+// ranks than CPUs the ranks are fibers on one worker thread per CPU (fibers.h): a rank that
+// waits lets another rank run in nanoseconds instead of yielding its CPU to the kernel. See
+// world.cc for why (measurements).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "optcoll/exec/transport.h"
 
 namespace optcoll {
 
+// How the ranks of a world run.
+enum class RankExecution {
+  kAuto,     // threads while the ranks fit on the CPUs this process may use, else fibers
+  kThreads,  // a thread per rank, however many
+  kFibers,   // fibers on worker threads (WorldOptions::workers)
+};
+
 struct WorldOptions {
   // A rank that waits this long with no progress fails; every other rank then fails too.
   std::chrono::milliseconds timeout{30000};
+  RankExecution execution = RankExecution::kAuto;
+  // Fibers: the worker threads (at most one per rank); 0: one per CPU this process may use.
+  int workers = 0;
+  // Fibers: each rank's stack (virtual memory, committed as it is touched), as a thread's.
+  std::size_t fiber_stack_bytes = std::size_t{8} << 20;
 };
 
 class ThreadWorld {
  public:
-  // Starts p-1 threads. Throws Error(kInvalidArgument) for nranks < 1 or a timeout <= 0.
+  // Starts the threads (p-1 as threads, workers-1 as fibers). Throws Error(kInvalidArgument)
+  // for nranks < 1, a timeout <= 0, a negative worker count or a fiber stack under 64 KiB,
+  // and TransportError when the fibers' stacks cannot be mapped.
   explicit ThreadWorld(Rank nranks, WorldOptions options = {});
   ~ThreadWorld();
   ThreadWorld(const ThreadWorld&) = delete;
@@ -28,9 +47,21 @@ class ThreadWorld {
 
   Rank size() const;
   const WorldOptions& options() const;
+  // Whether the ranks run as fibers (the options and the CPUs decide, at construction).
+  bool fibers() const;
+  // The threads the ranks run on: one per rank, or the fibers' workers.
+  int threads() const;
+  // "8 threads" or "8 ranks as fibers on 2 threads", for reports.
+  std::string describe() const;
 
-  // Runs fn(transport) once per rank, each on its own thread (transport.rank() tells which;
-  // rank 0 on the calling thread), and returns when all have returned. If any rank throws,
+  // Runs fn(transport) once per rank (transport.rank() tells which) and returns when all
+  // have returned. As threads: each rank on its own thread, rank 0 on the calling thread. As
+  // fibers: the calling thread is one of the workers, and a rank may move between workers
+  // while it waits, so fn must not rely on its thread's identity or thread_local state, and
+  // a rank must wait for another only through the transport: a rank that blocks (a lock, a
+  // sleep, a spin on a flag) holds its worker, and while the other workers take over the
+  // ranks that are ready, a world whose workers are all blocked waits until one returns.
+  // If any rank throws,
   // the others are woken and fail too, and run() throws one Error whose message names every
   // failed rank and what it was waiting for, the original cause first; its code is that of
   // the original cause if it was an optcoll::Error, kTransport (TransportError) otherwise.
