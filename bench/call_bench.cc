@@ -4,13 +4,16 @@
 // rank's Communicator kept across iterations (so the plan is made once and prepared). What is
 // measured is the executor's and the transport's per-call and per-message overhead, not data
 // movement: the number every small collective pays (issue 7: the thread backend against MPI at 8
-// B). p = 1 has no message at all.
+// B). p = 1 has no message at all. With more ranks than cores each p runs twice: as threads and
+// as fibers (design.md 40).
 //
 //   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -26,16 +29,19 @@ constexpr int kCallsPerIteration = 1000;
 // A thread world of p ranks with one Communicator per rank, kept for the whole program, so
 // that the calls are planned once (the first iteration) and every later call is prepared.
 struct World {
-  explicit World(Rank p) : threads(p), cache(std::make_shared<PlanCache>()), comms(p) {}
+  World(Rank p, RankExecution execution)
+      : threads(p, WorldOptions{std::chrono::seconds(30), execution}),
+        cache(std::make_shared<PlanCache>()),
+        comms(p) {}
   ThreadWorld threads;
   std::shared_ptr<PlanCache> cache;
   std::vector<std::unique_ptr<Communicator>> comms;  // made by each rank in its first run
 };
 
-World& world_of(Rank p) {
-  static std::map<Rank, std::unique_ptr<World>> worlds;
-  auto& world = worlds[p];
-  if (!world) world = std::make_unique<World>(p);
+World& world_of(Rank p, RankExecution execution) {
+  static std::map<std::pair<Rank, RankExecution>, std::unique_ptr<World>> worlds;
+  auto& world = worlds[{p, execution}];
+  if (!world) world = std::make_unique<World>(p, execution);
   return *world;
 }
 
@@ -43,7 +49,8 @@ World& world_of(Rank p) {
 // ThreadWorld of p threads; reports microseconds per call.
 void run_calls(benchmark::State& state, const std::string& collective) {
   const auto p = static_cast<Rank>(state.range(0));
-  World& world = world_of(p);
+  World& world =
+      world_of(p, state.range(1) == 0 ? RankExecution::kThreads : RankExecution::kFibers);
   std::atomic<bool> correct{true};
   for (auto _ : state) {
     world.threads.run([&](Transport& transport) {
@@ -80,9 +87,16 @@ void BM_Bcast(benchmark::State& state) { run_calls(state, "bcast"); }
 void BM_Allreduce(benchmark::State& state) { run_calls(state, "allreduce"); }
 void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
 
-// The same rank counts for every call: one rank (no messages), two, and more ranks than cores.
+// The same rank counts for every call: one rank (no messages), two, and more ranks than
+// cores, there as threads (fibers:0) and as fibers (fibers:1, what auto chooses there).
 void per_rank_count(benchmark::internal::Benchmark* bench) {
-  bench->ArgName("p")->Arg(1)->Arg(2)->Arg(8)->UseRealTime()->Unit(benchmark::kMillisecond);
+  bench->ArgNames({"p", "fibers"});
+  for (const int p : {1, 2}) bench->Args({p, 0});
+  for (const int p : {8, 16}) {
+    bench->Args({p, 0});
+    bench->Args({p, 1});
+  }
+  bench->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_Bcast)->Apply(per_rank_count);
