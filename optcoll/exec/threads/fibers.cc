@@ -299,43 +299,44 @@ struct FiberPool::Impl {
   // move); kNoRank if none. A worker waits for its own mutex but only tries another's.
   Rank take_ready(int from, int to, Clock::time_point& now) {
     Worker& source = workers[static_cast<std::size_t>(from)];
-    std::unique_lock lock(source.mutex, std::defer_lock);
     if (from == to) {
-      lock.lock();
-    } else if (!lock.try_lock()) {
-      return kNoRank;
+      const std::lock_guard lock(source.mutex);
+      return take_ready_locked(source, now);
     }
-    if (from == to) return take_ready_locked(source, now);
-    const std::size_t n = source.held.size();
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = (source.next + k) % n;
-      const Rank r = source.held[i];
-      Fiber& f = *fibers[static_cast<std::size_t>(r)];
-      if (f.running || !ready(f, now)) continue;
-      f.running = true;
-      source.held.erase(source.held.begin() + static_cast<std::ptrdiff_t>(i));
-      lock.unlock();
-      Worker& target = workers[static_cast<std::size_t>(to)];
-      const std::lock_guard target_lock(target.mutex);
-      target.held.push_back(r);
-      return r;
-    }
-    return kNoRank;
+    std::unique_lock lock(source.mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return kNoRank;
+    const std::size_t i = find_ready(source, now);
+    if (i == kNone) return kNoRank;
+    const Rank r = source.held[i];
+    source.held.erase(source.held.begin() + static_cast<std::ptrdiff_t>(i));
+    lock.unlock();
+    Worker& target = workers[static_cast<std::size_t>(to)];
+    const std::lock_guard target_lock(target.mutex);
+    target.held.push_back(r);
+    return r;
   }
 
-  // take_ready() of a worker's own list, its mutex held: round robin from `next`.
+  // take_ready() of a worker's own list, its mutex held.
   Rank take_ready_locked(Worker& worker, Clock::time_point& now) {
+    const std::size_t i = find_ready(worker, now);
+    if (i == kNone) return kNoRank;
+    worker.next = i + 1;
+    return worker.held[i];
+  }
+
+  // The index in worker.held of a ready fiber, marked running, looking round robin from
+  // `next`; kNone if none. The worker's mutex is held.
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t find_ready(Worker& worker, Clock::time_point& now) {
     const std::size_t n = worker.held.size();
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (worker.next + k) % n;
-      const Rank r = worker.held[i];
-      Fiber& f = *fibers[static_cast<std::size_t>(r)];
+      Fiber& f = *fibers[static_cast<std::size_t>(worker.held[i])];
       if (f.running || !ready(f, now)) continue;
       f.running = true;
-      worker.next = i + 1;
-      return r;
+      return i;
     }
-    return kNoRank;
+    return kNone;
   }
 
   // The earliest deadline of worker w's parked fibers (Clock::time_point::max() if none).
