@@ -12,6 +12,7 @@
 #include "optcoll/api/reference.h"
 #include "optcoll/exec/calibrate.h"
 #include "optcoll/exec/executor.h"
+#include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
 #ifdef OPTCOLL_WITH_MPI

@@ -5,11 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
-
-#if defined(__linux__)
-#include <sched.h>
-#endif
 
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/model/error.h"
@@ -271,14 +266,6 @@ CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate>
   model.gamma = it->seconds_per_byte;
   validate(model);
   return model;
-}
-
-int allowed_processors() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-#endif
-  return static_cast<int>(std::thread::hardware_concurrency());
 }
 
 }  // namespace optcoll

@@ -97,10 +97,6 @@ FitKind parse_fit_kind(std::string_view name);
 std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions);
 double measure_copy_per_byte(std::size_t bytes, int repetitions);
 
-// The processors this process may run on (its affinity mask; the machine's count where there
-// is none), 0 if unknown: the `cores` (CostModel::cores) that the threads of one world share.
-int allowed_processors();
-
 // The per-byte model from the measurements; gamma from the kernel of (dtype, op).
 // Error(kInvalidArgument) when no kernel matches.
 CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,

@@ -58,7 +58,6 @@ void Fabric::ring_arrival(Rank receiver) {
   // Sequentially consistent with the receiver's `sleeping` store and its news load before
   // it sleeps: either it sees this news, or this sees it asleep and wakes it.
   box.news.fetch_add(1, std::memory_order_seq_cst);
-  if (fibers_ != nullptr) fibers_->poke(receiver);
   if (!box.sleeping.load(std::memory_order_seq_cst)) return;
   { const std::lock_guard lock(box.mutex); }  // it is waiting on `wake` once this is free
   box.wake.notify_one();
@@ -555,14 +554,12 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
     if (now >= deadline) break;
     box.idle.store(true, std::memory_order_relaxed);
     if (FiberPool* pool = fabric_.fibers()) {
-      // Everything is checked up to `seen`: the inbox's changes are made under this lock,
-      // but ring senders bump the news without it, so with rings only what was there at the
-      // last drain is known. Park until something new, while the worker runs other ranks.
-      const std::uint32_t seen =
-          fabric_.rings() ? drained_news_ : box.news.load(std::memory_order_relaxed);
+      // Everything is checked up to `seen` (every change of the inbox is made under this
+      // lock; fibers have no rings): park until something new, while the worker runs
+      // other ranks.
+      const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
       lock.unlock();
       pool->park(rank_, box.news, seen, deadline);
-      drain_rings();  // before the inbox lock: it takes mailbox locks
       lock.lock();
     } else if (!spun) {
       // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks

@@ -67,6 +67,7 @@
 
 #include "optcoll/exec/threads/fibers.h"
 #include "optcoll/exec/transport.h"
+#include "optcoll/model/error.h"
 
 namespace optcoll::threads {
 
@@ -197,7 +198,11 @@ class Fabric {
   // With more ranks than CPUs the world may run its ranks as fibers (fibers.h): waits park
   // the rank's fiber, and every change of a rank's news pokes its worker. Set by the world
   // before any rank runs.
-  void use_fibers(FiberPool* pool) { fibers_ = pool; }
+  // A fabric that spins (and so has rings) is not for fibers.
+  void use_fibers(FiberPool* pool) {
+    OPTCOLL_CHECK(!spin_, "a fabric with rings cannot run its ranks as fibers");
+    fibers_ = pool;
+  }
   FiberPool* fibers() const { return fibers_; }
   // Small messages go through the pairs' rings (file comment): only when ranks spin.
   bool rings() const { return spin_; }

@@ -48,15 +48,6 @@
 namespace optcoll {
 namespace {
 
-// How many CPUs this process may run on (0 if unknown).
-int allowed_cpus() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-#endif
-  return 0;
-}
-
 // The CPU the calling thread runs on now, or -1.
 int current_cpu() {
 #if defined(__linux__)
@@ -105,6 +96,14 @@ bool as_fibers(Rank p, RankExecution execution, int cpus) {
 
 }  // namespace
 
+int allowed_processors() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+#endif
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 struct ThreadWorld::State {
   struct Failure {
     bool failed = false;
@@ -115,7 +114,7 @@ struct ThreadWorld::State {
   State(Rank p, WorldOptions world_options)
       : nranks(p),
         options(world_options),
-        cpus(std::max(1, allowed_cpus())),
+        cpus(std::max(1, allowed_processors())),
         fibers(as_fibers(p, world_options.execution, cpus)),
         spread(!fibers && p > 1 && p <= cpus),
         fabric(p, world_options.timeout, spread) {
@@ -297,14 +296,12 @@ void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
   }
   if (s.pool) {
     s.pool->run([&s](Rank r) { s.run_rank(r); });
-    s.current = nullptr;
-    s.raise_failures();
-    return;
+  } else {
+    s.running.store(s.nranks - 1, std::memory_order_relaxed);
+    for (Rank r = 1; r < s.nranks; ++r) s.go[static_cast<std::size_t>(r)]->release();
+    s.run_rank(0);  // on the calling thread (see the file comment)
+    if (s.nranks > 1) s.acquire(s.all_done);
   }
-  s.running.store(s.nranks - 1, std::memory_order_relaxed);
-  for (Rank r = 1; r < s.nranks; ++r) s.go[static_cast<std::size_t>(r)]->release();
-  s.run_rank(0);  // on the calling thread (see the file comment)
-  if (s.nranks > 1) s.acquire(s.all_done);
   s.current = nullptr;
   s.raise_failures();
 }

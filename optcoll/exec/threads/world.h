@@ -35,6 +35,11 @@ struct WorldOptions {
   std::size_t fiber_stack_bytes = std::size_t{8} << 20;
 };
 
+// The processors this process may run on (its affinity mask; the machine's count where there
+// is none), 0 if unknown: what the ranks of a world share, auto's threshold for fibers, and
+// the `cores` (CostModel::cores) that `optcoll calibrate` writes.
+int allowed_processors();
+
 class ThreadWorld {
  public:
   // Starts the threads (p-1 as threads, workers-1 as fibers). Throws Error(kInvalidArgument)
