@@ -2,6 +2,7 @@
 // File: CLI option groups: parsing PROBLEM, MODEL and schedule sources into library values.
 #include "cli/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -191,29 +192,24 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
 
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--model", file, "cost model JSON file (fields as written by calibrate)");
-  app.add_option("--alpha", alpha, "latency per message");
-  app.add_option("--beta", beta, "time per element (or byte with --per-byte) transmitted");
-  app.add_option("--gamma", gamma, "time per element reduced");
-  app.add_option("--copy", copy, "time per element copied locally");
-  app.add_option("--ports", ports, "concurrent communications per rank (k)");
-  app.add_option("--duplex", duplex, "half or full");
-  app.add_flag("--overlap", overlap, "computation overlaps communication");
-  app.add_flag("--per-byte", per_byte, "beta, gamma and copy are per byte");
   app.add_flag("--abstract", abstract,
                "start from the unit model (alpha = beta = 1, gamma = copy = 0) instead of the "
                "reference cluster");
-  add_bytes_option(app, "--shared-sends", shared_sends,
-                   "sends of one buffer to several ranks at once share the sender's port from "
-                   "this many bytes on (the MPI backend's same-node channel; K, M suffixes)");
-  app.add_option("--send-gap", send_gap,
-                 "a send holds its sender's port for this long plus beta*m, the receiver's for "
-                 "the whole transfer (LogGP's g; calibrate measures it)");
-  app.add_option("--receive-gap", receive_gap,
-                 "a transfer holds its receiver's port for this long plus beta*m from its start, "
-                 "not the whole transfer (LogGP's g at the receiver; calibrate measures it)");
-  app.add_option("--cores", cores,
-                 "all ranks share this many processors (one node): while more ranks are busy, "
-                 "everything in progress slows by busy/cores (calibrate writes it on one node)");
+  for (const ModelFieldInfo& field : model_fields()) {
+    std::string option = "--" + std::string(field.name);
+    std::replace(option.begin(), option.end(), '_', '-');
+    const std::string name(field.name);
+    const std::string help = fmt::format("{} ({})", field.help, field.unit);
+    if (field.kind == ModelFieldKind::kFlag) {
+      app.add_flag(option, flags[name], help);
+    } else if (field.kind == ModelFieldKind::kBytes) {
+      app.add_option(option, values[name], help)
+          ->check(not_negative())
+          ->transform(CLI::AsSizeValue(false));
+    } else {
+      app.add_option(option, values[name], help);
+    }
+  }
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
@@ -227,25 +223,15 @@ CostModel ModelOptions::model() const {
     m = reference_cluster_model();
   }
   if (!topology.empty()) m = with_topology(m, parse_topology(topology));
-  if (alpha) m.alpha = *alpha;
-  if (beta) m.beta = *beta;
-  if (gamma) m.gamma = *gamma;
-  if (copy) m.copy = *copy;
-  if (ports) m.ports = *ports;
-  if (!duplex.empty()) {
-    if (duplex == "half")
-      m.duplex = Duplex::kHalf;
-    else if (duplex == "full")
-      m.duplex = Duplex::kFull;
-    else
-      throw_invalid("--duplex must be half or full, got '{}'", duplex);
+  for (const ModelFieldInfo& field : model_fields()) {
+    const std::string name(field.name);
+    if (const auto flag = flags.find(name); flag != flags.end() && flag->second) {
+      set_model_field(m, name, "true");
+    }
+    if (const auto value = values.find(name); value != values.end() && value->second) {
+      set_model_field(m, name, *value->second);
+    }
   }
-  if (overlap) m.overlap = true;
-  if (per_byte) m.per_byte = true;
-  if (shared_sends) m.shared_send_min_bytes = *shared_sends;
-  if (send_gap) m.send_gap = *send_gap;
-  if (receive_gap) m.receive_gap = *receive_gap;
-  if (cores) m.cores = *cores;
   validate(m);
   return m;
 }

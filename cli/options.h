@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,23 +41,19 @@ struct ProblemOptions {
   CollectiveSpec spec() const;
 };
 
+// The MODEL options: a base model and one option per field of the cost model's table
+// (optcoll/model/cost_model_fields.def): --alpha, --send-mode, --per-byte, ...
 struct ModelOptions {
   std::string file;
-  std::optional<double> alpha, beta, gamma, copy;
-  std::optional<int> ports;
-  std::string duplex;
-  bool overlap = false;
-  bool per_byte = false;
   bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
   std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
-  std::optional<std::size_t> shared_sends;  // --shared-sends BYTES (shared_send_min_bytes)
-  std::optional<double> send_gap;
-  std::optional<double> receive_gap;
-  std::optional<int> cores;  // --cores C (CostModel::cores)
+  // By field name: the text of each field's option as given (flags: "true").
+  std::map<std::string, std::optional<std::string>, std::less<>> values;
+  std::map<std::string, bool, std::less<>> flags;
 
   void add_to(CLI::App& app);
   // Base model: --model FILE, else the reference cluster (or the abstract unit model); then
-  // the inline flags override single fields. Validated.
+  // the field options override single fields, in the table's order. Validated.
   CostModel model() const;
 };
 

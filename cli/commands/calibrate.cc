@@ -84,7 +84,10 @@ void run_calibrate(const CalibrateOptions& o) {
   const auto kernels = measure_reduce_kernels(o.kernel_bytes, std::max(3, o.repetitions / 4));
   const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
   CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
-  model.shared_send_min_bytes = shared_send_min_bytes;
+  if (shared_send_min_bytes) {
+    model.send_mode = SendMode::kShared;
+    model.send_mode_min_bytes = *shared_send_min_bytes;
+  }
   if (send_gap) {
     // The burst runs at the pace of its slower end: an upper bound on both ends' gaps.
     model.send_gap = send_gap->gap;

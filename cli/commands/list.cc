@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: `optcoll list`: the registry as a table, JSON, or the markdown of docs/algorithms.md.
+// File: `optcoll list`: the registry as a table, JSON, or the markdown of docs/algorithms.md;
+// with --model-fields the cost model's field table (docs/cost_model.md).
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/model/cost_model.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::cli {
@@ -17,6 +19,7 @@ struct ListOptions {
   std::string collective;
   bool json = false;
   bool markdown = false;
+  bool model_fields = false;
 };
 
 std::string params_text(const algorithms::AlgorithmInfo& info) {
@@ -49,6 +52,10 @@ void print_markdown(const std::vector<const algorithms::AlgorithmInfo*>& infos) 
 }
 
 void run_list(const ListOptions& options) {
+  if (options.model_fields) {
+    std::cout << model_fields_table();
+    return;
+  }
   std::vector<const algorithms::AlgorithmInfo*> infos;
   if (options.collective.empty()) {
     for (const auto& info : algorithms::all_algorithms()) infos.push_back(&info);
@@ -99,7 +106,12 @@ void add_list_command(CLI::App& app) {
   auto* sub = app.add_subcommand("list", "list the registry's algorithms");
   sub->add_option("--collective", options->collective, "only this collective's algorithms");
   auto* json = sub->add_flag("--json", options->json, "JSON array");
-  sub->add_flag("--markdown", options->markdown, "markdown (docs/algorithms.md)")->excludes(json);
+  auto* markdown =
+      sub->add_flag("--markdown", options->markdown, "markdown (docs/algorithms.md)")->excludes(json);
+  sub->add_flag("--model-fields", options->model_fields,
+                "the cost model's fields as a markdown table (docs/cost_model.md) instead")
+      ->excludes(json)
+      ->excludes(markdown);
   sub->callback([options] { run_list(*options); });
 }
 

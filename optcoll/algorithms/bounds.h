@@ -8,7 +8,7 @@
 // - a message of c >= 1 elements takes at least least_transfer_time(c) from the start of its
 //   Send to the end of its Recv (zero-element messages are free);
 // - a rank has at most `ports` transfers in progress in each direction (full duplex), or in
-//   all (half duplex); with shared sends (CostModel::shared_send_min_bytes) this holds for
+//   all (half duplex); with shared or receiver sends (CostModel::send_mode) this holds for
 //   receives only, which is all the fan-in bounds use.
 // So a piece forwarded along h ranks in turn (each Send after the Recv that brought it) takes
 // at least h transfer times (a chain), and a rank that receives m messages takes at least

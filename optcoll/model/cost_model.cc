@@ -3,7 +3,11 @@
 #include "optcoll/model/cost_model.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +58,222 @@ std::vector<std::vector<double>> read_matrix(const nlohmann::json& value, std::s
 
 }  // namespace
 
+namespace {
+
+// ---- the field table (cost_model_fields.def) as data, and a visit of a model's members
+
+template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+enum FieldIndex : std::size_t {
+#define OPTCOLL_MODEL_FIELD(type, name, initial, kind, min, max, unit, help) kField_##name,
+#include "optcoll/model/cost_model_fields.def"
+#undef OPTCOLL_MODEL_FIELD
+  kFieldCount
+};
+
+constexpr std::array<ModelFieldInfo, kFieldCount> kFields{{
+#define OPTCOLL_MODEL_FIELD(type, name, initial, kind, min, max, unit, help) \
+  {#name, ModelFieldKind::kind, min, max, unit, help, is_optional<type>::value},
+#include "optcoll/model/cost_model_fields.def"
+#undef OPTCOLL_MODEL_FIELD
+}};
+
+// Calls visit(info, member) for every scalar field of `model`, in table order.
+template <typename Model, typename Visit>
+void visit_fields(Model& model, Visit&& visit) {
+#define OPTCOLL_MODEL_FIELD(type, name, initial, kind, min, max, unit, help) \
+  visit(kFields[kField_##name], model.name);
+#include "optcoll/model/cost_model_fields.def"
+#undef OPTCOLL_MODEL_FIELD
+}
+
+template <typename Enum, std::size_t N>
+std::string choice_list(const std::array<std::pair<std::string_view, Enum>, N>& names) {
+  std::string list;
+  for (const auto& [word, value] : names) {
+    list += list.empty() ? "" : ", ";
+    list += fmt::format("\"{}\"", word);
+  }
+  return list;
+}
+
+template <typename Enum>
+const auto& choice_names() {
+  if constexpr (std::is_same_v<Enum, Duplex>) {
+    return kDuplexNames;
+  } else {
+    static_assert(std::is_same_v<Enum, SendMode>, "a kChoice field needs its names here");
+    return kSendModeNames;
+  }
+}
+
+template <typename Enum>
+std::string_view choice_word(Enum value) {
+  for (const auto& [word, v] : choice_names<Enum>()) {
+    if (v == value) return word;
+  }
+  return "?";
+}
+
+// A field's value from JSON. `key` names it in messages; `where` is "model" (a file) or
+// "model parameter" (an option).
+template <typename T>
+T read_value(const ModelFieldInfo& info, const nlohmann::json& value) {
+  const std::string_view key = info.name;
+  if constexpr (std::is_same_v<T, Time>) {
+    if (!value.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
+    return value.get<double>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) {
+      throw Error(ErrorCode::kParse, fmt::format("model: {} must be true or false", key));
+    }
+    return value.get<bool>();
+  } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, std::size_t>) {
+    if (!value.is_number_integer()) {
+      throw Error(ErrorCode::kParse, fmt::format("model: {} must be an integer", key));
+    }
+    const auto number = value.get<std::int64_t>();
+    const bool unbounded = info.kind == ModelFieldKind::kBytes && info.max == 0;
+    if (number < info.min || (!unbounded && static_cast<double>(number) > info.max)) {
+      if (unbounded) {
+        throw_invalid("model parameter {} must be >= {}, got {}", key, info.min, number);
+      }
+      throw_invalid("model parameter {} must be in {}..{}, got {}", key, info.min, info.max,
+                    number);
+    }
+    return static_cast<T>(number);
+  } else {
+    const std::string word = value.is_string() ? value.get<std::string>() : "";
+    for (const auto& [name, choice] : choice_names<T>()) {
+      if (name == word) return choice;
+    }
+    throw Error(ErrorCode::kParse, fmt::format("model: {} must be one of {}", key,
+                                               choice_list(choice_names<T>())));
+  }
+}
+
+template <typename T>
+nlohmann::json write_value(const T& value) {
+  if constexpr (std::is_same_v<T, Duplex> || std::is_same_v<T, SendMode>) {
+    return std::string(choice_word(value));
+  } else {
+    return value;
+  }
+}
+
+template <typename T>
+void set_member(const ModelFieldInfo& info, T& member, const nlohmann::json& value) {
+  if constexpr (is_optional<T>::value) {
+    member = read_value<typename T::value_type>(info, value);
+  } else {
+    member = read_value<T>(info, value);
+  }
+}
+
+// The range checks of validate() for one member (a number's NaN, infinity and sign; an
+// integer's range).
+template <typename T>
+void check_member(const ModelFieldInfo& info, const T& member) {
+  if constexpr (is_optional<T>::value) {
+    if (member) check_member(info, *member);
+  } else if constexpr (std::is_same_v<T, Time>) {
+    check_parameter(info.name, member);
+  } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, std::size_t>) {
+    const auto value = static_cast<double>(member);
+    const bool unbounded = info.kind == ModelFieldKind::kBytes && info.max == 0;
+    if (value < info.min || (!unbounded && value > info.max)) {
+      throw_invalid("model parameter {} must be in {}..{}, got {}", info.name, info.min, info.max,
+                    member);
+    }
+  }
+}
+
+// Reads an option's text as the JSON value of the field's kind.
+nlohmann::json json_of_text(const ModelFieldInfo& info, std::string_view text) {
+  const std::string word(text);
+  switch (info.kind) {
+    case ModelFieldKind::kChoice:
+      return word;
+    case ModelFieldKind::kFlag:
+      if (word == "true" || word == "1") return true;
+      if (word == "false" || word == "0") return false;
+      break;
+    case ModelFieldKind::kTime: {
+      // strtod, not JSON: "nan" and "inf" read, so that validation names them.
+      char* end = nullptr;
+      const double number = std::strtod(word.c_str(), &end);
+      if (!word.empty() && end == word.c_str() + word.size()) return number;
+      break;
+    }
+    case ModelFieldKind::kInteger:
+    case ModelFieldKind::kBytes: {
+      std::int64_t number = 0;
+      const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), number);
+      if (!word.empty() && error == std::errc() && end == word.data() + word.size()) return number;
+      break;
+    }
+  }
+  throw_invalid("model parameter {} must be {}, got '{}'", info.name,
+                info.kind == ModelFieldKind::kFlag     ? "true or false"
+                : info.kind == ModelFieldKind::kTime   ? "a number"
+                                                       : "an integer",
+                text);
+}
+
+}  // namespace
+
+std::span<const ModelFieldInfo> model_fields() { return kFields; }
+
+const ModelFieldInfo* find_model_field(std::string_view name) {
+  for (const auto& info : kFields) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+void set_model_field(CostModel& model, std::string_view name, std::string_view text) {
+  const ModelFieldInfo* field = find_model_field(name);
+  if (field == nullptr) throw_invalid("model: unknown field \"{}\"", name);
+  const nlohmann::json value = json_of_text(*field, text);
+  bool done = false;
+  visit_fields(model, [&](const ModelFieldInfo& info, auto& member) {
+    if (&info != field) return;
+    set_member(info, member, value);
+    check_member(info, member);
+    done = true;
+  });
+  OPTCOLL_CHECK(done, "model field {} is in the table but not visited", name);
+}
+
+std::string model_fields_table() {
+  const CostModel unit;
+  std::string text =
+      "| field | kind | unit | range | default (unit model) | meaning |\n"
+      "|---|---|---|---|---|---|\n";
+  visit_fields(unit, [&](const ModelFieldInfo& info, const auto& member) {
+    using T = std::decay_t<decltype(member)>;
+    std::string initial;
+    if constexpr (is_optional<T>::value) {
+      initial = member ? write_value(*member).dump() : "unset";
+    } else {
+      initial = write_value(member).dump();
+    }
+    static constexpr std::array<std::string_view, 5> kKinds{"time", "integer", "bytes", "flag",
+                                                            "choice"};
+    std::string range = "-";
+    if (info.kind == ModelFieldKind::kTime) range = ">= 0";
+    if (info.kind == ModelFieldKind::kInteger) range = fmt::format("{}..{}", info.min, info.max);
+    if (info.kind == ModelFieldKind::kBytes) range = fmt::format(">= {}", info.min);
+    text += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", info.name,
+                        kKinds[static_cast<std::size_t>(info.kind)], info.unit, range, initial,
+                        info.help);
+  });
+  return text;
+}
+
 Time CostModel::latency(Rank from, Rank to) const {
   return homogeneous() ? alpha : pair_alpha[pair_index(*this, from, to)];
 }
@@ -83,6 +303,11 @@ Time port_time(const CostModel& model, const std::optional<Time>& gap, Rank from
 }  // namespace
 
 Time CostModel::send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
+  if (count > 0 && send_mode_for(static_cast<std::size_t>(count) * elem_bytes) ==
+                       SendMode::kReceiver) {
+    // The receiver copies: the sender only posts the send (its gap, if the model has one).
+    return std::min(transfer_time(from, to, count, elem_bytes), send_gap.value_or(0.0));
+  }
   return port_time(*this, send_gap, from, to, count, elem_bytes);
 }
 
@@ -99,20 +324,14 @@ Time CostModel::reduce_time(Count count, std::size_t elem_bytes) const {
 }
 
 void validate(const CostModel& model) {
-  check_parameter("alpha", model.alpha);
-  check_parameter("beta", model.beta);
-  check_parameter("gamma", model.gamma);
-  check_parameter("copy", model.copy);
-  if (model.ports < 1)
-    throw_invalid("model parameter ports must be at least 1, got {}", model.ports);
-  if (model.send_gap) check_parameter("send_gap", *model.send_gap);
-  if (model.receive_gap) check_parameter("receive_gap", *model.receive_gap);
-  if (model.cores && *model.cores < 1)
-    throw_invalid("model parameter cores must be at least 1, got {}", *model.cores);
-  if (model.cores && model.topology) {
+  visit_fields(model, [](const ModelFieldInfo& info, const auto& member) {
+    check_member(info, member);
+  });
+  if (model.one_node() && model.topology) {
     throw_invalid(
-        "model parameter cores describes one node; it cannot be combined with a "
-        "topology");
+        "model parameter {} describes one node; it cannot be combined with a "
+        "topology",
+        model.cores ? "cores" : "node_beta");
   }
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");
   const auto cells =
@@ -163,46 +382,14 @@ CostModel parse_cost_model_json(std::string_view text) {
   CostModel model;
   std::vector<std::vector<double>> pair_alpha;
   std::vector<std::vector<double>> pair_beta;
+  std::optional<std::size_t> old_shared_sends;  // "shared_send_min_bytes", the old name
   for (const auto& item : doc.items()) {
-    const std::string& key = item.key();  // (not a structured binding: clang 14 cannot
-    const auto& value = item.value();     // capture those in the lambdas below)
-    auto number = [&](Time& field) {
-      if (!value.is_number())
-        throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
-      field = value.get<double>();
-    };
-    auto boolean = [&](bool& field) {
-      if (!value.is_boolean())
-        throw Error(ErrorCode::kParse, fmt::format("model: {} must be true or false", key));
-      field = value.get<bool>();
-    };
-    if (key == "alpha")
-      number(model.alpha);
-    else if (key == "beta")
-      number(model.beta);
-    else if (key == "gamma")
-      number(model.gamma);
-    else if (key == "copy")
-      number(model.copy);
-    else if (key == "overlap")
-      boolean(model.overlap);
-    else if (key == "per_byte")
-      boolean(model.per_byte);
-    else if (key == "ports") {
-      if (!value.is_number_integer())
-        throw Error(ErrorCode::kParse, "model: ports must be an integer");
-      const auto ports = value.get<std::int64_t>();
-      if (ports < 1 || ports > 1024)
-        throw_invalid("model parameter ports must be in 1..1024, got {}", ports);
-      model.ports = static_cast<int>(ports);
-    } else if (key == "duplex") {
-      const std::string duplex = value.is_string() ? value.get<std::string>() : "";
-      if (duplex == "half")
-        model.duplex = Duplex::kHalf;
-      else if (duplex == "full")
-        model.duplex = Duplex::kFull;
-      else
-        throw Error(ErrorCode::kParse, "model: duplex must be \"half\" or \"full\"");
+    const std::string& key = item.key();
+    const auto& value = item.value();
+    if (const ModelFieldInfo* field = find_model_field(key)) {
+      visit_fields(model, [&](const ModelFieldInfo& info, auto& member) {
+        if (&info == field) set_member(info, member, value);
+      });
     } else if (key == "pair_alpha") {
       pair_alpha = read_matrix(value, key);
     } else if (key == "pair_beta") {
@@ -211,27 +398,9 @@ CostModel parse_cost_model_json(std::string_view text) {
       if (!value.is_string()) throw Error(ErrorCode::kParse, "model: topology must be a string");
       model.topology = parse_topology(value.get<std::string>());
     } else if (key == "shared_send_min_bytes") {
-      if (!value.is_number_integer())
-        throw Error(ErrorCode::kParse, "model: shared_send_min_bytes must be an integer");
-      const auto bytes = value.get<std::int64_t>();
-      if (bytes < 0)
-        throw_invalid("model parameter shared_send_min_bytes must be >= 0, got {}", bytes);
-      model.shared_send_min_bytes = static_cast<std::size_t>(bytes);
-    } else if (key == "send_gap") {
-      Time gap = 0;
-      number(gap);
-      model.send_gap = gap;
-    } else if (key == "receive_gap") {
-      Time gap = 0;
-      number(gap);
-      model.receive_gap = gap;
-    } else if (key == "cores") {
-      if (!value.is_number_integer())
-        throw Error(ErrorCode::kParse, "model: cores must be an integer");
-      const auto cores = value.get<std::int64_t>();
-      if (cores < 1 || cores > 1 << 20)
-        throw_invalid("model parameter cores must be in 1..{}, got {}", 1 << 20, cores);
-      model.cores = static_cast<int>(cores);
+      ModelFieldInfo old_name = *find_model_field("send_mode_min_bytes");
+      old_name.name = key;
+      old_shared_sends = read_value<std::size_t>(old_name, value);
     } else if (key == "calibrated_ranks") {
       // Provenance written by `optcoll calibrate` (the ranks it ran with; `optcoll bench`
       // notes a different count): checked, not part of the cost model.
@@ -243,6 +412,15 @@ CostModel parse_cost_model_json(std::string_view text) {
     } else {
       throw Error(ErrorCode::kParse, fmt::format("model: unknown field \"{}\"", key));
     }
+  }
+  if (old_shared_sends) {
+    if (doc.contains("send_mode") || doc.contains("send_mode_min_bytes")) {
+      throw_invalid(
+          "model: shared_send_min_bytes (the old name of send_mode \"shared\" with "
+          "send_mode_min_bytes) cannot be combined with send_mode or send_mode_min_bytes");
+    }
+    model.send_mode = SendMode::kShared;
+    model.send_mode_min_bytes = *old_shared_sends;
   }
   if (pair_alpha.empty() != pair_beta.empty()) {
     throw_invalid("model: pair_alpha and pair_beta must be given together");
@@ -268,11 +446,15 @@ CostModel parse_cost_model_json(std::string_view text) {
 }
 
 std::string cost_model_to_json(const CostModel& model) {
-  nlohmann::json doc = {
-      {"alpha", model.alpha},     {"beta", model.beta},
-      {"gamma", model.gamma},     {"copy", model.copy},
-      {"ports", model.ports},     {"duplex", model.duplex == Duplex::kHalf ? "half" : "full"},
-      {"overlap", model.overlap}, {"per_byte", model.per_byte}};
+  nlohmann::json doc = nlohmann::json::object();
+  visit_fields(model, [&](const ModelFieldInfo& info, const auto& member) {
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (is_optional<T>::value) {
+      if (member) doc[std::string(info.name)] = write_value(*member);
+    } else {
+      doc[std::string(info.name)] = write_value(member);
+    }
+  });
   if (!model.homogeneous()) {
     const auto n = static_cast<std::size_t>(model.pair_nranks);
     nlohmann::json alpha = nlohmann::json::array();
@@ -289,10 +471,6 @@ std::string cost_model_to_json(const CostModel& model) {
     doc["pair_beta"] = beta;
   }
   if (model.topology) doc["topology"] = to_string(*model.topology);
-  if (model.shared_send_min_bytes) doc["shared_send_min_bytes"] = *model.shared_send_min_bytes;
-  if (model.send_gap) doc["send_gap"] = *model.send_gap;
-  if (model.receive_gap) doc["receive_gap"] = *model.receive_gap;
-  if (model.cores) doc["cores"] = *model.cores;
   return doc.dump(2);
 }
 
@@ -387,8 +565,7 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   // message time: only the second set counts then. With a receive gap a rank can take in
   // any number of ranks' data in one message time: only the first counts, and only one
   // message time is certain where something must arrive at all.
-  const bool fan_out_bounded =
-      !model.shared_send_min_bytes.has_value() && !model.send_gap.has_value();
+  const bool fan_out_bounded = model.send_mode == SendMode::kPort && !model.send_gap.has_value();
   const Count fan_in = model.receive_gap ? std::min<Count>(max_sources, 1) : max_sources;
   const Count fan = std::max(fan_in, fan_out_bounded && (spec.kind == CollectiveKind::kBcast ||
                                                          spec.kind == CollectiveKind::kScatter ||
@@ -405,7 +582,16 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
       is_reduction(spec.kind) && spec.kind != CollectiveKind::kReduce
           ? model.gamma * model.units(layout.total(), spec.elem_bytes) * combinations / p
           : 0.0;
-  return std::max({latency, bandwidth, link_lower_bound(layout, model), reduction});
+  // Memory (node_beta): every missing element arrives by a transfer, at least one copy
+  // through the node's memory system, which moves at most 1 / node_beta units per time unit
+  // (with beta > 0 every transfer takes time, so its traffic is spread over it).
+  Count total_missing = 0;
+  for (const Count m : missing) total_missing += m;
+  const double memory = model.node_beta && model.beta > 0
+                            ? *model.node_beta * kSingleCopyTransferTraffic *
+                                  model.units(total_missing, spec.elem_bytes)
+                            : 0.0;
+  return std::max({latency, bandwidth, link_lower_bound(layout, model), reduction, memory});
 }
 
 Time link_lower_bound(const Layout& layout, const CostModel& model) {

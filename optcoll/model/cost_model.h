@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the cost model (design.md 3.8): one parameter set that covers every model of the
-// papers, plus the lower bounds that hold under it.
+// File: the cost model (docs/design.md, "The cost model"): one parameter set that covers every
+// model of the papers and the node (shared memory), plus the lower bounds that hold under it.
+// The scalar settings are declared once, in cost_model_fields.def; model files, the CLI's
+// MODEL options, validation and the docs' table are made from that list.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "optcoll/model/collective.h"
@@ -20,20 +25,45 @@ enum class Duplex : std::uint8_t {
   kFull,  // `ports` sends and `ports` receives at once (Chan/van de Geijn, Solomonik)
 };
 
+// How a send of at least send_mode_min_bytes is done (smaller ones: kPort).
+enum class SendMode : std::uint8_t {
+  kPort,      // the sender takes part in the whole transfer: it holds a send port
+  kShared,    // identical sends in progress share one port (the MPI backend's same-node
+              // channel: the data are copied out of the sender once, every receiver copies in)
+  kReceiver,  // single copy, receiver-driven (the thread backend): the receiver reads the
+              // sender's buffer; the sender holds no port and no processor for it
+};
+
+// The words model files and the CLI use for the enum choices, in declaration order.
+inline constexpr std::array<std::pair<std::string_view, Duplex>, 2> kDuplexNames{
+    {{"half", Duplex::kHalf}, {"full", Duplex::kFull}}};
+inline constexpr std::array<std::pair<std::string_view, SendMode>, 3> kSendModeNames{
+    {{"port", SendMode::kPort}, {"shared", SendMode::kShared}, {"receiver", SendMode::kReceiver}}};
+
+// How a scalar model field is read and checked (cost_model_fields.def).
+enum class ModelFieldKind : std::uint8_t { kTime, kInteger, kBytes, kFlag, kChoice };
+
+// One line of cost_model_fields.def, as data.
+struct ModelFieldInfo {
+  std::string_view name;  // member, model-file key; the CLI option is --name with '-' for '_'
+  ModelFieldKind kind;
+  double min = 0;  // kInteger, kBytes: the range (kBytes: max 0 is unbounded)
+  double max = 0;
+  std::string_view unit;
+  std::string_view help;
+  bool optional = false;  // unset unless given
+};
+
 // Linear costs: a transfer of m units from i to j takes alpha_ij + beta_ij * m and occupies a
 // port at both ends; a local copy takes copy * m, a reduction gamma * m. Units are elements,
 // or bytes (count * elem_bytes) when `per_byte` is set, as in a calibrated model.
 //
 // Integer-valued parameters give exact integer times (the papers' tables are integers).
+// The simulator's semantics of every field: optcoll/sim/simulator.cc.
 struct CostModel {
-  Time alpha = 1.0;  // start-up latency per message
-  Time beta = 1.0;   // per unit transmitted
-  Time gamma = 0.0;  // per unit reduced (Reduce, and the reduction part of RecvReduce)
-  Time copy = 0.0;   // per unit copied locally (Träff's local copy cost)
-  int ports = 1;     // k: concurrent communications per rank
-  Duplex duplex = Duplex::kFull;
-  bool overlap = false;   // may Reduce/Copy run while the rank communicates?
-  bool per_byte = false;  // units are bytes rather than elements, and times are seconds
+#define OPTCOLL_MODEL_FIELD(type, name, initial, kind, min, max, unit, help) type name = initial;
+#include "optcoll/model/cost_model_fields.def"
+#undef OPTCOLL_MODEL_FIELD
 
   // Optional non-homogeneous network: pair_nranks x pair_nranks matrices, row-major
   // [from][to]. When set they replace alpha and beta for every transfer.
@@ -48,37 +78,13 @@ struct CostModel {
   // sets them as the papers' torus models have them.
   std::optional<Topology> topology;
 
-  // Optional shared sends (the MPI backend's same-node channel, design.md 30): a send of at
-  // least this many bytes whose source slice is that of a send of the same rank still in
-  // progress joins it and holds no send port (the data are copied out of the sender once;
-  // every receiver still takes its own transfer time and port). Unset: every send holds a
-  // port.
-  std::optional<std::size_t> shared_send_min_bytes;
+  // The send mode that applies to a send of `bytes` (send_mode from send_mode_min_bytes on).
+  SendMode send_mode_for(std::size_t bytes) const {
+    return bytes >= send_mode_min_bytes ? send_mode : SendMode::kPort;
+  }
+  // Whether the model describes one node: its processors (cores) or its memory (node_beta).
+  bool one_node() const { return cores.has_value() || node_beta.has_value(); }
 
-  // Optional send gap (LogGP's g): a send holds its sender's port for send_gap + beta * m
-  // only (at most its whole transfer time), after which the sender may start its next send
-  // or (without overlap) compute while the message is still on its way; the receiver's port
-  // is held for the whole transfer, alpha + beta * m, as without a gap. What an MPI
-  // library's eager protocol does for small messages: a root posting p - 1 of them pays
-  // their latencies once, not p - 1 times. Unset: every send holds its port to the end.
-  std::optional<Time> send_gap;
-  // Optional receive gap (LogGP's g at the receiving end): a transfer holds its receiver's
-  // port for receive_gap + beta * m only (at most its whole transfer time), from the
-  // transfer's start, after which the receiver may start taking another message or (without
-  // overlap) compute; the received data are still there only at the transfer's end. What
-  // eager messages into one rank do: a root taking p - 1 of them pays their latencies once.
-  // The hold is placed at the start, not near the arrival: a receiver busy at the start
-  // delays the transfer, though the real message could already be on its way. Unset: every
-  // transfer holds its receiver's port to the end.
-  std::optional<Time> receive_gap;
-  // Optional shared processors: every rank runs on one node with this many processors (a
-  // single-node model: threads, or MPI ranks on one host). A rank is busy while it holds a
-  // port or computes; while more ranks are busy than there are cores, every op in progress
-  // advances at cores / busy of its rate (the processors are time-shared evenly), so all of
-  // them take longer by busy / cores. A rank that only waits for a message is idle: it
-  // blocks or yields. Where ranks do not outnumber the cores nothing changes. Unset: every
-  // rank has a processor of its own.
-  std::optional<int> cores;
   // How long a send of `count` elements holds its sender's port (the transfer time
   // without a gap).
   Time send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
@@ -99,6 +105,27 @@ struct CostModel {
   bool operator==(const CostModel&) const = default;
 };
 
+// Memory traffic of the node model (node_beta), in copies of the data: a local copy reads and
+// writes its data once (1); a reduction reads two operands and writes one (1.5); a transfer
+// is one copy when the receiver reads the sender's buffer (SendMode::kReceiver) and two
+// otherwise (into a shared buffer, then out of it).
+inline constexpr double kCopyTraffic = 1.0;
+inline constexpr double kReduceTraffic = 1.5;
+inline constexpr double kSingleCopyTransferTraffic = 1.0;
+inline constexpr double kStagedTransferTraffic = 2.0;
+
+// The scalar fields, in cost_model_fields.def's order.
+std::span<const ModelFieldInfo> model_fields();
+// The field called `name`, or nullptr.
+const ModelFieldInfo* find_model_field(std::string_view name);
+// Sets field `name` from its text as a command line gives it ("2e-6", "16384", "true",
+// "half"). Throws Error(kInvalidArgument) naming the field for an unknown name, a value
+// that does not read as its kind, or one out of its range.
+void set_model_field(CostModel& model, std::string_view name, std::string_view text);
+// The fields as a Markdown table (name, kind, unit, range, default, help): docs/cost_model.md
+// holds it and a test keeps the two equal.
+std::string model_fields_table();
+
 // Throws Error(kInvalidArgument) naming the parameter: NaN, infinite or negative values,
 // ports < 1, pair matrices that are not square.
 void validate(const CostModel& model);
@@ -112,12 +139,14 @@ void validate_for(const CostModel& model, Rank nranks);
 // wait for all of a rank's links to fall idle). Validates the topology.
 CostModel with_topology(CostModel model, Topology topology);
 
-// Model files are JSON objects with the fields above (all optional):
-//   {"alpha": 1e-6, "beta": 1e-9, "gamma": 0, "copy": 0, "ports": 1, "duplex": "full",
-//    "overlap": false, "per_byte": true, "pair_alpha": [[...], ...], "pair_beta": [[...]],
-//    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
-//    "shared_send_min_bytes": 16384, "send_gap": 2e-7, "receive_gap": 2e-7, "cores": 2}
-// and provenance that is checked but not part of the model: "comment" and "source" (text),
+// Model files are JSON objects with any of the fields of cost_model_fields.def (by name) and
+// the structured ones:
+//   {"alpha": 1e-6, "beta": 1e-9, "per_byte": true, "send_mode": "receiver", "cores": 16,
+//    "pair_alpha": [[...], ...], "pair_beta": [[...]],
+//    "topology": "torus:8x8x8:bi"}   (the topology as parse_topology() reads it)
+// Fields not given keep the unit model's values (CostModel{}). The old key
+// "shared_send_min_bytes": N reads as "send_mode": "shared", "send_mode_min_bytes": N.
+// Provenance is checked but not part of the model: "comment" and "source" (text),
 // "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text);

@@ -42,10 +42,12 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   const std::optional<Time>& gap =
       kind == CollectiveKind::kScatterv ? model.send_gap : model.receive_gap;
   const Time per_block = gap ? std::min(*gap, model.alpha) : model.alpha;
-  // The argument is on a processor per rank; shared cores (CostModel::cores) stretch the
-  // clock of both sides, so the rule compares them without it (the file comment).
+  // The argument is on a processor and memory per rank; shared cores and memory
+  // (CostModel::cores, node_beta) stretch the clock of both sides, so the rule compares them
+  // without it (the file comment).
   CostModel own_processors = model;
   own_processors.cores.reset();
+  own_processors.node_beta.reset();
   return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, own_processors);
 }
 

@@ -25,7 +25,9 @@
 //   Shared processors (CostModel::cores) stretch the clock of every algorithm and of the
 //   exchange, each by its own factor between 1 and p / cores (it depends on how many ranks
 //   are busy at once): no bound independent of the counts survives that, so the rule is
-//   taken on the model without cores (design.md 39).
+//   taken on the model without cores (design.md 39), and likewise without the node's shared
+//   memory (node_beta), which stretches the clock the same way. Sends the receiver does
+//   (SendMode::kReceiver) only help linear: its receivers then read their blocks at once.
 //
 // Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
 // per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha

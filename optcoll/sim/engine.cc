@@ -62,7 +62,9 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
       full_duplex_(model.duplex == Duplex::kFull),
       overlap_(model.overlap),
       ports_(model.ports),
-      cores_(model.cores.value_or(0)) {
+      cores_(model.cores.value_or(0)),
+      node_beta_(model.node_beta.value_or(0)),
+      clocked_(model.one_node()) {
   flatten();
   if (cores_ > 0) activity_.assign(schedule.ranks.size(), 0);
   if (model.topology) {
@@ -164,7 +166,7 @@ void Engine::flatten() {
   sends_active_.assign(p, 0);
   recvs_active_.assign(p, 0);
   joined_active_.assign(p, 0);
-  if (model_.shared_send_min_bytes) sends_sharable_.assign(p, {});
+  if (model_.send_mode == SendMode::kShared) sends_sharable_.assign(p, {});
   computing_.assign(p, 0);
   queue_slot_.assign(p * 3, -1);
 }
@@ -187,18 +189,20 @@ bool Engine::can_compute(Rank r) const {
 }
 
 bool Engine::may_join(Gid g) const {
-  if (sends_sharable_.empty()) return false;
+  if (sends_sharable_.empty() || send_mode(g) != SendMode::kShared) return false;
   const auto& mine = std::get<Send>(op(g).action);
   const auto& in_progress = sends_sharable_[static_cast<std::size_t>(hot_[g].rank)];
   return std::any_of(in_progress.begin(), in_progress.end(),
                      [&](Gid other) { return std::get<Send>(op(other).action).src == mine.src; });
 }
 
+std::size_t Engine::send_bytes(Gid g) const {
+  const auto& send = std::get<Send>(op(sender(g)).action);
+  return static_cast<std::size_t>(send.src.count) * schedule_.spec.elem_bytes;
+}
+
 void Engine::track_send(Gid g, bool started) {
-  if (sends_sharable_.empty()) return;
-  const auto& send = std::get<Send>(op(g).action);
-  const auto bytes = static_cast<std::size_t>(send.src.count) * schedule_.spec.elem_bytes;
-  if (bytes < *model_.shared_send_min_bytes) return;
+  if (sends_sharable_.empty() || send_mode(g) != SendMode::kShared) return;
   auto& in_progress = sends_sharable_[static_cast<std::size_t>(hot_[g].rank)];
   if (started) {
     in_progress.push_back(g);
@@ -221,12 +225,60 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
   return false;
 }
 
+Time Engine::stretch() const {
+  Time s = 1.0;
+  if (cores_ > 0 && busy_ranks_ > cores_) {
+    s = static_cast<Time>(busy_ranks_) / static_cast<Time>(cores_);
+  }
+  if (node_beta_ > 0) s = std::max(s, demand_ * node_beta_);
+  return s;
+}
+
 void Engine::advance_clock(Time now) {
   if (now == instant_virtual_.back()) return;
-  const Time stretch =
-      busy_ranks_ > cores_ ? static_cast<Time>(busy_ranks_) / static_cast<Time>(cores_) : 1.0;
-  instant_real_.push_back(instant_real_.back() + (now - instant_virtual_.back()) * stretch);
+  instant_real_.push_back(instant_real_.back() + (now - instant_virtual_.back()) * stretch());
   instant_virtual_.push_back(now);
+}
+
+double Engine::traffic_rate(Gid g) const {
+  const Time duration = cold_[g].duration;
+  if (duration <= 0) return 0;  // done at once: it asks for no bandwidth over time
+  const std::size_t eb = schedule_.spec.elem_bytes;
+  const Op& o = op(g);
+  double traffic = 0;
+  switch (hot_[g].kind) {
+    case OpKind::kSend:
+      traffic = model_.units(std::get<Send>(o.action).src.count, eb) *
+                (send_mode(g) == SendMode::kReceiver ? kSingleCopyTransferTraffic
+                                                     : kStagedTransferTraffic);
+      break;
+    case OpKind::kCopy:
+      traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;
+      break;
+    case OpKind::kReduce:
+      traffic = model_.units(std::get<Reduce>(o.action).src.count, eb) * kReduceTraffic;
+      break;
+    case OpKind::kRecvReduce:  // its reduction (the transfer is its Send's)
+      traffic = model_.units(std::get<RecvReduce>(o.action).dst.count, eb) * kReduceTraffic;
+      break;
+    case OpKind::kRecv:
+      break;
+  }
+  return traffic / duration;
+}
+
+void Engine::track_traffic(Gid g, bool started) {
+  if (node_beta_ <= 0) return;
+  const double rate = traffic_rate(g);
+  if (rate <= 0) return;
+  if (started) {
+    demand_ += rate;
+    ++demanding_;
+  } else if (--demanding_ == 0) {
+    demand_ = 0;  // no rounding left over once nothing asks
+  } else {
+    demand_ -= rate;
+  }
 }
 
 Time Engine::to_real(Time virtual_time) const {
@@ -239,7 +291,7 @@ Time Engine::to_real(Time virtual_time) const {
 
 void Engine::run() {
   const auto total = static_cast<Gid>(hot_.size());
-  if (cores_ > 0) {
+  if (clocked_) {
     instant_virtual_.assign(1, 0);
     instant_real_.assign(1, 0);
   }
@@ -249,7 +301,7 @@ void Engine::run() {
   start_ready_work(0);
   while (!events_.empty()) {
     const Time now = events_.next_time();
-    if (cores_ > 0) advance_clock(now);
+    if (clocked_) advance_clock(now);
     events_.pop_instant(instant_);
     events_count_ += instant_.size();
     for (const Item& event : instant_) handle_event(event, now);
@@ -370,6 +422,7 @@ void Engine::handle_event(const Item& event, Time now) {
     if (!h.empty) {
       if (topology_ != nullptr) release_links(g);
       track_send(g, false);
+      track_traffic(g, false);
       if (h.port != PortHold::kReleased) add_activity(r, -1);
       if (h.port == PortHold::kJoined) {
         --joined_active_[r];
@@ -394,6 +447,7 @@ void Engine::handle_event(const Item& event, Time now) {
   }
   computing_[r] = 0;
   add_activity(r, -1);
+  track_traffic(g, false);
   wake(r, kComputeQueue, g);
   if (!overlap_) {
     wake(r, kSendQueue, g);
@@ -440,18 +494,26 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   if (h.kind == OpKind::kSend) {
     const Rank q = hot_[h.partner].rank;
     // Joining an identical send in progress needs no send port (but the processor rule
-    // still holds: without overlap no communication starts while the rank computes).
+    // still holds: without overlap no communication starts while the rank computes). A
+    // send the receiver does holds its sender's port only for a send gap, if the model has
+    // one, and otherwise nothing at all (not even the processor).
     const bool joins = may_join(g) && (overlap_ || !computing_[r]);
-    if (!joins && !can_send(r)) {
+    const bool holds_nothing = send_mode(g) == SendMode::kReceiver && port_hold(g) <= 0;
+    if (!joins && !holds_nothing && !can_send(r)) {
       park(r, kSendQueue, item);
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (topology_ == nullptr || take_links(g, item)) {
-      hot_[g].port = joins ? PortHold::kJoined : PortHold::kHeld;
-      ++(joins ? joined_active_[r] : sends_active_[r]);
+      hot_[g].port = joins           ? PortHold::kJoined
+                     : holds_nothing ? PortHold::kReleased
+                                     : PortHold::kHeld;
+      if (!holds_nothing) {
+        ++(joins ? joined_active_[r] : sends_active_[r]);
+        add_activity(r, 1);
+      }
       track_send(g, true);
+      track_traffic(g, true);
       ++recvs_active_[q];
-      add_activity(r, 1);
       add_activity(q, 1);
       start_[g] = now;
       start_[h.partner] = now;
@@ -459,7 +521,9 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       events_.push(key_of(g, now + cold_[g].duration));
       // A gap releases that end's port early: an event of its own (handle_event).
       for (const Gid half : {g, h.partner}) {
-        const bool gap = half == g ? model_.send_gap && !joins : model_.receive_gap.has_value();
+        const bool gap = half == g ? hot_[g].port == PortHold::kHeld &&
+                                         (model_.send_gap || send_mode(g) == SendMode::kReceiver)
+                                   : model_.receive_gap.has_value();
         if (!gap) continue;
         const Time hold = port_hold(half);
         if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(half), -1});
@@ -475,6 +539,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   }
   computing_[r] = 1;
   add_activity(r, 1);
+  track_traffic(g, true);
   start_[g] = now;
   cause_[g] = cause;
   events_.push(key_of(g, now + cold_[g].duration));

@@ -97,11 +97,18 @@ class Engine {
   };
 
   void flatten();
-  // Shared processors (CostModel::cores): the event loop runs on a virtual clock on which
+  // One node (CostModel::cores, node_beta): the event loop runs on a virtual clock on which
   // every op in progress advances at its full rate; between two instants real time passes
-  // busy / cores times as fast while more ranks than cores are busy. to_real() maps an
-  // instant's virtual time to its real time (the identity without cores).
+  // stretch() times as fast. to_real() maps an instant's virtual time to its real time (the
+  // identity without a node model).
   void advance_clock(Time now);
+  // How much slower than its full rate everything in progress advances now: the larger of
+  // busy / cores (shared processors) and demand * node_beta (shared memory), at least 1.
+  Time stretch() const;
+  // Memory traffic (node_beta): op g in progress asks for its traffic over its duration;
+  // `started` adds that demand, otherwise removes it.
+  void track_traffic(Gid g, bool started);
+  double traffic_rate(Gid g) const;
   Time to_real(Time virtual_time) const;
   // A rank's holds of ports and processor changed by `delta`: keeps busy_ranks_.
   void add_activity(Rank rank, int delta) {
@@ -129,8 +136,11 @@ class Engine {
   bool can_send(Rank r) const;
   bool can_receive(Rank r) const;
   bool can_compute(Rank r) const;
-  // Shared sends (model.shared_send_min_bytes): whether Send g may join a send of its rank
-  // in progress with the same source slice, and the bookkeeping of those in progress.
+  // Send g's size in bytes, and the send mode that applies to it (CostModel::send_mode_for).
+  std::size_t send_bytes(Gid g) const;
+  SendMode send_mode(Gid g) const { return model_.send_mode_for(send_bytes(g)); }
+  // Shared sends (SendMode::kShared): whether Send g may join a send of its rank in progress
+  // with the same source slice, and the bookkeeping of those in progress.
   bool may_join(Gid g) const;
   void track_send(Gid g, bool started);
   static Item key_of(Gid g, Time ready) { return Item{ready, g, -1}; }
@@ -141,13 +151,16 @@ class Engine {
   bool overlap_ = false;
   int ports_ = 1;
   int cores_ = 0;  // 0: a processor per rank
+  Time node_beta_ = 0;  // 0: no shared memory system (CostModel::node_beta unset)
+  bool clocked_ = false;  // a virtual clock: cores or node_beta
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,
   // a Recv or RecvReduce: a receive port).
   enum class PortHold : std::uint8_t {
     kHeld,      // a port, until the transfer ends (or until released, with a gap)
     kJoined,    // a Send only: none, it joined an identical send in progress (shared sends)
-    kReleased,  // none any more: released after its gap (send_gap, receive_gap)
+    kReleased,  // none any more: released after its gap (send_gap, receive_gap), or never
+                // taken (a Send the receiver does, SendMode::kReceiver, without a send gap)
   };
   // A gap's port release for op g (the Send for the sender's port, the Recv or RecvReduce
   // for the receiver's) travels in the event queue as gid -(g + 1), so that it sorts before
@@ -197,6 +210,10 @@ class Engine {
   // ranks holding any; every instant's virtual and real time, in increasing order.
   std::vector<std::int32_t> activity_;
   std::int32_t busy_ranks_ = 0;
+  // Shared memory (only with node_beta): the traffic asked for by the ops in progress (units
+  // per time unit at their full rates), and how many ops ask.
+  double demand_ = 0;
+  std::int64_t demanding_ = 0;
   std::vector<Time> instant_virtual_;
   std::vector<Time> instant_real_;
   // Links (only with a topology): busy flags and blocked-queue ids by link id.

@@ -23,12 +23,16 @@
 // Ports. Full duplex: a rank has `ports` send ports and `ports` receive ports, so up to
 //   `ports` sends and `ports` receives are in progress at once. Half duplex: `ports`
 //   communications in total.
-// Shared sends (only when the model sets shared_send_min_bytes). A Send of at least that many
-//   bytes whose source slice (buffer, offset, count) equals that of a Send of the same rank
-//   in progress, when it is tried, joins it: it needs and holds no port at its rank (the
-//   receiver's port, links and the transfer time are as above). Without `overlap` it is
-//   still a communication in progress for its rank's processor. A Send waiting for a port
-//   is retried when a port is released, not when an identical send starts.
+// Send modes (CostModel::send_mode, for Sends of at least send_mode_min_bytes; smaller ones
+//   are port sends). kPort: as above. kShared: a Send whose source slice (buffer, offset,
+//   count) equals that of a Send of the same rank in progress, when it is tried, joins it:
+//   it needs and holds no port at its rank (the receiver's port, links and the transfer time
+//   are as above). Without `overlap` it is still a communication in progress for its rank's
+//   processor. A Send waiting for a port is retried when a port is released, not when an
+//   identical send starts. kReceiver (single copy: the receiver reads the sender's buffer):
+//   the Send holds its sender's port only for model.send_port_time = min(send_gap, the
+//   transfer time), and without a send gap nothing at all, neither a port nor (without
+//   overlap) the processor; the receiver's port and the transfer time are as above.
 // Send gap (only when the model sets send_gap, LogGP's g). A Send of m > 0 elements that
 //   holds a port releases it after model.send_port_time = min(g + beta_ij * units(m), the
 //   transfer time), not at the transfer's end: its rank may then start another send or
@@ -49,13 +53,19 @@
 //   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
 //   without overlap, a rank with no communication in progress) at the instant it runs. This
 //   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
-// Shared processors (only when the model sets cores: every rank on one node). A rank is busy
-//   while it holds a port (from its transfer's start to its end, or to the gap's release) or
-//   runs a computation. While b > cores ranks are busy, everything in progress advances at
-//   cores / b of its rate: the durations above are a rank's with a processor of its own, and
-//   the clock between two instants runs b / cores times slower. Nothing else changes: the
-//   start order, and so the order of every event, is that of the run without cores. A rank
-//   that waits for a message or a resource is idle (it blocks or yields its processor).
+// One node (only when the model sets cores or node_beta). Shared processors (cores): a rank is
+//   busy while it holds a port (from its transfer's start to its end, or to the gap's
+//   release) or runs a computation. A rank that waits for a message or a resource is idle
+//   (it blocks or yields its processor). Shared memory (node_beta): every op in progress
+//   with a duration asks for its memory traffic over its duration (traffic / duration, units
+//   per time unit): a Copy of m elements units(m) (kCopyTraffic), a Reduce or the reduction
+//   of a RecvReduce 1.5 units(m) (kReduceTraffic), a transfer units(m) when its Send is a
+//   kReceiver send and 2 units(m) otherwise. While b ranks are busy and the ops in progress
+//   ask for demand D, everything in progress advances at 1 / s of its rate, s = max(1,
+//   b / cores, D * node_beta): the durations above are a rank's with a processor and the
+//   memory of its own, and the clock between two instants runs s times slower. Nothing else
+//   changes: the start order, and so the order of every event, is that of the run without
+//   cores and node_beta.
 // Start order. Whenever work becomes ready or a resource is released, the work that may
 //   start at that instant is started greedily in the order (ready time, rank, op index):
 //   each item in turn starts if the resources it needs are free, otherwise it waits (it
@@ -67,7 +77,8 @@
 //   same output: nothing depends on hashing or addresses.
 // Exactness. Times are only added (start + duration) and compared, never scaled or
 //   accumulated otherwise: integer-valued parameters give exact integer times (below 2^53).
-//   With cores the time between two instants is scaled (by b / cores): times may be fractions.
+//   With cores or node_beta the time between two instants is scaled (by s): times may be
+//   fractions.
 // Deadlock. If ops remain but nothing is running and nothing can start, the result has
 //   status kDeadlock, makespan = the last completion, no critical path, and `deadlock` names
 //   up to 8 ops that are ready but wait for a partner that can never become ready (or, if

@@ -374,9 +374,15 @@ const BadInput kBadInputs[] = {
      "alpha is NaN"},
     {"negative_beta", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --beta -2"); },
      "beta is negative"},
-    {"negative_shared_sends",
-     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --shared-sends -3"); },
-     "--shared-sends: must be a byte count >= 0, got -3"},
+    {"negative_send_mode_min_bytes",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --send-mode-min-bytes -3"); },
+     "--send-mode-min-bytes: must be a byte count >= 0, got -3"},
+    {"alpha_not_a_number",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --alpha fast"); },
+     "model parameter alpha must be a number, got 'fast'"},
+    {"unknown_send_mode",
+     [](Cli&) { return std::string("plan bcast -p 4 --count 1 --send-mode both"); },
+     "model: send_mode must be one of \"port\", \"shared\", \"receiver\""},
     {"negative_send_gap",
      [](Cli&) { return std::string("plan bcast -p 4 --count 1 --send-gap -1e-7"); },
      "model parameter send_gap is negative"},
@@ -384,12 +390,12 @@ const BadInput kBadInputs[] = {
      [](Cli&) { return std::string("plan gather -p 4 --count 1 --receive-gap nan"); },
      "model parameter receive_gap is NaN"},
     {"zero_cores", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --cores 0"); },
-     "model parameter cores must be at least 1, got 0"},
+     "model parameter cores must be in 1..1048576, got 0"},
     {"cores_with_topology",
      [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology torus:8 --cores 2"); },
      "cores describes one node"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
-     "ports must be at least 1"},
+     "model parameter ports must be in 1..1024, got 0"},
     {"malformed_model_json",
      [](Cli& t) {
        return std::string("plan bcast -p 4 --count 1 --model " +
@@ -475,7 +481,7 @@ const BadInput kBadInputs[] = {
      "unknown --op 'xor' (known: sum, prod, min, max, matmul2)"},
     {"unknown_duplex",
      [](Cli&) { return std::string("plan bcast -p 2 --count 1 --duplex simplex"); },
-     "--duplex must be half or full, got 'simplex'"},
+     "model: duplex must be one of \"half\", \"full\""},
     {"schedule_and_problem",
      [](Cli& t) {
        return std::string("verify bcast -p 2 --count 1 --schedule " + t.file("s4.txt", "x\n"));
@@ -622,14 +628,14 @@ TEST_F(Cli, SharedSendsLetTheRootReachEveryRankInOneTransfer) {
   // (1100) against a lower bound of one transfer's bandwidth (1000); with the threshold
   // above 8000 B the root pays seven transfers for linear and a tree wins.
   const std::string base = "plan bcast -p 8 --count 1000 --abstract --alpha 100";
-  const Result shared = run(base + " --shared-sends 0");
+  const Result shared = run(base + " --send-mode shared --send-mode-min-bytes 0");
   ASSERT_EQ(shared.status, 0) << shared.err;
   EXPECT_NE(shared.out.find("algorithm       bcast/linear"), std::string::npos) << shared.out;
   EXPECT_NE(shared.out.find("predicted time  1100"), std::string::npos) << shared.out;
-  const Result above = run(base + " --shared-sends 8001 -a linear");
+  const Result above = run(base + " --send-mode shared --send-mode-min-bytes 8001 -a linear");
   ASSERT_EQ(above.status, 0) << above.err;
   EXPECT_NE(above.out.find("predicted time  7700"), std::string::npos) << above.out;
-  const Result at = run(base + " --shared-sends 8000 -a linear");
+  const Result at = run(base + " --send-mode shared --send-mode-min-bytes 8000 -a linear");
   ASSERT_EQ(at.status, 0) << at.err;
   EXPECT_NE(at.out.find("predicted time  1100"), std::string::npos) << at.out;
 }

@@ -3,6 +3,9 @@
 #include "optcoll/model/cost_model.h"
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -62,7 +65,7 @@ TEST(CostModel, RejectsNanNegativeAndBadPorts) {
   expect_invalid_model(m, "gamma is infinite");
   m = CostModel{};
   m.ports = 0;
-  expect_invalid_model(m, "ports must be at least 1");
+  expect_invalid_model(m, "model parameter ports must be in 1..1024, got 0");
   m = CostModel{};
   m.pair_nranks = 2;
   m.pair_alpha = {0, 1, 1};
@@ -108,10 +111,21 @@ TEST(CostModelJson, RoundTrip) {
   m.pair_alpha = {0, 1, 2, 0};
   m.pair_beta = {0, 3, 4, 0};
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
-  m.shared_send_min_bytes = 16384;
-  EXPECT_NE(cost_model_to_json(m).find("\"shared_send_min_bytes\": 16384"), std::string::npos);
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 16384;
+  EXPECT_NE(cost_model_to_json(m).find("\"send_mode\": \"shared\""), std::string::npos);
+  EXPECT_NE(cost_model_to_json(m).find("\"send_mode_min_bytes\": 16384"), std::string::npos);
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
-  EXPECT_FALSE(parse_cost_model_json("{}").shared_send_min_bytes.has_value());
+  EXPECT_EQ(parse_cost_model_json("{}").send_mode, SendMode::kPort);
+  // The old key reads as shared sends from that size.
+  const CostModel old = parse_cost_model_json("{\"shared_send_min_bytes\": 4096}");
+  EXPECT_EQ(old.send_mode, SendMode::kShared);
+  EXPECT_EQ(old.send_mode_min_bytes, 4096u);
+  m.node_beta = 1e-11;
+  m.send_mode = SendMode::kReceiver;
+  EXPECT_NE(cost_model_to_json(m).find("\"node_beta\": 1e-11"), std::string::npos);
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
+  EXPECT_FALSE(parse_cost_model_json("{}").node_beta.has_value());
   m.send_gap = 2.5e-7;
   EXPECT_NE(cost_model_to_json(m).find("\"send_gap\": 2.5e-07"), std::string::npos)
       << cost_model_to_json(m);
@@ -179,6 +193,115 @@ TEST(CostModelJson, RejectsMalformedFiles) {
               ErrorCode::kInvalidArgument, "square");
 }
 
+// The field table (cost_model_fields.def) drives parsing, writing, validation and options:
+// every field is written, read back and set from its option text alike.
+TEST(ModelFields, EveryFieldRoundTripsThroughFileAndOption) {
+  const auto fields = model_fields();
+  ASSERT_GE(fields.size(), 14u);
+  // A value unlike the unit model's for each kind, as option text.
+  auto text_for = [](const ModelFieldInfo& f) -> std::string {
+    switch (f.kind) {
+      case ModelFieldKind::kTime:
+        return "0.375";
+      case ModelFieldKind::kInteger:
+        return "3";
+      case ModelFieldKind::kBytes:
+        return "12345";
+      case ModelFieldKind::kFlag:
+        return "true";
+      case ModelFieldKind::kChoice:
+        return f.name == "duplex" ? "half" : "receiver";
+    }
+    return "";
+  };
+  CostModel all;
+  for (const auto& f : fields) {
+    CostModel one;
+    set_model_field(one, f.name, text_for(f));
+    EXPECT_NE(one, CostModel{}) << f.name << " did not change the model";
+    const std::string json = cost_model_to_json(one);
+    EXPECT_NE(json.find("\"" + std::string(f.name) + "\""), std::string::npos) << json;
+    EXPECT_EQ(parse_cost_model_json(json), one) << f.name;
+    set_model_field(all, f.name, text_for(f));
+  }
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(all)), all);
+  EXPECT_EQ(all.alpha, 0.375);
+  EXPECT_EQ(all.ports, 3);
+  EXPECT_EQ(all.cores, std::optional<int>(3));
+  EXPECT_EQ(all.send_mode_min_bytes, 12345u);
+  EXPECT_EQ(all.duplex, Duplex::kHalf);
+  EXPECT_EQ(all.send_mode, SendMode::kReceiver);
+  EXPECT_TRUE(all.overlap);
+  EXPECT_EQ(all.node_beta, std::optional<Time>(0.375));
+  // Names are unique and found.
+  for (const auto& f : fields) EXPECT_EQ(find_model_field(f.name), &f);
+  EXPECT_EQ(find_model_field("shared_send_min_bytes"), nullptr);
+}
+
+TEST(ModelFields, OptionTextReadsAsItsKind) {
+  auto expect_invalid = [](std::string_view name, std::string_view text, const std::string& what) {
+    CostModel m;
+    try {
+      set_model_field(m, name, text);
+      FAIL() << name << " accepted '" << text << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid("alpha", "fast", "model parameter alpha must be a number, got 'fast'");
+  expect_invalid("alpha", "1e-6x", "must be a number");
+  expect_invalid("alpha", "nan", "alpha is NaN");
+  expect_invalid("beta", "-1", "beta is negative");
+  expect_invalid("ports", "1.5", "model parameter ports must be an integer, got '1.5'");
+  expect_invalid("ports", "0", "model parameter ports must be in 1..1024, got 0");
+  expect_invalid("cores", "2000000", "must be in 1..1048576");
+  expect_invalid("overlap", "yes", "must be true or false");
+  expect_invalid("warp_speed", "1", "model: unknown field \"warp_speed\"");
+  CostModel m;
+  set_model_field(m, "send_gap", "2.5e-7");
+  EXPECT_EQ(m.send_gap, std::optional<Time>(2.5e-7));
+  set_model_field(m, "overlap", "false");
+  EXPECT_FALSE(m.overlap);
+}
+
+TEST(ModelFields, NodeModelIsOneNode) {
+  CostModel m;
+  m.node_beta = 1e-11;
+  EXPECT_TRUE(m.one_node());
+  m.topology = parse_topology("torus:4:bi");
+  expect_invalid_model(m, "model parameter node_beta describes one node");
+  EXPECT_THROW(parse_cost_model_json("{\"node_beta\": 1e-11, \"topology\": \"torus:4:bi\"}"),
+               Error);
+  EXPECT_THROW(parse_cost_model_json("{\"send_mode\": \"receiver\", \"shared_send_min_bytes\": 1}"),
+               Error);
+  EXPECT_THROW(parse_cost_model_json("{\"send_mode\": \"both\"}"), Error);
+}
+
+// The receiver does a kReceiver send: its sender's port is held only for the send gap.
+TEST(ModelFields, ReceiverSendsHoldTheSendersPortOnlyForTheGap) {
+  CostModel m;
+  m.alpha = 10;
+  m.beta = 2;
+  m.send_mode = SendMode::kReceiver;
+  m.send_mode_min_bytes = 40;
+  EXPECT_EQ(m.send_port_time(0, 1, 10, 4), 0.0);    // 40 bytes: the receiver copies
+  EXPECT_EQ(m.send_port_time(0, 1, 9, 4), 28.0);    // 36 bytes: below the threshold, a port
+  EXPECT_EQ(m.receive_port_time(0, 1, 10, 4), 30.0);  // the receiver's time is the transfer
+  m.send_gap = 3;
+  EXPECT_EQ(m.send_port_time(0, 1, 10, 4), 3.0);  // posting it costs the gap only
+}
+
+// docs/cost_model.md holds the field table as model_fields_table() writes it.
+TEST(ModelFields, DocsHoldTheTable) {
+  std::ifstream in(std::string(OPTCOLL_SOURCE_DIR) + "/docs/cost_model.md");
+  ASSERT_TRUE(in) << "docs/cost_model.md is missing";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(doc.find(model_fields_table()), std::string::npos)
+      << "regenerate the table in docs/cost_model.md: optcoll list --model-fields\n"
+      << model_fields_table();
+}
+
 TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
   CostModel m;
   m.alpha = 100;
@@ -191,7 +314,8 @@ TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
   // Shared sends: the root reaches every rank in one latency (identical sends share its
   // port); a reduction still needs its p - 1 sources to reach one rank through its ports.
   m.ports = 1;
-  m.shared_send_min_bytes = 0;
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 0;
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
   EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
 }

@@ -81,8 +81,17 @@ std::vector<NamedModel> models_for(Rank p) {
   three.ports = 3;
   models.push_back({"three_ports", three});
   CostModel shared = abstract_model(4, 1, 0.5, 0.25);
-  shared.shared_send_min_bytes = 0;  // identical sends in progress share the sender's port
+  shared.send_mode = SendMode::kShared;
+  shared.send_mode_min_bytes = 0;  // identical sends in progress share the sender's port
   models.push_back({"shared_sends", shared});
+  CostModel receiver = abstract_model(4, 1, 0.5, 0.25);
+  receiver.send_mode = SendMode::kReceiver;  // the receiver copies: the sender holds nothing
+  models.push_back({"receiver_sends", receiver});
+  CostModel node = receiver;
+  node.node_beta = 0.5;  // the node's memory moves 2 units per time unit, all ranks together
+  node.cores = 2;
+  node.send_gap = 1;
+  models.push_back({"node", node});
   CostModel gap = abstract_model(20, 1, 0.5, 0.25);
   gap.send_gap = 2;  // a sender's port is free after 2 + m; its message arrives after 20 + m
   models.push_back({"send_gap", gap});

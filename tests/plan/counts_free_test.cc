@@ -46,7 +46,8 @@ std::vector<Count> counts_for(Rank p, unsigned seed) {
 
 TEST(CountsFree, LinearIsNoSlowerThanAnyAlgorithmAfterTheExchange) {
   CostModel calibrated = model_of(2.15e-6, 7.3e-11, 1.4e-10, /*per_byte=*/true);
-  calibrated.shared_send_min_bytes = 16384;
+  calibrated.send_mode = SendMode::kShared;
+  calibrated.send_mode_min_bytes = 16384;
   CostModel calibrated_gap = calibrated;
   calibrated_gap.send_gap = 1.5e-7;
   CostModel latency_gap = model_of(1, 0, 0, false);

@@ -88,23 +88,28 @@ TEST(Ports, RootWithThreeChildren) {
 TEST(SharedSends, IdenticalSendsJoinASendInProgress) {
   const Schedule s = star(10);  // 10 elements of 4 bytes: 40 bytes; T = 110
   CostModel m = model(1);
-  m.shared_send_min_bytes = 0;
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 0;
   const auto joined = simulate(s, m, {.trace = true});
   EXPECT_EQ(joined.makespan, 110);  // all three at once, one port
   EXPECT_EQ(joined.rank_finish, (std::vector<Time>{110, 110, 110, 110}));
-  m.shared_send_min_bytes = 40;  // the threshold is inclusive
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 40;  // the threshold is inclusive
   EXPECT_EQ(simulate(s, m).makespan, 110);
-  m.shared_send_min_bytes = 41;  // below it, one port: T, T, T in turn
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 41;  // below it, one port: T, T, T in turn
   EXPECT_EQ(simulate(s, m).makespan, 330);
   // Half duplex: the joined sends hold no port either.
-  m.shared_send_min_bytes = 0;
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 0;
   m.duplex = Duplex::kHalf;
   EXPECT_EQ(simulate(s, m).makespan, 110);
 }
 
 TEST(SharedSends, DifferentSlicesAndOneReceiverDoNotShare) {
   CostModel m = model(1);
-  m.shared_send_min_bytes = 0;
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 0;
   // Root 0 of a scatter sends two different 10-element blocks: T = 110 each, in turn.
   ScheduleBuilder scatter(make_spec(CollectiveKind::kScatter, 3, 10), "test/scatter");
   scatter.transfer(0, 1, in(10, 10), out(0, 10));
@@ -124,7 +129,8 @@ TEST(SharedSends, AJoinedSendStillKeepsTheProcessorWithoutOverlap) {
   const Schedule s = sends_then_copy(4);
   CostModel m = model(1);
   m.copy = 2;
-  m.shared_send_min_bytes = 0;
+  m.send_mode = SendMode::kShared;
+  m.send_mode_min_bytes = 0;
   m.pair_nranks = 4;
   m.pair_alpha.assign(16, kAlpha);
   m.pair_beta.assign(16, kBeta);
@@ -628,7 +634,8 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
     list[0].copy = 1;
     list[1].gamma = 0;
     list[3].copy = 1;
-    list[3].shared_send_min_bytes = 0;
+    list[3].send_mode = SendMode::kShared;
+    list[3].send_mode_min_bytes = 0;
     list[4].copy = 1;
     list[4].send_gap = 7;
     list[5].send_gap = 0;
