@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/tuning.h"
 #include "optcoll/schedule/io/io.h"
 
 namespace optcoll::cli {
@@ -242,6 +244,31 @@ void AlgorithmOptions::add_to(CLI::App& app, bool allow_auto) {
                  allow_auto ? "registry algorithm (see 'optcoll list'), or auto (default)"
                             : "registry algorithm (see 'optcoll list')");
   app.add_option("--param", params, "algorithm parameter name=value (repeatable)");
+  if (allow_auto) {
+    app.add_option("--tuning", tuning,
+                   "a tuning table (optcoll tune): auto takes its measured choice where it has "
+                   "one, the model's elsewhere");
+  }
+}
+
+Plan AlgorithmOptions::choose(const ProblemOptions& problem, const CostModel& model,
+                              std::string_view backend, const PlanOptions& options) const {
+  const CollectiveSpec spec = problem.spec();
+  const algorithms::Params given = parsed_params();
+  const bool automatic = algorithm.empty() || algorithm == "auto";
+  if (!tuning.empty()) {
+    if (!automatic) throw_invalid("--tuning is for auto, not --algorithm {}", algorithm);
+    if (problem.best_root()) {
+      throw_invalid("--tuning and --root best: a table is measured at one root; give --root");
+    }
+    const TuningTable table = parse_tuning_json(read_file(tuning));
+    for (const auto& warning : table.warnings) {
+      std::cerr << "optcoll: warning: " << tuning << ": " << warning << "\n";
+    }
+    return plan_tuned(spec, model, table, backend);
+  }
+  return problem.best_root() ? plan_best_root(spec, model, algorithm, given, 4096, options)
+                             : plan(spec, model, algorithm, given, options);
 }
 
 algorithms::Params AlgorithmOptions::parsed_params() const {

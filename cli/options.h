@@ -15,6 +15,7 @@
 #include "optcoll/algorithms/params.h"
 #include "optcoll/model/collective.h"
 #include "optcoll/model/cost_model.h"
+#include "optcoll/plan/select.h"
 #include "optcoll/schedule/schedule.h"
 
 namespace optcoll::cli {
@@ -64,13 +65,20 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name, std::size_
 CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
                               std::optional<std::size_t>& value, const std::string& description);
 
-// --algorithm NAME (default "auto" where allowed) and repeated --param name=value.
+// --algorithm NAME (default "auto" where allowed), repeated --param name=value, and where
+// auto is allowed --tuning FILE (a tuning table auto follows where it has a choice).
 struct AlgorithmOptions {
   std::string algorithm;
   std::vector<std::string> params;
+  std::string tuning;
 
   void add_to(CLI::App& app, bool allow_auto);
   algorithms::Params parsed_params() const;
+  // The plan for a call: an explicit algorithm, the tuning table's choice, or the model's
+  // (plan_tuned / plan; --root best plans every root). `backend`: the one the call runs on
+  // ("threads", "mpi"), or empty. Prints the table's warnings on stderr.
+  Plan choose(const ProblemOptions& problem, const CostModel& model, std::string_view backend,
+              const PlanOptions& options = {}) const;
 };
 
 // Where verify/simulate get their schedule: a registry algorithm for a PROBLEM, or a file.

@@ -21,5 +21,6 @@ void add_demo_command(CLI::App& app);
 void add_experiment_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 
 }  // namespace optcoll::cli

@@ -41,11 +41,8 @@ nlohmann::json candidates_json(const Plan& p) {
 void run_plan(const PlanCommandOptions& o) {
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
-  const auto params = o.algorithm.parsed_params();
   const PlanOptions options{.prune = !o.all_candidates};
-  const Plan p = o.problem.best_root()
-                     ? plan_best_root(spec, model, o.algorithm.algorithm, params, 4096, options)
-                     : plan(spec, model, o.algorithm.algorithm, params, options);
+  const Plan p = o.algorithm.choose(o.problem, model, /*backend=*/{}, options);
   if (!o.dump.empty()) {
     const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
     write_file(o.dump, as_json ? io::to_json(p.schedule) : io::to_text(p.schedule));
@@ -60,6 +57,7 @@ void run_plan(const PlanCommandOptions& o) {
                           {"ops", p.schedule.op_count()},
                           {"candidates", candidates_json(p)}};
     out["lower_bound"] = p.lower_bound ? nlohmann::json(*p.lower_bound) : nlohmann::json(nullptr);
+    if (!p.decided_by.empty()) out["decided_by"] = p.decided_by;
     if (p.schedule.tree) {
       out["tree"] = {{"root", p.schedule.tree->root},
                      {"parent", p.schedule.tree->parents()},
@@ -78,7 +76,13 @@ void run_plan(const PlanCommandOptions& o) {
                              *p.lower_bound > 0 ? p.predicted_time / *p.lower_bound : 1.0);
   }
   std::cout << fmt::format("ops             {}\n", p.schedule.op_count());
+  if (!p.decided_by.empty()) std::cout << "decided by      " << p.decided_by << "\n";
   if (o.explain || p.candidates.size() > 1) std::cout << "\n" << p.explain();
+  if (o.explain && p.decided_by.starts_with("the tuning table")) {
+    // Both: what the measurement chose (above) and what the model alone would choose.
+    const Plan by_model = plan(spec, model, "auto", {}, options);
+    std::cout << "\nthe model alone would choose:\n" << by_model.explain();
+  }
   if (!o.dump.empty()) std::cout << "\nschedule written to " << o.dump << "\n";
 }
 

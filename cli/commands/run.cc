@@ -36,9 +36,7 @@ void run_run(const RunOptions& o) {
   if (mpi) ensure_mpi_initialized();
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
-  const auto params = o.algorithm.parsed_params();
-  const Plan p = o.problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
-                                       : plan(spec, model, o.algorithm.algorithm, params);
+  const Plan p = o.algorithm.choose(o.problem, model, o.backend);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const auto timeout = std::chrono::milliseconds(o.timeout_ms);
   const CheckedRun run =
@@ -59,7 +57,10 @@ void run_run(const RunOptions& o) {
                                 {"iterations", o.iterations},
                                 {"ran_on", mpi ? fmt::format("{} MPI processes", spec.nranks)
                                                : run.ran_on},
-                                {"predicted_time", p.predicted_time}};
+                                {"predicted_time", p.predicted_time},
+                                {"decided_by", !p.decided_by.empty() ? p.decided_by
+                                               : p.candidates.size() > 1 ? "the model"
+                                                                         : "--algorithm"}};
     std::cout << out.dump(2) << "\n";
   } else if (speaker) {
     std::cout << fmt::format(

@@ -159,9 +159,24 @@ MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions
   return result;
 }
 
+TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress) {
+  ensure_mpi_initialized();
+  std::vector<TunePointPlan> plans = plan_tune(options, mpi_world_size());
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  TuneReport report = measure_tune(transport, plans, options, progress);
+  report.plans = std::move(plans);
+  report.ran_on = fmt::format("{} MPI processes", mpi_world_size());
+  report.table.source = report.ran_on;
+  return report;
+}
+
 #else
 
 bool mpi_backend_available() { return false; }
+
+TuneReport tune_on_mpi(const TuneOptions&, const TuneProgress&) {
+  throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
+}
 void ensure_mpi_initialized() {}
 Rank mpi_world_rank() { return 0; }
 Rank mpi_world_size() { return 1; }

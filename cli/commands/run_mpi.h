@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "optcoll/api/threads_check.h"
+#include "optcoll/api/tune.h"
 #include "optcoll/exec/calibrate.h"
 #include "optcoll/schedule/schedule.h"
 
@@ -44,5 +45,9 @@ struct MpiPingPong {
 };
 MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
                              std::chrono::milliseconds timeout);
+
+// optcoll tune over the processes of MPI_COMM_WORLD: every rank plans the grid (plan_tune,
+// deterministic) and measures it on MpiTransport; every rank returns the report.
+TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress);
 
 }  // namespace optcoll::cli

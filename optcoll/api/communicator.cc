@@ -24,13 +24,18 @@ std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
 }  // namespace
 
 std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const CostModel& model,
-                                           const std::string& algorithm) {
-  const std::string key = plan_key(spec, algorithm);
+                                           const std::string& algorithm,
+                                           const TuningTable* tuning, std::string_view backend) {
+  const bool tuned = tuning != nullptr && (algorithm.empty() || algorithm == "auto");
+  const std::string key =
+      plan_key(spec, algorithm) +
+      (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "");
   std::lock_guard lock(mutex_);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     // Planning under the lock: ranks asking for the same plan wait for the first one.
-    it = plans_.emplace(key, std::make_shared<const Plan>(plan(spec, model, algorithm))).first;
+    Plan made = tuned ? plan_tuned(spec, model, *tuning, backend) : plan(spec, model, algorithm);
+    it = plans_.emplace(key, std::make_shared<const Plan>(std::move(made))).first;
   }
   return it->second;
 }
@@ -97,8 +102,10 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
                   planned.nranks, size());
   }
   std::string name(algorithm);
-  auto call = std::make_unique<PreparedCall>(spec, name, cache_->get(planned, options_.model, name),
-                                             rank());
+  auto call = std::make_unique<PreparedCall>(
+      spec, name,
+      cache_->get(planned, options_.model, name, options_.tuning.get(), transport_.backend()),
+      rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
   return *prepared_.front();

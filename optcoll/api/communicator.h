@@ -31,6 +31,7 @@
 #include "optcoll/model/cost_model.h"
 #include "optcoll/model/error.h"
 #include "optcoll/plan/select.h"
+#include "optcoll/plan/tuning.h"
 
 namespace optcoll {
 
@@ -42,14 +43,21 @@ struct CommOptions {
   // Reductions combine in the one fixed association (the left fold in rank order), so that
   // floating-point results are bit-identical whatever the algorithm, run or backend.
   bool reproducible = false;
+  // A tuning table (optcoll tune, optcoll/plan/tuning.h): "auto" takes its measured choice
+  // where it has one for the call (its p, this transport's backend, its sizes), the model's
+  // elsewhere (plan_tuned). Plan::decided_by says which.
+  std::shared_ptr<const TuningTable> tuning;
 };
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {
  public:
-  // The plan for (spec, algorithm), computing it on first use. Thread-safe.
+  // The plan for (spec, algorithm), computing it on first use. Thread-safe. With a tuning
+  // table, "auto" is plan_tuned(spec, model, *tuning, backend).
   std::shared_ptr<const Plan> get(const CollectiveSpec& spec, const CostModel& model,
-                                  const std::string& algorithm);
+                                  const std::string& algorithm,
+                                  const TuningTable* tuning = nullptr,
+                                  std::string_view backend = {});
   std::size_t size() const;
 
  private:

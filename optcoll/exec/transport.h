@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "optcoll/model/types.h"
@@ -55,6 +56,8 @@ class Transport {
   virtual ~Transport() = default;
   virtual Rank rank() const = 0;
   virtual Rank size() const = 0;
+  // The backend, as tuning tables name it ("threads", "mpi"); empty for others (tests').
+  virtual std::string_view backend() const { return {}; }
   virtual RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) = 0;
   virtual RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) = 0;
   // Receives `bytes` bytes and hands them to `reduce`. The default receives into a

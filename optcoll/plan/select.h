@@ -75,6 +75,10 @@ struct Plan {
   Time predicted_time = 0;
   std::optional<Time> lower_bound;
   CostModel model;  // the model the predictions are in
+  // Who chose the algorithm, for explanations: empty when plan() did (the model, or the
+  // caller's explicit name); plan_tuned (tuning.h) says whether a tuning table or the model
+  // decided, and why.
+  std::string decided_by;
   // Every candidate considered: applicable ones sorted by predicted time (ties in registry
   // order), then those not built by their bound, then the inapplicable ones in registry
   // order. One entry for an explicit choice.

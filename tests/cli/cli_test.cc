@@ -110,6 +110,97 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
 }
 
 // Checked before MPI starts, so these run without mpirun.
+TEST_F(Cli, TuneRejectsBadOptions) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"tune", "tune needs -p of at least 2, got 0"},
+      {"tune -p 2 --collectives teleport", "tune: unknown collective 'teleport'"},
+      {"tune -p 2 --collectives gatherv", "tune: gatherv needs a distribution of its counts"},
+      {"tune -p 2 --collectives bcast:spikes", "tune: bcast has regular counts"},
+      {"tune -p 2 --collectives barrier", "tune: barrier is not tuned (it has no size)"},
+      {"tune -p 2 --min-bytes 4", "tune: the sizes must run from at least 8 B up, got 4 .. "},
+      {"tune -p 2 --factor 1", "tune: --factor must be at least 2, got 1"},
+      {"tune -p 2 --rounds 0", "--rounds must be at least 1, got 0"},
+      {"tune -p 2 --round-ms 0", "--round-ms must be positive, got 0"},
+      {"tune -p 2 --max-calls 0", "--max-calls must be at least 1, got 0"},
+      {"tune -p 2 --budget -1", "--budget must be >= 0 seconds, got -1"},
+      {"tune -p 2 --dist-k 0", "--dist-k must be at least 1, got 0"},
+      {"tune -p 2 --timeout 0", "--timeout must be at least 1 ms, got 0"},
+      {"tune -p 2 --max-bytes 2G", "--max-bytes 2147483648 is above the limit of 1 GiB per rank"},
+      {"tune -p 2 --out ''", "--out must name the table's file"},
+      {"tune -p 2 --backend gpu", "unknown --backend 'gpu' (known: threads, mpi)"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
+}
+
+// optcoll tune writes a table that plan and run follow (decided_by says so), the report and
+// charts; bad tables are refused with the entry named, and set-aside runs are warnings.
+TEST_F(Cli, TuneTablesDriveAutoAndBadOnesAreRefused) {
+  const std::string table = (dir_ / "t.json").string();
+  const Result tuned = run("tune -p 2 --collectives allreduce,bcast --max-bytes 64 --rounds 1 "
+                           "--max-calls 4 --out " + table + " --report " +
+                           (dir_ / "r.md").string() + " --svg " + (dir_ / "c").string());
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  EXPECT_NE(tuned.out.find("Model-only auto: median"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.err.find("4/4"), std::string::npos) << tuned.err;  // the progress bar ends
+  const auto doc = nlohmann::json::parse(slurp(table));
+  EXPECT_EQ(doc["format"], "optcoll-tuning-1");
+  EXPECT_EQ(doc["nranks"], 2);
+  EXPECT_EQ(doc["points"].size(), 4u);  // 2 collectives x {8, 64} B
+  EXPECT_NE(slurp(dir_ / "r.md").find("## Every run"), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "c-regret.svg").find("<svg"), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "c-model.svg").find("<svg"), std::string::npos);
+  // The fastest run the table holds for allreduce at 64 B is what plan takes.
+  std::string best;
+  double best_seconds = 1e30;
+  for (const auto& point : doc["points"]) {
+    if (point["collective"] != "allreduce" || point["bytes"] != 64) continue;
+    for (const auto& r : point["runs"]) {
+      if (r["seconds"].get<double>() < best_seconds) {
+        best_seconds = r["seconds"].get<double>();
+        best = r["algorithm"];
+      }
+    }
+  }
+  ASSERT_FALSE(best.empty());
+  const Result planned = run("plan allreduce -p 2 --count 8 --json --tuning " + table);
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  const auto plan = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(plan["algorithm"], best);
+  EXPECT_NE(plan["decided_by"].get<std::string>().find("the tuning table"), std::string::npos);
+  const Result ran = run("run allreduce -p 2 --count 8 --json --tuning " + table);
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(nlohmann::json::parse(ran.out)["algorithm"], best);
+  const Result other_p = run("plan allreduce -p 3 --count 8 --tuning " + table);
+  ASSERT_EQ(other_p.status, 0) << other_p.err;
+  EXPECT_NE(other_p.out.find("the table was measured at p = 2, not 3"), std::string::npos);
+  const Result explained = run("plan allreduce -p 2 --count 8 --explain --tuning " + table);
+  EXPECT_NE(explained.out.find("the model alone would choose:"), std::string::npos);
+  // Bad input.
+  const Result explicit_algorithm = run("plan allreduce -p 2 --count 8 -a ring --tuning " + table);
+  EXPECT_EQ(explicit_algorithm.status, 2);
+  EXPECT_NE(explicit_algorithm.err.find("--tuning is for auto, not --algorithm ring"),
+            std::string::npos);
+  const Result best_root = run("plan bcast -p 2 --count 8 --root best --tuning " + table);
+  EXPECT_EQ(best_root.status, 2);
+  EXPECT_NE(best_root.err.find("--tuning and --root best"), std::string::npos);
+  const Result malformed = run("plan bcast -p 2 --count 8 --tuning " + file("bad.json", "{"));
+  EXPECT_EQ(malformed.status, 2);
+  EXPECT_NE(malformed.err.find("tuning table is not valid JSON"), std::string::npos);
+  nlohmann::json stale = doc;
+  stale["points"][0]["runs"][0]["algorithm"] = "allreduce/teleport";
+  const Result set_aside =
+      run("plan allreduce -p 2 --count 1 --tuning " + file("stale.json", stale.dump()));
+  EXPECT_EQ(set_aside.status, 0) << set_aside.err;
+  EXPECT_NE(set_aside.err.find("warning: "), std::string::npos);
+  EXPECT_NE(set_aside.err.find("points[0].runs[0]: algorithm \"allreduce/teleport\""),
+            std::string::npos)
+      << set_aside.err;
+}
+
 TEST_F(Cli, BenchRejectsBadOptions) {
   const std::pair<std::string, std::string> cases[] = {
       {"bench --collectives allreduce,teleport", "unknown collective 'teleport' for bench"},

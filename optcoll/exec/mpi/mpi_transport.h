@@ -98,6 +98,7 @@ class MpiTransport final : public Transport {
 
   Rank rank() const override { return rank_; }
   Rank size() const override { return size_; }
+  std::string_view backend() const override { return "mpi"; }
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override;
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   // Same-node messages are combined straight out of the sender's arena block.

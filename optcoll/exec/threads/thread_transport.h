@@ -366,6 +366,7 @@ class ThreadTransport final : public Transport {
 
   Rank rank() const override { return rank_; }
   Rank size() const override { return fabric_.size(); }
+  std::string_view backend() const override { return "threads"; }
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override;
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   // Combines straight from the sender's memory: no temporary buffer, no extra copy.
