@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: `optcoll calibrate`: measures alpha and beta (ping-pong between two ranks of the
-// chosen backend, fitted), the send gap (a burst of small sends against a single one),
-// gamma per built-in kernel and the local copy cost on this
-// machine, prints them beside the fit, and writes the per-byte model as model.json for
-// `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI library).
+// File: `optcoll calibrate`: measures the cost model with every rank of the world active
+// (optcoll/api/calibrate_node.h: the ping-pong's bandwidth, a step under load, the copy and
+// reduction rates, the node's memory throughput at 1..p ranks, the send gap, the send mode),
+// prints each parameter with what it was fitted to and its fit error, checks the fitted
+// model against measurements it was not fitted to, and writes the per-byte model as
+// model.json for `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI library).
 //
-//   optcoll calibrate --backend threads --out model.json
-//   mpirun -np 2 optcoll calibrate --backend mpi --out model.json
-#include "optcoll/exec/calibrate.h"
-
-#include <fstream>
+//   optcoll calibrate --backend threads -p 16 --out model.json
+//   mpirun -np 16 optcoll calibrate --backend mpi --out model.json
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -18,6 +17,8 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
 #include "cli/options.h"
+#include "optcoll/api/calibrate_node.h"
+#include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
@@ -26,9 +27,10 @@ namespace {
 
 struct CalibrateOptions {
   std::string backend = "threads";
+  Rank nranks = 0;  // threads: default the processors this process may use (at least 2)
   std::string out;
   std::size_t max_bytes = std::size_t{4} << 20;
-  std::size_t kernel_bytes = std::size_t{32} << 20;
+  std::size_t kernel_bytes = std::size_t{4} << 20;
   int repetitions = 20;
   int burst = 16;
   std::string dtype = "double";
@@ -38,133 +40,150 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-void run_calibrate(const CalibrateOptions& o) {
-  const bool mpi = o.backend == "mpi";
-  if (!mpi && o.backend != "threads") {
+// A fit error above this is reported as a warning: the model will mispredict what it fits.
+constexpr double kSuspectFitError = 1.0;
+
+NodeCalibrationOptions engine_options(const CalibrateOptions& o) {
+  NodeCalibrationOptions n;
+  n.max_bytes = o.max_bytes;
+  n.repetitions = o.repetitions;
+  n.burst = o.burst;
+  n.stream_bytes = o.kernel_bytes;
+  n.dtype = o.dtype;
+  n.op = o.op;
+  n.fit = parse_fit_kind(o.fit);
+  n.timeout = std::chrono::milliseconds(o.timeout_ms);
+  return n;
+}
+
+// Everything that can be checked before measuring is (minutes of measurement are not lost
+// to a typo).
+void check_options(const CalibrateOptions& o, const NodeCalibrationOptions& n) {
+  if (o.backend != "threads" && o.backend != "mpi") {
     throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
   }
-  if (o.repetitions < 1) throw_invalid("--repetitions must be at least 1, got {}", o.repetitions);
-  if (o.burst < 2) throw_invalid("--burst must be at least 2, got {}", o.burst);
-  if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
-  if (o.kernel_bytes < 64) {
-    throw_invalid("--kernel-bytes must be at least 64, got {}", o.kernel_bytes);
+  if (o.backend == "threads" && o.nranks != 0 && o.nranks < 2) {
+    throw_invalid("calibrate needs -p of at least 2, got {}", o.nranks);
   }
-  const FitKind fit_kind = parse_fit_kind(o.fit);
-  const auto sizes = ping_pong_sizes(o.max_bytes);
-  const std::chrono::milliseconds timeout(o.timeout_ms);
-  std::vector<PingPongSample> samples;
-  std::optional<std::size_t> shared_send_min_bytes;
-  std::optional<SendGapSample> send_gap;
-  std::optional<int> cores;
-  bool speaker = true;
-  Rank ranks = 2;  // the thread backend measures on a world of two
-  if (mpi) {
-    ensure_mpi_initialized();
-    auto measured = ping_pong_on_mpi(sizes, o.repetitions, o.burst, timeout);
-    samples = std::move(measured.samples);
-    shared_send_min_bytes = measured.shared_send_min_bytes;
-    send_gap = measured.send_gap;
-    cores = measured.node_cores;
-    speaker = mpi_world_rank() == 0;
-    ranks = mpi_world_size();
-  } else {
-    if (allowed_processors() > 0) cores = allowed_processors();  // a world's threads share them
-    ThreadWorld world(2, WorldOptions{timeout});
-    world.run([&](Transport& transport) {
-      auto mine = measure_ping_pong(transport, sizes, o.repetitions, timeout);
-      auto gap = measure_send_gap(transport, kSendGapBytes, o.burst, o.repetitions, timeout);
-      if (transport.rank() == 0) {
-        samples = std::move(mine);
-        send_gap = gap;
-      }
-    });
-  }
-  if (!speaker) return;
-  const LinearFit fit = fit_latency_bandwidth(samples, fit_kind);
-  const auto kernels = measure_reduce_kernels(o.kernel_bytes, std::max(3, o.repetitions / 4));
-  const double copy = measure_copy_per_byte(o.kernel_bytes, std::max(3, o.repetitions / 4));
-  CostModel model = calibrated_model(fit, kernels, o.dtype, o.op, copy);
-  if (shared_send_min_bytes) {
-    model.send_mode = SendMode::kShared;
-    model.send_mode_min_bytes = *shared_send_min_bytes;
-  }
-  if (send_gap) {
-    // The burst runs at the pace of its slower end: an upper bound on both ends' gaps.
-    model.send_gap = send_gap->gap;
-    model.receive_gap = send_gap->gap;
-  }
-  // All ranks on one node share its processors: the simulator slows what is in progress
-  // while more ranks are busy than there are cores (design.md 39).
-  model.cores = cores;
-  // With more ranks than cores the idle ranks' polling is part of what the ping-pong
-  // measures: the file says how many ran, and `optcoll bench` notes a run with another count.
-  nlohmann::json model_doc = nlohmann::json::parse(cost_model_to_json(model));
-  model_doc["calibrated_ranks"] = ranks;
-  const std::string model_json = model_doc.dump(2);
+  check_calibration_options(n);
   if (!o.out.empty()) {
-    std::ofstream file(o.out);
-    if (!(file << model_json << "\n")) throw_invalid("cannot write the model to '{}'", o.out);
-  }
-  if (o.json) {
-    nlohmann::json out = {{"backend", o.backend},
-                          {"model", nlohmann::json::parse(model_json)},
-                          {"fit_max_relative_error", fit.max_relative_error}};
-    if (send_gap) {
-      out["send_gap_burst"] = {{"bytes", send_gap->bytes},
-                               {"burst", send_gap->burst},
-                               {"single_round_trip", send_gap->single_round_trip},
-                               {"burst_round_trip", send_gap->burst_round_trip}};
+    const std::filesystem::path path(o.out);
+    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (std::filesystem::is_directory(path)) throw_invalid("--out '{}' is a directory", o.out);
+    if (!std::filesystem::is_directory(dir)) {
+      throw_invalid("--out '{}': the directory '{}' does not exist", o.out, dir.string());
     }
-    for (const auto& s : samples) {
-      out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  }
+}
+
+std::string value_text(const FittedParameter& f, const CostModel& m) {
+  if (f.name == "send_mode") {
+    for (const auto& [word, mode] : kSendModeNames) {
+      if (mode == m.send_mode) return fmt::format("{} (from {} B)", word, m.send_mode_min_bytes);
     }
-    for (const auto& k : kernels) {
-      out["kernels"].push_back(
-          {{"dtype", k.dtype}, {"op", k.op}, {"seconds_per_byte", k.seconds_per_byte}});
+  }
+  if (f.name == "alpha" || f.name == "send_gap") return fmt::format("{:.3f} us", f.value * 1e6);
+  return fmt::format("{:.4g} s/B ({:.2f} GB/s)", f.value, f.value > 0 ? 1e-9 / f.value : 0.0);
+}
+
+std::string model_json(const NodeCalibration& c, const CalibrateOptions& o,
+                       const std::string& ran_on) {
+  nlohmann::json doc = nlohmann::json::parse(cost_model_to_json(c.model));
+  doc["calibrated_ranks"] = c.ranks;
+  doc["source"] = fmt::format("optcoll calibrate --backend {} on {}", o.backend, ran_on);
+  return doc.dump(2);
+}
+
+void print_json(const NodeCalibration& c, const std::string& model) {
+  nlohmann::json out = {{"model", nlohmann::json::parse(model)}, {"ranks", c.ranks},
+                        {"seconds", c.seconds}};
+  for (const auto& f : c.fitted) {
+    out["fitted"].push_back({{"parameter", f.name}, {"value", f.value}, {"from", f.from},
+                             {"fit_error", f.error}});
+  }
+  for (const auto& k : c.checks) {
+    out["checks"].push_back({{"what", k.what}, {"measured", k.measured}, {"predicted", k.predicted}});
+  }
+  for (const auto& s : c.ping_pong) out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  for (const auto& s : c.exchange) out["exchange"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  for (std::size_t k = 0; k < c.copy_throughput.size(); ++k) {
+    out["copy_throughput"].push_back({{"ranks", k + 1}, {"bytes_per_second", c.copy_throughput[k]}});
+  }
+  for (const auto& k : c.kernels) {
+    out["kernels"].push_back({{"dtype", k.dtype}, {"op", k.op}, {"seconds_per_byte", k.seconds_per_byte}});
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_text(const NodeCalibration& c, const CalibrateOptions& o, const std::string& ran_on) {
+  std::cout << fmt::format(
+      "calibrated on the {} backend, {} ranks ({}), in {:.1f} s (median of {} repetitions)\n\n",
+      o.backend, c.ranks, ran_on, c.seconds, o.repetitions);
+  std::cout << fmt::format("{:<10} {:<28} {:>9}  {}\n", "parameter", "value", "fit error",
+                           "fitted to");
+  for (const auto& f : c.fitted) {
+    std::cout << fmt::format("{:<10} {:<28} {:>8.1f}%  {}\n", f.name, value_text(f, c.model),
+                             f.error * 100, f.from);
+  }
+  if (c.model.cores) {
+    std::cout << fmt::format("{:<10} {:<28} {:>9}  the processors the ranks share\n", "cores",
+                             *c.model.cores, "-");
+  }
+  std::cout << "\nchecks (the fitted model against measurements it was not fitted to):\n";
+  for (const auto& k : c.checks) {
+    std::cout << fmt::format("  {}: measured {:.2f} us, predicted {:.2f} us (x{:.2f})\n", k.what,
+                             k.measured * 1e6, k.predicted * 1e6, k.predicted / k.measured);
+  }
+  std::cout << "\ncopy throughput, k ranks at once (GB/s in all):";
+  for (const double t : c.copy_throughput) std::cout << fmt::format(" {:.1f}", t * 1e-9);
+  std::cout << "\n";
+  for (const auto& f : c.fitted) {
+    if (f.error > kSuspectFitError) {
+      std::cerr << fmt::format(
+          "optcoll: warning: {}'s fit error is {:.0f}%: the model will mispredict what it was "
+          "fitted to ({}); rerun with more --repetitions on an idle machine\n",
+          f.name, f.error * 100, f.from);
     }
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
-  std::cout << fmt::format("calibrated on the {} backend (median of {} repetitions, {} fit)\n\n",
-                           o.backend, o.repetitions, o.fit);
-  std::cout << fmt::format("{:>10}  {:>12}  {:>12}  {:>7}\n", "bytes", "one-way", "fit", "error");
-  for (const auto& s : samples) {
-    const double predicted = fit.intercept + fit.slope * static_cast<double>(s.bytes);
-    std::cout << fmt::format("{:>10}  {:>9.3f} us  {:>9.3f} us  {:>6.1f}%\n", s.bytes,
-                             s.seconds * 1e6, predicted * 1e6,
-                             100 * (predicted - s.seconds) / s.seconds);
-  }
-  std::cout << fmt::format("\nalpha = {:.3g} s, beta = {:.3g} s/B ({:.2f} GB/s)\n", model.alpha,
-                           model.beta, model.beta > 0 ? 1e-9 / model.beta : 0.0);
-  std::cout << fmt::format("copy  = {:.3g} s/B ({:.2f} GB/s)\n", model.copy,
-                           model.copy > 0 ? 1e-9 / model.copy : 0.0);
-  std::cout << "gamma per kernel (s/B):";
-  for (const auto& k : kernels) {
-    std::cout << fmt::format("{}{} {} {:.3g}", &k == kernels.data() ? " " : ", ", k.dtype, k.op,
-                             k.seconds_per_byte);
-  }
-  std::cout << fmt::format("\ngamma = {:.3g} s/B ({} {}, --dtype/--op)\n", model.gamma, o.dtype,
-                           o.op);
-  if (send_gap) {
-    std::cout << fmt::format(
-        "send and receive gap = {:.3g} s (round trip of {} B: {:.3f} us alone, {:.3f} us with a "
-        "burst of {} sends)\n",
-        send_gap->gap, send_gap->bytes, send_gap->single_round_trip * 1e6,
-        send_gap->burst_round_trip * 1e6, send_gap->burst);
-  }
-  if (shared_send_min_bytes) {
-    std::cout << fmt::format(
-        "shared sends from {} B (all ranks on one node: the same-node channel copies a buffer "
-        "sent to several ranks once)\n",
-        *shared_send_min_bytes);
-  }
-  if (cores) {
-    std::cout << fmt::format(
-        "cores = {} (every rank on this node: with more ranks busy than cores, the model slows "
-        "what is in progress by busy / cores)\n",
-        *cores);
   }
   if (!o.out.empty()) std::cout << fmt::format("model written to {}\n", o.out);
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  NodeCalibrationOptions n = engine_options(o);
+  check_options(o, n);
+  NodeCalibration c;
+  std::string ran_on;
+  if (o.backend == "mpi") {
+    ensure_mpi_initialized();
+    if (o.nranks != 0 && o.nranks != mpi_world_size()) {
+      throw_invalid("-p {} differs from the {} MPI processes calibrate runs on", o.nranks,
+                    mpi_world_size());
+    }
+    c = calibrate_on_mpi(n);
+    if (mpi_world_rank() != 0) return;
+    ran_on = fmt::format("{} MPI processes", mpi_world_size());
+  } else {
+    const int cpus = allowed_processors();
+    const Rank p = o.nranks != 0 ? o.nranks : std::max(2, cpus);
+    if (cpus > 0) n.cores = cpus;  // a world's threads share them
+    // The thread backend's large transfers are copied by the receiver straight from the
+    // sender's memory; small ones are eager (copied into a mailbox by the sender).
+    n.send_modes = {SendMode::kPort, SendMode::kReceiver};
+    n.send_mode_min_bytes = threads::ThreadTransport::kEagerBytes + 1;
+    ThreadWorld world(p, WorldOptions{n.timeout});
+    ran_on = world.describe();
+    world.run([&](Transport& transport) {
+      NodeCalibration mine = calibrate_node(transport, n);
+      if (transport.rank() == 0) c = std::move(mine);
+    });
+  }
+  const std::string model = model_json(c, o, ran_on);
+  if (!o.out.empty()) write_file(o.out, model + "\n");
+  if (o.json) {
+    print_json(c, model);
+  } else {
+    print_text(c, o, ran_on);
+  }
 }
 
 }  // namespace
@@ -172,13 +191,19 @@ void run_calibrate(const CalibrateOptions& o) {
 void add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<CalibrateOptions>();
   auto* sub = app.add_subcommand(
-      "calibrate", "measure alpha, beta, gamma and the copy cost here; write model.json");
-  sub->add_option("--backend", o->backend, "threads (two threads) or mpi (ranks 0 and 1 of mpirun)")
+      "calibrate",
+      "measure the cost model with every rank busy (ping-pong, steps under load, copy and "
+      "reduction rates, the node's memory throughput, gaps, send mode); write model.json");
+  sub->add_option("--backend", o->backend, "threads (-p ranks) or mpi (every rank of mpirun)")
       ->capture_default_str();
+  sub->add_option("-p,--nranks", o->nranks,
+                  "ranks (threads; default the processors this process may use, at least 2)");
   sub->add_option("--out", o->out, "write the model to this file (JSON, for --model)");
-  add_bytes_option(*sub, "--max-bytes", o->max_bytes, "largest ping-pong message (K, M suffixes)")
+  add_bytes_option(*sub, "--max-bytes", o->max_bytes,
+                   "largest ping-pong and exchange message (K, M suffixes)")
       ->capture_default_str();
-  sub->add_option("--kernel-bytes", o->kernel_bytes, "buffer for the reduction and copy timings")
+  add_bytes_option(*sub, "--kernel-bytes", o->kernel_bytes,
+                   "each rank's buffer for the copy and reduction timings")
       ->capture_default_str();
   sub->add_option("--repetitions", o->repetitions, "timings per size (the median counts)")
       ->capture_default_str();
@@ -188,10 +213,10 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--op", o->op, "the operator whose kernel sets gamma")->capture_default_str();
   sub->add_option("--fit", o->fit,
-                  "asymptotic (beta from the large messages, alpha from the small) or relative "
-                  "(least relative error over all sizes)")
+                  "asymptotic (beta from the large messages) or relative (least relative error "
+                  "over all sizes)")
       ->capture_default_str();
-  sub->add_option("--timeout", o->timeout_ms, "ms to wait for the peer")->capture_default_str();
+  sub->add_option("--timeout", o->timeout_ms, "ms to wait for a peer")->capture_default_str();
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->callback([o] { run_calibrate(*o); });
 }

@@ -137,26 +137,26 @@ std::optional<int> processors_of_one_node() {
   return cores;
 }
 
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
-                             std::chrono::milliseconds timeout) {
+NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
   if (mpi_world_size() < 2) {
     throw_invalid(
-        "calibrate --backend mpi measures between two MPI processes: start it with "
-        "mpirun -np 2 (or more), got {}",
+        "calibrate --backend mpi measures between MPI processes: start it with mpirun -np 2 "
+        "(or more), got {}",
         mpi_world_size());
   }
   mpi::MpiTransport transport(MPI_COMM_WORLD);
-  MpiPingPong result;
-  result.samples = measure_ping_pong(transport, sizes, repetitions, timeout);
-  result.send_gap = measure_send_gap(transport, kSendGapBytes, burst, repetitions, timeout);
   const std::size_t threshold = transport.shm_min_bytes();
   bool one_node = threshold != SIZE_MAX;
   for (Rank peer = 0; one_node && peer < transport.size(); ++peer) {
     if (peer != transport.rank()) one_node = transport.through_shared_memory(peer, threshold);
   }
-  if (one_node) result.shared_send_min_bytes = threshold;
-  result.node_cores = processors_of_one_node();
-  return result;
+  options.cores = processors_of_one_node();
+  options.send_modes = {SendMode::kPort};
+  if (one_node) {
+    options.send_modes.push_back(SendMode::kShared);
+    options.send_mode_min_bytes = threshold;
+  }
+  return calibrate_node(transport, options);
 }
 
 TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress) {
@@ -186,7 +186,7 @@ CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t>, int, int, std::chrono::milliseconds) {
+NodeCalibration calibrate_on_mpi(NodeCalibrationOptions) {
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 

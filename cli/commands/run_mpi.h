@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "optcoll/api/calibrate_node.h"
 #include "optcoll/api/threads_check.h"
 #include "optcoll/api/tune.h"
 #include "optcoll/exec/calibrate.h"
@@ -30,21 +31,11 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
                               std::string_view op_name, int iterations,
                               std::chrono::milliseconds timeout);
 
-// measure_ping_pong and measure_send_gap between MPI ranks 0 and 1 of MPI_COMM_WORLD (at least 2
-// processes); the samples on rank 0, empty elsewhere. `shared_send_min_bytes` (rank 0): the
-// same-node channel's threshold when every rank of the world is on rank 0's node and the channel is
-// on (sends of one buffer to several ranks then share their copy: design.md 30), else unset.
-// `send_gap` (rank 0): measure_send_gap of 8-byte messages in bursts of `burst`.
-struct MpiPingPong {
-  std::vector<PingPongSample> samples;
-  std::optional<std::size_t> shared_send_min_bytes;
-  std::optional<SendGapSample> send_gap;
-  // Every rank on one node: the processors they may run on together (the union of their
-  // affinity masks), the model's `cores`; unset when the ranks span nodes or it is unknown.
-  std::optional<int> node_cores;
-};
-MpiPingPong ping_pong_on_mpi(std::span<const std::size_t> sizes, int repetitions, int burst,
-                             std::chrono::milliseconds timeout);
+// calibrate_node over MPI_COMM_WORLD (at least 2 processes). The caller's options get, when
+// every rank is on one node, the processors they share (`cores`) and the send modes the MPI
+// backend may have there (port, or shared from the same-node channel's threshold: sends of
+// one buffer to several ranks share their copy, design.md 30). The result on rank 0.
+NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options);
 
 // optcoll tune over the processes of MPI_COMM_WORLD: every rank plans the grid (plan_tune,
 // deterministic) and measures it on MpiTransport; every rank returns the report.

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/api/rank_sync.h"
 #include "optcoll/api/reference.h"
 #include "optcoll/exec/executor.h"
 #include "optcoll/exec/threads/world.h"
@@ -140,53 +141,6 @@ TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const T
   }
   return point;
 }
-
-// The collectives measure_tune itself needs on every rank: a barrier before each round and
-// the maximum of one double over the ranks (the slowest rank's time, an agreed decision).
-class RankSync {
- public:
-  RankSync(Transport& transport, std::chrono::milliseconds timeout)
-      : transport_(transport),
-        timeout_(timeout),
-        barrier_(algorithms::build("barrier/dissemination",
-                                   make_spec(CollectiveKind::kBarrier, transport.size(), 0))),
-        maximum_(max_schedule(transport.size())),
-        barrier_run_(barrier_, transport.rank()),
-        maximum_run_(maximum_, transport.rank()),
-        type_(Datatype::float64()),
-        max_op_(ReduceOp::builtin("max", type_)) {}
-
-  std::uint32_t next_epoch() { return epoch_++; }
-  ExecOptions options() { return ExecOptions{timeout_, next_epoch(), true}; }
-
-  void barrier() { barrier_run_.run(transport_, {}, type_, max_op_, options()); }
-  double max(double mine) {
-    double result = 0;
-    maximum_run_.run(transport_,
-                     {std::as_bytes(std::span<const double>(&mine, 1)),
-                      std::as_writable_bytes(std::span<double>(&result, 1))},
-                     type_, max_op_, options());
-    return result;
-  }
-  Transport& transport() { return transport_; }
-
- private:
-  static Schedule max_schedule(Rank p) {
-    CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, p, 1);
-    spec.elem_bytes = kElemBytes;
-    return algorithms::build("allreduce/recursive_doubling", spec);
-  }
-
-  Transport& transport_;
-  std::chrono::milliseconds timeout_;
-  Schedule barrier_;
-  Schedule maximum_;
-  Execution barrier_run_;
-  Execution maximum_run_;
-  Datatype type_;
-  ReduceOp max_op_;
-  std::uint32_t epoch_ = 0;
-};
 
 // One rank's buffers for a point, allocated and first touched by that rank.
 struct PointBuffers {

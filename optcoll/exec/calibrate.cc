@@ -234,38 +234,4 @@ std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetition
   return rates;
 }
 
-double measure_copy_per_byte(std::size_t bytes, int repetitions) {
-  if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
-  std::vector<std::byte> src(bytes, std::byte{3}), dst(bytes);
-  std::vector<double> times;
-  for (int rep = 0; rep <= repetitions; ++rep) {
-    const auto start = Clock::now();
-    std::memcpy(dst.data(), src.data(), bytes);
-    const std::chrono::duration<double> took = Clock::now() - start;
-    if (rep > 0) times.push_back(took.count());
-    src[static_cast<std::size_t>(rep) % bytes] = dst[0];  // keep the copies observable
-  }
-  return median(times) / static_cast<double>(bytes);
-}
-
-CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
-                           const std::string& dtype, const std::string& op, double copy_per_byte) {
-  CostModel model;
-  model.per_byte = true;
-  model.alpha = network.intercept;
-  model.beta = network.slope;
-  model.copy = copy_per_byte;
-  const auto it = std::find_if(kernels.begin(), kernels.end(),
-                               [&](const KernelRate& k) { return k.dtype == dtype && k.op == op; });
-  if (it == kernels.end()) {
-    throw_invalid(
-        "no measured reduction kernel for --dtype {} --op {} (measured: int32, int64, "
-        "float, double x sum, prod, min, max)",
-        dtype, op);
-  }
-  model.gamma = it->seconds_per_byte;
-  validate(model);
-  return model;
-}
-
 }  // namespace optcoll

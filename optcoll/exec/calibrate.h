@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: measuring this machine's cost-model parameters (design.md 3.8; `optcoll calibrate`).
+// File: measurements on a Transport that calibration (optcoll/api/calibrate_node.h, `optcoll
+// calibrate`) is made of:
 //
-//   alpha, beta   ping-pong between ranks 0 and 1 of a Transport over message sizes from
-//                 8 B to a maximum (powers of 4), one-way time = median round trip / 2,
-//                 then a line t(m) = alpha + beta·m fitted one of two ways (FitKind);
-//   gamma         each built-in reduction kernel (int32, int64, float, double x sum, prod,
-//                 min, max) over a buffer larger than the caches, per byte;
-//   copy          memcpy over the same buffer, per byte;
-//   send_gap      a burst of small sends against a single one (measure_send_gap).
-// The result is a per-byte model (seconds); other parameters keep their defaults (one
-// port, full duplex, no overlap). Measurements are medians over repetitions.
+//   ping-pong     between ranks 0 and 1 over message sizes from 8 B to a maximum (powers of
+//                 4), one-way time = median round trip / 2, and a line t(m) = alpha + beta·m
+//                 fitted one of two ways (FitKind);
+//   kernels       each built-in reduction kernel (int32, int64, float, double x sum, prod,
+//                 min, max) over a buffer, per byte;
+//   send gap      a burst of small sends against a single one (measure_send_gap).
+// Measurements are medians over repetitions.
 #pragma once
 
 #include <chrono>
@@ -95,11 +94,5 @@ LinearFit fit_latency_bandwidth(std::span<const PingPongSample> samples,
 FitKind parse_fit_kind(std::string_view name);
 
 std::vector<KernelRate> measure_reduce_kernels(std::size_t bytes, int repetitions);
-double measure_copy_per_byte(std::size_t bytes, int repetitions);
-
-// The per-byte model from the measurements; gamma from the kernel of (dtype, op).
-// Error(kInvalidArgument) when no kernel matches.
-CostModel calibrated_model(const LinearFit& network, std::span<const KernelRate> kernels,
-                           const std::string& dtype, const std::string& op, double copy_per_byte);
 
 }  // namespace optcoll

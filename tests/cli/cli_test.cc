@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -74,27 +76,46 @@ class Cli : public ::testing::Test {
 TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
   const std::string model = (dir_ / "model.json").string();
   const Result r =
-      run("calibrate --backend threads --max-bytes 4096 --kernel-bytes 65536 "
+      run("calibrate --backend threads -p 3 --max-bytes 4096 --kernel-bytes 65536 "
           "--repetitions 3 --json --out " +
           model);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["ping_pong"].size(), 6u);  // 8, 32, 128, 512, 2048, 4096
+  EXPECT_EQ(out["exchange"].size(), 6u);   // the same sizes with all 3 ranks busy
   EXPECT_EQ(out["kernels"].size(), 16u);
   EXPECT_TRUE(out["model"]["per_byte"].get<bool>());
   EXPECT_GE(out["model"]["alpha"].get<double>(), 0.0);
   const auto written = nlohmann::json::parse(slurp(model));
   EXPECT_EQ(written, out["model"]);
-  EXPECT_EQ(written["calibrated_ranks"], 2);  // the thread backend's ping-pong world
+  EXPECT_EQ(written["calibrated_ranks"], 3);  // every rank of the world it measured
   ASSERT_TRUE(out["model"].contains("send_gap"));
   EXPECT_GE(out["model"]["send_gap"].get<double>(), 0.0);
-  EXPECT_EQ(out["send_gap_burst"]["burst"], 16);
   // The burst bounds both ends' per-message costs: written as the receive gap too.
   EXPECT_EQ(out["model"]["receive_gap"], out["model"]["send_gap"]);
-  // The threads of a world share this process's processors: written as the model's cores.
+  // The threads of a world share this process's processors: written as the model's cores,
+  // and the copy curve runs up to them (at most the 3 ranks).
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
   EXPECT_EQ(out["model"]["cores"], CPU_COUNT(&allowed));
+  EXPECT_EQ(out["copy_throughput"].size(), std::min<std::size_t>(3, CPU_COUNT(&allowed)));
+  ASSERT_TRUE(out["model"].contains("node_beta"));
+  EXPECT_GT(out["model"]["node_beta"].get<double>(), 0.0);
+  // The thread backend's send modes: port or receiver, from above its eager size.
+  const std::string mode = out["model"]["send_mode"];
+  EXPECT_TRUE(mode == "port" || mode == "receiver") << mode;
+  EXPECT_EQ(out["model"]["send_mode_min_bytes"], 4097);
+  // Every fitted parameter has a finite value and fit error; the checks have predictions.
+  std::set<std::string> fitted;
+  for (const auto& f : out["fitted"]) {
+    fitted.insert(f["parameter"].get<std::string>());
+    EXPECT_TRUE(std::isfinite(f["value"].get<double>())) << f.dump();
+    EXPECT_GE(f["fit_error"].get<double>(), 0.0) << f.dump();
+  }
+  for (const char* name : {"alpha", "beta", "copy", "gamma", "node_beta", "send_gap", "send_mode"}) {
+    EXPECT_TRUE(fitted.contains(name)) << name;
+  }
+  EXPECT_EQ(out["checks"].size(), 6u + 2u);  // the exchanges, the fan-out, the reductions
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;
@@ -103,7 +124,9 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
       run("plan allreduce -p 8 --count 1000 --json --per-byte --alpha " + m["alpha"].dump() +
           " --beta " + m["beta"].dump() + " --gamma " + m["gamma"].dump() + " --copy " +
           m["copy"].dump() + " --send-gap " + m["send_gap"].dump() + " --receive-gap " +
-          m["receive_gap"].dump() + " --cores " + m["cores"].dump());
+          m["receive_gap"].dump() + " --cores " + m["cores"].dump() + " --node-beta " +
+          m["node_beta"].dump() + " --send-mode " + mode + " --send-mode-min-bytes " +
+          m["send_mode_min_bytes"].dump());
   ASSERT_EQ(q.status, 0) << q.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
             nlohmann::json::parse(q.out)["predicted_time"]);
@@ -236,10 +259,13 @@ TEST_F(Cli, CalibrateRejectsBadOptions) {
       {"calibrate --kernel-bytes 8", "--kernel-bytes must be at least 64"},
       {"calibrate --timeout 0", "--timeout must be at least 1 ms"},
       {"calibrate --fit cubic", "unknown fit 'cubic' (known: asymptotic, relative)"},
-      {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --op xor",
-       "no measured reduction kernel for --dtype double --op xor"},
-      {"calibrate --max-bytes 64 --kernel-bytes 4096 --repetitions 1 --out /nonexistent/dir/m.json",
-       "cannot write the model to '/nonexistent/dir/m.json'"},
+      // Checked before measuring: nothing is measured for a typo.
+      {"calibrate --op xor", "unknown reduction operator 'xor' (known: sum, prod, min, max)"},
+      {"calibrate --dtype complex", "unknown --dtype 'complex'"},
+      {"calibrate --out /nonexistent/dir/m.json",
+       "--out '/nonexistent/dir/m.json': the directory '/nonexistent/dir' does not exist"},
+      {"calibrate --out /tmp", "--out '/tmp' is a directory"},
+      {"calibrate -p 1", "calibrate needs -p of at least 2, got 1"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);

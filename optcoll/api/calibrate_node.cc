@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: calibration with every rank of the world active (calibrate_node.h).
+#include "optcoll/api/calibrate_node.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/api/rank_sync.h"
+#include "optcoll/exec/executor.h"
+#include "optcoll/exec/reduce_kernels.h"
+#include "optcoll/model/error.h"
+#include "optcoll/schedule/builder.h"
+#include "optcoll/sim/simulator.h"
+
+namespace optcoll {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kElem = sizeof(double);  // exchanges and fan-outs move doubles
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// (max - min) / median: how much a direct measurement moved between repetitions.
+double spread(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const double m = median_of(v);
+  return m > 0 ? (*hi - *lo) / m : 0;
+}
+
+double relative_error(double predicted, double measured) {
+  return measured > 0 ? std::abs(predicted / measured - 1) : 0;
+}
+
+// Every rank below `active` runs `work` at once, `repetitions` times after a warm-up, each
+// between a barrier and the slowest rank's end: the per-repetition times.
+std::vector<double> concurrent(RankSync& sync, Rank active, int repetitions,
+                               const std::function<void()>& work) {
+  std::vector<double> times;
+  for (int rep = 0; rep <= repetitions; ++rep) {
+    sync.barrier();
+    const auto start = Clock::now();
+    if (sync.transport().rank() < active) work();
+    const double slowest = sync.max(seconds_since(start));
+    if (rep > 0) times.push_back(slowest);
+  }
+  return times;
+}
+
+// One step of a ring exchange: every rank sends `count` doubles to the next rank and
+// receives as many from the previous one, at once.
+Schedule ring_exchange(Rank p, Count count) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllgather, p, count);
+  spec.elem_bytes = kElem;
+  ScheduleBuilder b(spec, "calibrate/ring_exchange");
+  for (Rank r = 0; r < p; ++r) {
+    b.transfer(r, (r + 1) % p, Slice{Buf::kInput, 0, count},
+               Slice{Buf::kOutput, count * r, count});
+  }
+  return std::move(b).finish();
+}
+
+// Ranks below `active` each copy (or reduce) `count` elements of `elem_bytes` locally.
+Schedule local_work(Rank p, Rank active, Count count, std::size_t elem_bytes, bool reduce) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllgather, p, count);
+  spec.elem_bytes = elem_bytes;
+  ScheduleBuilder b(spec, "calibrate/local_work");
+  for (Rank r = 0; r < active; ++r) {
+    const Slice dst{Buf::kOutput, count * r, count};
+    if (reduce) {
+      b.reduce(r, Slice{Buf::kInput, 0, count}, dst, Side::kLeft);
+    } else {
+      b.copy(r, Slice{Buf::kInput, 0, count}, dst);
+    }
+  }
+  return std::move(b).finish();
+}
+
+Time predict(const Schedule& schedule, const CostModel& model) {
+  const SimResult r = simulate(schedule, model);
+  OPTCOLL_CHECK(r.status == SimStatus::kOk, "{} deadlocks in simulation", schedule.algorithm);
+  return r.makespan;
+}
+
+// The median over repetitions of the slowest rank's time per call of `schedule`: after a
+// barrier, calls back to back, as many as take about kRoundSeconds (one probe call decides,
+// at most kMaxCalls), so that what is timed is the steady state of ranks that keep
+// exchanging, not how late each rank leaves the barrier.
+constexpr double kRoundSeconds = 2e-3;
+constexpr int kMaxCalls = 100;
+double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions) {
+  const Rank me = sync.transport().rank();
+  const Layout layout(schedule.spec);
+  std::vector<std::byte> input(static_cast<std::size_t>(layout.input_count(me)) * kElem);
+  std::vector<std::byte> output(static_cast<std::size_t>(layout.output_count(me)) * kElem);
+  Execution run(schedule, me);
+  const auto type = Datatype::float64();
+  const auto op = ReduceOp::builtin("sum", type);
+  const auto timed = [&](int calls) {
+    sync.barrier();
+    const auto start = Clock::now();
+    for (int c = 0; c < calls; ++c) {
+      run.run(sync.transport(), {input, output}, type, op, sync.options());
+    }
+    return sync.max(seconds_since(start) / calls);
+  };
+  timed(1);  // warm-up
+  const double probe = timed(1);
+  const int calls =
+      static_cast<int>(std::clamp(probe > 0 ? kRoundSeconds / probe : 1.0, 1.0, 1.0 * kMaxCalls));
+  std::vector<double> times;
+  for (int rep = 0; rep < repetitions; ++rep) times.push_back(timed(calls));
+  return median_of(times);
+}
+
+struct Streams {
+  std::vector<double> copy_times;    // one rank copying
+  std::vector<double> reduce_times;  // one rank reducing
+  std::vector<double> throughput;    // [k - 1]: k ranks copying, bytes per second in all
+  double reduce_all = 0;             // p ranks reducing at once, seconds
+};
+
+Streams measure_streams(RankSync& sync, const NodeCalibrationOptions& o, const ReduceOp& kernel,
+                        std::size_t elem_bytes) {
+  const Rank p = sync.transport().size();
+  const std::size_t bytes = o.stream_bytes / elem_bytes * elem_bytes;
+  std::vector<std::byte> src(bytes, std::byte{1});
+  std::vector<std::byte> dst(bytes, std::byte{1});
+  const auto n = static_cast<Count>(bytes / elem_bytes);
+  const auto copy = [&] { std::memcpy(dst.data(), src.data(), bytes); };
+  const auto reduce = [&] { reduce_into(kernel, src.data(), dst.data(), n, true); };
+  const int reps = std::max(3, o.repetitions / 4);
+  Streams s;
+  s.copy_times = concurrent(sync, 1, reps, copy);
+  s.reduce_times = concurrent(sync, 1, reps, reduce);
+  // Up to the cores the ranks share: beyond them copies time-share processors, which the
+  // model's `cores` says, not its memory.
+  const Rank most = o.cores ? std::min<Rank>(p, *o.cores) : p;
+  for (Rank k = 1; k <= most; ++k) {
+    const double t = median_of(concurrent(sync, k, reps, copy));
+    s.throughput.push_back(static_cast<double>(k) * static_cast<double>(bytes) / t);
+  }
+  s.reduce_all = median_of(concurrent(sync, p, reps, reduce));
+  return s;
+}
+
+// The send mode whose prediction of bcast/linear is nearest the measured time.
+SendMode choose_send_mode(const Schedule& fan_out, double measured, CostModel& model,
+                          const std::vector<SendMode>& modes, ModelCheck& check) {
+  SendMode best = modes.front();
+  double best_error = 1e300;
+  for (const SendMode mode : modes) {
+    CostModel m = model;
+    m.send_mode = mode;
+    const double predicted = predict(fan_out, m);
+    const double error = std::abs(std::log(predicted / measured));
+    if (error < best_error) {
+      best_error = error;
+      best = mode;
+      check.predicted = predicted;
+    }
+  }
+  check.measured = measured;
+  return best;
+}
+
+}  // namespace
+
+FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy) {
+  FittedParameter best{"node_beta", 0, "", 1e300};
+  for (const double level : throughput) {
+    const double node_beta = 1 / level;
+    double error = 0;
+    for (std::size_t k = 1; k <= throughput.size(); ++k) {
+      const double model = std::min(static_cast<double>(k) / copy, level);
+      error = std::max(error, relative_error(model, throughput[k - 1]));
+    }
+    if (error < best.error) {
+      best.value = node_beta;
+      best.error = error;
+    }
+  }
+  best.from = fmt::format("1..{} ranks copying at once (peak {:.1f} GB/s in all)",
+                          throughput.size(),
+                          *std::max_element(throughput.begin(), throughput.end()) * 1e-9);
+  return best;
+}
+
+void check_calibration_options(const NodeCalibrationOptions& o) {
+  if (o.repetitions < 1) throw_invalid("--repetitions must be at least 1, got {}", o.repetitions);
+  if (o.burst < 2) throw_invalid("--burst must be at least 2, got {}", o.burst);
+  if (o.stream_bytes < 64) {
+    throw_invalid("--kernel-bytes must be at least 64, got {}", o.stream_bytes);
+  }
+  if (o.timeout.count() < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout.count());
+  if (o.send_modes.empty()) throw_invalid("calibration needs at least one send mode to try");
+  ping_pong_sizes(o.max_bytes);  // throws for a maximum under 32 bytes
+  const auto scalar = parse_datatype(o.dtype);
+  if (!scalar) throw_invalid("unknown --dtype '{}' (known: int32, int64, float, double)", o.dtype);
+  ReduceOp::builtin(o.op, *scalar);  // throws naming the known operators
+}
+
+NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
+  check_calibration_options(o);
+  if (transport.size() < 2) {
+    throw_invalid("calibration needs at least 2 ranks, got {}", transport.size());
+  }
+  const auto start = Clock::now();
+  const Rank p = transport.size();
+  // Epochs from 2^31 on: the ping-pong and the send gap use their own below.
+  RankSync sync(transport, o.timeout, std::uint32_t{1} << 31);
+  NodeCalibration c;
+  c.ranks = p;
+  const auto sizes = ping_pong_sizes(o.max_bytes);
+  // Ranks 0 and 1 alone (the others wait at the barrier after).
+  c.ping_pong = measure_ping_pong(transport, sizes, o.repetitions, o.timeout);
+  c.send_gap = measure_send_gap(transport, kSendGapBytes, o.burst, o.repetitions, o.timeout);
+  sync.barrier();
+  // Every rank at once.
+  for (const std::size_t bytes : sizes) {
+    const Schedule step = ring_exchange(p, static_cast<Count>(std::max(kElem, bytes) / kElem));
+    c.exchange.push_back({bytes, time_schedule(sync, step, o.repetitions)});
+  }
+  const Datatype scalar = *parse_datatype(o.dtype);
+  const Streams streams = measure_streams(sync, o, ReduceOp::builtin(o.op, scalar), scalar.bytes);
+  const Schedule fan_out = [&] {
+    CollectiveSpec spec = make_spec(CollectiveKind::kBcast, p, static_cast<Count>(o.max_bytes / kElem));
+    spec.elem_bytes = kElem;
+    return algorithms::build("bcast/linear", spec);
+  }();
+  const double fan_out_time = time_schedule(sync, fan_out, std::max(3, o.repetitions / 4));
+  if (transport.rank() == 0) c.kernels = measure_reduce_kernels(o.stream_bytes, 3);
+  c.copy_throughput = streams.throughput;
+  c.seconds = sync.max(seconds_since(start));
+  if (transport.rank() != 0) return c;
+
+  // ---- the fit (rank 0)
+  const LinearFit line = fit_latency_bandwidth(c.ping_pong, o.fit);
+  const double stream = static_cast<double>(o.stream_bytes / scalar.bytes * scalar.bytes);
+  CostModel& m = c.model;
+  m.per_byte = true;
+  m.beta = line.slope;
+  m.copy = median_of(streams.copy_times) / stream;
+  m.gamma = median_of(streams.reduce_times) / stream;
+  m.cores = o.cores;
+  if (c.send_gap) {
+    m.send_gap = c.send_gap->gap;
+    m.receive_gap = c.send_gap->gap;
+  }
+  const FittedParameter node = fit_node_beta(streams.throughput, m.copy);
+  m.node_beta = node.value;
+  const PingPongSample& smallest = c.exchange.front();
+  m.alpha = std::max(0.0, smallest.seconds - m.beta * static_cast<double>(smallest.bytes));
+  m.send_mode_min_bytes = o.send_mode_min_bytes;
+  ModelCheck fan{fmt::format("bcast/linear of {} B to {} ranks", o.max_bytes, p - 1)};
+  m.send_mode = choose_send_mode(fan_out, fan_out_time, m, o.send_modes, fan);
+  validate(m);
+
+  // ---- fit errors and checks
+  double alpha_error = 0;
+  for (const auto& e : c.exchange) {
+    const double predicted =
+        predict(ring_exchange(p, static_cast<Count>(std::max(kElem, e.bytes) / kElem)), m);
+    if (e.bytes <= 4096) alpha_error = std::max(alpha_error, relative_error(predicted, e.seconds));
+    c.checks.push_back({fmt::format("ring exchange step of {} B, {} ranks at once", e.bytes, p),
+                        e.seconds, predicted});
+  }
+  const auto kernel_count = static_cast<Count>(stream / static_cast<double>(scalar.bytes));
+  c.checks.push_back(fan);
+  c.checks.push_back({fmt::format("{} ranks reducing {} B each at once", p, o.stream_bytes),
+                      streams.reduce_all,
+                      predict(local_work(p, p, kernel_count, scalar.bytes, true), m)});
+  const auto& ping = c.ping_pong;
+  c.fitted = {
+      {"alpha", m.alpha,
+       fmt::format("a ring exchange step of {} B with all {} ranks busy ({:.3f} us; an idle "
+                   "ping-pong: {:.3f} us)",
+                   smallest.bytes, p, smallest.seconds * 1e6, ping.front().seconds * 1e6),
+       alpha_error},
+      {"beta", m.beta, fmt::format("ping-pong of ranks 0 and 1 up to {} B", o.max_bytes),
+       line.max_relative_error},
+      {"copy", m.copy, fmt::format("memcpy of {} B by one rank", o.stream_bytes),
+       spread(streams.copy_times)},
+      {"gamma", m.gamma, fmt::format("{} {} of {} B by one rank", o.dtype, o.op, o.stream_bytes),
+       spread(streams.reduce_times)},
+      node,
+  };
+  if (c.send_gap) {
+    c.fitted.push_back({"send_gap", c.send_gap->gap,
+                        fmt::format("a burst of {} sends of {} B against one", c.send_gap->burst,
+                                    c.send_gap->bytes),
+                        0});
+  }
+  c.fitted.push_back({"send_mode", static_cast<double>(m.send_mode),
+                      fmt::format("bcast/linear of {} B, predicted under each mode", o.max_bytes),
+                      relative_error(fan.predicted, fan.measured)});
+  return c;
+}
+
+}  // namespace optcoll

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: calibration at the size that will run (`optcoll calibrate`): every measurement is made
+// in a world of all p ranks, so the model knows a node under load, not two idle ranks.
+//
+//   beta        ping-pong between ranks 0 and 1 (the others idle), the slope over the large
+//               messages (FitKind): one transfer's own bandwidth;
+//   alpha       the step of a ring exchange with every rank busy (each sends to the next and
+//               receives from the previous at once, steps back to back) at the smallest size,
+//               less beta·m: the cost of a step under load (synchronization at p ranks, which
+//               an idle ping-pong does not see);
+//   copy        memcpy of a large buffer by one rank while the others wait;
+//   gamma       the --dtype/--op reduction kernel likewise;
+//   node_beta   k = 1..p ranks copying at once: the node's memory throughput, fitted as
+//               min(k / copy, 1 / node_beta) (docs/cost_model.md, "One node");
+//   send_gap    a burst of small sends against a single one (measure_send_gap; also written
+//               as receive_gap);
+//   send_mode   bcast/linear of the largest size with all ranks, predicted under each send
+//               mode the backend may have: the mode that predicts it best;
+//   cores       given by the caller (the processors the ranks share), not measured.
+// Each fitted parameter comes with its fit error: the largest |fit / measured - 1| over what
+// it was fitted to (for a direct measurement: the spread of its repetitions, (max - min) /
+// median). Checks compare the fitted model's predictions with measurements it was not
+// fitted to: the ring exchange at every size, concurrent reductions at p ranks, the fan-out.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "optcoll/exec/calibrate.h"
+#include "optcoll/exec/transport.h"
+#include "optcoll/model/cost_model.h"
+
+namespace optcoll {
+
+struct NodeCalibrationOptions {
+  std::size_t max_bytes = std::size_t{4} << 20;  // the ping-pong's and exchange's largest size
+  int repetitions = 20;
+  int burst = 16;
+  // Per rank: the buffer of the copy and reduction timings. The largest message's size by
+  // default, so that copy, gamma and node_beta describe the same working set as beta (one
+  // number per rate cannot describe every level of the caches).
+  std::size_t stream_bytes = std::size_t{4} << 20;
+  std::string dtype = "double";
+  std::string op = "sum";
+  FitKind fit = FitKind::kAsymptotic;
+  std::chrono::milliseconds timeout{30000};
+  std::optional<int> cores;  // the processors the ranks share, when they share one node
+  // The send modes the backend may have, tried against the fan-out measurement, and the size
+  // they apply from (smaller sends are port sends).
+  std::vector<SendMode> send_modes{SendMode::kPort};
+  std::size_t send_mode_min_bytes = 0;
+};
+
+struct FittedParameter {
+  std::string name;  // the model field
+  double value = 0;
+  std::string from;  // what was measured to fit it
+  double error = 0;  // its fit error (see the file comment)
+};
+
+struct ModelCheck {
+  std::string what;
+  double measured = 0;   // seconds
+  double predicted = 0;  // seconds, under the fitted model
+};
+
+struct NodeCalibration {
+  CostModel model;
+  Rank ranks = 0;
+  std::vector<FittedParameter> fitted;
+  std::vector<ModelCheck> checks;
+  std::vector<PingPongSample> ping_pong;  // one way, ranks 0 and 1
+  std::vector<PingPongSample> exchange;   // one step of the ring exchange, slowest rank
+  std::vector<double> copy_throughput;    // [k - 1]: bytes per second of k ranks copying at once
+  std::vector<KernelRate> kernels;        // every built-in kernel on one rank
+  std::optional<SendGapSample> send_gap;
+  double seconds = 0;  // the whole calibration
+};
+
+// Collective: every rank of `transport` (at least 2) calls it with the same options. The
+// result is complete on rank 0 (other ranks get their own measurements only). Throws
+// Error(kInvalidArgument) for bad options or an unknown --dtype/--op (before measuring),
+// TransportError when a rank fails or stalls.
+NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& options);
+
+// node_beta fitted to a copy-throughput curve (`throughput[k - 1]`: bytes per second of k
+// ranks copying at once; `copy`: one rank's seconds per byte): the model's curve is
+// min(k / copy, 1 / node_beta); the saturation level (one of the measured ones) whose largest
+// relative error over k is least. Its error is that largest relative error.
+FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy);
+
+// Checks options as calibrate_node does, without a transport (the CLI, before it starts).
+void check_calibration_options(const NodeCalibrationOptions& options);
+
+}  // namespace optcoll

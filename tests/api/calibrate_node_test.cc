@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: calibration with every rank active (optcoll/api/calibrate_node.h): the node_beta fit on
+// synthetic throughput curves whose saturation is known, and a real calibration at p = 3 on
+// threads whose model is valid and whose parts agree with each other (no timing asserted:
+// machines are noisy).
+#include "optcoll/api/calibrate_node.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "optcoll/exec/threads/world.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+TEST(CalibrateNode, NodeBetaIsTheSaturationOfTheCopyCurve) {
+  // One rank copies 10 GB/s; the node saturates at 25 GB/s: 10, 20, 25, 25.
+  const std::vector<double> curve{10e9, 20e9, 25e9, 25e9};
+  const FittedParameter fit = fit_node_beta(curve, 1 / 10e9);
+  EXPECT_EQ(fit.name, "node_beta");
+  EXPECT_DOUBLE_EQ(fit.value, 1 / 25e9);
+  EXPECT_NEAR(fit.error, 0, 1e-12);
+  // A curve that never saturates: the highest level, no error either.
+  const FittedParameter linear = fit_node_beta({10e9, 20e9, 30e9}, 1 / 10e9);
+  EXPECT_DOUBLE_EQ(linear.value, 1 / 30e9);
+  EXPECT_NEAR(linear.error, 0, 1e-12);
+  // A noisy curve: the level with the least largest error (20: errors 0, 0, 1/22 at k = 3).
+  const FittedParameter noisy = fit_node_beta({10e9, 20e9, 22e9}, 1 / 10e9);
+  EXPECT_DOUBLE_EQ(noisy.value, 1 / 22e9);
+  EXPECT_NEAR(noisy.error, 0, 1e-12);
+}
+
+TEST(CalibrateNode, OptionsAreCheckedBeforeMeasuring) {
+  NodeCalibrationOptions o;
+  o.op = "xor";
+  EXPECT_THROW(check_calibration_options(o), Error);
+  o = {};
+  o.dtype = "complex";
+  EXPECT_THROW(check_calibration_options(o), Error);
+  o = {};
+  o.send_modes.clear();
+  EXPECT_THROW(check_calibration_options(o), Error);
+  o = {};
+  o.max_bytes = 16;
+  EXPECT_THROW(check_calibration_options(o), Error);
+}
+
+TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
+  NodeCalibrationOptions o;
+  o.max_bytes = 8192;
+  o.stream_bytes = 1 << 16;
+  o.repetitions = 3;
+  o.send_modes = {SendMode::kPort, SendMode::kReceiver};
+  o.send_mode_min_bytes = 1024;
+  ThreadWorld world(3);
+  NodeCalibration c;
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = calibrate_node(transport, o);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  EXPECT_EQ(c.ranks, 3);
+  EXPECT_NO_THROW(validate(c.model));
+  EXPECT_TRUE(c.model.per_byte);
+  ASSERT_TRUE(c.model.node_beta.has_value());
+  EXPECT_EQ(c.copy_throughput.size(), 3u);  // no cores given: every k up to p
+  EXPECT_EQ(c.exchange.size(), c.ping_pong.size());
+  EXPECT_EQ(c.model.send_mode_min_bytes, 1024u);
+  EXPECT_TRUE(c.model.send_mode == SendMode::kPort || c.model.send_mode == SendMode::kReceiver);
+  // alpha is the smallest exchange step less its bytes: the model predicts that step as
+  // measured (8 B ask for too little memory to stretch anything).
+  ASSERT_FALSE(c.checks.empty());
+  EXPECT_NEAR(c.checks.front().predicted, c.checks.front().measured,
+              1e-9 + 1e-6 * c.checks.front().measured);
+  // The copy rate is the one-rank point of the curve it fits node_beta to.
+  EXPECT_LE(*c.model.node_beta, c.model.copy * (1 + 1e-9));
+  for (const auto& f : c.fitted) {
+    EXPECT_TRUE(std::isfinite(f.value)) << f.name;
+    EXPECT_GE(f.error, 0) << f.name;
+  }
+}
+
+}  // namespace
+}  // namespace optcoll
