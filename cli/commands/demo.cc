@@ -31,8 +31,8 @@ bool show(const std::string& title, const CollectiveSpec& spec) {
             << p.explain();
   const VerifyReport report = verify(p.schedule);
   std::cout << fmt::format("chosen: {}; verifier: {}\n", p.algorithm, report.summary());
-  const CheckedRun run = run_checked_on_threads(p.schedule, Datatype::float64(), "sum", 5,
-                                                std::chrono::milliseconds(30000));
+  const CheckedRun run =
+      run_checked_on_threads(p.schedule, Datatype::float64(), "sum", CheckedRunOptions{});
   std::cout << fmt::format(
       "ran on {}: median {:.3g} ms per call; result {}\n\n", run.ran_on,
       run.median_seconds * 1e3,

@@ -23,6 +23,7 @@ struct RunOptions {
   AlgorithmOptions algorithm;
   std::string backend = "threads";
   int iterations = 10;
+  int rounds = 5;
   int timeout_ms = 30000;
   bool json = false;
 };
@@ -38,10 +39,9 @@ void run_run(const RunOptions& o) {
   const CostModel model = o.model.model();
   const Plan p = o.algorithm.choose(o.problem, model, o.backend);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
-  const auto timeout = std::chrono::milliseconds(o.timeout_ms);
-  const CheckedRun run =
-      mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, o.iterations, timeout)
-          : run_checked_on_threads(p.schedule, scalar, o.problem.op, o.iterations, timeout);
+  const CheckedRunOptions timing{o.iterations, o.rounds, std::chrono::milliseconds(o.timeout_ms)};
+  const CheckedRun run = mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, timing)
+                             : run_checked_on_threads(p.schedule, scalar, o.problem.op, timing);
   const bool speaker = !mpi || mpi_world_rank() == 0;  // one report per run
   if (speaker && o.json) {
     const nlohmann::json out = {{"collective", collective_name(spec.kind)},
@@ -55,8 +55,8 @@ void run_run(const RunOptions& o) {
                                 {"mismatches", run.mismatches},
                                 {"seconds", run.median_seconds},
                                 {"iterations", o.iterations},
-                                {"ran_on", mpi ? fmt::format("{} MPI processes", spec.nranks)
-                                               : run.ran_on},
+                                {"rounds", o.rounds},
+                                {"ran_on", run.ran_on},
                                 {"predicted_time", p.predicted_time},
                                 {"decided_by", !p.decided_by.empty() ? p.decided_by
                                                : p.candidates.size() > 1 ? "the model"
@@ -65,10 +65,11 @@ void run_run(const RunOptions& o) {
   } else if (speaker) {
     std::cout << fmt::format(
         "{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
-        mpi ? fmt::format("{} MPI processes", spec.nranks) : run.ran_on);
-    std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
-                             run.median_seconds * 1e3, o.iterations,
-                             format_time(p.predicted_time, model));
+        run.ran_on);
+    std::cout << fmt::format(
+        "{} per call: median over {} rounds of {} back-to-back calls (model predicted {})\n",
+        format_time(run.median_seconds, reference_cluster_model()), o.rounds, o.iterations,
+        format_time(p.predicted_time, model));
     std::cout << (run.correct ? "result: correct (matches the naive reference on every rank)\n"
                               : "result: WRONG\n");
   }
@@ -88,7 +89,9 @@ void add_run_command(CLI::App& app) {
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_option("--backend", o->backend,
                   "threads (default) or mpi (under mpirun: one rank per process, -p = -np)");
-  sub->add_option("--iterations", o->iterations, "timed repetitions (default 10)");
+  sub->add_option("--iterations", o->iterations,
+                  "back-to-back calls per timed round (default 10)");
+  sub->add_option("--rounds", o->rounds, "timed rounds: the median counts (default 5)");
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");
   sub->add_flag("--json", o->json, "one JSON document on stdout");

@@ -61,56 +61,15 @@ Rank mpi_world_size() {
 }
 
 CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
-                              std::string_view op_name, int iterations,
-                              std::chrono::milliseconds timeout) {
-  if (iterations < 1) throw_invalid("iterations must be at least 1, got {}", iterations);
-  const Layout layout(schedule.spec);
-  const Rank p = layout.nranks();
+                              std::string_view op_name, const CheckedRunOptions& options) {
+  const Rank p = schedule.spec.nranks;
   if (p != mpi_world_size()) {
     throw_invalid("--backend mpi runs one rank per MPI process: -p {} but mpirun started {}", p,
                   mpi_world_size());
   }
-  const Rank me = mpi_world_rank();
-  const Datatype type = element_type(scalar, op_name);
-  const ReduceOp op = reduce_op(scalar, op_name);
-  const bool bcast = schedule.spec.kind == CollectiveKind::kBcast;
-  std::vector<Bytes> inputs(static_cast<std::size_t>(p));
-  for (Rank r = 0; r < p; ++r) {
-    const Count data = bcast ? (r == layout.root() ? layout.total() : 0) : layout.input_count(r);
-    inputs[static_cast<std::size_t>(r)] = make_input(scalar, op_name, r, data);
-  }
-  const Bytes& mine = inputs[static_cast<std::size_t>(me)];
-  Bytes output(static_cast<std::size_t>(layout.output_count(me)) * type.bytes, std::byte{0xAB});
-  if (bcast && me == layout.root()) output = mine;
-  const std::span<const std::byte> in = bcast ? std::span<const std::byte>{} : mine;
-
-  CheckedRun result;
   mpi::MpiTransport transport(MPI_COMM_WORLD);
-  for (int it = 0; it < iterations; ++it) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    ExecOptions options;
-    options.timeout = timeout;
-    options.epoch = static_cast<std::uint32_t>(it);
-    options.known_well_formed = it > 0;
-    execute(schedule, transport, {in, output}, type, op, options);
-    double elapsed = MPI_Wtime() - start;
-    double slowest = 0;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    result.seconds.push_back(slowest);
-  }
-  const auto expected = reference_outputs(schedule.spec, inputs, type, op);
-  const Bytes& want = expected[static_cast<std::size_t>(me)];
-  int wrong = output == want ? 0 : 1;
-  if (wrong != 0) {
-    result.mismatches.push_back(fmt::format("rank {} output differs from the reference", me));
-  }
-  int any_wrong = 0;
-  MPI_Allreduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  result.correct = any_wrong == 0;
-  std::vector<double> sorted = result.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  result.median_seconds = sorted[sorted.size() / 2];
+  CheckedRun result = run_checked(transport, schedule, scalar, op_name, options);
+  result.ran_on = fmt::format("{} MPI processes", p);
   return result;
 }
 
@@ -181,8 +140,8 @@ void ensure_mpi_initialized() {}
 Rank mpi_world_rank() { return 0; }
 Rank mpi_world_size() { return 1; }
 
-CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view, int,
-                              std::chrono::milliseconds) {
+CheckedRun run_checked_on_mpi(const Schedule&, const Datatype&, std::string_view,
+                              const CheckedRunOptions&) {
   throw_invalid("this optcoll was built without MPI (install libopenmpi-dev and rebuild)");
 }
 

@@ -28,8 +28,7 @@ Rank mpi_world_size();
 // As run_checked_on_threads, over the processes of MPI_COMM_WORLD (their number must equal
 // the schedule's rank count). Mismatch texts name only this rank's first differences.
 CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
-                              std::string_view op_name, int iterations,
-                              std::chrono::milliseconds timeout);
+                              std::string_view op_name, const CheckedRunOptions& options);
 
 // calibrate_node over MPI_COMM_WORLD (at least 2 processes). The caller's options get, when
 // every rank is on one node, the processors they share (`cores`) and the send modes the MPI

@@ -108,20 +108,12 @@ double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions) 
   Execution run(schedule, me);
   const auto type = Datatype::float64();
   const auto op = ReduceOp::builtin("sum", type);
-  const auto timed = [&](int calls) {
-    sync.barrier();
-    const auto start = Clock::now();
-    for (int c = 0; c < calls; ++c) {
-      run.run(sync.transport(), {input, output}, type, op, sync.options());
-    }
-    return sync.max(seconds_since(start) / calls);
-  };
-  timed(1);  // warm-up
-  const double probe = timed(1);
-  const int calls =
-      static_cast<int>(std::clamp(probe > 0 ? kRoundSeconds / probe : 1.0, 1.0, 1.0 * kMaxCalls));
+  const BufferBinding buffers{input, output};
+  const int calls = calls_per_round(sync, run, buffers, type, op, kRoundSeconds, kMaxCalls);
   std::vector<double> times;
-  for (int rep = 0; rep < repetitions; ++rep) times.push_back(timed(calls));
+  for (int rep = 0; rep < repetitions; ++rep) {
+    times.push_back(slowest_per_call(sync, run, buffers, type, op, calls));
+  }
   return median_of(times);
 }
 

@@ -2,6 +2,7 @@
 // File: barrier and maximum over the ranks of a transport (rank_sync.h).
 #include "optcoll/api/rank_sync.h"
 
+#include <algorithm>
 #include <span>
 
 #include "optcoll/algorithms/registry.h"
@@ -41,6 +42,23 @@ double RankSync::max(double mine) {
                     std::as_writable_bytes(std::span<double>(&result, 1))},
                    type_, max_op_, options());
   return result;
+}
+
+double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers,
+                        const Datatype& type, const ReduceOp& op, int calls) {
+  sync.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) run.run(sync.transport(), buffers, type, op, sync.options());
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return sync.max(took.count() / calls);
+}
+
+int calls_per_round(RankSync& sync, Execution& run, BufferBinding buffers, const Datatype& type,
+                    const ReduceOp& op, double round_seconds, int max_calls) {
+  slowest_per_call(sync, run, buffers, type, op, 1);
+  const double one = slowest_per_call(sync, run, buffers, type, op, 1);
+  const double wanted = one > 0 ? round_seconds / one : max_calls;
+  return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(max_calls)));
 }
 
 }  // namespace optcoll

@@ -45,4 +45,14 @@ class RankSync {
   std::uint32_t epoch_ = 0;
 };
 
+// `calls` runs of `run` back to back after a barrier: the slowest rank's seconds per call
+// (collective: every rank calls it alike).
+double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers,
+                        const Datatype& type, const ReduceOp& op, int calls);
+
+// A warm-up call and a probe call of `run`: how many back-to-back calls take about
+// `round_seconds` (at least 1, at most `max_calls`).
+int calls_per_round(RankSync& sync, Execution& run, BufferBinding buffers, const Datatype& type,
+                    const ReduceOp& op, double round_seconds, int max_calls);
+
 }  // namespace optcoll

@@ -1,29 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: checked, timed execution on the thread backend.
+// File: checked, timed runs (threads_check.h).
 #include "optcoll/api/threads_check.h"
 
 #include <algorithm>
-#include <cstring>
+#include <mutex>
 
 #include <fmt/format.h>
 
-#include "optcoll/algorithms/registry.h"
+#include "optcoll/api/rank_sync.h"
 #include "optcoll/api/reference.h"
 #include "optcoll/exec/executor.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll {
+namespace {
 
-CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scalar,
-                                  std::string_view op_name, int iterations,
-                                  std::chrono::milliseconds timeout) {
-  if (iterations < 1) throw_invalid("iterations must be at least 1, got {}", iterations);
-  const Layout layout(schedule.spec);
-  const Rank p = layout.nranks();
-  const auto np = static_cast<std::size_t>(p);
-  const Datatype type = element_type(scalar, op_name);
-  const ReduceOp op = reduce_op(scalar, op_name);
+void check_arguments(const Schedule& schedule, const Datatype& type, const ReduceOp& op,
+                     const CheckedRunOptions& options) {
+  if (options.calls < 1) throw_invalid("iterations must be at least 1, got {}", options.calls);
+  if (options.rounds < 1) throw_invalid("rounds must be at least 1, got {}", options.rounds);
   if (type.bytes != schedule.spec.elem_bytes) {
     throw_invalid("the schedule was planned for {}-byte elements but {} elements have {} bytes",
                   schedule.spec.elem_bytes, type.name, type.bytes);
@@ -32,79 +28,88 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
   if (schedule.spec.commutative && !op.commutative && is_reduction(schedule.spec.kind)) {
     throw_invalid("operator {} is not commutative but the schedule assumes it is", op.name);
   }
-  // Inputs: the bcast message lives in the root's output buffer (MPI_Bcast's one buffer).
-  std::vector<Bytes> inputs(np);
-  std::vector<Bytes> outputs(np);
+}
+
+// Every rank's input: the bcast message lives in the root's output buffer (MPI_Bcast's one
+// buffer), so the bcast inputs are empty but the root's, which is the message.
+std::vector<Bytes> inputs_of(const Layout& layout, const Datatype& scalar,
+                             std::string_view op_name) {
+  const bool bcast = layout.kind() == CollectiveKind::kBcast;
+  std::vector<Bytes> inputs;
+  for (Rank r = 0; r < layout.nranks(); ++r) {
+    const Count n = bcast ? (r == layout.root() ? layout.total() : 0) : layout.input_count(r);
+    inputs.push_back(make_input(scalar, op_name, r, n));
+  }
+  return inputs;
+}
+
+// The first element where `output` differs from `expected`, as a message, or "".
+std::string first_mismatch(Rank r, const Bytes& output, const Bytes& expected,
+                           std::size_t elem_bytes) {
+  if (output.size() != expected.size()) {
+    return fmt::format("rank {} output has {} bytes, expected {}", r, output.size(),
+                       expected.size());
+  }
+  const auto diff = std::mismatch(output.begin(), output.end(), expected.begin());
+  if (diff.first == output.end()) return "";
+  const auto at = static_cast<std::size_t>(diff.first - output.begin());
+  return fmt::format("rank {} element {} differs from the reference", r, at / elem_bytes);
+}
+
+}  // namespace
+
+CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Datatype& scalar,
+                       std::string_view op_name, const CheckedRunOptions& options) {
+  const Datatype type = element_type(scalar, op_name);
+  const ReduceOp op = reduce_op(scalar, op_name);
+  check_arguments(schedule, type, op, options);
+  const Layout layout(schedule.spec);
+  if (layout.nranks() != transport.size()) {
+    throw_invalid("the schedule has {} ranks but the transport {}", layout.nranks(),
+                  transport.size());
+  }
+  const Rank me = transport.rank();
   const bool bcast = schedule.spec.kind == CollectiveKind::kBcast;
-  for (Rank r = 0; r < p; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    const Count data = bcast ? (r == layout.root() ? layout.total() : 0) : layout.input_count(r);
-    inputs[i] = make_input(scalar, op_name, r, data);
-    outputs[i].assign(static_cast<std::size_t>(layout.output_count(r)) * type.bytes,
-                      std::byte{0xAB});
-  }
-  if (bcast)
-    outputs[static_cast<std::size_t>(layout.root())] =
-        inputs[static_cast<std::size_t>(layout.root())];
+  const std::vector<Bytes> inputs = inputs_of(layout, scalar, op_name);
+  const Bytes& mine = inputs[static_cast<std::size_t>(me)];
+  Bytes output(static_cast<std::size_t>(layout.output_count(me)) * type.bytes, std::byte{0xAB});
+  if (bcast && me == layout.root()) output = mine;
+  const BufferBinding buffers{bcast ? std::span<const std::byte>{} : mine, output};
 
+  RankSync sync(transport, options.timeout);
+  Execution run(schedule, me);  // checks the schedule once
+  run.run(transport, buffers, type, op, sync.options());  // untimed: first touch, scratch
   CheckedRun result;
-  result.seconds.assign(static_cast<std::size_t>(iterations), 0.0);
-  ThreadWorld world(p, WorldOptions{timeout});
-  result.ran_on = world.describe();
-  // The iterations are timed between barriers over the transport (not a std::barrier: as
-  // fibers a rank may wait for another only through the transport, and a failed rank then
-  // fails the others rather than leaving them in the barrier). Epochs: 3it before, 3it + 1
-  // the collective, 3it + 2 after.
-  const Schedule barrier =
-      algorithms::build("barrier/dissemination", make_spec(CollectiveKind::kBarrier, p, 0));
-  world.run([&](Transport& transport) {
-    const auto me = static_cast<std::size_t>(transport.rank());
-    const std::span<const std::byte> in =
-        bcast ? std::span<const std::byte>{} : std::span<const std::byte>(inputs[me]);
-    ExecOptions sync;
-    sync.timeout = timeout;
-    for (int it = 0; it < iterations; ++it) {
-      const auto epoch = 3 * static_cast<std::uint32_t>(it);
-      sync.epoch = epoch;
-      execute(barrier, transport, {}, type, op, sync);
-      const auto start = std::chrono::steady_clock::now();
-      ExecOptions options;
-      options.timeout = timeout;
-      options.epoch = epoch + 1;
-      options.known_well_formed = it > 0;  // checked by the first iteration
-      execute(schedule, transport, {in, outputs[me]}, type, op, options);
-      sync.epoch = epoch + 2;
-      execute(barrier, transport, {}, type, op, sync);
-      if (me == 0) {
-        result.seconds[static_cast<std::size_t>(it)] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-    }
-  });
-
-  const auto expected = reference_outputs(schedule.spec, inputs, type, op);
-  result.correct = true;
-  for (std::size_t r = 0; r < np; ++r) {
-    if (expected[r].size() != outputs[r].size()) {
-      result.correct = false;
-      result.mismatches.push_back(fmt::format("rank {} output has {} bytes, expected {}", r,
-                                              outputs[r].size(), expected[r].size()));
-      continue;
-    }
-    for (std::size_t b = 0; b < outputs[r].size(); ++b) {
-      if (outputs[r][b] != expected[r][b]) {
-        result.correct = false;
-        if (result.mismatches.size() < 8) {
-          result.mismatches.push_back(
-              fmt::format("rank {} element {} differs from the reference", r, b / type.bytes));
-        }
-        break;
-      }
-    }
+  for (int round = 0; round < options.rounds; ++round) {
+    result.seconds.push_back(slowest_per_call(sync, run, buffers, type, op, options.calls));
   }
+  const auto expected = reference_outputs(schedule.spec, inputs, type, op);
+  const std::string mismatch =
+      first_mismatch(me, output, expected[static_cast<std::size_t>(me)], type.bytes);
+  if (!mismatch.empty()) result.mismatches.push_back(mismatch);
+  result.correct = sync.max(mismatch.empty() ? 0.0 : 1.0) == 0;
   std::vector<double> sorted = result.seconds;
   std::sort(sorted.begin(), sorted.end());
   result.median_seconds = sorted[sorted.size() / 2];
+  return result;
+}
+
+CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scalar,
+                                  std::string_view op_name, const CheckedRunOptions& options) {
+  check_arguments(schedule, element_type(scalar, op_name), reduce_op(scalar, op_name), options);
+  ThreadWorld world(schedule.spec.nranks, WorldOptions{options.timeout});
+  CheckedRun result;
+  std::vector<std::string> mismatches;
+  std::mutex mutex;
+  world.run([&](Transport& transport) {
+    CheckedRun mine = run_checked(transport, schedule, scalar, op_name, options);
+    std::lock_guard lock(mutex);
+    mismatches.insert(mismatches.end(), mine.mismatches.begin(), mine.mismatches.end());
+    if (transport.rank() == 0) result = std::move(mine);
+  });
+  std::sort(mismatches.begin(), mismatches.end());
+  result.mismatches = std::move(mismatches);
+  result.ran_on = world.describe();
   return result;
 }
 

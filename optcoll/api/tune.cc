@@ -159,16 +159,10 @@ PointBuffers buffers_for(const Layout& layout, Rank me) {
   return b;
 }
 
-// `calls` back-to-back runs after a barrier: the slowest rank's seconds per call.
 double time_calls(RankSync& sync, Execution& run, PointBuffers& b, int calls) {
   const auto type = Datatype::float64();
-  const auto op = ReduceOp::builtin("sum", type);
-  sync.barrier();
-  const auto start = Clock::now();
-  for (int i = 0; i < calls; ++i) {
-    run.run(sync.transport(), {b.input, b.output}, type, op, sync.options());
-  }
-  return sync.max(seconds_since(start) / calls);
+  return slowest_per_call(sync, run, {b.input, b.output}, type, ReduceOp::builtin("sum", type),
+                          calls);
 }
 
 struct Measured {
@@ -190,11 +184,11 @@ Measured measure_point(RankSync& sync, const TunePointPlan& plan, const TuneOpti
   m.checked = !plan.expected.empty();
   // A warm-up call and a probe of each candidate: how many calls make a round.
   std::vector<int> calls(n, 1);
+  const auto type = Datatype::float64();
+  const auto sum = ReduceOp::builtin("sum", type);
   for (std::size_t k = 0; k < n; ++k) {
-    time_calls(sync, *runs[k], b, 1);
-    const double one = time_calls(sync, *runs[k], b, 1);
-    const double wanted = one > 0 ? o.round_seconds / one : o.max_calls;
-    calls[k] = static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(o.max_calls)));
+    calls[k] = calls_per_round(sync, *runs[k], {b.input, b.output}, type, sum, o.round_seconds,
+                               o.max_calls);
   }
   std::vector<std::vector<double>> samples(n);
   for (int round = 0; round < o.rounds; ++round) {

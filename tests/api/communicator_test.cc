@@ -357,10 +357,21 @@ TEST(RunCheckedOnThreads, ArgumentErrorsNameTheProblem) {
       {&eight, "sum", 1, "the schedule was planned for 8-byte elements but int32 elements have 4"},
       {&commutative, "matmul2", 1, "is not commutative but the schedule assumes it is"},
   };
+  ThreadWorld three(3);
+  EXPECT_THROW(three.run([&](Transport& t) {
+    run_checked(t, eight, Datatype::float64(), "sum", CheckedRunOptions{});
+  }),
+               Error);  // the schedule has 2 ranks but the transport 3
+  try {
+    run_checked_on_threads(eight, Datatype::float64(), "sum", CheckedRunOptions{1, 0});
+    FAIL() << "rounds 0 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rounds must be at least 1, got 0"), std::string::npos);
+  }
   for (const Case& c : cases) {
     try {
-      run_checked_on_threads(*c.schedule, Datatype::int32(), c.op, c.iterations,
-                             std::chrono::seconds(20));
+      run_checked_on_threads(*c.schedule, Datatype::int32(), c.op,
+                             CheckedRunOptions{c.iterations, 5, std::chrono::seconds(20)});
       FAIL() << c.fragment;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
