@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The node check of the model issue, in one run on the lent 16-core machine (../shared/device/
+# README.md): what a session lent the device tool runs, within about 9 minutes.
+#
+# Here, first:   ../shared/device/pack.sh build/release/cli/optcoll build/release/bench/bench_threads_vs_mpi
+# Then the device tool: command "bash .node/node.sh bash bench/node/run.sh", carry [".node"],
+# timeout_s 560. Results: $OUT/results.tgz (tarred again after every step, so a step that
+# runs out of time leaves the earlier ones).
+#
+# Steps (each under `timeout`):
+#   1. calibrate --backend threads -p 16                     (target: under 60 s)
+#   2. the regret benchmark on threads at p = 16: tune run 1, then run 2 with run 1's table
+#   3. bench_threads_vs_mpi 16 (optcoll threads and fibers beside Open MPI)
+#   4. calibrate --backend mpi and the regret benchmark under mpirun -np 16 (smaller budget)
+set -u
+out=${OUT:-/tmp/node-out}
+res=$out/results
+mkdir -p "$res"
+p=16
+pack() { tar -czf "$out/results.tgz" -C "$out" results; }
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" > "$res/$name.txt" 2> "$res/$name.err"
+  echo "$name: exit $? in $((SECONDS - start)) s" >> "$res/steps.txt"
+  pack
+}
+{ nproc; lscpu | head -20; mpirun --version | head -1; } > "$res/machine.txt" 2>&1
+step calibrate_threads 90 optcoll calibrate --backend threads -p $p --out "$res/model_thr.json"
+step tune_threads_1 120 optcoll tune --backend threads -p $p --model "$res/model_thr.json" \
+  --budget 100 --rounds 3 --out "$res/table_thr1.json" --report "$res/tune_thr1.md"
+step tune_threads_2 140 optcoll tune --backend threads -p $p --model "$res/model_thr.json" \
+  --budget 120 --rounds 3 --tuning "$res/table_thr1.json" --out "$res/table_thr2.json" \
+  --report "$res/tune_thr2.md" --svg "$res/regret_thr"
+step threads_vs_mpi 60 mpirun -np $p --bind-to none bench_threads_vs_mpi 10
+step calibrate_mpi 60 mpirun -np $p optcoll calibrate --backend mpi --out "$res/model_mpi.json"
+step tune_mpi_2 100 mpirun -np $p optcoll tune --backend mpi --model "$res/model_mpi.json" \
+  --budget 80 --rounds 3 --tuning "$res/table_thr1.json" --out "$res/table_mpi.json" \
+  --report "$res/tune_mpi.md"
+cat "$res/steps.txt"
