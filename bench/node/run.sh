@@ -12,7 +12,7 @@
 #   1. calibrate --backend threads -p 16                     (target: under 60 s)
 #   2. the regret benchmark on threads at p = 16: tune run 1, then run 2 with run 1's table
 #   3. bench_threads_vs_mpi 16 (optcoll threads and fibers beside Open MPI)
-#   4. calibrate --backend mpi and the regret benchmark under mpirun -np 16 (smaller budget)
+#   4. calibrate --backend mpi and tune under mpirun -np 16 (model error and model-only regret)
 set -u
 out=${OUT:-/tmp/node-out}
 res=$out/results
@@ -36,7 +36,6 @@ step tune_threads_2 140 optcoll tune --backend threads -p $p --model "$res/model
   --report "$res/tune_thr2.md" --svg "$res/regret_thr"
 step threads_vs_mpi 60 mpirun -np $p --bind-to none bench_threads_vs_mpi 10
 step calibrate_mpi 60 mpirun -np $p optcoll calibrate --backend mpi --out "$res/model_mpi.json"
-step tune_mpi_2 100 mpirun -np $p optcoll tune --backend mpi --model "$res/model_mpi.json" \
-  --budget 80 --rounds 3 --tuning "$res/table_thr1.json" --out "$res/table_mpi.json" \
-  --report "$res/tune_mpi.md"
+step tune_mpi 100 mpirun -np $p optcoll tune --backend mpi --model "$res/model_mpi.json" \
+  --budget 80 --rounds 3 --out "$res/table_mpi.json" --report "$res/tune_mpi.md"
 cat "$res/steps.txt"
