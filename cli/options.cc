@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/exec/reduce_kernels.h"
@@ -192,14 +194,22 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& name,
   return bytes_option(app, name, value, description);
 }
 
+namespace {
+// A model field's option: --send-mode for send_mode.
+std::string option_of(std::string_view field) {
+  std::string option = "--" + std::string(field);
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+}  // namespace
+
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--model", file, "cost model JSON file (fields as written by calibrate)");
   app.add_flag("--abstract", abstract,
                "start from the unit model (alpha = beta = 1, gamma = copy = 0) instead of the "
                "reference cluster");
   for (const ModelFieldInfo& field : model_fields()) {
-    std::string option = "--" + std::string(field.name);
-    std::replace(option.begin(), option.end(), '_', '-');
+    const std::string option = option_of(field.name);
     const std::string name(field.name);
     const std::string help = fmt::format("{} ({})", field.help, field.unit);
     if (field.kind == ModelFieldKind::kFlag) {
@@ -218,12 +228,8 @@ void ModelOptions::add_to(CLI::App& app) {
 }
 
 CostModel ModelOptions::model() const {
-  CostModel m;
-  if (!file.empty()) {
-    m = parse_cost_model_json(read_file(file));
-  } else if (!abstract) {
-    m = reference_cluster_model();
-  }
+  const CostModel base = abstract ? CostModel{} : reference_cluster_model();
+  CostModel m = file.empty() ? base : parse_cost_model_json(read_file(file), base);
   if (!topology.empty()) m = with_topology(m, parse_topology(topology));
   for (const ModelFieldInfo& field : model_fields()) {
     const std::string name(field.name);
@@ -236,6 +242,32 @@ CostModel ModelOptions::model() const {
   }
   validate(m);
   return m;
+}
+
+std::string ModelOptions::describe(const CostModel& model) const {
+  std::string text;
+  if (file.empty()) {
+    text = abstract ? "the unit model (--abstract)" : "the reference cluster model";
+  } else {
+    text = file;
+    const auto doc = nlohmann::json::parse(read_file(file), nullptr, false);
+    if (doc.is_object() && doc.contains("calibrated_ranks")) {
+      text += fmt::format(" (calibrated with {} ranks{})", doc["calibrated_ranks"].dump(),
+                          doc.contains("source") && doc["source"].is_string()
+                              ? ": " + doc["source"].get<std::string>()
+                              : "");
+    }
+  }
+  std::vector<std::string> given;
+  if (!topology.empty()) given.push_back("--topology " + topology);
+  for (const auto& [name, on] : flags) {
+    if (on) given.push_back(option_of(name));
+  }
+  for (const auto& [name, value] : values) {
+    if (value) given.push_back(fmt::format("{} {}", option_of(name), *value));
+  }
+  if (!given.empty()) text += fmt::format(" with {}", fmt::join(given, " "));
+  return text + "; " + model_units(model);
 }
 
 void AlgorithmOptions::add_to(CLI::App& app, bool allow_auto) {

@@ -53,9 +53,14 @@ struct ModelOptions {
   std::map<std::string, bool, std::less<>> flags;
 
   void add_to(CLI::App& app);
-  // Base model: --model FILE, else the reference cluster (or the abstract unit model); then
-  // the field options override single fields, in the table's order. Validated.
+  // One rule for files and options: the base is the reference cluster (per byte, seconds),
+  // or the unit model with --abstract (or the file's own "base"); a --model FILE sets the
+  // fields it has, then each field option overrides its field (in the table's order).
+  // Validated.
   CostModel model() const;
+  // Which model that is, for every output: "model.json (calibrated with 16 ranks: optcoll
+  // calibrate ...) with --cores 8; per byte, times in seconds".
+  std::string describe(const CostModel& model) const;
 };
 
 // Adds a byte-count option (digits with an optional K, M or G suffix, as CLI11's

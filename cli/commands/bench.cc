@@ -462,7 +462,8 @@ void run_bench_command(const BenchOptions& o) {
   }
   const std::string model_text = o.model_path.empty() ? std::string() : read_file(o.model_path);
   const CostModel model =
-      o.model_path.empty() ? reference_cluster_model() : parse_cost_model_json(model_text);
+      o.model_path.empty() ? reference_cluster_model()
+                           : parse_cost_model_json(model_text, reference_cluster_model());
 #ifdef OPTCOLL_WITH_MPI
   ensure_mpi_initialized();
   if (mpi_world_rank() == 0 && !model_text.empty()) {

@@ -58,6 +58,7 @@ void run_plan(const PlanCommandOptions& o) {
                           {"candidates", candidates_json(p)}};
     out["lower_bound"] = p.lower_bound ? nlohmann::json(*p.lower_bound) : nlohmann::json(nullptr);
     if (!p.decided_by.empty()) out["decided_by"] = p.decided_by;
+    out["model"] = o.model.describe(model);
     if (p.schedule.tree) {
       out["tree"] = {{"root", p.schedule.tree->root},
                      {"parent", p.schedule.tree->parents()},
@@ -67,6 +68,7 @@ void run_plan(const PlanCommandOptions& o) {
     return;
   }
   std::cout << describe(p.schedule.spec) << "\n";
+  std::cout << "model           " << o.model.describe(model) << "\n";
   std::cout << fmt::format("algorithm       {}{}\n", p.algorithm,
                            p.params.empty() ? "" : " (" + p.params.to_string() + ")");
   std::cout << fmt::format("predicted time  {}\n", format_time(p.predicted_time, model));
@@ -76,6 +78,13 @@ void run_plan(const PlanCommandOptions& o) {
                              *p.lower_bound > 0 ? p.predicted_time / *p.lower_bound : 1.0);
   }
   std::cout << fmt::format("ops             {}\n", p.schedule.op_count());
+  if (model.cores && *model.cores < spec.nranks) {
+    std::cout << fmt::format(
+        "note            the model's {} cores are shared by {} ranks: while more than {} are "
+        "busy, everything slows (up to x{:.3g}); the lower bound does not count that\n",
+        *model.cores, spec.nranks, *model.cores,
+        static_cast<double>(spec.nranks) / *model.cores);
+  }
   if (!p.decided_by.empty()) std::cout << "decided by      " << p.decided_by << "\n";
   if (o.explain || p.candidates.size() > 1) std::cout << "\n" << p.explain();
   if (o.explain && p.decided_by.starts_with("the tuning table")) {

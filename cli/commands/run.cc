@@ -58,6 +58,7 @@ void run_run(const RunOptions& o) {
                                 {"rounds", o.rounds},
                                 {"ran_on", run.ran_on},
                                 {"predicted_time", p.predicted_time},
+                                {"model", o.model.describe(model)},
                                 {"decided_by", !p.decided_by.empty() ? p.decided_by
                                                : p.candidates.size() > 1 ? "the model"
                                                                          : "--algorithm"}};
@@ -70,6 +71,7 @@ void run_run(const RunOptions& o) {
         "{} per call: median over {} rounds of {} back-to-back calls (model predicted {})\n",
         format_time(run.median_seconds, reference_cluster_model()), o.rounds, o.iterations,
         format_time(p.predicted_time, model));
+    std::cout << "model: " << o.model.describe(model) << "\n";
     std::cout << (run.correct ? "result: correct (matches the naive reference on every rank)\n"
                               : "result: WRONG\n");
   }

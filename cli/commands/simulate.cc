@@ -53,11 +53,13 @@ void run_simulate(const SimulateOptions& o) {
                                 {"makespan", result.makespan},
                                 {"rank_finish", result.rank_finish},
                                 {"critical_path", path},
-                                {"ops", result.ops}};
+                                {"ops", result.ops},
+                                {"model", o.model.describe(model)}};
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{} ({})\nmakespan  {}\n", schedule.algorithm, describe(schedule.spec),
+  std::cout << fmt::format("{} ({})\nmodel     {}\nmakespan  {}\n", schedule.algorithm,
+                           describe(schedule.spec), o.model.describe(model),
                            format_time(result.makespan, model));
   std::cout << fmt::format("critical path ({} steps):\n", result.critical_path.size());
   constexpr std::size_t kShown = 12;

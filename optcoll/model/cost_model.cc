@@ -371,7 +371,7 @@ void validate_for(const CostModel& model, Rank nranks) {
   }
 }
 
-CostModel parse_cost_model_json(std::string_view text) {
+CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -379,7 +379,17 @@ CostModel parse_cost_model_json(std::string_view text) {
     throw Error(ErrorCode::kParse, fmt::format("model file is not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw Error(ErrorCode::kParse, "model file must hold a JSON object");
-  CostModel model;
+  CostModel model = base;
+  if (const auto it = doc.find("base"); it != doc.end()) {
+    const std::string name = it->is_string() ? it->get<std::string>() : "";
+    if (name == "unit") {
+      model = CostModel{};
+    } else if (name == "reference") {
+      model = reference_cluster_model();
+    } else {
+      throw Error(ErrorCode::kParse, "model: base must be \"unit\" or \"reference\"");
+    }
+  }
   std::vector<std::vector<double>> pair_alpha;
   std::vector<std::vector<double>> pair_beta;
   std::optional<std::size_t> old_shared_sends;  // "shared_send_min_bytes", the old name
@@ -407,8 +417,8 @@ CostModel parse_cost_model_json(std::string_view text) {
       if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
         throw Error(ErrorCode::kParse, "model: calibrated_ranks must be a positive integer");
       }
-    } else if (key == "comment" || key == "source") {
-      // Free-text provenance, e.g. written by `optcoll calibrate`.
+    } else if (key == "comment" || key == "source" || key == "base") {
+      // Free-text provenance, e.g. written by `optcoll calibrate` (and the base, read above).
     } else {
       throw Error(ErrorCode::kParse, fmt::format("model: unknown field \"{}\"", key));
     }
@@ -472,6 +482,10 @@ std::string cost_model_to_json(const CostModel& model) {
   }
   if (model.topology) doc["topology"] = to_string(*model.topology);
   return doc.dump(2);
+}
+
+std::string model_units(const CostModel& model) {
+  return model.per_byte ? "per byte, times in seconds" : "per element, times in abstract units";
 }
 
 std::string format_time(Time t, const CostModel& model) {

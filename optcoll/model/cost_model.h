@@ -144,13 +144,20 @@ CostModel with_topology(CostModel model, Topology topology);
 //   {"alpha": 1e-6, "beta": 1e-9, "per_byte": true, "send_mode": "receiver", "cores": 16,
 //    "pair_alpha": [[...], ...], "pair_beta": [[...]],
 //    "topology": "torus:8x8x8:bi"}   (the topology as parse_topology() reads it)
-// Fields not given keep the unit model's values (CostModel{}). The old key
-// "shared_send_min_bytes": N reads as "send_mode": "shared", "send_mode_min_bytes": N.
+// Fields not given keep `base`'s values: the unit model (CostModel{}) unless the caller gives
+// another (the CLI gives the reference cluster, or the unit model with --abstract: one rule
+// for files and options, docs/cost_model.md), or the file names its own with "base":
+// "unit" or "reference". The old key "shared_send_min_bytes": N reads as "send_mode":
+// "shared", "send_mode_min_bytes": N.
 // Provenance is checked but not part of the model: "comment" and "source" (text),
 // "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
 // Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
-CostModel parse_cost_model_json(std::string_view text);
+CostModel parse_cost_model_json(std::string_view text, const CostModel& base = CostModel{});
 std::string cost_model_to_json(const CostModel& model);
+
+// What a model's numbers are in: "per byte, times in seconds" or "per element, times in
+// abstract units".
+std::string model_units(const CostModel& model);
 
 // A time for people: with a per-byte model (seconds) "58.0 us", "1.25 ms", "3.2 s"; with an
 // abstract model the plain number ("330", "1.5e+06").

@@ -757,6 +757,42 @@ TEST_F(Cli, SharedSendsLetTheRootReachEveryRankInOneTransfer) {
   EXPECT_NE(at.out.find("predicted time  1100"), std::string::npos) << at.out;
 }
 
+TEST_F(Cli, OneModelRuleForFilesAndOptionsAndEveryOutputSaysWhichModel) {
+  // A file sets the fields it has over the reference cluster (per byte); options override
+  // the file; --abstract (or the file's "base") starts from the unit model instead.
+  // binomial bcast of 1 element at p = 2: one transfer, alpha + beta * bytes.
+  const std::string partial = file("partial.json", "{\"alpha\": 1e-3}");
+  const Result over_reference = run("plan bcast -p 2 --count 1 -a binomial --model " + partial);
+  ASSERT_EQ(over_reference.status, 0) << over_reference.err;
+  EXPECT_NE(over_reference.out.find("model           " + partial + "; per byte"),
+            std::string::npos)
+      << over_reference.out;
+  const Result reference_json =
+      run("plan bcast -p 2 --count 1 -a binomial --json --model " + partial);
+  ASSERT_EQ(reference_json.status, 0) << reference_json.err;
+  // 1 ms + 8 B * 0.1 ns/B: the reference's beta shows through.
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(reference_json.out)["predicted_time"].get<double>(),
+                   1e-3 + 8 * 1e-10);
+  const Result abstract =
+      run("plan bcast -p 2 --count 1 -a binomial --abstract --model " + partial + " --beta 5");
+  ASSERT_EQ(abstract.status, 0) << abstract.err;
+  // Unit model (per element) with alpha = 1e-3 from the file and beta = 5 from the option.
+  EXPECT_NE(abstract.out.find("predicted time  5.001"), std::string::npos) << abstract.out;
+  EXPECT_NE(abstract.out.find(partial + " with --beta 5; per element"), std::string::npos)
+      << abstract.out;
+  const std::string unit = file("unit.json", "{\"base\": \"unit\", \"alpha\": 3}");
+  const Result file_base = run("plan bcast -p 2 --count 1 -a binomial --json --model " + unit);
+  ASSERT_EQ(file_base.status, 0) << file_base.err;
+  const auto json = nlohmann::json::parse(file_base.out);
+  EXPECT_DOUBLE_EQ(json["predicted_time"].get<double>(), 4.0);
+  EXPECT_NE(json["model"].get<std::string>().find("per element"), std::string::npos);
+  // Cores fewer than ranks: plan says what that costs.
+  const Result shared = run("plan bcast -p 8 --count 1 --cores 2");
+  ASSERT_EQ(shared.status, 0) << shared.err;
+  EXPECT_NE(shared.out.find("the model's 2 cores are shared by 8 ranks"), std::string::npos)
+      << shared.out;
+}
+
 TEST_F(Cli, ExperimentWritesItsFiles) {
   const Result r = run("experiment registry-costs --quick --out " + (dir_ / "exp").string());
   ASSERT_EQ(r.status, 0) << r.err;

@@ -383,3 +383,30 @@ TEST(LowerBound, NoneForNonHomogeneousModels) {
 
 }  // namespace
 }  // namespace optcoll
+
+TEST(CostModelJson, BaseNamesWhereUnsetFieldsComeFrom) {
+  const CostModel reference = reference_cluster_model();
+  // Without a base, fields a file does not give come from the caller's base.
+  EXPECT_EQ(parse_cost_model_json("{}"), CostModel{});
+  EXPECT_EQ(parse_cost_model_json("{}", reference), reference);
+  CostModel with_alpha = reference;
+  with_alpha.alpha = 7e-6;
+  EXPECT_EQ(parse_cost_model_json("{\"alpha\": 7e-6}", reference), with_alpha);
+  // The file's own base wins over the caller's.
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"unit\"}", reference), CostModel{});
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"reference\"}"), reference);
+  CostModel unit_gamma;
+  unit_gamma.gamma = 2;
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"unit\", \"gamma\": 2}", reference), unit_gamma);
+  for (const char* bad : {"{\"base\": \"cluster\"}", "{\"base\": 1}"}) {
+    try {
+      parse_cost_model_json(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kParse);
+      EXPECT_NE(std::string(e.what()).find("base must be \"unit\" or \"reference\""),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
