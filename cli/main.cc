@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       "optcoll: collective communication algorithms as verified, simulated, executable schedules"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every subcommand");
+  app.set_version_flag("--version", std::string("optcoll ") + OPTCOLL_VERSION);
   optcoll::cli::add_list_command(app);
   optcoll::cli::add_plan_command(app);
   optcoll::cli::add_verify_command(app);

@@ -19,7 +19,10 @@ namespace optcoll::cli {
 
 struct ProblemOptions {
   std::string collective;
-  Rank nranks = 0;
+  std::optional<Rank> nranks;  // -p; unset: default_nranks
+  // The rank count when -p is not given (0: -p is required). `run --backend mpi` sets the
+  // MPI world's size.
+  Rank default_nranks = 0;
   std::optional<Count> count;
   std::string counts;  // "1,2,3" or "@file"
   std::string dist;    // one of the eleven distributions

@@ -9,6 +9,9 @@
 //   mpirun -np 2 optcoll calibrate --backend mpi --out model.json
 #include "optcoll/exec/calibrate.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -38,7 +41,33 @@ struct CalibrateOptions {
   bool json = false;
 };
 
+// Whether a file can be written at `path`: an existing file we may write, or a new one in a
+// directory we may write into (asked of the file system, which is left as it is).
+bool can_write(const std::string& path) {
+  const std::filesystem::path file(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) return false;
+  if (std::filesystem::exists(file, ec)) return ::access(path.c_str(), W_OK) == 0;
+  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  return std::filesystem::is_directory(dir, ec) && ::access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+// Before measuring (minutes on a slow network): the kernel that sets gamma exists, and the
+// model file can be written.
+void check_before_measuring(const CalibrateOptions& o) {
+  const bool kernel = parse_datatype(o.dtype).has_value() &&
+                      (o.op == "sum" || o.op == "prod" || o.op == "min" || o.op == "max");
+  if (!kernel) {
+    throw_invalid(
+        "no measured reduction kernel for --dtype {} --op {} (measured: int32, int64, "
+        "float, double x sum, prod, min, max)",
+        o.dtype, o.op);
+  }
+  if (!o.out.empty() && !can_write(o.out)) throw_invalid("cannot write the model to '{}'", o.out);
+}
+
 void run_calibrate(const CalibrateOptions& o) {
+  check_before_measuring(o);
   const bool mpi = o.backend == "mpi";
   if (!mpi && o.backend != "threads") {
     throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);

@@ -17,6 +17,8 @@
 namespace optcoll::cli {
 namespace {
 
+std::string mpi_processes(Rank n) { return fmt::format("{} MPI process{}", n, n == 1 ? "" : "es"); }
+
 struct RunOptions {
   ProblemOptions problem;
   ModelOptions model;
@@ -33,11 +35,19 @@ void run_run(const RunOptions& o) {
     throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
   }
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
-  if (mpi) ensure_mpi_initialized();
-  const CollectiveSpec spec = o.problem.spec();
+  ProblemOptions problem = o.problem;
+  if (mpi) {
+    ensure_mpi_initialized();
+    problem.default_nranks = mpi_world_size();  // one rank per process
+    if (problem.nranks && *problem.nranks != mpi_world_size()) {
+      throw_invalid("--backend mpi runs one rank per MPI process: -p {} but mpirun started {}",
+                    *problem.nranks, mpi_world_size());
+    }
+  }
+  const CollectiveSpec spec = problem.spec();
   const CostModel model = o.model.model();
   const auto params = o.algorithm.parsed_params();
-  const Plan p = o.problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
+  const Plan p = problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
                                        : plan(spec, model, o.algorithm.algorithm, params);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const auto timeout = std::chrono::milliseconds(o.timeout_ms);
@@ -57,14 +67,14 @@ void run_run(const RunOptions& o) {
                                 {"mismatches", run.mismatches},
                                 {"seconds", run.median_seconds},
                                 {"iterations", o.iterations},
-                                {"ran_on", mpi ? fmt::format("{} MPI processes", spec.nranks)
+                                {"ran_on", mpi ? mpi_processes(spec.nranks)
                                                : run.ran_on},
                                 {"predicted_time", p.predicted_time}};
     std::cout << out.dump(2) << "\n";
   } else if (speaker) {
     std::cout << fmt::format(
         "{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
-        mpi ? fmt::format("{} MPI processes", spec.nranks) : run.ran_on);
+        mpi ? mpi_processes(spec.nranks) : run.ran_on);
     std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
                              run.median_seconds * 1e3, o.iterations,
                              format_time(p.predicted_time, model));
@@ -86,7 +96,8 @@ void add_run_command(CLI::App& app) {
   o->model.add_to(*sub);
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_option("--backend", o->backend,
-                  "threads (default) or mpi (under mpirun: one rank per process, -p = -np)");
+                  "threads (default) or mpi (under mpirun: one rank per process; -p defaults "
+                  "to -np)");
   sub->add_option("--iterations", o->iterations, "timed repetitions (default 10)");
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");

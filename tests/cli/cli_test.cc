@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -128,6 +129,10 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --algorithm allgather", "--algorithm 'allgather' must be collective=algorithm"},
       {"bench --algorithm allgather=teleport", "unknown algorithm 'teleport' for allgather"},
       {"bench --algorithm gossip=ring", "--algorithm 'gossip=ring': unknown collective 'gossip'"},
+      // Without mpirun: one process, which would time copies.
+      {"bench --collectives bcast --max-bytes 8",
+       "optcoll bench times collectives between MPI processes: start it with mpirun -np 2 (or "
+       "more); this run has 1 process"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
@@ -155,6 +160,47 @@ TEST_F(Cli, CalibrateRejectsBadOptions) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
   }
+}
+
+// The options that the end of a calibration needs are checked before it measures (more than
+// 10 s with these sizes; refused at once).
+TEST_F(Cli, CalibrateChecksItsOptionsBeforeMeasuring) {
+  const std::string slow = "calibrate --max-bytes 16M --repetitions 100 --kernel-bytes 268435456 ";
+  const std::string existing_dir = dir_.string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"--dtype int8", "no measured reduction kernel for --dtype int8 --op sum"},
+      {"--op xor", "no measured reduction kernel for --dtype double --op xor"},
+      {"--out /nonexistent/dir/m.json", "cannot write the model to '/nonexistent/dir/m.json'"},
+      {"--out " + existing_dir, "cannot write the model to '" + existing_dir + "'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = run(slow + args);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_LT(took.count(), 3.0) << args << ": it measured first";
+  }
+  // A file that exists is checked, not truncated.
+  const std::string kept = file("kept.json", "{\"alpha\": 1}\n");
+  EXPECT_EQ(run(slow + "--op xor --out " + kept).status, 2);
+  EXPECT_EQ(slurp(kept), "{\"alpha\": 1}\n");
+}
+
+TEST_F(Cli, VersionFlag) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("optcoll ") + OPTCOLL_VERSION + "\n");
+}
+
+// One rank, one thread: said in the singular.
+TEST_F(Cli, RunOnOneThreadSaysThread) {
+  const Result r = run("run bcast -p 1 --count 4 --algorithm linear --iterations 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(" on 1 thread\n"), std::string::npos) << r.out;
+  const Result two = run("run bcast -p 2 --count 4 --algorithm linear --iterations 1");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find(" on 2 threads\n"), std::string::npos) << two.out;
 }
 
 TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
@@ -438,6 +484,13 @@ const BadInput kBadInputs[] = {
     // docs/errors.md: one row per CLI error without another test.
     {"counts_without_numbers", [](Cli&) { return std::string("plan gatherv -p 2 --counts ,"); },
      "--counts holds no numbers"},
+    {"missing_ranks", [](Cli&) { return std::string("plan bcast --count 1"); },
+     "-p/--nranks N is required (the number of ranks)"},
+    {"schedule_is_a_directory", [](Cli& t) { return "verify --schedule " + t.dir_.string(); },
+     "is a directory, not a file"},
+    {"model_is_a_directory",
+     [](Cli& t) { return "plan bcast -p 2 --count 1 --model " + t.dir_.string(); },
+     "is a directory, not a file"},
     {"counts_file_missing",
      [](Cli&) { return std::string("plan gatherv -p 2 --counts @/nonexistent/counts.txt"); },
      "cannot read file '/nonexistent/counts.txt'"},

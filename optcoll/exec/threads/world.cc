@@ -280,8 +280,9 @@ int ThreadWorld::threads() const {
 }
 
 std::string ThreadWorld::describe() const {
-  if (!fibers()) return fmt::format("{} threads", state_->nranks);
-  return fmt::format("{} ranks as fibers on {} threads", state_->nranks, threads());
+  const auto threads_text = [](int n) { return fmt::format("{} thread{}", n, n == 1 ? "" : "s"); };
+  if (!fibers()) return threads_text(state_->nranks);
+  return fmt::format("{} ranks as fibers on {}", state_->nranks, threads_text(threads()));
 }
 
 void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
