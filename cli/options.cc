@@ -13,6 +13,7 @@
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/select.h"
 #include "optcoll/schedule/io/io.h"
 
 namespace optcoll::cli {
@@ -280,7 +281,7 @@ void ScheduleSource::add_to(CLI::App& app) {
   app.add_option("--schedule", file, "a schedule file (text or JSON) instead of a PROBLEM");
 }
 
-Schedule ScheduleSource::load(const CostModel& model) const {
+Schedule ScheduleSource::load(const CostModel& model, bool choose_root) const {
   if (!file.empty()) {
     if (problem.given() || !algorithm.algorithm.empty()) {
       throw_invalid("give either --schedule FILE or a collective with --algorithm, not both");
@@ -293,7 +294,10 @@ Schedule ScheduleSource::load(const CostModel& model) const {
                   problem.collective);
   }
   const CollectiveSpec spec = problem.spec();
-  if (problem.best_root()) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
+  if (problem.best_root()) {
+    if (!choose_root) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
+    return plan_best_root(spec, model, algorithm.algorithm, algorithm.parsed_params()).schedule;
+  }
   return algorithms::build(algorithm.algorithm, spec, algorithm.parsed_params(), model);
 }
 

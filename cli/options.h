@@ -86,8 +86,10 @@ struct ScheduleSource {
 
   void add_to(CLI::App& app);
   // Builds (for `model`: model-optimized algorithms depend on it) or reads the schedule;
-  // throws Error with a clear message.
-  Schedule load(const CostModel& model) const;
+  // throws Error with a clear message. `--root best` chooses the root as `optcoll plan`
+  // does (plan_best_root) where `choose_root` is set, and is refused otherwise.
+  Schedule load(const CostModel& model, bool choose_root = false) const;
+  bool from_file() const { return !file.empty(); }
 };
 
 std::string read_file(const std::string& path);  // throws Error(kInvalidArgument)

@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/sim/trace.h"
+#include "optcoll/verify/verify.h"
 
 namespace optcoll::cli {
 namespace {
@@ -23,9 +24,20 @@ struct SimulateOptions {
   std::string csv;
 };
 
+// A schedule from a file has not been proved correct: what the verifier would say about it
+// is said (as a warning on stderr) before its price.
+void warn_unless_verified(const Schedule& schedule) {
+  const VerifyReport report = verify(schedule);
+  if (report.ok()) return;
+  std::cerr << "optcoll: warning: optcoll verify rejects this schedule (its timing below is "
+               "not that of a correct collective): "
+            << report.summary() << "\n";
+}
+
 void run_simulate(const SimulateOptions& o) {
   const CostModel model = o.model.model();
-  const Schedule schedule = o.source.load(model);
+  const Schedule schedule = o.source.load(model, /*choose_root=*/true);
+  if (o.source.from_file()) warn_unless_verified(schedule);
   SimOptions sim_options;
   sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
   const SimResult result = simulate(schedule, model, sim_options);
@@ -50,6 +62,7 @@ void run_simulate(const SimulateOptions& o) {
     const nlohmann::json out = {{"algorithm", schedule.algorithm},
                                 {"collective", collective_name(schedule.spec.kind)},
                                 {"p", schedule.spec.nranks},
+                                {"root", schedule.spec.root},
                                 {"makespan", result.makespan},
                                 {"rank_finish", result.rank_finish},
                                 {"critical_path", path},

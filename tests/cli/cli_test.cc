@@ -187,6 +187,42 @@ TEST_F(Cli, CalibrateChecksItsOptionsBeforeMeasuring) {
   EXPECT_EQ(slurp(kept), "{\"alpha\": 1}\n");
 }
 
+// simulate --root best chooses the root as plan does: the same root, and a makespan equal
+// to plan's prediction.
+TEST_F(Cli, SimulateBestRootChoosesAsPlanDoes) {
+  const std::string problem = "gatherv -p 16 --dist spikes --root best -a binomial --json";
+  const Result planned = run("plan " + problem);
+  const Result simulated = run("simulate " + problem);
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  ASSERT_EQ(simulated.status, 0) << simulated.err;
+  const auto p = nlohmann::json::parse(planned.out);
+  const auto s = nlohmann::json::parse(simulated.out);
+  EXPECT_NE(p["root"], 0);  // spikes: the best root is not rank 0
+  EXPECT_EQ(s["root"], p["root"]);
+  EXPECT_EQ(s["makespan"], p["predicted_time"]);
+}
+
+// A schedule file that the verifier rejects is simulated with the verifier's words as a
+// warning; a correct one without.
+TEST_F(Cli, SimulateWarnsAboutARacySchedule) {
+  const std::string header =
+      "optcoll-schedule 1\nalgorithm hand/racy\ncollective bcast\nnranks 2\nroot 0\n"
+      "count 4\ncommutative true\nelem_bytes 8\nrank 0 scratch 0\n"
+      "0 send 1 seq 0 out[0:+4]\n1 send 1 seq 1 out[0:+4]\nrank 1 scratch 0\n"
+      "0 recv 0 seq 0 out[0:+4]\n";
+  const Result racy = run("simulate --schedule " +
+                          file("racy.txt", header + "1 recv 0 seq 1 out[0:+4]\nend\n"));
+  EXPECT_EQ(racy.status, 0) << racy.err;
+  EXPECT_NE(racy.out.find("makespan"), std::string::npos) << racy.out;
+  EXPECT_NE(racy.err.find("warning: optcoll verify rejects this schedule"), std::string::npos)
+      << racy.err;
+  EXPECT_NE(racy.err.find("race: rank 1: race on out[0]"), std::string::npos) << racy.err;
+  const Result ordered = run("simulate --schedule " +
+                             file("ordered.txt", header + "1 recv 0 seq 1 out[0:+4] after 0\nend\n"));
+  EXPECT_EQ(ordered.status, 0) << ordered.err;
+  EXPECT_EQ(ordered.err, "");
+}
+
 TEST_F(Cli, VersionFlag) {
   const Result r = run("--version");
   EXPECT_EQ(r.status, 0) << r.err;
