@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
+#include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/api/threads_check.h"
 #include "optcoll/model/error.h"
@@ -23,6 +24,7 @@ struct RunOptions {
   ProblemOptions problem;
   ModelOptions model;
   AlgorithmOptions algorithm;
+  MemoryOptions memory;
   std::string backend = "threads";
   int iterations = 10;
   int timeout_ms = 30000;
@@ -47,10 +49,15 @@ void run_run(const RunOptions& o) {
   const CollectiveSpec spec = problem.spec();
   const CostModel model = o.model.model();
   const auto params = o.algorithm.parsed_params();
+  check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/!mpi);
+  Activity activity(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
   const Plan p = problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
                                        : plan(spec, model, o.algorithm.algorithm, params);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const auto timeout = std::chrono::milliseconds(o.timeout_ms);
+  const Activity running(fmt::format("running {} on {}", p.algorithm,
+                                     mpi ? mpi_processes(spec.nranks)
+                                         : fmt::format("a thread world of {} ranks", spec.nranks)));
   const CheckedRun run =
       mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, o.iterations, timeout)
           : run_checked_on_threads(p.schedule, scalar, o.problem.op, o.iterations, timeout);
@@ -102,6 +109,8 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
+  o->memory.add_to(*sub);
+  sub->footer(kLimitsHelp);
   sub->callback([o] { run_run(*o); });
 }
 

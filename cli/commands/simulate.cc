@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/sim/trace.h"
@@ -18,6 +19,7 @@ namespace {
 struct SimulateOptions {
   ScheduleSource source;
   ModelOptions model;
+  MemoryOptions memory;
   bool json = false;
   std::string trace;
   std::string svg;
@@ -36,7 +38,17 @@ void warn_unless_verified(const Schedule& schedule) {
 
 void run_simulate(const SimulateOptions& o) {
   const CostModel model = o.model.model();
+  std::string what = "reading " + o.source.file;
+  if (!o.source.from_file() && o.source.problem.given()) {
+    const CollectiveSpec spec = o.source.problem.spec();
+    check_memory(o.memory, spec, o.source.algorithm.algorithm, o.source.algorithm.parsed_params(),
+                 model, /*threads_run=*/false);
+    what = fmt::format("building {} with {}", describe(spec), o.source.algorithm.algorithm);
+  }
+  const Activity building(what);
   const Schedule schedule = o.source.load(model, /*choose_root=*/true);
+  const Activity simulating(fmt::format("simulating {} ({} ops)", schedule.algorithm,
+                                        schedule.op_count()));
   if (o.source.from_file()) warn_unless_verified(schedule);
   SimOptions sim_options;
   sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
@@ -100,6 +112,8 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("--trace", o->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   sub->add_option("--svg", o->svg, "write an SVG Gantt chart of the timeline");
   sub->add_option("--csv", o->csv, "write the timeline as CSV");
+  o->memory.add_to(*sub);
+  sub->footer(kLimitsHelp);
   sub->callback([o] { run_simulate(*o); });
 }
 

@@ -223,6 +223,34 @@ TEST_F(Cli, SimulateWarnsAboutARacySchedule) {
   EXPECT_EQ(ordered.err, "");
 }
 
+// Within the limit, the estimate changes nothing.
+TEST_F(Cli, PlansWithinTheMemoryLimitRun) {
+  const Result r = run("plan bcast -p 100000 --count 4 -a binomial --max-memory 1G --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ops"], 199998);
+}
+
+// Memory running out anyway (here: a process limit, with the estimate turned off) is exit
+// status 3, naming what was being built, not status 2 "std::bad_alloc".
+TEST_F(Cli, OutOfMemoryIsStatusThreeNamingWhatWasBuilt) {
+#if defined(OPTCOLL_SANITIZED_BUILD)
+  GTEST_SKIP() << "a sanitizer's runtime reserves more address space than the limit allows";
+#endif
+  const auto out = dir_ / "stdout";
+  const auto err = dir_ / "stderr";
+  const std::string command = "sh -c 'ulimit -v 400000 && exec " + std::string(OPTCOLL_CLI_PATH) +
+                              " plan barrier -p 4194304 -a dissemination --max-memory 0' >" +
+                              out.string() + " 2>" + err.string();
+  const int raw = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 3);
+  EXPECT_EQ(slurp(err).rfind("optcoll: out of memory while planning barrier p=4194304 with "
+                             "dissemination (",
+                             0),
+            0U)
+      << slurp(err);
+}
+
 TEST_F(Cli, VersionFlag) {
   const Result r = run("--version");
   EXPECT_EQ(r.status, 0) << r.err;
@@ -527,6 +555,27 @@ const BadInput kBadInputs[] = {
     {"model_is_a_directory",
      [](Cli& t) { return "plan bcast -p 2 --count 1 --model " + t.dir_.string(); },
      "is a directory, not a file"},
+    // Estimated before building (at once, where building took minutes and gigabytes).
+    {"plan_beyond_memory",
+     [](Cli&) { return std::string("plan barrier -p 16777216 -a dissemination --max-memory 8G"); },
+     "barrier p=16777216 with dissemination needs about 240.6 GiB of memory: schedule 240.6 GiB "
+     "(8.05e+08 ops, growing as p^1.0 log2 p); more than the limit of 8.0 GiB (--max-memory)"},
+    {"simulate_beyond_memory",
+     [](Cli&) {
+       return std::string("simulate allreduce -p 4096 --count 4096 -a ring --max-memory 1G");
+     },
+     "schedule 24.2 GiB (8.66e+07 ops, growing as p^2.0); more than the limit of 1.0 GiB"},
+    {"run_world_beyond_memory",
+     [](Cli&) { return std::string("run bcast -p 20000 --count 4 -a binomial --max-memory 8G"); },
+     "thread world 62.9 GiB (4e+08 rank pairs)"},
+    {"run_schedule_beyond_memory",
+     [](Cli&) {
+       return std::string("run allreduce -p 5000 --count 5000 -a ring --max-memory 8G");
+     },
+     "schedule 36.1 GiB (1.29e+08 ops, growing as p^2.0), thread world"},
+    {"run_auto_world_beyond_memory",
+     [](Cli&) { return std::string("run bcast -p 20000 --count 4 --max-memory 8G"); },
+     "bcast p=20000 root=0 count=4 with auto needs about 62.9 GiB of memory: thread world"},
     {"counts_file_missing",
      [](Cli&) { return std::string("plan gatherv -p 2 --counts @/nonexistent/counts.txt"); },
      "cannot read file '/nonexistent/counts.txt'"},
