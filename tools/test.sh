@@ -27,6 +27,13 @@ cmake -S examples/quickstart -B build/quickstart -DCMAKE_PREFIX_PATH="$PWD/build
 cmake --build build/quickstart -j"$jobs"
 ./build/quickstart/quickstart
 
+echo "== build and run examples/c_quickstart (a C-only project: find_package(optcoll) gives the C API) against the installed package"
+rm -rf build/c_quickstart
+cmake -S examples/c_quickstart -B build/c_quickstart -DCMAKE_PREFIX_PATH="$PWD/build/install"
+cmake --build build/c_quickstart -j"$jobs"
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 \
+  ./build/c_quickstart/c_quickstart
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer (clang, with the libFuzzer targets): full test suite"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE="address;undefined" \
   -DCMAKE_CXX_COMPILER=clang++ -DOPTCOLL_FUZZ=ON -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF \
