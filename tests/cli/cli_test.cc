@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -785,6 +786,18 @@ TEST_F(Cli, ExperimentWritesItsFiles) {
   const Result bad = run("experiment no-such-thing");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("unknown experiment 'no-such-thing'"), std::string::npos) << bad.err;
+}
+
+// A long experiment says how far it is on stderr, one line per row of its tables (66), and
+// keeps stdout for its result.
+TEST_F(Cli, TraffTablesPrintsProgress) {
+  const Result r = run("experiment traff-tables --quick --json --out " + (dir_ / "exp").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out.substr(0, 200);
+  EXPECT_EQ(r.err.find("traff-tables: 1/66 rows (alpha=100, copy=beta, "), 0u) << r.err;
+  EXPECT_NE(r.err.find("traff-tables: 66/66 rows (alpha=1000, copy=0, "), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 66) << r.err;
 }
 
 TEST_F(Cli, DemoRunsAndConfirmsResults) {
