@@ -56,7 +56,8 @@ double data_bytes(const CollectiveSpec& spec) {
   const Layout layout(spec);
   double elements = 0;
   for (Rank r = 0; r < spec.nranks; ++r) {
-    elements += static_cast<double>(layout.input_count(r)) + 2.0 * static_cast<double>(layout.output_count(r));
+    elements += static_cast<double>(layout.input_count(r)) +
+                2.0 * static_cast<double>(layout.output_count(r));
   }
   return elements * static_cast<double>(spec.elem_bytes);
 }

@@ -111,7 +111,8 @@ CollectiveSpec ProblemOptions::spec() const {
     throw_invalid("unknown collective '{}' (known: {})", collective, known);
   }
   spec.kind = *kind;
-  if (!nranks && default_nranks < 1) throw_invalid("-p/--nranks N is required (the number of ranks)");
+  if (!nranks && default_nranks < 1)
+    throw_invalid("-p/--nranks N is required (the number of ranks)");
   const Rank p = nranks.value_or(default_nranks);
   if (p < 1) throw_invalid("-p/--nranks must be at least 1, got {}", p);
   spec.nranks = p;

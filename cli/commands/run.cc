@@ -52,12 +52,12 @@ void run_run(const RunOptions& o) {
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/!mpi);
   Activity activity(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
   const Plan p = problem.best_root() ? plan_best_root(spec, model, o.algorithm.algorithm, params)
-                                       : plan(spec, model, o.algorithm.algorithm, params);
+                                     : plan(spec, model, o.algorithm.algorithm, params);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const auto timeout = std::chrono::milliseconds(o.timeout_ms);
-  const Activity running(fmt::format("running {} on {}", p.algorithm,
-                                     mpi ? mpi_processes(spec.nranks)
-                                         : fmt::format("a thread world of {} ranks", spec.nranks)));
+  const Activity running(fmt::format(
+      "running {} on {}", p.algorithm,
+      mpi ? mpi_processes(spec.nranks) : fmt::format("a thread world of {} ranks", spec.nranks)));
   const CheckedRun run =
       mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, o.iterations, timeout)
           : run_checked_on_threads(p.schedule, scalar, o.problem.op, o.iterations, timeout);
@@ -74,14 +74,12 @@ void run_run(const RunOptions& o) {
                                 {"mismatches", run.mismatches},
                                 {"seconds", run.median_seconds},
                                 {"iterations", o.iterations},
-                                {"ran_on", mpi ? mpi_processes(spec.nranks)
-                                               : run.ran_on},
+                                {"ran_on", mpi ? mpi_processes(spec.nranks) : run.ran_on},
                                 {"predicted_time", p.predicted_time}};
     std::cout << out.dump(2) << "\n";
   } else if (speaker) {
-    std::cout << fmt::format(
-        "{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
-        mpi ? mpi_processes(spec.nranks) : run.ran_on);
+    std::cout << fmt::format("{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
+                             mpi ? mpi_processes(spec.nranks) : run.ran_on);
     std::cout << fmt::format("median {:.4g} ms per call over {} iterations (model predicted {})\n",
                              run.median_seconds * 1e3, o.iterations,
                              format_time(p.predicted_time, model));

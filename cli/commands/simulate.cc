@@ -47,8 +47,8 @@ void run_simulate(const SimulateOptions& o) {
   }
   const Activity building(what);
   const Schedule schedule = o.source.load(model, /*choose_root=*/true);
-  const Activity simulating(fmt::format("simulating {} ({} ops)", schedule.algorithm,
-                                        schedule.op_count()));
+  const Activity simulating(
+      fmt::format("simulating {} ({} ops)", schedule.algorithm, schedule.op_count()));
   if (o.source.from_file()) warn_unless_verified(schedule);
   SimOptions sim_options;
   sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
@@ -71,14 +71,11 @@ void run_simulate(const SimulateOptions& o) {
                       {"waited_for", step.waited_for},
                       {"description", describe_op(schedule, step.rank, step.op)}});
     }
-    const nlohmann::json out = {{"algorithm", schedule.algorithm},
-                                {"collective", collective_name(schedule.spec.kind)},
-                                {"p", schedule.spec.nranks},
-                                {"root", schedule.spec.root},
-                                {"makespan", result.makespan},
-                                {"rank_finish", result.rank_finish},
-                                {"critical_path", path},
-                                {"ops", result.ops}};
+    const nlohmann::json out = {
+        {"algorithm", schedule.algorithm}, {"collective", collective_name(schedule.spec.kind)},
+        {"p", schedule.spec.nranks},       {"root", schedule.spec.root},
+        {"makespan", result.makespan},     {"rank_finish", result.rank_finish},
+        {"critical_path", path},           {"ops", result.ops}};
     std::cout << out.dump(2) << "\n";
     return;
   }

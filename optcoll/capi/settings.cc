@@ -101,24 +101,21 @@ struct Entry {
 // THE table. docs/c_api.md ("Settings") shows it to users; keep the two alike.
 constexpr Entry kTable[] = {
     {{"OPTCOLL_PMPI", "auto, always or never", "auto", true, "PMPI library"}, apply_mode},
-    {{"OPTCOLL_PMPI_MARGIN", "a number in [0, 10)", "0.1", false, "PMPI library"},
-     apply_margin},
+    {{"OPTCOLL_PMPI_MARGIN", "a number in [0, 10)", "0.1", false, "PMPI library"}, apply_margin},
     {{"OPTCOLL_PMPI_LOG", "a path prefix in an existing directory", "no call log", false,
       "PMPI library"},
      apply_log},
     {{"OPTCOLL_MODEL", "a model file (JSON, as optcoll calibrate writes)",
       "the reference cluster model", true, "C API and PMPI library"},
      apply_model},
-    {{"OPTCOLL_TIMEOUT_MS", "milliseconds, 1 to 86400000", "30000", true,
-      "C API and PMPI library"},
+    {{"OPTCOLL_TIMEOUT_MS", "milliseconds, 1 to 86400000", "30000", true, "C API and PMPI library"},
      apply_timeout},
     {{"OPTCOLL_SHM", "0 or 1", "1 (the same-node channel on)", true, "C API and PMPI library"},
      apply_shm<0>},
     {{"OPTCOLL_SHM_BYTES", "bytes (K, M, G suffixes), at least 1", "32M", true,
       "C API and PMPI library"},
      apply_shm<1>},
-    {{"OPTCOLL_SHM_MIN_BYTES", "bytes (K, M, G suffixes)", "16K", true,
-      "C API and PMPI library"},
+    {{"OPTCOLL_SHM_MIN_BYTES", "bytes (K, M, G suffixes)", "16K", true, "C API and PMPI library"},
      apply_shm<2>},
     {{"OPTCOLL_STRICT", "0 or 1", "1 (a bad fatal setting stops the program)", false,
       "C API and PMPI library"},
@@ -127,7 +124,8 @@ constexpr Entry kTable[] = {
 
 std::string known_names() {
   std::string names;
-  for (const Entry& e : kTable) names += fmt::format("{}{}", names.empty() ? "" : ", ", e.info.name);
+  for (const Entry& e : kTable)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", e.info.name);
   return names;
 }
 
@@ -178,10 +176,9 @@ EnvSettings read_settings(const std::map<std::string, std::string>& environment)
     if (!name.starts_with("OPTCOLL_") || text.empty()) continue;
     const Entry* entry = find_entry(name);
     if (entry == nullptr) {
-      result.problems.push_back({name,
-                                 fmt::format("{} is not an optcoll setting (known: {})", name,
-                                             known_names()),
-                                 false, "ignored"});
+      result.problems.push_back(
+          {name, fmt::format("{} is not an optcoll setting (known: {})", name, known_names()),
+           false, "ignored"});
       continue;
     }
     try {

@@ -640,9 +640,9 @@ ExperimentResult run_traff_tables(const ExperimentOptions& options) {
         const auto rows = plan_row(pb, fixed_root, compare && deterministic);
         if (options.progress) {
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-          options.progress(fmt::format("traff-tables: {}/{} rows (alpha={}, copy={}, {}) after {:.0f} s",
-                                       ++rows_done, rows_total, alpha, copy_is_beta ? "beta" : "0",
-                                       distribution_name(d), took.count()));
+          options.progress(fmt::format(
+              "traff-tables: {}/{} rows (alpha={}, copy={}, {}) after {:.0f} s", ++rows_done,
+              rows_total, alpha, copy_is_beta ? "beta" : "0", distribution_name(d), took.count()));
         }
         for (int line = 0; line < 2; ++line) {
           const bool best = line == 1;

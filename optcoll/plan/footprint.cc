@@ -32,7 +32,8 @@ Law fit(const std::array<double, 3>& p, const std::array<double, 3>& n) {
   double best_error = INFINITY;
   for (const bool with_log : {false, true}) {
     Law law{0, with_log};
-    const double ratio = with_log ? (n[2] / std::log2(p[2])) / (n[1] / std::log2(p[1])) : n[2] / n[1];
+    const double ratio =
+        with_log ? (n[2] / std::log2(p[2])) / (n[1] / std::log2(p[1])) : n[2] / n[1];
     law.a = std::clamp(std::log(ratio) / std::log(p[2] / p[1]), 0.0, 3.0);
     const double error = std::abs(std::log(law_at(law, p[2], n[2], p[0]) / n[0]));
     if (error < best_error) {
@@ -54,7 +55,8 @@ std::vector<Count> sampled(const std::vector<Count>& from, Rank old_p, Rank p, b
     return out;
   }
   for (Rank i = 0; i < p; ++i) {
-    for (Rank j = 0; j < p; ++j) out.push_back(from[pick(i) * static_cast<std::size_t>(old_p) + pick(j)]);
+    for (Rank j = 0; j < p; ++j)
+      out.push_back(from[pick(i) * static_cast<std::size_t>(old_p) + pick(j)]);
   }
   return out;
 }
@@ -77,8 +79,8 @@ CollectiveSpec scaled_spec(const CollectiveSpec& spec, Rank p) {
 }
 
 std::optional<OpEstimate> estimate_ops(const algorithms::AlgorithmInfo& info,
-                                       const CollectiveSpec& spec,
-                                       const algorithms::Params& params, const CostModel& model) {
+                                       const CollectiveSpec& spec, const algorithms::Params& params,
+                                       const CostModel& model) {
   constexpr Rank kLargest = kFootprintSampleRanks[2];
   try {
     if (spec.nranks <= kLargest) {

@@ -28,8 +28,8 @@ inline constexpr Rank kFootprintSampleRanks[] = {32, 64, 128};
 // nullopt when the algorithm cannot be built at the sample ranks (its parameters, or a
 // model with a topology or per-pair matrices, fix the rank count) or does not apply.
 std::optional<OpEstimate> estimate_ops(const algorithms::AlgorithmInfo& info,
-                                       const CollectiveSpec& spec,
-                                       const algorithms::Params& params, const CostModel& model);
+                                       const CollectiveSpec& spec, const algorithms::Params& params,
+                                       const CostModel& model);
 
 // `spec` for `p` ranks with the same per-rank problem: the same count (a message or a
 // block), per-rank counts sampled evenly from spec's (alltoallv: rows and columns), the

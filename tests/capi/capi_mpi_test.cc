@@ -303,9 +303,9 @@ bool last_error_mentions(const char* text) {
 // finished the call) or failed at once, told by `teller` (it was still in the call).
 bool succeeded_or_told(int rc, int teller) {
   const std::string told = "rank " + std::to_string(teller) + " failed: ";
-  return rc == MPI_SUCCESS || (error_class(rc) == MPI_ERR_OTHER && last_error_mentions(told.c_str()));
+  return rc == MPI_SUCCESS ||
+         (error_class(rc) == MPI_ERR_OTHER && last_error_mentions(told.c_str()));
 }
-
 
 // A mistake every rank (or, where noted, one rank) makes: the mistaken ranks return
 // `mpi_class` with a message containing `text`; every other rank fails too (it is told).

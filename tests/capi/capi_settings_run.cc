@@ -45,14 +45,14 @@ bool strict(int size) {
 
 // Calls run (on the default model) and the warning is there to read.
 bool lenient(int size) {
-  const bool warned =
-      last_error_has("") && OPTCOLL_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS &&
-      last_error_has("warning: OPTCOLL_MODEL: cannot read the model file '/nope.json'; using "
-                     "the default (the reference cluster model)");
+  const bool warned = last_error_has("") && OPTCOLL_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS &&
+                      last_error_has(
+                          "warning: OPTCOLL_MODEL: cannot read the model file '/nope.json'; using "
+                          "the default (the reference cluster model)");
   std::vector<int> in(4, 1), out(4, 0);
-  const bool ran =
-      OPTCOLL_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS &&
-      out == std::vector<int>(4, size);
+  const bool ran = OPTCOLL_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) ==
+                       MPI_SUCCESS &&
+                   out == std::vector<int>(4, size);
   return warned && ran;
 }
 

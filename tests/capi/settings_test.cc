@@ -91,8 +91,7 @@ TEST(Settings, EachBadValueIsAProblemNamingIt) {
       {"OPTCOLL_PMPI", "ALWAYS",
        "OPTCOLL_PMPI='ALWAYS' is not a routing policy (auto, always or never, in lower case)",
        true},
-      {"OPTCOLL_PMPI_MARGIN", "abc", "OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10)",
-       false},
+      {"OPTCOLL_PMPI_MARGIN", "abc", "OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10)", false},
       {"OPTCOLL_PMPI_MARGIN", "-5", "OPTCOLL_PMPI_MARGIN='-5' is not a number in [0, 10)", false},
       {"OPTCOLL_PMPI_MARGIN", "0.1x", "OPTCOLL_PMPI_MARGIN='0.1x' is not a number in [0, 10)",
        false},
@@ -102,8 +101,7 @@ TEST(Settings, EachBadValueIsAProblemNamingIt) {
        false},
       {"OPTCOLL_MODEL", "/nope.json", "OPTCOLL_MODEL: cannot read the model file '/nope.json'",
        true},
-      {"OPTCOLL_MODEL", dir.c_str(),
-       nullptr /* below */, true},
+      {"OPTCOLL_MODEL", dir.c_str(), nullptr /* below */, true},
       {"OPTCOLL_TIMEOUT_MS", "abc",
        "OPTCOLL_TIMEOUT_MS='abc' is not a positive number of ms (at most 86400000)", true},
       {"OPTCOLL_TIMEOUT_MS", "0",
@@ -139,9 +137,8 @@ TEST(Settings, EachBadValueIsAProblemNamingIt) {
     EXPECT_EQ(read.values.model_path, "");
   }
   const SettingProblem invalid_json = only_problem({{"OPTCOLL_MODEL", invalid}});
-  EXPECT_EQ(invalid_json.message.rfind("OPTCOLL_MODEL: model file '" + invalid +
-                                           "': model file is not valid JSON: ",
-                                       0),
+  EXPECT_EQ(invalid_json.message.rfind(
+                "OPTCOLL_MODEL: model file '" + invalid + "': model file is not valid JSON: ", 0),
             0U)
       << invalid_json.message;
 }
@@ -166,16 +163,18 @@ TEST(Settings, StrictZeroTurnsFatalProblemsIntoWarnings) {
 }
 
 TEST(Settings, WarningsSayWhatIsUsedInstead) {
-  const EnvSettings read = read_settings({{"OPTCOLL_PMPI_MARGIN", "abc"}, {"OPTCOLL_MODLE", "m.json"}});
+  const EnvSettings read =
+      read_settings({{"OPTCOLL_PMPI_MARGIN", "abc"}, {"OPTCOLL_MODLE", "m.json"}});
   EXPECT_FALSE(read.stops());
   ASSERT_EQ(read.problems.size(), 2U);
   // One line each, in the variables' order.
-  EXPECT_EQ(read.report(),
-            "warning: OPTCOLL_MODLE is not an optcoll setting (known: OPTCOLL_PMPI, "
-            "OPTCOLL_PMPI_MARGIN, OPTCOLL_PMPI_LOG, OPTCOLL_MODEL, OPTCOLL_TIMEOUT_MS, OPTCOLL_SHM, "
-            "OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_STRICT); ignored\n"
-            "warning: OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10); using the default "
-            "(0.1)");
+  EXPECT_EQ(
+      read.report(),
+      "warning: OPTCOLL_MODLE is not an optcoll setting (known: OPTCOLL_PMPI, "
+      "OPTCOLL_PMPI_MARGIN, OPTCOLL_PMPI_LOG, OPTCOLL_MODEL, OPTCOLL_TIMEOUT_MS, OPTCOLL_SHM, "
+      "OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_STRICT); ignored\n"
+      "warning: OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10); using the default "
+      "(0.1)");
   EXPECT_TRUE(read_settings({{"HOME", "/root"}, {"OPTCOLLECTIVE", "x"}}).problems.empty());
 }
 
@@ -187,8 +186,8 @@ TEST(Settings, TheTableIsTheDocumentedOne) {
   for (const SettingInfo& s : all_settings()) {
     EXPECT_TRUE(s.name.starts_with("OPTCOLL_")) << s.name;
     EXPECT_TRUE(names.insert(s.name).second) << s.name << " twice";
-    const std::string row = fmt::format("| `{}` | {} | {} | {} |", s.name, s.accepts,
-                                        s.fallback, s.fatal ? "stops" : "warning");
+    const std::string row = fmt::format("| `{}` | {} | {} | {} |", s.name, s.accepts, s.fallback,
+                                        s.fatal ? "stops" : "warning");
     EXPECT_NE(text.str().find(row), std::string::npos) << "docs/c_api.md lacks the row " << row;
   }
 }

@@ -211,15 +211,16 @@ TEST_F(Cli, SimulateWarnsAboutARacySchedule) {
       "count 4\ncommutative true\nelem_bytes 8\nrank 0 scratch 0\n"
       "0 send 1 seq 0 out[0:+4]\n1 send 1 seq 1 out[0:+4]\nrank 1 scratch 0\n"
       "0 recv 0 seq 0 out[0:+4]\n";
-  const Result racy = run("simulate --schedule " +
-                          file("racy.txt", header + "1 recv 0 seq 1 out[0:+4]\nend\n"));
+  const Result racy =
+      run("simulate --schedule " + file("racy.txt", header + "1 recv 0 seq 1 out[0:+4]\nend\n"));
   EXPECT_EQ(racy.status, 0) << racy.err;
   EXPECT_NE(racy.out.find("makespan"), std::string::npos) << racy.out;
   EXPECT_NE(racy.err.find("warning: optcoll verify rejects this schedule"), std::string::npos)
       << racy.err;
   EXPECT_NE(racy.err.find("race: rank 1: race on out[0]"), std::string::npos) << racy.err;
-  const Result ordered = run("simulate --schedule " +
-                             file("ordered.txt", header + "1 recv 0 seq 1 out[0:+4] after 0\nend\n"));
+  const Result ordered =
+      run("simulate --schedule " +
+          file("ordered.txt", header + "1 recv 0 seq 1 out[0:+4] after 0\nend\n"));
   EXPECT_EQ(ordered.status, 0) << ordered.err;
   EXPECT_EQ(ordered.err, "");
 }
@@ -570,9 +571,7 @@ const BadInput kBadInputs[] = {
      [](Cli&) { return std::string("run bcast -p 20000 --count 4 -a binomial --max-memory 8G"); },
      "thread world 62.9 GiB (4e+08 rank pairs)"},
     {"run_schedule_beyond_memory",
-     [](Cli&) {
-       return std::string("run allreduce -p 5000 --count 5000 -a ring --max-memory 8G");
-     },
+     [](Cli&) { return std::string("run allreduce -p 5000 --count 5000 -a ring --max-memory 8G"); },
      "schedule 36.1 GiB (1.29e+08 ops, growing as p^2.0), thread world"},
     {"run_auto_world_beyond_memory",
      [](Cli&) { return std::string("run bcast -p 20000 --count 4 --max-memory 8G"); },

@@ -29,8 +29,7 @@ TEST(Footprint, EstimatesAreCloseToTheBuiltSchedules) {
       {"pairwise", make_spec(CollectiveKind::kAlltoall, 400, 8)},
       {"binomial", make_spec_v(CollectiveKind::kGatherv, 1000,
                                distribution_counts(Distribution::kRandom, 1000, 100, 1), 3)},
-      {"linear", make_spec_v(CollectiveKind::kAlltoallv, 300,
-                             std::vector<Count>(300 * 300, 2))},
+      {"linear", make_spec_v(CollectiveKind::kAlltoallv, 300, std::vector<Count>(300 * 300, 2))},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.algorithm);
