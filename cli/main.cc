@@ -3,11 +3,13 @@
 // done by the library; see commands/.
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/memory.h"
 #include "optcoll/model/error.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +17,7 @@ int main(int argc, char** argv) {
       "optcoll: collective communication algorithms as verified, simulated, executable schedules"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every subcommand");
+  app.set_version_flag("--version", std::string("optcoll ") + OPTCOLL_VERSION);
   optcoll::cli::add_list_command(app);
   optcoll::cli::add_plan_command(app);
   optcoll::cli::add_verify_command(app);
@@ -48,6 +51,13 @@ int main(int argc, char** argv) {
   } catch (const optcoll::Error& e) {
     std::cerr << "optcoll: error: " << e.what() << "\n";
     return e.code() == optcoll::ErrorCode::kTransport ? 1 : 2;
+  } catch (const std::bad_alloc&) {
+    // Not bad input (2): the machine, or an estimate (cli/memory.h) that fell short.
+    const std::string& what = optcoll::cli::Activity::current();
+    std::cerr << "optcoll: out of memory" << (what.empty() ? "" : " while " + what)
+              << " (--max-memory refuses what is estimated not to fit; the practical limits: "
+                 "optcoll plan --help)\n";
+    return 3;
   } catch (const std::exception& e) {
     std::cerr << "optcoll: error: " << e.what() << "\n";
     return 2;

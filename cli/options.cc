@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
 #include "optcoll/plan/tuning.h"
+#include "optcoll/plan/select.h"
 #include "optcoll/schedule/io/io.h"
 
 namespace optcoll::cli {
@@ -55,6 +57,10 @@ std::vector<Count> parse_count_list(const std::string& text) {
 }  // namespace
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw_invalid("'{}' is a directory, not a file", path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_invalid("cannot read file '{}'", path);
   std::ostringstream text;
@@ -110,8 +116,11 @@ CollectiveSpec ProblemOptions::spec() const {
     throw_invalid("unknown collective '{}' (known: {})", collective, known);
   }
   spec.kind = *kind;
-  if (nranks < 1) throw_invalid("-p/--nranks must be at least 1, got {}", nranks);
-  spec.nranks = nranks;
+  if (!nranks && default_nranks < 1)
+    throw_invalid("-p/--nranks N is required (the number of ranks)");
+  const Rank p = nranks.value_or(default_nranks);
+  if (p < 1) throw_invalid("-p/--nranks must be at least 1, got {}", p);
+  spec.nranks = p;
   if (best_root()) {
     if (!is_rooted(spec.kind))
       throw_invalid("{} has no root; --root best does not apply", collective);
@@ -128,14 +137,14 @@ CollectiveSpec ProblemOptions::spec() const {
   if (spec.kind == CollectiveKind::kBarrier) {
     if (sources > 0) throw_invalid("barrier carries no data: drop --count/--counts/--dist");
   } else if (takes_counts(spec.kind)) {
-    const auto p = static_cast<std::size_t>(nranks);
-    const std::size_t entries = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
+    const auto ranks = static_cast<std::size_t>(p);
+    const std::size_t entries = spec.kind == CollectiveKind::kAlltoallv ? ranks * ranks : ranks;
     if (!counts.empty()) {
       spec.counts = parse_count_list(counts);
     } else if (!dist.empty()) {
-      const auto blocks = distribution_counts(parse_distribution(dist), nranks, block_size, seed);
+      const auto blocks = distribution_counts(parse_distribution(dist), p, block_size, seed);
       // alltoallv: every sender sends rank j the block of the distribution's rank j.
-      for (std::size_t i = 0; i < entries; ++i) spec.counts.push_back(blocks[i % p]);
+      for (std::size_t i = 0; i < entries; ++i) spec.counts.push_back(blocks[i % ranks]);
     } else if (count) {
       if (*count < 0) throw_invalid("--count must be non-negative, got {}", *count);
       spec.counts.assign(entries, *count);
@@ -318,7 +327,7 @@ void ScheduleSource::add_to(CLI::App& app) {
   app.add_option("--schedule", file, "a schedule file (text or JSON) instead of a PROBLEM");
 }
 
-Schedule ScheduleSource::load(const CostModel& model) const {
+Schedule ScheduleSource::load(const CostModel& model, bool choose_root) const {
   if (!file.empty()) {
     if (problem.given() || !algorithm.algorithm.empty()) {
       throw_invalid("give either --schedule FILE or a collective with --algorithm, not both");
@@ -331,7 +340,10 @@ Schedule ScheduleSource::load(const CostModel& model) const {
                   problem.collective);
   }
   const CollectiveSpec spec = problem.spec();
-  if (problem.best_root()) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
+  if (problem.best_root()) {
+    if (!choose_root) throw_invalid("--root best needs a cost model: use 'optcoll plan'");
+    return plan_best_root(spec, model, algorithm.algorithm, algorithm.parsed_params()).schedule;
+  }
   return algorithms::build(algorithm.algorithm, spec, algorithm.parsed_params(), model);
 }
 

@@ -22,7 +22,10 @@ namespace optcoll::cli {
 
 struct ProblemOptions {
   std::string collective;
-  Rank nranks = 0;
+  std::optional<Rank> nranks;  // -p; unset: default_nranks
+  // The rank count when -p is not given (0: -p is required). `run --backend mpi` sets the
+  // MPI world's size.
+  Rank default_nranks = 0;
   std::optional<Count> count;
   std::string counts;  // "1,2,3" or "@file"
   std::string dist;    // one of the eleven distributions
@@ -94,8 +97,10 @@ struct ScheduleSource {
 
   void add_to(CLI::App& app);
   // Builds (for `model`: model-optimized algorithms depend on it) or reads the schedule;
-  // throws Error with a clear message.
-  Schedule load(const CostModel& model) const;
+  // throws Error with a clear message. `--root best` chooses the root as `optcoll plan`
+  // does (plan_best_root) where `choose_root` is set, and is refused otherwise.
+  Schedule load(const CostModel& model, bool choose_root = false) const;
+  bool from_file() const { return !file.empty(); }
 };
 
 std::string read_file(const std::string& path);  // throws Error(kInvalidArgument)

@@ -1,5 +1,8 @@
 # install(): library archives, headers, the CLI, and a CMake package so that users can
-# find_package(optcoll) and link optcoll::optcoll.
+# find_package(optcoll) and link optcoll::optcoll (C++), or optcoll::optcoll_capi (the C API
+# as a shared library, for C projects: its export set is separate, optcollCTargets, and needs
+# only MPI's C library). The C API's files are also the component "capi"
+# (cmake --install BUILD --component capi), which is all a C project needs.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/optcoll/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/optcoll
@@ -21,10 +24,19 @@ if(OPTCOLL_HAVE_MPI)
     install(TARGETS optcoll_pmpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()
 endif()
+if(TARGET optcoll_capi)
+  install(TARGETS optcoll_capi EXPORT optcollCTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT capi NAMELINK_COMPONENT capi
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/optcoll.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          COMPONENT capi)
+  install(EXPORT optcollCTargets NAMESPACE optcoll:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll
+          COMPONENT capi)
+endif()
 install(EXPORT optcollTargets NAMESPACE optcoll:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/optcollConfig.cmake.in
   ${PROJECT_BINARY_DIR}/optcollConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/optcollConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/optcollConfig.cmake ${PROJECT_BINARY_DIR}/optcollConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/optcoll COMPONENT capi)

@@ -88,12 +88,16 @@ int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const in
                            MPI_Datatype recvtype, int root, MPI_Comm comm);
 
 /* Settings; call them on every rank alike, before the collectives they should affect
- * (communicators keep their transport; their plans are made afresh).
+ * (communicators keep their transport; their plans are made afresh). They are local, on no
+ * communicator: they return MPI_SUCCESS or their error code (MPI_ERR_ARG, the message in
+ * OPTCOLL_Last_error) without calling an error handler, so check it.
  * OPTCOLL_Set_model: the cost model (a model.json as written by `optcoll calibrate`) that
  * `auto` selection minimizes; NULL restores the default (also read from $OPTCOLL_MODEL).
  * OPTCOLL_Set_algorithm: use `algorithm` (a registry name such as "ring", or "auto") for
  * `collective` ("allreduce", ...). OPTCOLL_Set_timeout: milliseconds a rank waits for a
- * peer before failing (default 30000; also $OPTCOLL_TIMEOUT_MS). */
+ * peer before failing (default 30000; also $OPTCOLL_TIMEOUT_MS). The OPTCOLL_* environment
+ * variables are read once, at the first call; while one is bad (and OPTCOLL_STRICT is not
+ * 0) every call fails with MPI_ERR_ARG naming it (docs/c_api.md, "Settings"). */
 int OPTCOLL_Set_model(const char* model_json_path);
 int OPTCOLL_Set_algorithm(const char* collective, const char* algorithm);
 int OPTCOLL_Set_timeout(int milliseconds);

@@ -6,9 +6,11 @@
 // PMPI_Allgather / PMPI_Bcast of p integers: MPI gives them at the root only), then every
 // rank decides alike. MPI_Alltoallv goes through optcoll only under OPTCOLL_PMPI=always (its
 // count matrix exchange costs what a linear alltoallv saves). MPI_Finalize writes the call
-// counts to $OPTCOLL_PMPI_LOG.<rank> when set.
+// counts to $OPTCOLL_PMPI_LOG.<rank> when set. MPI_Init and MPI_Init_thread check the
+// OPTCOLL_* settings (settings_check.h): a bad one is reported, and a fatal one stops the
+// program there.
 //
-//   mpirun -np 8 -x LD_PRELOAD=liboptcoll_pmpi.so -x OPTCOLL_MODEL=model.json ./app
+//   mpirun -np 8 -x LD_PRELOAD=/usr/local/lib/liboptcoll_pmpi.so -x OPTCOLL_MODEL=model.json ./app
 #include <climits>
 #include <cstdint>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "optcoll.h"
 #include "optcoll/model/collective.h"
 #include "pmpi/route.h"
+#include "pmpi/settings_check.h"
 
 using optcoll::CollectiveKind;
 using optcoll::CollectiveSpec;
@@ -383,6 +386,18 @@ int MPI_Barrier(MPI_Comm comm) {
       p > 0 ? optcoll::pmpi::route(comm, spec_of(CollectiveKind::kBarrier, p, 0, 0, 1, true))
             : Route::kMpi,
       [&] { return OPTCOLL_Barrier(comm); }, [&] { return PMPI_Barrier(comm); });
+}
+
+int MPI_Init(int* argc, char*** argv) {
+  const int code = PMPI_Init(argc, argv);
+  if (code == MPI_SUCCESS) optcoll::pmpi::check_settings_at_init();
+  return code;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int code = PMPI_Init_thread(argc, argv, required, provided);
+  if (code == MPI_SUCCESS) optcoll::pmpi::check_settings_at_init();
+  return code;
 }
 
 int MPI_Finalize(void) {

@@ -3,7 +3,6 @@
 #include "pmpi/route.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -14,34 +13,19 @@
 
 #include "optcoll/capi/mpi_context.h"
 #include "optcoll/capi/mpi_types.h"
+#include "optcoll/capi/settings.h"
 #include "optcoll/plan/counts_free.h"
 #include "optcoll/plan/select.h"
 
 namespace optcoll::pmpi {
 namespace {
 
-enum class Policy { kAuto, kAlways, kNever };
+using capi::PmpiMode;
 
-Policy policy() {
-  static const Policy p = [] {
-    const char* text = std::getenv("OPTCOLL_PMPI");
-    if (text == nullptr || std::strcmp(text, "auto") == 0) return Policy::kAuto;
-    if (std::strcmp(text, "always") == 0) return Policy::kAlways;
-    return Policy::kNever;  // "never", or anything unknown: stay out of the way
-  }();
-  return p;
-}
-
-double margin() {
-  static const double m = [] {
-    const char* text = std::getenv("OPTCOLL_PMPI_MARGIN");
-    if (text == nullptr) return 0.1;
-    char* end = nullptr;
-    const double value = std::strtod(text, &end);
-    return end != text && value >= 0 && value < 10 ? value : 0.1;
-  }();
-  return m;
-}
+// The settings, read and checked once (optcoll/capi/settings.h; reported at MPI_Init).
+const capi::SettingValues& settings() { return capi::process_settings().values; }
+PmpiMode policy() { return settings().pmpi_mode; }
+double margin() { return settings().pmpi_margin; }
 
 // The algorithms the MPI library (Open MPI's tuned and basic components; MPICH has the same
 // families) chooses among, by optcoll's registry names. The MPI library is credited with
@@ -113,13 +97,7 @@ std::vector<CallCount>& counts() {
   return c;
 }
 
-bool logging() {
-  static const bool on = [] {
-    const char* path = std::getenv("OPTCOLL_PMPI_LOG");
-    return path != nullptr && *path != '\0';
-  }();
-  return on;
-}
+bool logging() { return !settings().pmpi_log.empty(); }
 
 // The routes of the last few distinct calls, checked before the keyed cache: an
 // application repeats a handful of calls, and building the key cost a small call as much as
@@ -133,7 +111,7 @@ constexpr std::size_t kRecentRoutes = 8;
 }  // namespace
 
 bool enabled(MPI_Comm comm) {
-  if (policy() == Policy::kNever) return false;
+  if (policy() == PmpiMode::kNever) return false;
   // The thread level is fixed at MPI_Init (collectives come after it).
   static const bool multiple = [] {
     int provided = MPI_THREAD_SINGLE;
@@ -145,11 +123,11 @@ bool enabled(MPI_Comm comm) {
   return comm != MPI_COMM_NULL && MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter == 0;
 }
 
-bool always() { return policy() == Policy::kAlways; }
+bool always() { return policy() == PmpiMode::kAlways; }
 
 Route route(MPI_Comm comm, const CollectiveSpec& spec) {
   if (!enabled(comm)) return Route::kMpi;
-  if (policy() == Policy::kAlways) return Route::kOptcoll;
+  if (policy() == PmpiMode::kAlways) return Route::kOptcoll;
   static std::vector<RecentRoute> recent;  // most recent first
   for (std::size_t i = 0; i < recent.size(); ++i) {
     if (recent[i].spec != spec) continue;
@@ -174,7 +152,7 @@ Route route(MPI_Comm comm, const CollectiveSpec& spec) {
 }
 
 bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind) {
-  if (!enabled(comm) || policy() != Policy::kAuto) return false;
+  if (!enabled(comm) || policy() != PmpiMode::kAuto) return false;
   try {
     int p = 0;
     MPI_Comm_size(comm, &p);
@@ -231,7 +209,7 @@ void write_log(int rank) {
   std::sort(sorted.begin(), sorted.end(), [](const CallCount& a, const CallCount& b) {
     return std::strcmp(a.function, b.function) < 0;
   });
-  std::ofstream out(fmt::format("{}.{}", std::getenv("OPTCOLL_PMPI_LOG"), rank));
+  std::ofstream out(fmt::format("{}.{}", settings().pmpi_log, rank));
   for (const CallCount& c : sorted) {
     out << fmt::format("{} optcoll={} mpi={}\n", c.function, c.optcoll, c.mpi);
   }

@@ -2,7 +2,8 @@
 // File: the PMPI library's decision: whether an intercepted MPI collective goes through
 // optcoll or to the MPI library's own PMPI_ version.
 //
-// $OPTCOLL_PMPI selects the policy: "auto" (the default) uses optcoll when the cost model
+// $OPTCOLL_PMPI selects the policy (the settings are read and checked once, at MPI_Init:
+// optcoll/capi/settings.h): "auto" (the default) uses optcoll when the cost model
 // ($OPTCOLL_MODEL, else the reference cluster) predicts that optcoll's choice beats the
 // best algorithm the MPI library itself has for that collective by more than the margin
 // ($OPTCOLL_PMPI_MARGIN, default 0.1 = 10%); "always" sends every supported call through

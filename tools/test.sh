@@ -27,6 +27,13 @@ cmake -S examples/quickstart -B build/quickstart -DCMAKE_PREFIX_PATH="$PWD/build
 cmake --build build/quickstart -j"$jobs"
 ./build/quickstart/quickstart
 
+echo "== build and run examples/c_quickstart (a C-only project: find_package(optcoll) gives the C API) against the installed package"
+rm -rf build/c_quickstart
+cmake -S examples/c_quickstart -B build/c_quickstart -DCMAKE_PREFIX_PATH="$PWD/build/install"
+cmake --build build/c_quickstart -j"$jobs"
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 \
+  ./build/c_quickstart/c_quickstart
+
 # The sanitizer builds keep line tables only (reports still name file and line): less
 # to compile and link than full debug info; with 30 s per fuzz target this keeps the whole
 # run under CI's 30 minutes (1968 s with full debug info and 60 s per target).

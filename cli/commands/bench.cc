@@ -466,6 +466,12 @@ void run_bench_command(const BenchOptions& o) {
                            : parse_cost_model_json(model_text, reference_cluster_model());
 #ifdef OPTCOLL_WITH_MPI
   ensure_mpi_initialized();
+  if (mpi_world_size() < 2) {  // without mpirun: one process, where every collective is a copy
+    throw_invalid(
+        "optcoll bench times collectives between MPI processes: start it with mpirun -np 2 "
+        "(or more); this run has {} process",
+        mpi_world_size());
+  }
   if (mpi_world_rank() == 0 && !model_text.empty()) {
     note_calibrated_ranks(model_text, o.model_path, mpi_world_size());
   }

@@ -38,6 +38,7 @@ void run_experiment(const ExperimentOptionsCli& o) {
   experiments::ExperimentOptions options;
   options.quick = o.quick;
   options.seed = o.seed;
+  options.progress = [](const std::string& line) { std::cerr << line << "\n" << std::flush; };
   const auto result = info.run(options);
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);

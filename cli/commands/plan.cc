@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/plan/select.h"
 #include "optcoll/schedule/io/io.h"
@@ -19,6 +20,7 @@ struct PlanCommandOptions {
   ProblemOptions problem;
   ModelOptions model;
   AlgorithmOptions algorithm;
+  MemoryOptions memory;
   bool json = false;
   bool explain = false;
   bool all_candidates = false;
@@ -42,6 +44,9 @@ void run_plan(const PlanCommandOptions& o) {
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
   const PlanOptions options{.prune = !o.all_candidates};
+  const auto params = o.algorithm.parsed_params();
+  check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
+  const Activity planning(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
   const Plan p = o.algorithm.choose(o.problem, model, /*backend=*/{}, options);
   if (!o.dump.empty()) {
     const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
@@ -109,6 +114,8 @@ void add_plan_command(CLI::App& app) {
                 "predict every candidate, also those a lower bound shows cannot win (which auto "
                 "otherwise does not build: slower at large p, the same choice)");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
+  o->memory.add_to(*sub);
+  sub->footer(kLimitsHelp);
   sub->callback([o] { run_plan(*o); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
+#include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/api/threads_check.h"
 #include "optcoll/model/error.h"
@@ -17,10 +18,13 @@
 namespace optcoll::cli {
 namespace {
 
+std::string mpi_processes(Rank n) { return fmt::format("{} MPI process{}", n, n == 1 ? "" : "es"); }
+
 struct RunOptions {
   ProblemOptions problem;
   ModelOptions model;
   AlgorithmOptions algorithm;
+  MemoryOptions memory;
   std::string backend = "threads";
   int iterations = 10;
   int rounds = 5;
@@ -34,12 +38,26 @@ void run_run(const RunOptions& o) {
     throw_invalid("unknown --backend '{}' (known: threads, mpi)", o.backend);
   }
   if (o.timeout_ms < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout_ms);
-  if (mpi) ensure_mpi_initialized();
-  const CollectiveSpec spec = o.problem.spec();
+  ProblemOptions problem = o.problem;
+  if (mpi) {
+    ensure_mpi_initialized();
+    problem.default_nranks = mpi_world_size();  // one rank per process
+    if (problem.nranks && *problem.nranks != mpi_world_size()) {
+      throw_invalid("--backend mpi runs one rank per MPI process: -p {} but mpirun started {}",
+                    *problem.nranks, mpi_world_size());
+    }
+  }
+  const CollectiveSpec spec = problem.spec();
   const CostModel model = o.model.model();
-  const Plan p = o.algorithm.choose(o.problem, model, o.backend);
+  const auto params = o.algorithm.parsed_params();
+  check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/!mpi);
+  Activity activity(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
+  const Plan p = o.algorithm.choose(problem, model, o.backend);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const CheckedRunOptions timing{o.iterations, o.rounds, std::chrono::milliseconds(o.timeout_ms)};
+  const Activity running(fmt::format(
+      "running {} on {}", p.algorithm,
+      mpi ? mpi_processes(spec.nranks) : fmt::format("a thread world of {} ranks", spec.nranks)));
   const CheckedRun run = mpi ? run_checked_on_mpi(p.schedule, scalar, o.problem.op, timing)
                              : run_checked_on_threads(p.schedule, scalar, o.problem.op, timing);
   const bool speaker = !mpi || mpi_world_rank() == 0;  // one report per run
@@ -90,13 +108,16 @@ void add_run_command(CLI::App& app) {
   o->model.add_to(*sub);
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_option("--backend", o->backend,
-                  "threads (default) or mpi (under mpirun: one rank per process, -p = -np)");
+                  "threads (default) or mpi (under mpirun: one rank per process; -p defaults "
+                  "to -np)");
   sub->add_option("--iterations", o->iterations,
                   "back-to-back calls per timed round (default 10)");
   sub->add_option("--rounds", o->rounds, "timed rounds: the median counts (default 5)");
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");
   sub->add_flag("--json", o->json, "one JSON document on stdout");
+  o->memory.add_to(*sub);
+  sub->footer(kLimitsHelp);
   sub->callback([o] { run_run(*o); });
 }
 

@@ -69,7 +69,7 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
   }
   mpi::MpiTransport transport(MPI_COMM_WORLD);
   CheckedRun result = run_checked(transport, schedule, scalar, op_name, options);
-  result.ran_on = fmt::format("{} MPI processes", p);
+  result.ran_on = fmt::format("{} MPI process{}", p, p == 1 ? "" : "es");
   return result;
 }
 

@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/sim/trace.h"
+#include "optcoll/verify/verify.h"
 
 namespace optcoll::cli {
 namespace {
@@ -17,15 +19,37 @@ namespace {
 struct SimulateOptions {
   ScheduleSource source;
   ModelOptions model;
+  MemoryOptions memory;
   bool json = false;
   std::string trace;
   std::string svg;
   std::string csv;
 };
 
+// A schedule from a file has not been proved correct: what the verifier would say about it
+// is said (as a warning on stderr) before its price.
+void warn_unless_verified(const Schedule& schedule) {
+  const VerifyReport report = verify(schedule);
+  if (report.ok()) return;
+  std::cerr << "optcoll: warning: optcoll verify rejects this schedule (its timing below is "
+               "not that of a correct collective): "
+            << report.summary() << "\n";
+}
+
 void run_simulate(const SimulateOptions& o) {
   const CostModel model = o.model.model();
-  const Schedule schedule = o.source.load(model);
+  std::string what = "reading " + o.source.file;
+  if (!o.source.from_file() && o.source.problem.given()) {
+    const CollectiveSpec spec = o.source.problem.spec();
+    check_memory(o.memory, spec, o.source.algorithm.algorithm, o.source.algorithm.parsed_params(),
+                 model, /*threads_run=*/false);
+    what = fmt::format("building {} with {}", describe(spec), o.source.algorithm.algorithm);
+  }
+  const Activity building(what);
+  const Schedule schedule = o.source.load(model, /*choose_root=*/true);
+  const Activity simulating(
+      fmt::format("simulating {} ({} ops)", schedule.algorithm, schedule.op_count()));
+  if (o.source.from_file()) warn_unless_verified(schedule);
   SimOptions sim_options;
   sim_options.trace = !o.trace.empty() || !o.svg.empty() || !o.csv.empty();
   const SimResult result = simulate(schedule, model, sim_options);
@@ -50,6 +74,7 @@ void run_simulate(const SimulateOptions& o) {
     const nlohmann::json out = {{"algorithm", schedule.algorithm},
                                 {"collective", collective_name(schedule.spec.kind)},
                                 {"p", schedule.spec.nranks},
+                                {"root", schedule.spec.root},
                                 {"makespan", result.makespan},
                                 {"rank_finish", result.rank_finish},
                                 {"critical_path", path},
@@ -89,6 +114,8 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("--trace", o->trace, "write a Chrome trace (chrome://tracing, Perfetto)");
   sub->add_option("--svg", o->svg, "write an SVG Gantt chart of the timeline");
   sub->add_option("--csv", o->csv, "write the timeline as CSV");
+  o->memory.add_to(*sub);
+  sub->footer(kLimitsHelp);
   sub->callback([o] { run_simulate(*o); });
 }
 

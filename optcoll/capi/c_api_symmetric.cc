@@ -198,7 +198,7 @@ int OPTCOLL_Set_model(const char* model_json_path) {
     set_model_file(model_json_path);
     return MPI_SUCCESS;
   } catch (...) {
-    return report_exception(MPI_COMM_WORLD, nullptr);
+    return report_settings_exception();
   }
 }
 
@@ -210,7 +210,7 @@ int OPTCOLL_Set_algorithm(const char* collective, const char* algorithm) {
     set_algorithm(collective, algorithm);
     return MPI_SUCCESS;
   } catch (...) {
-    return report_exception(MPI_COMM_WORLD, nullptr);
+    return report_settings_exception();
   }
 }
 
@@ -219,7 +219,7 @@ int OPTCOLL_Set_timeout(int milliseconds) {
     set_timeout_ms(milliseconds);
     return MPI_SUCCESS;
   } catch (...) {
-    return report_exception(MPI_COMM_WORLD, nullptr);
+    return report_settings_exception();
   }
 }
 

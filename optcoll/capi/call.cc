@@ -140,53 +140,74 @@ std::vector<Count> exchange_own(Call& call, Count mine) {
   return {all.begin(), all.end()};
 }
 
-Call open_call(MPI_Comm comm) {
-  Call call;
+void open_call(MPI_Comm comm, Call& call) {
   call.context = &context_for(comm);
   call.context->begin_call();
+  check_environment();
   call.comm = &call.context->communicator();
   call.size = call.context->transport().size();
   call.rank = call.context->transport().rank();
-  return call;
 }
 
-int report_exception(MPI_Comm comm, CommContext* context) {
+namespace {
+
+// The exception being handled, as an MPI error class and message.
+struct Failure {
   int mpi_class = MPI_ERR_INTERN;
   std::string message;
+  bool transport_intact = false;  // CallError::transport_intact
+};
+
+Failure current_failure() {
+  Failure f;
   try {
     throw;
   } catch (const CallError& e) {
-    mpi_class = e.mpi_class();
-    message = e.what();
-    if (e.transport_intact()) context = nullptr;
+    f.mpi_class = e.mpi_class();
+    f.message = e.what();
+    f.transport_intact = e.transport_intact();
   } catch (const Error& e) {
     switch (e.code()) {
       case ErrorCode::kTransport:
-        mpi_class = MPI_ERR_OTHER;
+        f.mpi_class = MPI_ERR_OTHER;
         break;
       case ErrorCode::kInternal:
-        mpi_class = MPI_ERR_INTERN;
+        f.mpi_class = MPI_ERR_INTERN;
         break;
       default:
-        mpi_class = MPI_ERR_ARG;
+        f.mpi_class = MPI_ERR_ARG;
         break;
     }
-    message = e.what();
+    f.message = e.what();
   } catch (const std::bad_alloc&) {
-    mpi_class = MPI_ERR_NO_MEM;
-    message = "out of memory";
+    f.mpi_class = MPI_ERR_NO_MEM;
+    f.message = "out of memory";
   } catch (const std::exception& e) {
-    message = e.what();
+    f.message = e.what();
   } catch (...) {
-    message = "unknown exception";
+    f.message = "unknown exception";
   }
-  if (context != nullptr && context->transport().usable()) {
+  return f;
+}
+
+}  // namespace
+
+int report_exception(MPI_Comm comm, CommContext* context) {
+  const Failure f = current_failure();
+  // The others fail this call too, at once, unless they told this rank: a failure this rank
+  // found itself (its transport's included: a message of the wrong size) is news to them.
+  if (context != nullptr && !f.transport_intact && !context->transport().failed_by_notice()) {
     try {
-      context->transport().abort(message);  // the others fail this call too, at once
+      context->transport().abort(f.message);
     } catch (...) {  // errors.md: reporting the first error matters more than this one
     }
   }
-  return report_error(comm, mpi_class, message);
+  return report_error(comm, f.mpi_class, f.message);
+}
+
+int report_settings_exception() {
+  const Failure f = current_failure();
+  return error_code(f.mpi_class, f.message);
 }
 
 }  // namespace optcoll::capi

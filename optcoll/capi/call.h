@@ -75,7 +75,9 @@ void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, voi
 // The MPI-ordered counts all ranks learn from each rank's own value (an allgather).
 std::vector<Count> exchange_own(Call& call, Count mine);
 
-Call open_call(MPI_Comm comm);
+// Opens a call on `comm` into `call`, field by field: once call.context is set, a failure
+// (such as a fatal setting, check_environment) is told to the other ranks.
+void open_call(MPI_Comm comm, Call& call);
 
 // Runs body(call) and returns MPI_SUCCESS, or reports the exception as an MPI error code.
 // An error once the context exists is told to the other ranks (abort): those still in this
@@ -85,12 +87,15 @@ template <typename Body>
 int guarded(MPI_Comm comm, Body&& body) noexcept;
 
 int report_exception(MPI_Comm comm, CommContext* context);  // inside a catch block
+// The same for the settings calls (OPTCOLL_Set_*): local, on no communicator, so the code is
+// returned without an error handler (error_code).
+int report_settings_exception();  // inside a catch block
 
 template <typename Body>
 int guarded(MPI_Comm comm, Body&& body) noexcept {
   Call call;
   try {
-    call = open_call(comm);
+    open_call(comm, call);
     body(call);
     return MPI_SUCCESS;
   } catch (...) {

@@ -2,15 +2,13 @@
 // File: the C API's per-communicator state, settings and error reporting.
 #include "optcoll/capi/mpi_context.h"
 
-#include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/capi/call_error.h"
+#include "optcoll/capi/model_file.h"
+#include "optcoll/capi/settings.h"
 #include "optcoll/model/collective.h"
 #include "optcoll/model/cost_model.h"
 
@@ -19,26 +17,18 @@ namespace {
 
 struct Settings {
   CommOptions options;
-  bool loaded_environment = false;
   unsigned generation = 1;
 };
 
+// Starts from the environment's settings (settings.h: read and checked there, once).
 Settings& settings() {
-  static Settings s;
-  if (!s.loaded_environment) {
-    s.loaded_environment = true;
-    if (const char* path = std::getenv("OPTCOLL_MODEL"); path != nullptr && *path != '\0') {
-      set_model_file(path);
-    }
-    if (const char* ms = std::getenv("OPTCOLL_TIMEOUT_MS"); ms != nullptr && *ms != '\0') {
-      char* end = nullptr;
-      const long value = std::strtol(ms, &end, 10);
-      if (end == ms || *end != '\0' || value <= 0 || value > 86400000) {
-        throw_call(MPI_ERR_ARG, "OPTCOLL_TIMEOUT_MS='{}' is not a positive number of ms", ms);
-      }
-      s.options.timeout = std::chrono::milliseconds(value);
-    }
-  }
+  static Settings s = [] {
+    Settings made;
+    const SettingValues& values = process_settings().values;
+    made.options.model = values.model;
+    made.options.timeout = values.timeout;
+    return made;
+  }();
   return s;
 }
 
@@ -90,9 +80,18 @@ int context_keyval() {
 
 std::string last_message;
 
+bool mpi_running() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
 }  // namespace
 
-CommContext::CommContext(MPI_Comm comm) : transport_(std::make_unique<mpi::MpiTransport>(comm)) {}
+CommContext::CommContext(MPI_Comm comm)
+    : transport_(std::make_unique<mpi::MpiTransport>(comm, process_settings().values.shm)) {}
 
 Communicator& CommContext::communicator() {
   const Settings& s = settings();
@@ -141,20 +140,7 @@ CommOptions current_options() { return settings().options; }
 
 void set_model_file(const char* path) {
   Settings& s = settings();
-  if (path == nullptr) {
-    s.options.model = reference_cluster_model();
-  } else {
-    std::ifstream file(path);
-    if (!file) throw_call(MPI_ERR_ARG, "cannot read the model file '{}'", path);
-    std::stringstream text;
-    text << file.rdbuf();
-    try {
-      s.options.model = parse_cost_model_json(text.str());
-      validate(s.options.model);
-    } catch (const Error& e) {
-      throw_call(MPI_ERR_ARG, "model file '{}': {}", path, e.what());
-    }
-  }
+  s.options.model = path == nullptr ? process_settings().values.model : read_model_file(path);
   ++s.generation;
 }
 
@@ -174,13 +160,9 @@ void set_timeout_ms(int milliseconds) {
   ++s.generation;
 }
 
-int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
+int error_code(int mpi_class, const std::string& message) {
   last_message = message;
-  int finalized = 0;
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized == 0 || finalized != 0) return mpi_class;
+  if (!mpi_running()) return mpi_class;
   // One added code per class; its string is replaced by the latest message.
   static std::map<int, int> codes;
   auto it = codes.find(mpi_class);
@@ -194,10 +176,24 @@ int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
     const std::string text = "optcoll: " + message.substr(0, MPI_MAX_ERROR_STRING - 16);
     MPI_Add_error_string(code, text.c_str());
   }
-  MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  return code;
+}
+
+int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
+  const int code = error_code(mpi_class, message);
+  if (mpi_running()) MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
   return code;
 }
 
 const char* last_error() { return last_message.c_str(); }
+
+void check_environment() {
+  static const bool reported = [] {
+    if (!process_settings().problems.empty()) last_message = process_settings().report();
+    return true;
+  }();
+  (void)reported;
+  if (process_settings().stops()) throw_call(MPI_ERR_ARG, "{}", process_settings().fatal_message());
+}
 
 }  // namespace optcoll::capi

@@ -48,6 +48,14 @@ void set_timeout_ms(int milliseconds);
 // Records `message` as the last error and returns an MPI error code of class `mpi_class`
 // whose MPI_Error_string is the message, after calling comm's error handler (as MPI would).
 int report_error(MPI_Comm comm, int mpi_class, const std::string& message);
+// The same without an error handler: for the settings calls, which are local and on no
+// communicator (the caller checks the code; docs/c_api.md).
+int error_code(int mpi_class, const std::string& message);
 const char* last_error();
+
+// The environment's settings (settings.h), checked on every call: the first makes their
+// problems the last error (warnings included); while a fatal one stops the program
+// (OPTCOLL_STRICT not 0), throws CallError(MPI_ERR_ARG) naming it.
+void check_environment();
 
 }  // namespace optcoll::capi

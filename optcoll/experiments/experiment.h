@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ namespace optcoll::experiments {
 struct ExperimentOptions {
   bool quick = false;      // a smaller instance for tests (say so in the output)
   std::uint64_t seed = 1;  // for random inputs
+  // Called with a line of progress as a long experiment goes (traff-tables: each row of
+  // its tables); the CLI prints it on stderr. Empty: none. Not part of the result.
+  std::function<void(const std::string&)> progress;
 };
 
 struct ExperimentResult {

@@ -9,6 +9,7 @@
 // the cell shows both, plus the paper program's conventions (case (6) charged beta, oblivious
 // roots {0, 2^t - 1, p-1}) reproducing the printed value.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -608,6 +609,9 @@ ExperimentResult run_traff_tables(const ExperimentOptions& options) {
       p, fixed_root, options.seed);
   if (!compare) result.table += "(--quick: p = 200, so no comparison with the paper)\n";
   const std::array<std::pair<int, int>, 3> tables{{{100, 1}, {1, 2}, {1000, 3}}};
+  const auto rows_total = tables.size() * 2 * all_distributions().size();
+  std::size_t rows_done = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (const auto& [alpha, table_no] : tables) {
     for (const bool copy_is_beta : {true, false}) {
       result.table += fmt::format(
@@ -634,6 +638,12 @@ ExperimentResult run_traff_tables(const ExperimentOptions& options) {
         for (Rank r = 1; r < p; ++r) best_bound = std::min(best_bound, bound(r));
         const bool deterministic = paper_row(alpha, copy_is_beta, d, false) != nullptr;
         const auto rows = plan_row(pb, fixed_root, compare && deterministic);
+        if (options.progress) {
+          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+          options.progress(fmt::format(
+              "traff-tables: {}/{} rows (alpha={}, copy={}, {}) after {:.0f} s", ++rows_done,
+              rows_total, alpha, copy_is_beta ? "beta" : "0", distribution_name(d), took.count()));
+        }
         for (int line = 0; line < 2; ++line) {
           const bool best = line == 1;
           const PaperRow* paper = compare ? paper_row(alpha, copy_is_beta, d, best) : nullptr;

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -242,6 +244,10 @@ TEST_F(Cli, BenchRejectsBadOptions) {
       {"bench --algorithm allgather", "--algorithm 'allgather' must be collective=algorithm"},
       {"bench --algorithm allgather=teleport", "unknown algorithm 'teleport' for allgather"},
       {"bench --algorithm gossip=ring", "--algorithm 'gossip=ring': unknown collective 'gossip'"},
+      // Without mpirun: one process, which would time copies.
+      {"bench --collectives bcast --max-bytes 8",
+       "optcoll bench times collectives between MPI processes: start it with mpirun -np 2 (or "
+       "more); this run has 1 process"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
@@ -272,6 +278,112 @@ TEST_F(Cli, CalibrateRejectsBadOptions) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
   }
+}
+
+// The options that the end of a calibration needs are checked before it measures (more than
+// 10 s with these sizes; refused at once).
+TEST_F(Cli, CalibrateChecksItsOptionsBeforeMeasuring) {
+  const std::string slow = "calibrate --max-bytes 16M --repetitions 100 --kernel-bytes 268435456 ";
+  const std::string existing_dir = dir_.string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"--dtype int8", "unknown --dtype 'int8'"},
+      {"--op xor", "unknown reduction operator 'xor'"},
+      {"--out /nonexistent/dir/m.json", "the directory '/nonexistent/dir' does not exist"},
+      {"--out " + existing_dir, "--out '" + existing_dir + "' is a directory"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = run(slow + args);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_LT(took.count(), 3.0) << args << ": it measured first";
+  }
+  // A file that exists is checked, not truncated.
+  const std::string kept = file("kept.json", "{\"alpha\": 1}\n");
+  EXPECT_EQ(run(slow + "--op xor --out " + kept).status, 2);
+  EXPECT_EQ(slurp(kept), "{\"alpha\": 1}\n");
+}
+
+// simulate --root best chooses the root as plan does: the same root, and a makespan equal
+// to plan's prediction.
+TEST_F(Cli, SimulateBestRootChoosesAsPlanDoes) {
+  const std::string problem = "gatherv -p 16 --dist spikes --root best -a binomial --json";
+  const Result planned = run("plan " + problem);
+  const Result simulated = run("simulate " + problem);
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  ASSERT_EQ(simulated.status, 0) << simulated.err;
+  const auto p = nlohmann::json::parse(planned.out);
+  const auto s = nlohmann::json::parse(simulated.out);
+  EXPECT_NE(p["root"], 0);  // spikes: the best root is not rank 0
+  EXPECT_EQ(s["root"], p["root"]);
+  EXPECT_EQ(s["makespan"], p["predicted_time"]);
+}
+
+// A schedule file that the verifier rejects is simulated with the verifier's words as a
+// warning; a correct one without.
+TEST_F(Cli, SimulateWarnsAboutARacySchedule) {
+  const std::string header =
+      "optcoll-schedule 1\nalgorithm hand/racy\ncollective bcast\nnranks 2\nroot 0\n"
+      "count 4\ncommutative true\nelem_bytes 8\nrank 0 scratch 0\n"
+      "0 send 1 seq 0 out[0:+4]\n1 send 1 seq 1 out[0:+4]\nrank 1 scratch 0\n"
+      "0 recv 0 seq 0 out[0:+4]\n";
+  const Result racy =
+      run("simulate --schedule " + file("racy.txt", header + "1 recv 0 seq 1 out[0:+4]\nend\n"));
+  EXPECT_EQ(racy.status, 0) << racy.err;
+  EXPECT_NE(racy.out.find("makespan"), std::string::npos) << racy.out;
+  EXPECT_NE(racy.err.find("warning: optcoll verify rejects this schedule"), std::string::npos)
+      << racy.err;
+  EXPECT_NE(racy.err.find("race: rank 1: race on out[0]"), std::string::npos) << racy.err;
+  const Result ordered =
+      run("simulate --schedule " +
+          file("ordered.txt", header + "1 recv 0 seq 1 out[0:+4] after 0\nend\n"));
+  EXPECT_EQ(ordered.status, 0) << ordered.err;
+  EXPECT_EQ(ordered.err, "");
+}
+
+// Within the limit, the estimate changes nothing.
+TEST_F(Cli, PlansWithinTheMemoryLimitRun) {
+  const Result r = run("plan bcast -p 100000 --count 4 -a binomial --max-memory 1G --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ops"], 199998);
+}
+
+// Memory running out anyway (here: a process limit, with the estimate turned off) is exit
+// status 3, naming what was being built, not status 2 "std::bad_alloc".
+TEST_F(Cli, OutOfMemoryIsStatusThreeNamingWhatWasBuilt) {
+#if defined(OPTCOLL_SANITIZED_BUILD)
+  GTEST_SKIP() << "a sanitizer's runtime reserves more address space than the limit allows";
+#endif
+  const auto out = dir_ / "stdout";
+  const auto err = dir_ / "stderr";
+  const std::string command = "sh -c 'ulimit -v 400000 && exec " + std::string(OPTCOLL_CLI_PATH) +
+                              " plan barrier -p 4194304 -a dissemination --max-memory 0' >" +
+                              out.string() + " 2>" + err.string();
+  const int raw = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 3);
+  EXPECT_EQ(slurp(err).rfind("optcoll: out of memory while planning barrier p=4194304 with "
+                             "dissemination (",
+                             0),
+            0U)
+      << slurp(err);
+}
+
+TEST_F(Cli, VersionFlag) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("optcoll ") + OPTCOLL_VERSION + "\n");
+}
+
+// One rank, one thread: said in the singular.
+TEST_F(Cli, RunOnOneThreadSaysThread) {
+  const Result r = run("run bcast -p 1 --count 4 --algorithm linear --iterations 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(" on 1 thread\n"), std::string::npos) << r.out;
+  const Result two = run("run bcast -p 2 --count 4 --algorithm linear --iterations 1");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find(" on 2 threads\n"), std::string::npos) << two.out;
 }
 
 TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
@@ -561,6 +673,32 @@ const BadInput kBadInputs[] = {
     // docs/errors.md: one row per CLI error without another test.
     {"counts_without_numbers", [](Cli&) { return std::string("plan gatherv -p 2 --counts ,"); },
      "--counts holds no numbers"},
+    {"missing_ranks", [](Cli&) { return std::string("plan bcast --count 1"); },
+     "-p/--nranks N is required (the number of ranks)"},
+    {"schedule_is_a_directory", [](Cli& t) { return "verify --schedule " + t.dir_.string(); },
+     "is a directory, not a file"},
+    {"model_is_a_directory",
+     [](Cli& t) { return "plan bcast -p 2 --count 1 --model " + t.dir_.string(); },
+     "is a directory, not a file"},
+    // Estimated before building (at once, where building took minutes and gigabytes).
+    {"plan_beyond_memory",
+     [](Cli&) { return std::string("plan barrier -p 16777216 -a dissemination --max-memory 8G"); },
+     "barrier p=16777216 with dissemination needs about 240.6 GiB of memory: schedule 240.6 GiB "
+     "(8.05e+08 ops, growing as p^1.0 log2 p); more than the limit of 8.0 GiB (--max-memory)"},
+    {"simulate_beyond_memory",
+     [](Cli&) {
+       return std::string("simulate allreduce -p 4096 --count 4096 -a ring --max-memory 1G");
+     },
+     "schedule 24.2 GiB (8.66e+07 ops, growing as p^2.0); more than the limit of 1.0 GiB"},
+    {"run_world_beyond_memory",
+     [](Cli&) { return std::string("run bcast -p 20000 --count 4 -a binomial --max-memory 8G"); },
+     "thread world 62.9 GiB (4e+08 rank pairs)"},
+    {"run_schedule_beyond_memory",
+     [](Cli&) { return std::string("run allreduce -p 5000 --count 5000 -a ring --max-memory 8G"); },
+     "schedule 36.1 GiB (1.29e+08 ops, growing as p^2.0), thread world"},
+    {"run_auto_world_beyond_memory",
+     [](Cli&) { return std::string("run bcast -p 20000 --count 4 --max-memory 8G"); },
+     "bcast p=20000 root=0 count=4 with auto needs about 62.9 GiB of memory: thread world"},
     {"counts_file_missing",
      [](Cli&) { return std::string("plan gatherv -p 2 --counts @/nonexistent/counts.txt"); },
      "cannot read file '/nonexistent/counts.txt'"},
@@ -806,6 +944,18 @@ TEST_F(Cli, ExperimentWritesItsFiles) {
   const Result bad = run("experiment no-such-thing");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("unknown experiment 'no-such-thing'"), std::string::npos) << bad.err;
+}
+
+// A long experiment says how far it is on stderr, one line per row of its tables (66), and
+// keeps stdout for its result.
+TEST_F(Cli, TraffTablesPrintsProgress) {
+  const Result r = run("experiment traff-tables --quick --json --out " + (dir_ / "exp").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out.substr(0, 200);
+  EXPECT_EQ(r.err.find("traff-tables: 1/66 rows (alpha=100, copy=beta, "), 0u) << r.err;
+  EXPECT_NE(r.err.find("traff-tables: 66/66 rows (alpha=1000, copy=0, "), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 66) << r.err;
 }
 
 TEST_F(Cli, DemoRunsAndConfirmsResults) {

@@ -381,9 +381,6 @@ TEST(LowerBound, NoneForNonHomogeneousModels) {
   EXPECT_FALSE(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 2, 1)), m).has_value());
 }
 
-}  // namespace
-}  // namespace optcoll
-
 TEST(CostModelJson, BaseNamesWhereUnsetFieldsComeFrom) {
   const CostModel reference = reference_cluster_model();
   // Without a base, fields a file does not give come from the caller's base.
@@ -410,3 +407,6 @@ TEST(CostModelJson, BaseNamesWhereUnsetFieldsComeFrom) {
     }
   }
 }
+
+}  // namespace
+}  // namespace optcoll

@@ -68,20 +68,27 @@ std::size_t parse_bytes(std::string_view text, const char* variable) {
 
 }  // namespace
 
+void MpiTransport::Options::apply(std::string_view variable, std::string_view text) {
+  if (variable == "OPTCOLL_SHM") {
+    if (text != "0" && text != "1") throw_invalid("OPTCOLL_SHM must be 0 or 1, got '{}'", text);
+    shared_memory = text == "1";
+  } else if (variable == "OPTCOLL_SHM_BYTES") {
+    const std::size_t bytes = parse_bytes(text, "OPTCOLL_SHM_BYTES");
+    if (bytes == 0)
+      throw_invalid("OPTCOLL_SHM_BYTES must be positive (OPTCOLL_SHM=0 turns the channel off)");
+    shm_bytes = bytes;
+  } else if (variable == "OPTCOLL_SHM_MIN_BYTES") {
+    shm_min_bytes = parse_bytes(text, "OPTCOLL_SHM_MIN_BYTES");
+  } else {
+    OPTCOLL_CHECK(false, "{} is not a setting of the same-node channel", variable);
+  }
+}
+
 MpiTransport::Options MpiTransport::Options::from_environment() {
   Options options;
-  if (const char* on = std::getenv("OPTCOLL_SHM"); on != nullptr && *on != '\0') {
-    const std::string_view text(on);
-    if (text != "0" && text != "1") throw_invalid("OPTCOLL_SHM must be 0 or 1, got '{}'", text);
-    options.shared_memory = text == "1";
-  }
-  if (const char* bytes = std::getenv("OPTCOLL_SHM_BYTES"); bytes != nullptr && *bytes != '\0') {
-    options.shm_bytes = parse_bytes(bytes, "OPTCOLL_SHM_BYTES");
-    if (options.shm_bytes == 0)
-      throw_invalid("OPTCOLL_SHM_BYTES must be positive (OPTCOLL_SHM=0 turns the channel off)");
-  }
-  if (const char* min = std::getenv("OPTCOLL_SHM_MIN_BYTES"); min != nullptr && *min != '\0') {
-    options.shm_min_bytes = parse_bytes(min, "OPTCOLL_SHM_MIN_BYTES");
+  for (const char* variable : kVariables) {
+    const char* text = std::getenv(variable);
+    if (text != nullptr && *text != '\0') options.apply(variable, text);
   }
   return options;
 }
@@ -176,6 +183,7 @@ int MpiTransport::tag_for(Rank peer, MsgKey key) const {
 void MpiTransport::begin_call(std::uint64_t call) {
   call_ = call;
   failed_.clear();
+  failed_by_notice_ = false;
   // Requests a failed call left (cancelled receives, released sends) are gone already;
   // a notice about this call that came early fails it now.
   for (auto it = future_notices_.begin(); it != future_notices_.end();) {
@@ -183,6 +191,7 @@ void MpiTransport::begin_call(std::uint64_t call) {
       it = future_notices_.erase(it);
     } else if (it->first == call_) {
       failed_ = it->second;
+      failed_by_notice_ = true;
       it = future_notices_.erase(it);
     } else {
       ++it;
@@ -499,7 +508,11 @@ void MpiTransport::take_notice(const MPI_Status& status) {
   check_mpi(MPI_Irecv(notice_in_.data(), kMaxNoticeBytes, MPI_CHAR, MPI_ANY_SOURCE, kNoticeTag,
                       control_, &notice_recv_),
             "MPI_Irecv");
-  if (call == call_) fail(message);
+  if (call == call_) {
+    failed_ = message;
+    failed_by_notice_ = true;
+    throw TransportError(message);
+  }
   // About a call this rank finished (ignore) or has not reached (keep).
   if (call > call_) future_notices_.emplace(call, message);
 }

@@ -63,6 +63,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mpi.h>
@@ -82,9 +83,15 @@ class MpiTransport final : public Transport {
     // most 1 GiB / k). Pages are used, and count against /dev/shm, only as messages need them.
     std::size_t shm_bytes = std::size_t{32} << 20;
     std::size_t shm_min_bytes = std::size_t{16} << 10;  // messages at least this large
-    // The defaults, changed by $OPTCOLL_SHM (0 or 1), $OPTCOLL_SHM_BYTES and
-    // $OPTCOLL_SHM_MIN_BYTES (bytes, K/M/G suffixes). Throws Error(kInvalidArgument) for a
-    // malformed value.
+    // The environment variables that set them: OPTCOLL_SHM (0 or 1), OPTCOLL_SHM_BYTES and
+    // OPTCOLL_SHM_MIN_BYTES (bytes, K/M/G suffixes).
+    static constexpr const char* kVariables[] = {"OPTCOLL_SHM", "OPTCOLL_SHM_BYTES",
+                                                 "OPTCOLL_SHM_MIN_BYTES"};
+    // Sets the field of `variable` (one of kVariables) from its text; throws
+    // Error(kInvalidArgument) naming the variable for a malformed value.
+    void apply(std::string_view variable, std::string_view text);
+    // The defaults, changed by the variables set (non-empty) in the environment. Throws as
+    // apply(). (The C API and the PMPI library read them through optcoll/capi/settings.h.)
     static Options from_environment();
   };
 
@@ -107,6 +114,9 @@ class MpiTransport final : public Transport {
   // False after a failure (timeout, abort, wrong message): the transport refuses further
   // use, until the next begin_call.
   bool usable() const { return failed_.empty(); }
+  // Whether the current failure is another rank's, told by its abort notice (the other
+  // ranks know already), rather than one this rank found itself.
+  bool failed_by_notice() const { return !failed_.empty() && failed_by_notice_; }
   // Starts collective call number `call` (increasing, equal on every rank; see above).
   void begin_call(std::uint64_t call);
   // Whether a message of `bytes` to or from `peer` goes through the same-node channel.
@@ -232,6 +242,7 @@ class MpiTransport final : public Transport {
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
   std::string failed_;  // why this transport is no longer usable ("" while it is)
+  bool failed_by_notice_ = false;  // failed_ came from an abort notice
 };
 
 }  // namespace optcoll::mpi

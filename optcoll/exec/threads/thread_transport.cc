@@ -38,6 +38,13 @@ Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
       arrived_(std::make_unique<PostedQueue<Arrived>[]>(static_cast<std::size_t>(nranks) *
                                                         static_cast<std::size_t>(nranks))) {}
 
+std::size_t Fabric::bytes_for(Rank nranks) {
+  const auto p = static_cast<std::size_t>(nranks);
+  const std::size_t per_pair =
+      sizeof(Mailbox) + sizeof(std::atomic<EagerRing*>) + sizeof(PostedQueue<Arrived>);
+  return p * p * per_pair + p * (sizeof(Inbox) + sizeof(Seat));
+}
+
 Fabric::~Fabric() {
   const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
   for (std::size_t i = 0; i < pairs; ++i) delete rings_[i].load(std::memory_order_relaxed);

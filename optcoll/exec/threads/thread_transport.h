@@ -188,6 +188,9 @@ class Fabric {
  public:
   // `spin`: waiting ranks spin for kSpinBudget before they sleep.
   Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin);
+  // What the constructor allocates for `nranks` ranks (its p² pairs dominate), for estimates
+  // made before making one.
+  static std::size_t bytes_for(Rank nranks);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
   ~Fabric();

@@ -279,9 +279,15 @@ int ThreadWorld::threads() const {
   return state_->pool ? state_->pool->workers() : static_cast<int>(state_->nranks);
 }
 
+std::size_t ThreadWorld::bytes_for(Rank nranks) {
+  constexpr std::size_t kTouchedStackBytes = std::size_t{16} << 10;  // per rank, typical
+  return threads::Fabric::bytes_for(nranks) + static_cast<std::size_t>(nranks) * kTouchedStackBytes;
+}
+
 std::string ThreadWorld::describe() const {
-  if (!fibers()) return fmt::format("{} threads", state_->nranks);
-  return fmt::format("{} ranks as fibers on {} threads", state_->nranks, threads());
+  const auto threads_text = [](int n) { return fmt::format("{} thread{}", n, n == 1 ? "" : "s"); };
+  if (!fibers()) return threads_text(state_->nranks);
+  return fmt::format("{} ranks as fibers on {}", state_->nranks, threads_text(threads()));
 }
 
 void ThreadWorld::run(const std::function<void(Transport&)>& fn) {

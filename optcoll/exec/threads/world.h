@@ -58,6 +58,10 @@ class ThreadWorld {
   int threads() const;
   // "8 threads" or "8 ranks as fibers on 2 threads", for reports.
   std::string describe() const;
+  // The memory a world of `nranks` ranks takes before any message: the mailboxes of its p²
+  // rank pairs, and what each rank's stack touches (an estimate, for callers that must
+  // refuse a world that cannot fit before they make it).
+  static std::size_t bytes_for(Rank nranks);
 
   // Runs fn(transport) once per rank (transport.rank() tells which) and returns when all
   // have returned. As threads: each rank on its own thread, rank 0 on the calling thread. As

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: op-count estimates (optcoll/plan/footprint.h) against the schedules actually built,
+// for algorithms whose op counts grow as p, p log p and p^2.
+#include "optcoll/plan/footprint.h"
+
+#include <gtest/gtest.h>
+
+#include "optcoll/model/distributions.h"
+#include "optcoll/model/topology.h"
+
+namespace optcoll {
+namespace {
+
+struct Case {
+  const char* algorithm;
+  CollectiveSpec spec;
+};
+
+double built(const Case& c) {
+  return static_cast<double>(algorithms::build(c.algorithm, c.spec).op_count());
+}
+
+TEST(Footprint, EstimatesAreCloseToTheBuiltSchedules) {
+  const Case cases[] = {
+      {"binomial", make_spec(CollectiveKind::kBcast, 1000, 64)},
+      {"linear", make_spec(CollectiveKind::kBcast, 777, 64, 5)},
+      {"dissemination", make_spec(CollectiveKind::kBarrier, 1000, 0)},
+      {"ring", make_spec(CollectiveKind::kAllreduce, 512, 4096)},
+      {"pairwise", make_spec(CollectiveKind::kAlltoall, 400, 8)},
+      {"binomial", make_spec_v(CollectiveKind::kGatherv, 1000,
+                               distribution_counts(Distribution::kRandom, 1000, 100, 1), 3)},
+      {"linear", make_spec_v(CollectiveKind::kAlltoallv, 300, std::vector<Count>(300 * 300, 2))},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.algorithm);
+    const auto& info = algorithms::lookup(c.algorithm, c.spec.kind);
+    const auto estimate = estimate_ops(info, c.spec, {}, CostModel{});
+    ASSERT_TRUE(estimate.has_value());
+    const double actual = built(c);
+    // An estimate for refusing what cannot fit: close, and rather above than below.
+    EXPECT_GE(estimate->ops, 0.9 * actual) << estimate->growth;
+    EXPECT_LE(estimate->ops, 1.6 * actual) << estimate->growth;
+  }
+}
+
+TEST(Footprint, TheFittedLawIsTheAlgorithmsGrowth) {
+  const auto law = [](const char* algorithm, const CollectiveSpec& spec) {
+    return estimate_ops(algorithms::lookup(algorithm, spec.kind), spec, {}, CostModel{})->growth;
+  };
+  EXPECT_EQ(law("binomial", make_spec(CollectiveKind::kBcast, 1 << 20, 1)), "p^1.0");
+  EXPECT_EQ(law("dissemination", make_spec(CollectiveKind::kBarrier, 1 << 24, 0)), "p^1.0 log2 p");
+  EXPECT_EQ(law("pairwise", make_spec(CollectiveKind::kAlltoall, 5000, 1)), "p^2.0");
+  // Small rank counts are built, not estimated.
+  EXPECT_EQ(law("ring", make_spec(CollectiveKind::kAllreduce, 100, 1000)), "built");
+}
+
+TEST(Footprint, NoEstimateWhereTheSamplesCannotBeBuilt) {
+  // A torus model fixes the rank count: the samples do not fit it.
+  const CostModel torus = with_topology(CostModel{}, parse_topology("torus:16x16"));
+  const CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 256, 256);
+  EXPECT_FALSE(estimate_ops(algorithms::lookup("ring", spec.kind), spec, {}, torus).has_value());
+}
+
+TEST(Footprint, ScaledSpecsKeepThePerRankProblem) {
+  const CollectiveSpec v = make_spec_v(CollectiveKind::kGatherv, 8, {0, 1, 2, 3, 4, 5, 6, 7}, 7);
+  const CollectiveSpec half = scaled_spec(v, 4);
+  EXPECT_EQ(half.nranks, 4);
+  EXPECT_EQ(half.root, 3);
+  EXPECT_EQ(half.counts, (std::vector<Count>{0, 2, 4, 6}));
+  std::vector<Count> matrix(16);
+  for (std::size_t i = 0; i < 16; ++i) matrix[i] = static_cast<Count>(i);
+  const CollectiveSpec quarter = scaled_spec(make_spec_v(CollectiveKind::kAlltoallv, 4, matrix), 2);
+  EXPECT_EQ(quarter.counts, (std::vector<Count>{0, 2, 8, 10}));
+  const CollectiveSpec regular = scaled_spec(make_spec(CollectiveKind::kAllgather, 100, 9), 10);
+  EXPECT_EQ(regular.count, 9);
+  EXPECT_NO_THROW(validate(half));
+  EXPECT_NO_THROW(validate(quarter));
+}
+
+}  // namespace
+}  // namespace optcoll
