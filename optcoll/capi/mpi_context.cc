@@ -26,6 +26,7 @@ Settings& settings() {
     Settings made;
     const SettingValues& values = process_settings().values;
     made.options.model = values.model;
+    made.options.tuning = values.tuning;
     made.options.timeout = values.timeout;
     return made;
   }();

@@ -71,6 +71,15 @@ void apply_model(std::string_view text, SettingValues& values) {
   values.model_path = std::string(text);
 }
 
+void apply_tuning(std::string_view text, SettingValues& values) {
+  try {
+    values.tuning = std::make_shared<const TuningTable>(read_tuning_file(text));
+  } catch (const Error& e) {
+    throw_invalid("OPTCOLL_TUNING: {}", e.what());
+  }
+  values.tuning_path = std::string(text);
+}
+
 void apply_timeout(std::string_view text, SettingValues& values) {
   const std::string copy(text);
   char* end = nullptr;
@@ -108,6 +117,9 @@ constexpr Entry kTable[] = {
     {{"OPTCOLL_MODEL", "a model file (JSON, as optcoll calibrate writes)",
       "the reference cluster model", true, "C API and PMPI library"},
      apply_model},
+    {{"OPTCOLL_TUNING", "a tuning table (JSON, as optcoll tune writes)",
+      "none: auto follows the model", true, "C API and PMPI library"},
+     apply_tuning},
     {{"OPTCOLL_TIMEOUT_MS", "milliseconds, 1 to 86400000", "30000", true, "C API and PMPI library"},
      apply_timeout},
     {{"OPTCOLL_SHM", "0 or 1", "1 (the same-node channel on)", true, "C API and PMPI library"},
@@ -186,6 +198,15 @@ EnvSettings read_settings(const std::map<std::string, std::string>& environment)
     } catch (const Error& e) {
       result.problems.push_back({name, e.what(), entry->info.fatal,
                                  fmt::format("using the default ({})", entry->info.fallback)});
+    }
+  }
+  // Entries of a tuning table this optcoll cannot use (an algorithm it lacks, another
+  // registry) are set aside, each said.
+  if (result.values.tuning) {
+    for (const std::string& warning : result.values.tuning->warnings) {
+      result.problems.push_back(
+          {"OPTCOLL_TUNING", fmt::format("OPTCOLL_TUNING='{}': {}", result.values.tuning_path, warning),
+           false, "the rest of the table is used"});
     }
   }
   return result;

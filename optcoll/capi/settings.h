@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 
 #include "optcoll/exec/mpi/mpi_transport.h"
 #include "optcoll/model/cost_model.h"
+#include "optcoll/plan/tuning.h"
 
 namespace optcoll::capi {
 
@@ -35,6 +37,8 @@ struct SettingValues {
   std::string pmpi_log;    // "" = no call log
   std::string model_path;  // "" = the reference cluster model
   CostModel model = reference_cluster_model();
+  std::string tuning_path;                    // "" = no tuning table: auto follows the model
+  std::shared_ptr<const TuningTable> tuning;  // optcoll tune's table, where it has the call
   std::chrono::milliseconds timeout{30000};
   mpi::MpiTransport::Options shm;
   bool strict = true;

@@ -75,6 +75,48 @@ TEST(Settings, GoodValuesAreTaken) {
   EXPECT_EQ(read_settings({{"OPTCOLL_PMPI", "never"}}).values.pmpi_mode, PmpiMode::kNever);
 }
 
+// A tuning table (optcoll tune's format) is read once; a bad file stops the program like a
+// bad model, and entries this optcoll cannot use are each a warning.
+TEST(Settings, TuningTableIsReadAndWhatItSetsAsideIsSaid) {
+  TuningTable table;
+  table.backend = "mpi";
+  table.nranks = 4;
+  table.registry = registry_fingerprint();
+  TuningPoint point;
+  point.kind = CollectiveKind::kAllreduce;
+  point.bytes = 1024;
+  point.runs = {{"allreduce/ring", "", "", 2e-6, 3e-6},
+                {"allreduce/no_such_algorithm", "", "", 1e-6, -1}};
+  table.points.push_back(point);
+  const std::string path =
+      temp_file("optcoll_settings_tuning.json", tuning_to_json(table));
+  const EnvSettings read = read_settings({{"OPTCOLL_TUNING", path}});
+  ASSERT_TRUE(read.values.tuning);
+  EXPECT_EQ(read.values.tuning_path, path);
+  EXPECT_EQ(read.values.tuning->nranks, 4);
+  ASSERT_EQ(read.values.tuning->points.size(), 1U);
+  EXPECT_EQ(read.values.tuning->points[0].runs.size(), 1U);  // the unknown one set aside
+  ASSERT_EQ(read.problems.size(), 1U) << read.report();
+  EXPECT_FALSE(read.problems[0].fatal);
+  EXPECT_NE(read.problems[0].message.find("no_such_algorithm"), std::string::npos)
+      << read.problems[0].message;
+  EXPECT_FALSE(read.stops());
+
+  const EnvSettings missing = read_settings({{"OPTCOLL_TUNING", "/nope.json"}});
+  EXPECT_TRUE(missing.stops());
+  ASSERT_EQ(missing.problems.size(), 1U);
+  EXPECT_EQ(missing.problems[0].message,
+            "OPTCOLL_TUNING: cannot read the tuning file '/nope.json'");
+  EXPECT_FALSE(missing.values.tuning);
+  const std::string model = temp_file("optcoll_settings_not_tuning.json", R"({"alpha": 1})");
+  const EnvSettings wrong = read_settings({{"OPTCOLL_TUNING", model}});
+  EXPECT_TRUE(wrong.stops());
+  ASSERT_EQ(wrong.problems.size(), 1U);
+  EXPECT_NE(wrong.problems[0].message.find("OPTCOLL_TUNING: tuning file '" + model + "': "),
+            std::string::npos)
+      << wrong.problems[0].message;
+}
+
 struct BadCase {
   const char* name;
   const char* value;
@@ -171,8 +213,8 @@ TEST(Settings, WarningsSayWhatIsUsedInstead) {
   EXPECT_EQ(
       read.report(),
       "warning: OPTCOLL_MODLE is not an optcoll setting (known: OPTCOLL_PMPI, "
-      "OPTCOLL_PMPI_MARGIN, OPTCOLL_PMPI_LOG, OPTCOLL_MODEL, OPTCOLL_TIMEOUT_MS, OPTCOLL_SHM, "
-      "OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_STRICT); ignored\n"
+      "OPTCOLL_PMPI_MARGIN, OPTCOLL_PMPI_LOG, OPTCOLL_MODEL, OPTCOLL_TUNING, OPTCOLL_TIMEOUT_MS, "
+      "OPTCOLL_SHM, OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_STRICT); ignored\n"
       "warning: OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10); using the default "
       "(0.1)");
   EXPECT_TRUE(read_settings({{"HOME", "/root"}, {"OPTCOLLECTIVE", "x"}}).problems.empty());
