@@ -23,6 +23,7 @@ struct Contender {
   std::size_t option = 0;
   Time value = 0;
   std::uint64_t bytes = 0;
+  bool known = true;  // simulated, or priced by an exact formula
 };
 
 std::vector<Contender> contenders(const Search& s, bool defaults_only) {
@@ -35,7 +36,7 @@ std::vector<Contender> contenders(const Search& s, bool defaults_only) {
                       : e.best();
     if (!best) continue;
     const Option& o = e.options[*best];
-    out.push_back({i, *best, o.value(), o.bytes()});
+    out.push_back({i, *best, o.value(), o.bytes(), o.known()});
   }
   return out;
 }
@@ -43,7 +44,11 @@ std::vector<Contender> contenders(const Search& s, bool defaults_only) {
 // The rules of select.h: the least time; among the candidates within kTieTolerance of it the
 // fewest bytes, then the earlier registry entry; the composition only when strictly faster.
 // With `defaults_only` (a composition's second try): the least time of the defaults, ties to
-// the earlier entry, no near-ties.
+// the earlier entry, no near-ties. Among near-ties a known time (simulated, or an exact
+// formula) goes before an estimate: an estimate the search could not afford to simulate is
+// at best a near-tie, and choosing it would cost its building (at p = 2000 the optimal
+// tree's O(p^3) DP, whose estimate there is the cheaper trees' time) for no predicted gain.
+// (The exhaustive search knows every time, so its rules are unchanged.)
 std::optional<Contender> choose(const Search& s, bool defaults_only) {
   const auto all = contenders(s, defaults_only);
   std::optional<Contender> chosen;
@@ -53,11 +58,14 @@ std::optional<Contender> choose(const Search& s, bool defaults_only) {
     if (defaults_only) return *least;
     for (const Contender& c : all) {
       if (c.value > least->value * (1 + kTieTolerance)) continue;
-      if (!chosen || c.bytes < chosen->bytes) chosen = c;
+      if (!chosen || (c.known && !chosen->known) ||
+          (c.known == chosen->known && c.bytes < chosen->bytes)) {
+        chosen = c;
+      }
     }
   }
   if (s.composed && !defaults_only && (!chosen || s.composed->value() < chosen->value)) {
-    chosen = Contender{s.entries.size(), 0, s.composed->value(), 0};
+    chosen = Contender{s.entries.size(), 0, s.composed->value(), 0, s.composed->simulated.has_value()};
   }
   return chosen;
 }
@@ -271,7 +279,7 @@ Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptio
     const Entry& e = s.entries[i];
     if (!e.why_not && e.not_evaluated.empty() && !e.options[0].estimate) unpriced.push_back(i);
   }
-  simulate_entries(s, unpriced, [&s] { return best_known(s); });
+  simulate_entries(s, rank_unpriced(s, unpriced), [&s] { return best_known(s); });
   if (compositions) s.composed = composition_candidate(spec, model, options);
   // Its phases' sum is an estimate only where formulas price the phases; otherwise the
   // composition is simulated like every candidate they do not price.

@@ -41,6 +41,10 @@ struct Entry {
   std::optional<Time> bound;           // its registry lower bound, where it has one
   bool pruned = false;                 // not built: the bound exceeded the best prediction
   std::string not_evaluated;           // not built: why (too large to simulate)
+  // Under a model no formula describes: the defaults' formula under the model's closed-form
+  // part (search_steps.h, rank_unpriced), and the work of simulating them and their variants.
+  std::optional<Time> ranking;
+  double simulation_work = 0;
 
   // The index of the best evaluated option (least value; ties: the earlier), or nullopt.
   std::optional<std::size_t> best() const;

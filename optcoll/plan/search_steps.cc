@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -145,12 +146,46 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
   }
   const auto sized = info.estimate(spec, defaults.params, closed_form_part(model));
   defaults.work = sized ? sized->work : 0;
+  if (sized) e.ranking = sized->time;
+  std::size_t variants = 0;  // those simulate_entry will add: radix 2, 3, 4, 8 or segment / 2, * 2
+  for (const auto& param : info.params()) {
+    variants += param.name == "radix" ? 3 : param.name == "segment" ? 2 : 0;
+  }
+  e.simulation_work = defaults.work * static_cast<double>(1 + variants);
   if (defaults.work > kMaxSimulatedWork) {
     e.not_evaluated = fmt::format(
-        "not evaluated: no formula describes this model and its schedule (about {:.1e} ops) is "
-        "too large to simulate (limit {:.0e})",
+        "not evaluated: no formula for this model, and its schedule (about {:.1e} ops) is too "
+        "large to simulate (limit {:.0e})",
         defaults.work, kMaxSimulatedWork);
   }
+}
+
+std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which) {
+  double total = 0;
+  for (const std::size_t i : which) total += s.entries[i].simulation_work;
+  if (total <= kUnpricedWork) return which;
+  std::vector<std::size_t> ranked = which;
+  const auto rank = [&](std::size_t i) {
+    return s.entries[i].ranking.value_or(std::numeric_limits<Time>::infinity());
+  };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+  std::vector<std::size_t> kept;
+  double spent = 0;
+  for (const std::size_t i : ranked) {
+    Entry& e = s.entries[i];
+    if (kept.empty() || spent + e.simulation_work <= kUnpricedWork) {
+      kept.push_back(i);
+      spent += e.simulation_work;
+      continue;
+    }
+    e.not_evaluated = fmt::format(
+        "not evaluated: no formula for this model; ranked by its formula without the model's "
+        "other switches, below those simulated within {:.0e} ops",
+        kUnpricedWork);
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 void simulate_option(Option& o, const AlgorithmInfo& info, const CollectiveSpec& spec,

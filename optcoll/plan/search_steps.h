@@ -33,6 +33,14 @@ std::vector<Entry> make_entries(const CollectiveSpec& spec);
 // is marked not evaluated.
 void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model, bool price);
 
+// Candidates no formula prices are simulated; when simulating all of `which` would cost more
+// than kUnpricedWork op-equivalents (large p under a gap, cores, topology... model), only
+// those the formulas rank first under the model's closed-form part are, while their work
+// fits kUnpricedWork (at least one); the others are marked not evaluated, with the reason.
+// Returns the ones to simulate, in registry order.
+inline constexpr double kUnpricedWork = 2e6;
+std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which);
+
 // Builds and simulates one option; keeps its time, bytes and resolved parameters.
 void simulate_option(Option& o, const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
                      const CostModel& model);
