@@ -75,7 +75,9 @@ Route decide(MPI_Comm comm, const CollectiveSpec& spec) {
   Time theirs = -1;
   for (const std::string& name : mpi_algorithms(spec.kind)) {
     try {
-      const Time t = plan(spec, model, name).predicted_time;
+      // Priced without building where the algorithm's formula is exact or its schedule too
+      // large to simulate (decide(); a ring at p = 1024 would take seconds on every rank).
+      const Time t = optcoll::decide(spec, model, name).predicted_time;
       if (theirs < 0 || t < theirs) theirs = t;
     } catch (const Error&) {  // errors.md: not applicable here; the MPI library would not pick it
     }

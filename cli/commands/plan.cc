@@ -24,6 +24,7 @@ struct PlanCommandOptions {
   bool json = false;
   bool explain = false;
   bool all_candidates = false;
+  bool exhaustive = false;
   std::string dump;
 };
 
@@ -32,6 +33,7 @@ nlohmann::json candidates_json(const Plan& p) {
   for (const auto& c : p.candidates) {
     nlohmann::json entry = {{"algorithm", c.algorithm}};
     entry["predicted_time"] = c.predicted ? nlohmann::json(*c.predicted) : nlohmann::json(nullptr);
+    entry["evaluation"] = std::string(evaluation_name(c.how));
     if (!c.why_not.empty()) entry["why_not"] = c.why_not;
     if (!c.params.empty()) entry["params"] = c.params;
     if (c.bound) entry["lower_bound"] = *c.bound;  // not built: this bound ruled it out
@@ -43,7 +45,7 @@ nlohmann::json candidates_json(const Plan& p) {
 void run_plan(const PlanCommandOptions& o) {
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
-  const PlanOptions options{.prune = !o.all_candidates};
+  const PlanOptions options{.exhaustive = o.exhaustive, .prune = !o.all_candidates};
   const auto params = o.algorithm.parsed_params();
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
   const Activity planning(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
@@ -110,9 +112,13 @@ void add_plan_command(CLI::App& app) {
   o->algorithm.add_to(*sub, /*allow_auto=*/true);
   sub->add_flag("--json", o->json, "one JSON document on stdout");
   sub->add_flag("--explain", o->explain, "list every candidate with its predicted time or reason");
+  sub->add_flag("--exhaustive", o->exhaustive,
+                "simulate every candidate, skipping only those a lower bound shows cannot win "
+                "(auto otherwise prices candidates by their cost formulas and simulates a few "
+                "finalists: the same choice, or one within 1%, at a fraction of the cost)");
   sub->add_flag("--all-candidates", o->all_candidates,
-                "predict every candidate, also those a lower bound shows cannot win (which auto "
-                "otherwise does not build: slower at large p, the same choice)");
+                "simulate every candidate, also those a lower bound shows cannot win (implies "
+                "--exhaustive; slow at large p)");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
   o->memory.add_to(*sub);
   sub->footer(kLimitsHelp);

@@ -2,10 +2,12 @@
 // File: parameters of the hybrid (grid) algorithms (grid_params.h).
 #include "optcoll/algorithms/grid_params.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/restrictions.h"
 
 namespace optcoll::algorithms {
@@ -95,6 +97,67 @@ std::vector<Rank> resolve_ring_grid(const CollectiveSpec& spec, const Params& pa
   const std::string dims = text_of(params, "dims");
   if (dims != "auto") return patterns::parse_dims(dims, spec.nranks);
   return patterns::best_ring_grid(spec.nranks, model.units(n, spec.elem_bytes), reduce, model);
+}
+
+Estimate tree_grid_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                            const patterns::GridChoice& choice, bool reduce, std::string params) {
+  Time down = 0;  // bcast: scatters and MST broadcasts; reduce: their mirror images
+  Time up = 0;    // bcast: ring allgathers; reduce: ring reduce-scatters
+  double elements = 0;
+  double ops = 0;
+  double lines = 1;  // lines of the current dimension that carry data in the down phase
+  const double p = spec.nranks;
+  Count s = spec.count;
+  for (std::size_t i = 0; i < choice.dims.size(); ++i) {
+    const Rank d = choice.dims[i];
+    const auto sizes = patterns::even_sizes(s, d);
+    const Count largest = sizes.empty() ? 0 : sizes[0];
+    if (choice.kinds[i] == 'l') {
+      down += reduce ? patterns::mst_gather_time(sizes, 0, costs)
+                     : patterns::mst_scatter_time(sizes, 0, costs);
+      up += reduce ? patterns::ring_reduce_scatter_time(d, largest, costs)
+                   : patterns::ring_allgather_time(d, largest, costs);
+      elements += lines * static_cast<double>(s) * ceil_log2(d) / 2 +
+                  p / d * (d - 1) * static_cast<double>(s);
+      ops += 2 * (lines * (d - 1) + p * (d - 1));
+      s = largest;
+    } else {
+      const Time message = reduce ? costs.message_reduce(s) : costs.message(s);
+      down += static_cast<Time>(ceil_log2(d)) * message;
+      elements += lines * (d - 1) * static_cast<double>(s);
+      ops += 2 * lines * (d - 1);
+    }
+    lines *= d;
+  }
+  const Time copy = reduce ? costs.copy_of(spec.count) : 0;
+  return make_estimate(spec, copy + down + up, elements, ops + (reduce ? p : 0), false,
+                       std::move(params));
+}
+
+Estimate ring_grid_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                            const std::vector<Rank>& dims, const std::vector<Count>& sizes,
+                            bool reduce, Count copy_elements) {
+  const patterns::Grid grid(dims);
+  const auto prefix = patterns::prefix_of(sizes);
+  const double p = spec.nranks;
+  Time time = costs.copy_of(copy_elements);
+  double elements = 0;
+  double ops = p;
+  for (int i = 0; i < grid.ndims(); ++i) {
+    // Rank r's chunk at dimension i: the ranks sharing its coordinates 0..i.
+    const Rank run = grid.stride(i);
+    Count largest = 0;
+    for (Rank first = 0; first < spec.nranks; first += run) {
+      largest = std::max(largest, prefix[static_cast<std::size_t>(first + run)] -
+                                      prefix[static_cast<std::size_t>(first)]);
+    }
+    const Rank d = grid.dim(i);
+    time += reduce ? patterns::ring_reduce_scatter_time(d, largest, costs)
+                   : patterns::ring_allgather_time(d, largest, costs);
+    elements += (d - 1) * static_cast<double>(run) * static_cast<double>(prefix.back());
+    ops += 2 * p * (d - 1);
+  }
+  return make_estimate(spec, time, elements, ops, false, "dims=" + patterns::dims_to_string(dims));
 }
 
 }  // namespace optcoll::algorithms

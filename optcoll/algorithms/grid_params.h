@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/params.h"
 #include "optcoll/algorithms/patterns/hybrid.h"
 #include "optcoll/model/collective.h"
@@ -35,5 +36,17 @@ patterns::GridChoice resolve_tree_grid(const CollectiveSpec& spec, const Params&
 // dims for a ring hybrid (allgather, reduce_scatter, allreduce).
 std::vector<Rank> resolve_ring_grid(const CollectiveSpec& spec, const Params& params,
                                     const CostModel& model, Count n, bool reduce);
+
+// Estimates (estimate.h) of the hybrids over a resolved grid. Tree-shaped (bcast, or reduce
+// with `reduce`): per long dimension of d on s elements the MST scatter (gather) of d pieces
+// and d - 1 ring steps of the largest, per short one ceil(log2 d) whole-range messages,
+// phases added up; a reduction first copies its contribution. Ring-shaped: per dimension
+// d - 1 ring steps of the largest chunk (the runs of blocks of the ranks sharing the
+// coordinates up to it), plus `copy_elements` of local copies per rank.
+Estimate tree_grid_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                            const patterns::GridChoice& choice, bool reduce, std::string params);
+Estimate ring_grid_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                            const std::vector<Rank>& dims, const std::vector<Count>& sizes,
+                            bool reduce, Count copy_elements);
 
 }  // namespace optcoll::algorithms

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: expands algorithms.def three times: into declarations, into the table of lower
-// bounds, then into the AlgorithmInfo table (which takes each algorithm's bound from it).
+// File: expands algorithms.def four times: into declarations, into the tables of lower
+// bounds and of estimates, then into the AlgorithmInfo table (which takes each algorithm's
+// bound and estimate from them).
 #include "optcoll/algorithms/registry.h"
 
 #include <algorithm>
@@ -19,9 +20,12 @@ namespace optcoll::algorithms {
   std::span<const ParamInfo> params();
 #define OPTCOLL_BOUND(collective, name, bound) \
   std::optional<Time> bound(const CollectiveSpec&, const CostModel&);
+#define OPTCOLL_ESTIMATE(collective, name, estimate) \
+  std::optional<Estimate> estimate(const CollectiveSpec&, const Params&, const CostModel&);
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
 
 namespace {
 
@@ -58,14 +62,39 @@ struct NamedBound {
 constexpr NamedBound kBounds[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
 #define OPTCOLL_BOUND(collective, name, bound) NamedBound{#collective "/" #name, &bound},
+#define OPTCOLL_ESTIMATE(collective, name, estimate)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
 };
 
 constexpr BoundFn bound_named(std::string_view name) {
   for (const auto& [n, bound] : kBounds) {
     if (n == name) return bound;
+  }
+  return nullptr;
+}
+
+struct NamedEstimate {
+  std::string_view name;
+  EstimateFn estimate;
+};
+
+constexpr NamedEstimate kEstimates[] = {
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
+#define OPTCOLL_BOUND(collective, name, bound)
+#define OPTCOLL_ESTIMATE(collective, name, estimate) \
+  NamedEstimate{#collective "/" #name, &estimate},
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
+};
+
+constexpr EstimateFn estimate_named(std::string_view name) {
+  for (const auto& [n, estimate] : kEstimates) {
+    if (n == name) return estimate;
   }
   return nullptr;
 }
@@ -80,11 +109,14 @@ constexpr AlgorithmInfo kAlgorithms[] = {
                 &builder,                                                                          \
                 &why_not,                                                                          \
                 &params,                                                                           \
-                bound_named(#collective "/" #name)},
+                bound_named(#collective "/" #name),                                                \
+                estimate_named(#collective "/" #name)},
 #define OPTCOLL_BOUND(collective, name, bound)
+#define OPTCOLL_ESTIMATE(collective, name, estimate)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
 };
 
 // Every OPTCOLL_BOUND line names an algorithm of the list.
@@ -97,6 +129,23 @@ constexpr bool every_bound_names_an_algorithm() {
   return true;
 }
 static_assert(every_bound_names_an_algorithm(), "an OPTCOLL_BOUND line names no algorithm");
+
+// Every algorithm has exactly one OPTCOLL_ESTIMATE line, and every line names an algorithm.
+constexpr bool every_algorithm_has_one_estimate() {
+  for (const auto& info : kAlgorithms) {
+    int lines = 0;
+    for (const auto& [name, estimate] : kEstimates) lines += name == info.name ? 1 : 0;
+    if (lines != 1) return false;
+  }
+  for (const auto& [name, estimate] : kEstimates) {
+    bool found = false;
+    for (const auto& info : kAlgorithms) found = found || info.name == name;
+    if (!found) return false;
+  }
+  return true;
+}
+static_assert(every_algorithm_has_one_estimate(),
+              "every OPTCOLL_ALGORITHM needs one OPTCOLL_ESTIMATE line (and no other)");
 
 std::string known_names(CollectiveKind kind) {
   std::string names;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/params.h"
 #include "optcoll/model/collective.h"
 #include "optcoll/model/cost_model.h"
@@ -27,6 +28,11 @@ using ParamsFn = std::span<const ParamInfo> (*)();
 // parameters, model), computed without building one (bounds.h); nullopt when the algorithm
 // does not apply or no bound is known for this model.
 using BoundFn = std::optional<Time> (*)(const CollectiveSpec&, const CostModel&);
+// The algorithm's cost formula as code (estimate.h): the time, bytes and work of the
+// schedule the builder would make for (spec, resolved params, model), without making it;
+// std::nullopt for a model the formula does not describe.
+using EstimateFn = std::optional<Estimate> (*)(const CollectiveSpec&, const Params&,
+                                               const CostModel&);
 
 struct AlgorithmInfo {
   std::string_view name;  // "allgather/ring": "<collective>/<algorithm>"
@@ -41,6 +47,8 @@ struct AlgorithmInfo {
   // selection skips building them when the bound shows they cannot (OPTCOLL_BOUND lines of
   // algorithms.def).
   BoundFn bound = nullptr;
+  // Every algorithm has one (OPTCOLL_ESTIMATE lines of algorithms.def; registry.cc checks).
+  EstimateFn estimate = nullptr;
 
   std::string_view short_name() const { return name.substr(name.find('/') + 1); }
 };

@@ -36,6 +36,17 @@ Slice whole(const Layout& layout, Rank r, Buf buf) {
 }  // namespace
 
 std::optional<Composition> composition_for(const CollectiveSpec& spec) {
+  switch (spec.kind) {  // the kinds without one cost nothing to ask (alltoallv's p x p layout)
+    case CollectiveKind::kAllreduce:
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock:
+    case CollectiveKind::kBcast:
+      break;
+    default:
+      return std::nullopt;
+  }
   const Layout layout(spec);
   const Rank p = spec.nranks;
   const Count total = layout.total();

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: choosing an algorithm for a call. `plan()` returns the schedule to run with its
 // predicted time, and, for "auto", every candidate the registry has for the collective with
-// its predicted time or the reason it does not apply (explain()).
+// its predicted time, how it was obtained, or the reason it does not apply (explain()).
+// `decide()` makes the same choice without building the chosen schedule (what a caller
+// that needs only the algorithm and its parameters asks).
 //
 // Selection order (design.md 3.10): an explicit algorithm name; otherwise the least predicted
-// time among the registry's applicable algorithms. Predictions are exact simulations of each
-// candidate's schedule under the model (the simulator is fast enough for every registry
-// algorithm at the sizes a call has). Near-ties — candidates predicted within kTieTolerance
-// of the least time — go to the one that moves the fewest bytes in all (then the earlier
-// registry entry): the model often cannot tell them apart (a linear gather and a binomial
-// tree tie on bandwidth through the root's one port), and the bytes a tree forwards cost
-// what the model does not see (the forwarding ranks' processors and memory, a link's other
-// traffic; docs/design.md 28).
-// Parameters: each candidate is built with its declared defaults ("auto" values are resolved
+// time among the registry's applicable algorithms. Near-ties — candidates predicted within
+// kTieTolerance of the least time — go to the one that moves the fewest bytes in all (then
+// the earlier registry entry): the model often cannot tell them apart (a linear gather and a
+// binomial tree tie on bandwidth through the root's one port), and the bytes a tree
+// forwards cost what the model does not see (the forwarding ranks' processors and memory, a
+// link's other traffic; docs/design.md 28).
+// Parameters: each candidate is tried with its declared defaults ("auto" values are resolved
 // by the builder from the model, e.g. the segment size minimizing its cost formula), then
 // with a few variants (radix 2, 3, 4, 8; the segment size halved and doubled); the
 // fastest is kept (ties: the defaults, then the earlier variant) and reported with its
@@ -20,17 +20,34 @@
 // Compositions (plan/compose.h): for allreduce, allgather(v), reduce_scatter(_block) and
 // bcast, one more candidate "compose(A, B)": the best registry plan of each phase (reduce +
 // bcast, gather(v) + bcast, reduce + scatter(v), scatterv + allgatherv) as one schedule; it
-// is chosen only when strictly faster than the registry's choice. So auto is never
-// predicted slower than that composition (tests/plan/compose_test.cc: the guard).
-// Ties, in full: fewer bytes moved, the earlier registry entry, then the composition; within
-// one algorithm the defaults, then the variants in the order above.
-// Pruning: some algorithms have a registry lower bound that needs no schedule
-// (algorithms.def, OPTCOLL_BOUND: the rings and pairwise exchanges, whose schedules have
-// O(p^2) ops). The candidates without one are evaluated first; a bounded candidate is then
-// built only if its bound is within kTieTolerance of their best prediction. A skipped one
-// cannot win or tie (its time is at least its bound), so the choice is the one a full
-// evaluation makes; explain() lists it with its bound. At p = 1024 this skips seconds of
-// building per ring (docs/benchmarks.md, "Selection cost at scale").
+// is chosen only when strictly faster than the registry's choice.
+//
+// How candidates are priced (docs/design.md 41). Simulating every candidate costs the sum of
+// their schedules (a ring's has O(p^2) ops: seconds and gigabytes at p = 1024, out of memory
+// at p = 65536), so by default `auto` prices candidates by their cost formulas
+// (algorithms/estimate.h: every registry algorithm has one, as code) and simulates few:
+//  1. every candidate and parameter variant gets its estimate; an estimate the formula's
+//     test proves exact (`exact`) counts as a prediction, the others only rank;
+//  2. the inexact estimates within kFinalistWindow of the least time are simulated, least
+//     first, while their work (about their schedules' ops) fits PlanOptions::
+//     simulation_budget: at small p that is every plausible winner, so the choice is the
+//     simulator's; at large p the formulas decide, and the schedules that would cost
+//     gigabytes are never built;
+//  3. under a model a formula does not describe (estimate.h: gaps, shared processors,
+//     topologies, pair matrices, several ports, half duplex, overlap, any new switch) there
+//     is no estimate and the candidate is simulated as the exhaustive search does, skipped
+//     only when its registry bound shows it cannot win (or, with a schedule too large to
+//     simulate, listed as not evaluated);
+//  4. the choice is made among the simulated times and remaining estimates by the rules
+//     above; plan() builds and simulates the chosen schedule, and should its time exceed its
+//     estimate so that another candidate now looks faster, re-chooses with that knowledge
+//     (each step builds one schedule) until the chosen one's time is a simulation.
+// PlanOptions::exhaustive keeps the reference procedure: every candidate simulated (with the
+// bound pruning of select.cc, which changes nothing but what is built). tests/plan/
+// select_equivalence_test.cc checks that the default choice is the exhaustive one, or within
+// 1% of its predicted time, on the registry grid under every model switch.
+// explain() says for every candidate whether it was simulated, estimated by its formula
+// (exact or not), pruned by its bound, or not evaluated.
 #pragma once
 
 #include <cstdint>
@@ -47,45 +64,89 @@ namespace optcoll {
 
 // Relative width of a near-tie in auto selection (see the file comment).
 inline constexpr double kTieTolerance = 0.01;
+// Inexact estimates within this factor of the least time are simulated, budget permitting.
+inline constexpr double kFinalistWindow = 0.25;
+// The default PlanOptions::simulation_budget, in op-equivalents: a few finalists at p in the
+// hundreds, none of the O(p^2)-op schedules beyond p of about 100.
+inline constexpr double kDefaultSimulationBudget = 1 << 15;
+
+// How a candidate's time was obtained.
+enum class Evaluation : std::uint8_t {
+  kSimulated,      // its schedule was built and simulated
+  kExactEstimate,  // its cost formula, which equals the simulation for this spec and model
+  kEstimated,      // its cost formula, not simulated (a ranking estimate)
+  kPruned,         // not built: its lower bound exceeded the best prediction
+  kNotEvaluated,   // not built: its schedule is too large to simulate (why_not says why)
+  kNotApplicable,  // why_not says why
+};
+std::string_view evaluation_name(Evaluation how);
 
 struct Candidate {
   std::string algorithm;          // registry name, "bcast/binomial"
-  std::optional<Time> predicted;  // simulated makespan, when applicable
-  std::string why_not;            // why it was skipped, when not
-  std::string params;             // the parameters its schedule was built with
-  std::uint64_t bytes_moved = 0;  // applicable: the bytes its messages carry, all ranks
-  // Not built (pruned): its registry lower bound, which exceeded the best prediction.
+  std::optional<Time> predicted;  // simulated or estimated time (see `how`), when evaluated
+  std::string why_not;            // why it was skipped, when not applicable or not evaluated
+  std::string params;             // the parameters its schedule was (or would be) built with
+  std::uint64_t bytes_moved = 0;  // evaluated: the bytes its messages carry, all ranks
+  // Pruned: its registry lower bound, which exceeded the best prediction.
   std::optional<Time> bound;
+  Evaluation how = Evaluation::kNotApplicable;
 };
 
 struct PlanOptions {
-  // Skip building the candidates whose registry bound (algorithms.def, OPTCOLL_BOUND) shows
-  // they cannot win. The choice is the same either way; without pruning every candidate
-  // gets a prediction (slower at large p: a ring's schedule has O(p^2) ops).
+  // Simulate every candidate (the reference procedure; slow at large p). The default prices
+  // candidates by their formulas and simulates a few finalists (see the file comment).
+  bool exhaustive = false;
+  // Exhaustive search only: skip building the candidates whose registry bound (algorithms.def,
+  // OPTCOLL_BOUND) shows they cannot win; the choice is the same either way. false implies
+  // exhaustive: every candidate gets a simulated prediction.
   bool prune = true;
+  // Op-equivalents (algorithms::Estimate::work) the default search may spend simulating
+  // finalists; 0: formulas only (candidates without a formula for the model are still
+  // simulated).
+  double simulation_budget = kDefaultSimulationBudget;
+
+  bool is_exhaustive() const { return exhaustive || !prune; }
+  bool operator==(const PlanOptions&) const = default;
 };
 
 // The bytes all of `schedule`'s messages carry (the sends' slices times the element size).
 std::uint64_t bytes_moved(const Schedule& schedule);
 
+// What auto decides, without the chosen schedule: the algorithm and its parameters, as the
+// Communicator, the C API and the PMPI library need them.
+struct Decision {
+  std::string algorithm;      // registry name, or "compose(A, B)"
+  algorithms::Params params;  // the parameters to build it with (auto values resolved)
+  Time predicted_time = 0;
+  Evaluation how = Evaluation::kSimulated;  // of predicted_time: simulated or estimated
+  // A composition: its phases' algorithms and parameters.
+  struct Phase {
+    std::string algorithm;
+    algorithms::Params params;
+  };
+  std::vector<Phase> phases;
+  // Every candidate considered, as Plan::candidates.
+  std::vector<Candidate> candidates;
+};
+
 struct Plan {
   Schedule schedule;
   std::string algorithm;
   algorithms::Params params;
-  Time predicted_time = 0;
+  Time predicted_time = 0;  // the chosen schedule's simulated makespan
   std::optional<Time> lower_bound;
   CostModel model;  // the model the predictions are in
   // Who chose the algorithm, for explanations: empty when plan() did (the model, or the
   // caller's explicit name); plan_tuned (tuning.h) says whether a tuning table or the model
   // decided, and why.
   std::string decided_by;
-  // Every candidate considered: applicable ones sorted by predicted time (ties in registry
-  // order), then those not built by their bound, then the inapplicable ones in registry
-  // order. One entry for an explicit choice.
+  // Every candidate considered: evaluated ones sorted by predicted time (ties in registry
+  // order), then those not built by their bound, then those not evaluated, then the
+  // inapplicable ones in registry order. One entry for an explicit choice.
   std::vector<Candidate> candidates;
 
-  // A table: one line per candidate with its predicted time (and ratio to the best) or its
-  // reason, the chosen one marked.
+  // A table: one line per candidate with its predicted time (and ratio to the best) and how
+  // it was obtained, or its reason; the chosen one marked.
   std::string explain() const;
 };
 
@@ -96,14 +157,28 @@ struct Plan {
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm = "auto",
           const algorithms::Params& params = {}, const PlanOptions& options = {});
 
-// For rooted collectives whose root the caller leaves to optcoll (`--root best`): plans
-// every root (spec.root is ignored) and returns the plan with the least predicted time
-// (ties: lowest root). An explicit algorithm with a best-root hook
-// (optcoll/algorithms/planners/best_root.h) is asked for its root instead and planned once
-// (its own tie-breaking). Throws Error(kInvalidArgument) for non-rooted kinds or nranks above
-// `max_ranks` (the search costs nranks plans).
+// plan()'s choice without building it (for an explicit algorithm: its parameters resolved
+// and its time, estimated where its formula is exact or its schedule too large, simulated
+// otherwise). Decisions for auto are cached by call shape (spec, model and options; a few
+// hundred, least recently used first out), so a process asking again pays nothing.
+Decision decide(const CollectiveSpec& spec, const CostModel& model,
+                std::string_view algorithm = "auto", const algorithms::Params& params = {},
+                const PlanOptions& options = {});
+
+// Empties decide()'s cache (benchmarks measure first calls; a process never needs it).
+void clear_decision_cache();
+
+// For rooted collectives whose root the caller leaves to optcoll (`--root best`): the plan
+// with the least predicted time over every root (spec.root is ignored; ties: lowest root).
+// An explicit algorithm with a best-root hook (optcoll/algorithms/planners/best_root.h) is
+// asked for its root instead and planned once (its own tie-breaking). For auto, the default
+// search decides every root up to kAllRootsUpTo ranks; above, the roots worth deciding are
+// those the candidates' cheap hooks and formulas single out (select.cc), so the search costs
+// a few decisions rather than p plans. Throws Error(kInvalidArgument) for non-rooted kinds
+// or nranks above `max_ranks`.
+inline constexpr Rank kAllRootsUpTo = 64;
 Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model,
                     std::string_view algorithm = "auto", const algorithms::Params& params = {},
-                    Rank max_ranks = 4096, const PlanOptions& options = {});
+                    Rank max_ranks = 1 << 16, const PlanOptions& options = {});
 
 }  // namespace optcoll

@@ -93,9 +93,21 @@ TEST(TwoTree, StepsAreOnePortAndComplete) {
   }
 }
 
+// The estimates' two_tree_depth_formula at large p, where they use it most: around powers
+// of two (where the depth steps) up to 2^17.
+TEST(TwoTree, DepthFormulaAtLargeP) {
+  for (Rank k = 11; k <= 17; ++k) {
+    for (const Rank p : {(Rank{1} << k) - 1, Rank{1} << k, (Rank{1} << k) + 1, (Rank{1} << k) + 2,
+                         (Rank{1} << k) + 3}) {
+      EXPECT_EQ(two_tree_depth_formula(p), two_tree_depth(p)) << "p=" << p;
+    }
+  }
+}
+
 TEST(TwoTree, DepthMatchesTheClosedForm) {
   for (Rank p = 1; p <= 1200; ++p) {
     EXPECT_EQ(two_tree_depth(p), closed_form_depth(p)) << "p=" << p;
+    EXPECT_EQ(two_tree_depth_formula(p), two_tree_depth(p)) << "p=" << p;  // the estimates' form
     if (p >= 2) {
       // Any other segment count: S − 1 more steps (the trees' depths differ by at most one).
       EXPECT_EQ(two_tree_schedule(p, p / 3, 2).steps, 1 + closed_form_depth(p)) << "p=" << p;

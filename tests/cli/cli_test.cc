@@ -838,33 +838,42 @@ TEST_F(Cli, ReproducibleAutoPicksAFixedOrderAlgorithmAndSaysWhyNotTheOthers) {
   EXPECT_EQ(run_result.status, 0) << run_result.err << run_result.out;
 }
 
-// At many ranks and few elements the rings cannot win: auto lists them with their lower
-// bound and does not build them; --all-candidates predicts them, and the choice is the same.
-TEST_F(Cli, PlanSaysWhichCandidatesItRuledOutByTheirBound) {
-  const Result pruned = run("plan allreduce -p 64 --count 64 --explain");
-  ASSERT_EQ(pruned.status, 0) << pruned.err;
+// At many ranks and few elements the rings cannot win. By default auto prices them by their
+// cost formulas and does not build them; --exhaustive lists them with their lower bound and
+// does not build them either; --all-candidates simulates them. The choice is the same.
+TEST_F(Cli, PlanSaysHowItPricedEveryCandidate) {
   const auto ring_line = [](const std::string& out) {
     const auto at = out.find("allreduce/ring ");
     return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
   };
+  const std::string call = "plan allreduce -p 64 --count 64 --explain";
+  const Result fast = run(call);
+  ASSERT_EQ(fast.status, 0) << fast.err;
+  EXPECT_NE(ring_line(fast.out).find("(formula"), std::string::npos) << fast.out;
+  const Result pruned = run(call + " --exhaustive");
+  ASSERT_EQ(pruned.status, 0) << pruned.err;
   EXPECT_NE(ring_line(pruned.out).find(">= "), std::string::npos) << pruned.out;
   EXPECT_NE(ring_line(pruned.out).find("not built"), std::string::npos) << pruned.out;
-  const Result full = run("plan allreduce -p 64 --count 64 --explain --all-candidates");
+  const Result full = run(call + " --all-candidates");
   ASSERT_EQ(full.status, 0) << full.err;
   EXPECT_EQ(ring_line(full.out).find("not built"), std::string::npos) << full.out;
+  EXPECT_EQ(ring_line(full.out).find("formula"), std::string::npos) << full.out;
   EXPECT_NE(ring_line(full.out).find("moves"), std::string::npos) << full.out;
   const auto first_line = [](const std::string& out) { return out.substr(0, out.find("ops")); };
-  EXPECT_EQ(first_line(pruned.out), first_line(full.out));  // the same choice and prediction
-  const Result json = run("plan allreduce -p 64 --count 64 --json");
-  ASSERT_EQ(json.status, 0) << json.err;
-  bool ring_has_bound = false;
-  const auto parsed = nlohmann::json::parse(json.out);
-  for (const auto& c : parsed["candidates"]) {
-    if (c["algorithm"] == "allreduce/ring") {
-      ring_has_bound = c.contains("lower_bound") && c["predicted_time"].is_null();
+  EXPECT_EQ(first_line(fast.out), first_line(full.out));  // the same choice and prediction
+  EXPECT_EQ(first_line(pruned.out), first_line(full.out));
+  for (const auto& [flags, evaluation] : {std::pair<std::string, std::string>{"", "formula, exact"},
+                                          {" --exhaustive", "pruned by its bound"},
+                                          {" --all-candidates", "simulated"}}) {
+    const Result json = run("plan allreduce -p 64 --count 64 --json" + flags);
+    ASSERT_EQ(json.status, 0) << json.err;
+    std::string ring_evaluation;
+    const auto parsed = nlohmann::json::parse(json.out);
+    for (const auto& c : parsed["candidates"]) {
+      if (c["algorithm"] == "allreduce/ring") ring_evaluation = c["evaluation"];
     }
+    EXPECT_EQ(ring_evaluation, evaluation) << flags << "\n" << json.out;
   }
-  EXPECT_TRUE(ring_has_bound) << json.out;
 }
 
 TEST_F(Cli, TopologyGivesTheLinkBoundAndTheMulticolorAlgorithm) {

@@ -61,10 +61,12 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
             plan(make_spec(CollectiveKind::kAllreduce, 16, 100000), model).algorithm);
 }
 
-// Pruning (select.h): with and without it, auto makes the same choice, and every candidate
-// it did build has the same prediction; a candidate it did not build is slower than the
-// choice by more than the tie tolerance and at least its bound. Small counts at many ranks
-// prune the rings; large counts, where a ring wins, prune nothing that could.
+// Pruning in the exhaustive search (select.h, PlanOptions::prune): with and without it, auto
+// makes the same choice, and every candidate it did build has the same prediction; a
+// candidate it did not build is slower than the choice by more than the tie tolerance and at
+// least its bound. Small counts at many ranks prune the rings; large counts, where a ring
+// wins, prune nothing that could. (The default search, which prices candidates by their
+// formulas, is compared with the exhaustive one in select_equivalence_test.cc.)
 TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   CostModel two_ports = unit_model(50, 1, 0.5);
   two_ports.ports = 2;
@@ -95,7 +97,7 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
                     ? per_rank
                     : per_rank * p);
           }
-          const Plan pruned = plan(spec, model);
+          const Plan pruned = plan(spec, model, "auto", {}, PlanOptions{.exhaustive = true});
           const Plan full = plan(spec, model, "auto", {}, PlanOptions{.prune = false});
           const std::string what = describe(spec);
           EXPECT_EQ(pruned.algorithm, full.algorithm) << what;

@@ -14,6 +14,8 @@
 // Reference: Bruck, Ho, Kipnis, Upfal, Weathersby, "Efficient algorithms for all-to-all
 //            communications in multiport message-passing systems", IEEE TPDS 8(11), 1997.
 
+#include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -59,6 +61,42 @@ Schedule build_allgather_bruck(const CollectiveSpec& spec, const Params& /*param
     b.add_dependency(r, last_recv[static_cast<std::size_t>(r)], first);
   }
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the own block, ceil(log2 p) steps each as long as its largest
+// message (the blocks r..r+d-1 a rank forwards), then the rotation's copies of the n
+// elements. Exact for equal blocks: ceil(log2 p)α + (p-1)mβ + (m + n)·copy.
+std::optional<Estimate> estimate_allgather_bruck(const CollectiveSpec& spec,
+                                                 const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  const Count n = layout.total();
+  auto prefix = [&](Rank x) { return x >= p ? n : layout.displ(x); };
+  auto window = [&](Rank r, Rank j) {  // blocks r, ..., r + j - 1 (mod p)
+    return r + j <= p ? prefix(r + j) - prefix(r) : n - prefix(r) + prefix(r + j - p);
+  };
+  Time time = c->copy_of(largest_block(spec)) + c->copy_of(n);
+  double elements = 0;
+  for (Rank d = 1; d < p; d *= 2) {
+    const Rank blocks = std::min(d, p - d);
+    Count largest = 0;
+    for (Rank r = 0; r < p; ++r) {
+      largest = std::max(largest, window(r, blocks));
+      elements += static_cast<double>(window(r, blocks));
+    }
+    time += c->message(largest);
+  }
+  // When the last step carries few blocks (at most an eighth of the power of two below p),
+  // a rank's rotation copies that need no data of that step run before it and hold up a
+  // partner's last message by a quarter of that power of two's blocks (measured).
+  const auto pow2 = std::int64_t{1} << floor_log2(p);
+  const std::int64_t rem = p - pow2;
+  const bool late_copy = rem > 0 && rem <= pow2 / 8;
+  if (late_copy) time += c->copy_of(largest_block(spec) * (pow2 / 4));
+  return make_estimate(spec, time, elements, 2.0 * p * (ceil_log2(p) + 2),
+                       spec.counts.empty() && (!late_copy || c->copy == 0));
 }
 
 }  // namespace optcoll::algorithms

@@ -9,8 +9,10 @@
 // Restrictions: none.
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (allgather = gather + bcast).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -28,6 +30,26 @@ Schedule build_allgather_gather_then_bcast(const CollectiveSpec& spec, const Par
   patterns::emit_tree_bcast(b, patterns::binomial_tree(p, 0, patterns::ChildOrder::kLargestFirst),
                             assembled);
   return std::move(b).finish();
+}
+
+// Estimate: the binomial gather to rank 0 (patterns::tree_gather_time), then the binomial
+// broadcast of the n elements, ceil(log2 p)(α + nβ).
+std::optional<Estimate> estimate_allgather_gather_then_bcast(const CollectiveSpec& spec,
+                                                             const Params& /*params*/,
+                                                             const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < p; ++r) blocks.push_back(layout.block(r));
+  const auto gather_tree = patterns::binomial_tree(p, 0, patterns::ChildOrder::kSmallestFirst);
+  const Time time =
+      patterns::tree_gather_time(gather_tree, patterns::virtual_positions(p, 0), blocks, *c) +
+      static_cast<Time>(ceil_log2(p)) * c->message(layout.total());
+  const double elements = patterns::tree_subtree_elements(gather_tree, blocks) +
+                          static_cast<double>(p - 1) * static_cast<double>(layout.total());
+  return make_estimate(spec, time, elements, 5.0 * p, false);
 }
 
 }  // namespace optcoll::algorithms

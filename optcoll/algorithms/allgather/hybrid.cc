@@ -38,4 +38,21 @@ Schedule build_allgather_hybrid(const CollectiveSpec& spec, const Params& params
   return std::move(b).finish();
 }
 
+// Estimate: ring_grid_estimate over the blocks, innermost dimension first (the order does
+// not change the largest chunks), after the copy of the own block.
+std::optional<Estimate> estimate_allgather_hybrid(const CollectiveSpec& spec, const Params& params,
+                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const auto dims = resolve_ring_grid(spec, params, model, layout.total(), /*reduce=*/false);
+  std::vector<Count> sizes;
+  Count largest = 0;
+  for (Rank r = 0; r < spec.nranks; ++r) {
+    sizes.push_back(layout.block(r));
+    largest = std::max(largest, layout.block(r));
+  }
+  return ring_grid_estimate(spec, *c, dims, sizes, false, largest);
+}
+
 }  // namespace optcoll::algorithms

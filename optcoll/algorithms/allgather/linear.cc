@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -38,6 +39,31 @@ Schedule build_allgather_linear(const CollectiveSpec& spec, const Params& /*para
 // Bound (allgather): every rank receives p - 1 blocks of m elements, one message each.
 std::optional<Time> bound_allgather_linear(const CollectiveSpec& spec, const CostModel& model) {
   return fan_in_bound(spec, model, spec.nranks - 1, spec.count);
+}
+
+// Estimate: the copy of the own block, then the busier of a rank's p - 1 sends of its block
+// and its p - 1 receives: exact for equal blocks, (p-1)(α + mβ) + m·copy.
+std::optional<Estimate> estimate_allgather_linear(const CollectiveSpec& spec,
+                                                  const Params& /*params*/,
+                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  Time all = 0;
+  Count largest = 0;
+  for (Rank q = 0; q < p; ++q) {
+    all += c->message(layout.block(q));
+    largest = std::max(largest, layout.block(q));
+  }
+  Time busiest = 0;
+  for (Rank r = 0; r < p; ++r) {
+    const Time message = c->message(layout.block(r));
+    busiest = std::max({busiest, all - message, static_cast<Time>(p - 1) * message});
+  }
+  const double elements = static_cast<double>(p - 1) * static_cast<double>(layout.total());
+  return make_estimate(spec, c->copy_of(largest) + busiest, elements,
+                       2.0 * p * static_cast<double>(p), !spec.counts.empty() ? false : true);
 }
 
 }  // namespace optcoll::algorithms

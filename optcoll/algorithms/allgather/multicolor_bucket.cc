@@ -16,7 +16,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -37,6 +40,25 @@ std::optional<Time> bound_allgather_multicolor_bucket(const CollectiveSpec& spec
                                                       const CostModel& model) {
   if (model.topology) return std::nullopt;
   return chain_bound(spec, model, spec.nranks - 1, std::min<Count>(spec.count, 1));
+}
+
+// Estimate (no topology: one ring in rank order, the closed-form models have none): the
+// copies of the own block and of the result, and p - 1 steps in which every rank sends its
+// `pieces` messages of the step's block: m·copy + (p-1)(pieces·α + mβ) + n·copy.
+std::optional<Estimate> estimate_allgather_multicolor_bucket(const CollectiveSpec& spec,
+                                                             const Params& params,
+                                                             const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t pieces = params.get_int("pieces");
+  const std::string_view directions = params.get("directions");
+  if (pieces < 1 || (directions != "auto" && directions != "1")) return std::nullopt;
+  const double p = spec.nranks;
+  const Count m = spec.count;
+  const Time step = m == 0 ? 0 : static_cast<Time>(pieces) * c->alpha + c->beta * m;
+  return make_estimate(spec, c->copy_of(m) + (p - 1) * step + c->copy_of(m * spec.nranks),
+                       (p - 1) * p * m, 2 * p * p * pieces, pieces == 1,
+                       fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms

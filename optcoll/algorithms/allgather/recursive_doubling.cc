@@ -16,7 +16,10 @@
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (recursive doubling allgather);
 //            Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007.
 
+#include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -37,6 +40,22 @@ Schedule build_allgather_recursive_doubling(const CollectiveSpec& spec, const Pa
   }
   patterns::doubling_allgather(b, patterns::all_ranks(p), bases, patterns::parts_of_sizes(sizes));
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the own block, then patterns::doubling_allgather_time.
+std::optional<Estimate> estimate_allgather_recursive_doubling(const CollectiveSpec& spec,
+                                                              const Params& /*params*/,
+                                                              const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < p; ++r) blocks.push_back(layout.block(r));
+  const double n = static_cast<double>(layout.total());
+  return make_estimate(
+      spec, c->copy_of(largest_block(spec)) + patterns::doubling_allgather_time(blocks, *c),
+      (p - 1) * n, 2.0 * p * (ceil_log2(p) + 2), false);
 }
 
 }  // namespace optcoll::algorithms

@@ -15,6 +15,8 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -41,6 +43,21 @@ Schedule build_allgather_ring(const CollectiveSpec& spec, const Params& /*params
 // Bound: the largest block travels p - 1 hops, each forwarded after it arrived.
 std::optional<Time> bound_allgather_ring(const CollectiveSpec& spec, const CostModel& model) {
   return chain_bound(spec, model, spec.nranks - 1, largest_block(spec));
+}
+
+// Estimate: the copy of the own block, then p - 1 steps as long as the largest block's
+// message. Exact for equal blocks: (p-1)(α + mβ) + m·copy.
+std::optional<Estimate> estimate_allgather_ring(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Count largest = largest_block(spec);
+  const double elements =
+      static_cast<double>(spec.nranks - 1) * static_cast<double>(layout.total());
+  return make_estimate(
+      spec, c->copy_of(largest) + patterns::ring_allgather_time(spec.nranks, largest, *c), elements,
+      2.0 * spec.nranks * spec.nranks, spec.counts.empty());
 }
 
 }  // namespace optcoll::algorithms

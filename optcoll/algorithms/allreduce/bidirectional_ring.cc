@@ -14,7 +14,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -33,6 +36,28 @@ Schedule build_allreduce_bidirectional_ring(const CollectiveSpec& spec, const Pa
 std::optional<Time> bound_allreduce_bidirectional_ring(const CollectiveSpec& spec,
                                                        const CostModel& model) {
   return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
+}
+
+// Estimate: two rings on half the message each, in opposite directions: with one port a
+// rank's two sends of a step go one after the other, so each step costs two messages of
+// the half's piece: n·copy + 2(p-1)(2(pieces·α) + 2·ceil(n/2p)β) + 2(p-1)ceil(n/2p)γ.
+std::optional<Estimate> estimate_allreduce_bidirectional_ring(const CollectiveSpec& spec,
+                                                              const Params& params,
+                                                              const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t pieces = params.get_int("pieces");
+  if (pieces < 1) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const Count half = (n + 1) / 2;
+  const Count piece = (half + p - 1) / p;
+  const Time alpha = static_cast<Time>(pieces) * c->alpha;
+  const Time step = piece == 0 ? 0 : alpha + c->beta * piece;
+  const Time time = c->copy_of(n) + static_cast<Time>(p - 1) * 2 * (2 * step + c->reduce(piece));
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
+                       12.0 * p * p * static_cast<double>(pieces), false,
+                       fmt::format("pieces={}", pieces));
 }
 
 }  // namespace optcoll::algorithms

@@ -19,7 +19,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -40,6 +43,29 @@ std::optional<Time> bound_allreduce_dimension_wise(const CollectiveSpec& spec,
                                                    const CostModel& model) {
   if (model.topology) return std::nullopt;
   return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
+}
+
+// Estimate (no topology: one ring in rank order, the closed-form models have none): the copy
+// of the input, then p - 1 reduce-scatter and p - 1 allgather steps of the largest piece,
+// each of `pieces` messages: n·copy + 2(p-1)(pieces·α + ceil(n/p)β) + (p-1)ceil(n/p)γ.
+std::optional<Estimate> estimate_allreduce_dimension_wise(const CollectiveSpec& spec,
+                                                          const Params& params,
+                                                          const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t pieces = params.get_int("pieces");
+  if (pieces < 1) return std::nullopt;
+  const std::string_view directions = params.get("directions");
+  if (directions != "auto" && directions != "1") return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const Count piece = (n + p - 1) / p;
+  const Time alpha = static_cast<Time>(pieces) * c->alpha;
+  const Time step = piece == 0 ? 0 : alpha + c->beta * piece;
+  const Time time = c->copy_of(n) + static_cast<Time>(p - 1) * (2 * step + c->reduce(piece));
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
+                       6.0 * p * p * static_cast<double>(pieces), pieces == 1 && n % p == 0,
+                       fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms

@@ -32,6 +32,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
@@ -73,6 +74,31 @@ Schedule build_allreduce_double_binary(const CollectiveSpec& spec, const Params&
   patterns::emit_two_tree_bcast(b, plan, data, reduced);
   b.set_params(segment_param_text(n, segments));
   return std::move(b).finish();
+}
+
+// Estimate: the double-tree reduce to rank 0 and the double-tree bcast, both
+// pipelined_tree_cost over D slots with the S the builder picks, after the contribution's
+// copy.
+std::optional<Estimate> estimate_allreduce_double_binary(const CollectiveSpec& spec,
+                                                         const Params& params,
+                                                         const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t depth = patterns::two_tree_depth_formula(spec.nranks);
+  const LinkCost link = link_cost(model, spec);
+  const Count n = spec.count;
+  const auto cost = [&](Count s) {
+    return pipelined_tree_cost(link, depth, 1, n, s, true) +
+           pipelined_tree_cost(link, depth, 1, n, s, false);
+  };
+  const double hint =
+      std::sqrt(static_cast<double>(std::max<std::int64_t>(0, depth - 1)) * static_cast<double>(n) *
+                (2 * link.beta + link.gamma) / std::max(2 * link.alpha, 1e-300));
+  const Count segments = resolve_segments(params, n, cost, hint);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, n == 0 ? 0 : c->copy_of(n) + cost(segments), 2 * sends * n,
+                       4 * sends * static_cast<double>(segments) + spec.nranks, false,
+                       segment_param_text(n, segments));
 }
 
 }  // namespace optcoll::algorithms

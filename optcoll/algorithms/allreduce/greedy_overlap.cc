@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -37,6 +38,24 @@ Schedule build_allreduce_greedy_overlap(const CollectiveSpec& spec, const Params
   b.set_params(fmt::format("transfers={},reducers={}", params.get_int("transfers"),
                            params.get_int("reducers")));
   return std::move(b).finish();
+}
+
+// Estimate: the planner's predicted length of the reduction to rank 0, then the binomial
+// bcast, ceil(log2 p)(α + nβ).
+std::optional<Estimate> estimate_allreduce_greedy_overlap(const CollectiveSpec& spec,
+                                                          const Params& params,
+                                                          const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto tree =
+      planners::plan_greedy_tree(spec.nranks, planners::reduction_costs(spec, spec.count, model),
+                                 params.get_int("transfers"), params.get_int("reducers"));
+  const double sends = spec.nranks - 1;
+  return make_estimate(
+      spec, tree.length + static_cast<Time>(ceil_log2(spec.nranks)) * c->message(spec.count),
+      2 * sends * spec.count, 4 * sends + spec.nranks, false,
+      fmt::format("transfers={},reducers={}", params.get_int("transfers"),
+                  params.get_int("reducers")));
 }
 
 }  // namespace optcoll::algorithms

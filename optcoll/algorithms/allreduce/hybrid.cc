@@ -39,4 +39,23 @@ Schedule build_allreduce_hybrid(const CollectiveSpec& spec, const Params& params
   return std::move(b).finish();
 }
 
+// Estimate: the copy of the input, then ring_grid_estimate's reduce-scatter and allgather
+// over the p even pieces.
+std::optional<Estimate> estimate_allreduce_hybrid(const CollectiveSpec& spec, const Params& params,
+                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto dims = resolve_ring_grid(spec, params, model, spec.count, /*reduce=*/true);
+  std::vector<Count> sizes;
+  for (Rank r = 0; r < spec.nranks; ++r) {
+    sizes.push_back(patterns::even_piece(spec.count, spec.nranks, r).count);
+  }
+  Estimate e = ring_grid_estimate(spec, *c, dims, sizes, true, spec.count);
+  const Estimate gather = ring_grid_estimate(spec, *c, dims, sizes, false, 0);
+  e.time += gather.time;
+  e.bytes += gather.bytes;
+  e.work += gather.work;
+  return e;
+}
+
 }  // namespace optcoll::algorithms

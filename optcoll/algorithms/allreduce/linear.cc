@@ -9,6 +9,7 @@
 // Restrictions: none (non-commutative operators are combined in rank order).
 // Reference: the "basic linear" allreduce of Open MPI (reduce, then broadcast).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -26,6 +27,18 @@ Schedule build_allreduce_linear(const CollectiveSpec& spec, const Params& /*para
                              output_of(layout, 0));
   patterns::emit_tree_bcast(b, patterns::flat_tree(p, 0), output_of(layout, 0));
   return std::move(b).finish();
+}
+
+// Estimate: n·copy + (p-1)(α + nβ + nγ) + (p-1)(α + nβ). Exact.
+std::optional<Estimate> estimate_allreduce_linear(const CollectiveSpec& spec,
+                                                  const Params& /*params*/,
+                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double sends = spec.nranks - 1;
+  const Count n = spec.count;
+  return make_estimate(spec, c->copy_of(n) + sends * (c->message_reduce(n) + c->message(n)),
+                       2 * sends * n, 4 * sends + 1, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -16,7 +16,9 @@
 // Reference: Rabenseifner, "Optimization of collective reduction operations", ICCS 2004;
 //            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -40,6 +42,26 @@ Schedule build_allreduce_rabenseifner(const CollectiveSpec& spec, const Params& 
   patterns::halving_allgather(b, fold, members, bases, slots);
   patterns::unfold_result(b, fold, members, bases);
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the input, the fold and recursive halving, the recursive doubling
+// of the slots, and the unfold's whole result for p not a power of two.
+std::optional<Estimate> estimate_allreduce_rabenseifner(const CollectiveSpec& spec,
+                                                        const Params& /*params*/,
+                                                        const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const patterns::Fold fold(p);
+  const auto slots = patterns::even_sizes(n, fold.pow2);
+  const Time time =
+      patterns::halving_allgather_finish(
+          patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n)), slots, *c) +
+      (fold.rem > 0 ? c->message(n) : 0);
+  const double elements =
+      2.0 * fold.rem * static_cast<double>(n) + 2 * patterns::halving_elements(p, n);
+  return make_estimate(spec, time, elements, p * (4.0 * fold.bits + 4), false);
 }
 
 }  // namespace optcoll::algorithms

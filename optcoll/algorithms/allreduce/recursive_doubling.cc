@@ -12,6 +12,7 @@
 // Restrictions: none (any p, non-commutative operators).
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (recursive doubling allreduce).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -30,6 +31,23 @@ Schedule build_allreduce_recursive_doubling(const CollectiveSpec& spec, const Pa
   }
   patterns::doubling_allreduce(b, patterns::all_ranks(spec.nranks), bases);
   return std::move(b).finish();
+}
+
+// Estimate: n·copy + floor(log2 p)(α + nβ + nγ), plus for p not a power of two the fold
+// (α + nβ + nγ) and the hand-back (α + nβ). Exact.
+std::optional<Estimate> estimate_allreduce_recursive_doubling(const CollectiveSpec& spec,
+                                                              const Params& /*params*/,
+                                                              const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const bool folds = !is_power_of_two(p);
+  const Time time = c->copy_of(n) + static_cast<Time>(floor_log2(p)) * c->message_reduce(n) +
+                    (folds ? c->message_reduce(n) + c->message(n) : 0);
+  const auto pow2 = static_cast<double>(std::int64_t{1} << floor_log2(p));
+  const double messages = pow2 * static_cast<double>(floor_log2(p)) + 2 * (p - pow2);
+  return make_estimate(spec, time, messages * static_cast<double>(n), 3 * messages + p, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -9,8 +9,10 @@
 //   contiguous rank range combined in rank order).
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -27,6 +29,22 @@ Schedule build_allreduce_reduce_then_bcast(const CollectiveSpec& spec, const Par
   patterns::emit_tree_bcast(b, patterns::binomial_tree(p, 0, patterns::ChildOrder::kLargestFirst),
                             output_of(layout, 0));
   return std::move(b).finish();
+}
+
+// Estimate: the binomial reduce to rank 0 (patterns::tree_reduce_time), then the binomial
+// bcast, ceil(log2 p)(α + nβ).
+std::optional<Estimate> estimate_allreduce_reduce_then_bcast(const CollectiveSpec& spec,
+                                                             const Params& /*params*/,
+                                                             const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const Time time =
+      patterns::tree_reduce_time(
+          patterns::binomial_tree(p, 0, patterns::ChildOrder::kSmallestFirst), *c, n) +
+      static_cast<Time>(ceil_log2(p)) * c->message(n);
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n), 5.0 * p, false);
 }
 
 }  // namespace optcoll::algorithms

@@ -18,7 +18,9 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/partition.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -65,6 +67,21 @@ Schedule build_allreduce_ring(const CollectiveSpec& spec, const Params& /*params
 std::optional<Time> bound_allreduce_ring(const CollectiveSpec& spec, const CostModel& model) {
   const Rank p = spec.nranks;
   return chain_bound(spec, model, 2 * (p - 1), (spec.count + p - 1) / p);
+}
+
+// Estimate: every rank's copies of the p - 1 pieces it combines, then p - 1 reduce-scatter
+// and p - 1 allgather steps of the largest piece. Exact for p dividing n.
+std::optional<Estimate> estimate_allreduce_ring(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const Count piece = (n + p - 1) / p;
+  const Count copied = p == 1 ? n : n - n / p;  // all but the (smallest) piece r - 1
+  const Time time = c->copy_of(copied) + patterns::ring_reduce_scatter_time(p, piece, *c) +
+                    patterns::ring_allgather_time(p, piece, *c);
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n), 6.0 * p * p, n % p == 0);
 }
 
 }  // namespace optcoll::algorithms

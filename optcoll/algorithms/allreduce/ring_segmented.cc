@@ -25,7 +25,9 @@
 #include <fmt/format.h>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/algorithms/restrictions.h"
@@ -92,6 +94,31 @@ Schedule build_allreduce_ring_segmented(const CollectiveSpec& spec, const Params
 std::optional<Time> bound_allreduce_ring_segmented(const CollectiveSpec& spec,
                                                    const CostModel& model) {
   return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
+}
+
+// Estimate: the copy of the input, then per segment p - 1 reduce-scatter and p - 1
+// allgather steps of its largest piece, the segments one after the other.
+std::optional<Estimate> estimate_allreduce_ring_segmented(const CollectiveSpec& spec,
+                                                          const Params& params,
+                                                          const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const bool automatic = !params.has("segment") || params.get("segment") == "auto";
+  const Count segment = automatic ? auto_segment(spec, model) : params.get_int("segment");
+  Time time = c->copy_of(n);
+  double segments = 0;
+  for (Count offset = 0; offset < n; offset += segment) {
+    const Count length = std::min(segment, n - offset);
+    const Count piece = (length + p - 1) / p;
+    time += patterns::ring_reduce_scatter_time(p, piece, *c) +
+            patterns::ring_allgather_time(p, piece, *c);
+    ++segments;
+  }
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
+                       6.0 * p * p * std::max(1.0, segments), false,
+                       fmt::format("segment={}", segment));
 }
 
 }  // namespace optcoll::algorithms

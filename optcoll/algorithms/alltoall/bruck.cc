@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -83,6 +84,29 @@ Schedule build_alltoall_bruck(const CollectiveSpec& spec, const Params& /*params
     }
   }
   return std::move(b).finish();
+}
+
+// Estimate: the rotation in, then per bit k the pack of c_k blocks, the message of c_k·m
+// elements and the unpack (c_k = #{1 <= i < p: bit k of i set}), then the rotation out:
+// 2pm·copy + Σ_k (α + c_k·mβ + 2c_k·m·copy).
+std::optional<Estimate> estimate_alltoall_bruck(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count m = spec.count;
+  if (m == 0) return make_estimate(spec, 0, 0, 0, true);
+  Time time = 2 * c->copy_of(p * m);
+  double elements = 0;
+  double ops = 3.0 * p;
+  for (Rank bit = 1; bit < p; bit *= 2) {
+    Count blocks = 0;
+    for (Rank i = 1; i < p; ++i) blocks += (i & bit) != 0 ? 1 : 0;
+    time += c->message(blocks * m) + 2 * c->copy_of(blocks * m);
+    elements += static_cast<double>(p) * static_cast<double>(blocks * m);
+    ops += 2.0 * p * (static_cast<double>(blocks) + 1);
+  }
+  return make_estimate(spec, time, elements, ops + 2.0 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms

@@ -9,6 +9,9 @@
 // Restrictions: none.
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (pairwise exchange).
 
+#include <algorithm>
+
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -50,6 +53,41 @@ Schedule build_alltoall_pairwise(const CollectiveSpec& spec, const Params& /*par
     }
   }
   return std::move(b).finish();
+}
+
+// Estimate: the own block's copy, then p - 1 steps, each as long as its largest message
+// (exact for alltoall: (p-1)(α + mβ) + m·copy; an upper estimate for alltoallv, whose
+// ranks run ahead of the lockstep).
+std::optional<Estimate> estimate_alltoall_pairwise(const CollectiveSpec& spec,
+                                                   const Params& /*params*/,
+                                                   const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  if (spec.counts.empty()) {  // regular: every step alike, O(1)
+    const double elements = static_cast<double>(p) * (p - 1) * static_cast<double>(spec.count);
+    return make_estimate(spec,
+                         c->copy_of(spec.count) + static_cast<Time>(p - 1) * c->message(spec.count),
+                         elements, 2.0 * p * p, true);
+  }
+  const auto pair = [&](Rank from, Rank to) {  // the counts matrix straight (see linear.cc)
+    return spec.counts[static_cast<std::size_t>(from) * static_cast<std::size_t>(p) +
+                       static_cast<std::size_t>(to)];
+  };
+  Count own = 0;
+  for (Rank r = 0; r < p; ++r) own = std::max(own, pair(r, r));
+  Time time = c->copy_of(own);
+  double elements = 0;
+  for (Rank step = 1; step < p; ++step) {
+    Count largest = 0;
+    for (Rank r = 0; r < p; ++r) {
+      const Count m = pair(r, (r + step) % p);
+      largest = std::max(largest, m);
+      elements += static_cast<double>(m);
+    }
+    time += c->message(largest);
+  }
+  return make_estimate(spec, time, elements, 2.0 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms

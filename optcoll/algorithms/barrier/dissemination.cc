@@ -10,6 +10,7 @@
 // Reference: Hensgen, Finkel, Manber, "Two algorithms for barrier synchronization",
 //            IJPP 17(1), 1988.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -49,6 +50,17 @@ Schedule build_barrier_dissemination(const CollectiveSpec& spec, const Params& /
     }
   }
   return std::move(b).finish();
+}
+
+// Estimate: ceil(log2 p) rounds of a one-element message, ceil(log2 p)(α + β). Exact.
+std::optional<Estimate> estimate_barrier_dissemination(const CollectiveSpec& spec,
+                                                       const Params& /*params*/,
+                                                       const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto rounds = static_cast<double>(ceil_log2(spec.nranks));
+  return make_estimate(spec, rounds * c->message(1), rounds * spec.nranks, 2 * rounds * spec.nranks,
+                       true);
 }
 
 }  // namespace optcoll::algorithms

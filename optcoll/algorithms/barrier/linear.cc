@@ -8,6 +8,7 @@
 // Restrictions: none.
 // Reference: the "basic linear" barrier of Open MPI.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
 
@@ -26,6 +27,15 @@ Schedule build_barrier_linear(const CollectiveSpec& spec, const Params& /*params
     b.transfer(0, r, hub, Slice{Buf::kScratch, 0, 1});
   }
   return std::move(b).finish();
+}
+
+// Estimate: p - 1 one-element arrivals at rank 0, then p - 1 releases: 2(p-1)(α + β). Exact.
+std::optional<Estimate> estimate_barrier_linear(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double messages = 2.0 * (spec.nranks - 1);
+  return make_estimate(spec, messages * c->message(1), messages, 2 * messages, true);
 }
 
 }  // namespace optcoll::algorithms

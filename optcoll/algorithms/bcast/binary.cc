@@ -12,7 +12,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007; Pješivac-Grbović et al.,
 //            "Performance analysis of MPI collective operations", Cluster Computing 2007.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
@@ -28,6 +30,18 @@ Schedule build_bcast_binary(const CollectiveSpec& spec, const Params& /*params*/
   patterns::emit_tree_bcast(b, tree, output_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: the heap tree's one-port slots times α + nβ (patterns::bcast_slots). Exact.
+std::optional<Estimate> estimate_bcast_binary(const CollectiveSpec& spec, const Params& /*params*/,
+                                              const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto tree =
+      patterns::heap_binary_tree(spec.nranks, spec.root, patterns::ChildOrder::kLargestFirst);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, patterns::tree_bcast_time(tree, *c, spec.count), sends * spec.count,
+                       2 * sends, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -9,6 +9,7 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, "Collective communication: theory,
 //            practice, and experience", CCPE 19(13), 2007 (minimum-spanning-tree broadcast).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -24,6 +25,16 @@ Schedule build_bcast_binomial(const CollectiveSpec& spec, const Params& /*params
   patterns::emit_tree_bcast(b, tree, output_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: ceil(log2 p)(α + nβ). Exact.
+std::optional<Estimate> estimate_bcast_binomial(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, static_cast<Time>(ceil_log2(spec.nranks)) * c->message(spec.count),
+                       sends * spec.count, 2 * sends, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -29,6 +29,7 @@
 // Reference: Sanders, Speck, Träff, "Two-tree algorithms for full bandwidth broadcast,
 //            reduction and scan", Parallel Computing 35(12), 2009.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
@@ -49,6 +50,20 @@ Schedule build_bcast_double_binary(const CollectiveSpec& spec, const Params& par
   patterns::emit_two_tree_bcast(b, plan, output_of(b.layout(), spec.root));
   b.set_params(segment_param_text(n, segments));
   return std::move(b).finish();
+}
+
+// Estimate: (D − 1)(α + ceil(n/S)β) + Sα + nβ for the S the builder picks. Exact.
+std::optional<Estimate> estimate_bcast_double_binary(const CollectiveSpec& spec,
+                                                     const Params& params, const CostModel& model) {
+  if (!closed_form_costs(spec, model)) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const std::int64_t depth = patterns::two_tree_depth_formula(spec.nranks);
+  const Count segments = pipelined_segments(params, link, depth, 1, spec.count, false);
+  const double sends = spec.nranks - 1;
+  return make_estimate(
+      spec, spec.count == 0 ? 0 : pipelined_tree_cost(link, depth, 1, spec.count, segments, false),
+      sends * spec.count, 2 * sends * static_cast<double>(segments), true,
+      segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms

@@ -13,7 +13,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (MST); k-nomial trees as
 //            in Bruck et al., IEEE TPDS 8(11), 1997.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
@@ -31,6 +33,19 @@ Schedule build_bcast_knomial(const CollectiveSpec& spec, const Params& params,
   b.set_tree(std::move(tree));
   b.set_params("radix=" + std::to_string(radix));
   return std::move(b).finish();
+}
+
+// Estimate: the k-nomial tree's one-port slots times α + nβ. Exact.
+std::optional<Estimate> estimate_bcast_knomial(const CollectiveSpec& spec, const Params& params,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto radix = static_cast<Rank>(params.get_int("radix"));
+  const auto tree =
+      patterns::knomial_tree(spec.nranks, spec.root, radix, patterns::ChildOrder::kLargestFirst);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, patterns::tree_bcast_time(tree, *c, spec.count), sends * spec.count,
+                       2 * sends, true, "radix=" + std::to_string(radix));
 }
 
 }  // namespace optcoll::algorithms

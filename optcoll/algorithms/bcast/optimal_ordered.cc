@@ -26,6 +26,7 @@
 // Restrictions: none (any p >= 1, any root, n >= 0).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
 //   30(9), 2019, Theorem 4; ../shared/spec/gather-scatter-trees.md §3.6.
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -34,6 +35,18 @@ namespace optcoll::algorithms {
 Schedule build_bcast_optimal_ordered(const CollectiveSpec& spec, const Params& /*params*/,
                                      const CostModel& model) {
   return planners::build_optimal_ordered_full_vector(spec, model);
+}
+
+// Estimate (homogeneous models, where the optimum over ordered trees is the one-port bound):
+// ceil(log2 p)(α + nβ). Exact. Work: the O(p^3) DP that building runs.
+std::optional<Estimate> estimate_bcast_optimal_ordered(const CollectiveSpec& spec,
+                                                       const Params& /*params*/,
+                                                       const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double p = spec.nranks;
+  return make_estimate(spec, static_cast<Time>(ceil_log2(spec.nranks)) * c->message(spec.count),
+                       (p - 1) * spec.count, 2 * (p - 1) + p * p * p / 2048, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -16,6 +16,7 @@
 //            tree); Sanders, Speck, Träff, Parallel Computing 35(12), 2009 (two-tree
 //            broadcast, which this is the single-tree half of).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -37,6 +38,26 @@ Schedule build_bcast_pipelined_binary(const CollectiveSpec& spec, const Params& 
   b.set_tree(std::move(tree));
   b.set_params(segment_param_text(spec.count, segments));
   return std::move(b).finish();
+}
+
+// Estimate: pipelined_tree_cost with the heap tree's slots and fanout, for the segments the
+// builder picks. Exact.
+std::optional<Estimate> estimate_bcast_pipelined_binary(const CollectiveSpec& spec,
+                                                        const Params& params,
+                                                        const CostModel& model) {
+  if (!closed_form_costs(spec, model)) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const auto tree =
+      patterns::heap_binary_tree(spec.nranks, spec.root, patterns::ChildOrder::kLargestFirst);
+  const std::int64_t slots = patterns::bcast_slots(tree);
+  const std::int64_t fanout = patterns::max_fanout(tree);
+  const Count segments = pipelined_segments(params, link, slots, fanout, spec.count, false);
+  const double sends = spec.nranks - 1;
+  return make_estimate(
+      spec,
+      spec.count == 0 ? 0 : pipelined_tree_cost(link, slots, fanout, spec.count, segments, false),
+      sends * spec.count, 2 * sends * static_cast<double>(segments), true,
+      segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -43,6 +44,24 @@ Schedule build_bcast_pipelined_chain(const CollectiveSpec& spec, const Params& p
 std::optional<Time> bound_bcast_pipelined_chain(const CollectiveSpec& spec,
                                                 const CostModel& model) {
   return chain_bound(spec, model, spec.nranks - 1, std::min<Count>(spec.count, 1));
+}
+
+// Estimate: pipelined_tree_cost with the chain's p - 1 slots and fanout 1, for the segments
+// the builder picks. Exact.
+std::optional<Estimate> estimate_bcast_pipelined_chain(const CollectiveSpec& spec,
+                                                       const Params& params,
+                                                       const CostModel& model) {
+  if (!closed_form_costs(spec, model)) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const std::int64_t slots = spec.nranks - 1;
+  const std::int64_t fanout = spec.nranks > 1 ? 1 : 0;
+  const Count segments = pipelined_segments(params, link, slots, fanout, spec.count, false);
+  const double sends = static_cast<double>(slots);
+  return make_estimate(
+      spec,
+      spec.count == 0 ? 0 : pipelined_tree_cost(link, slots, fanout, spec.count, segments, false),
+      sends * spec.count, 2 * sends * static_cast<double>(segments), true,
+      segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms

@@ -14,7 +14,9 @@
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (scatter + recursive-doubling allgather
 //            broadcast, Van de Geijn's long-message algorithm).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -36,6 +38,22 @@ Schedule build_bcast_scatter_doubling_allgather(const CollectiveSpec& spec,
   patterns::mst_scatter(b, members, bases, parts, spec.root, &held);
   patterns::doubling_allgather(b, members, bases, parts, &held);
   return std::move(b).finish();
+}
+
+// Estimate: the MST scatter of the p pieces, then the recursive-doubling allgather (fold,
+// steps as long as their largest message, unfold).
+std::optional<Estimate> estimate_bcast_scatter_doubling_allgather(const CollectiveSpec& spec,
+                                                                  const Params& /*params*/,
+                                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const auto parts = patterns::even_sizes(spec.count, p);
+  const Time time = patterns::mst_scatter_time(parts, spec.root, *c) +
+                    patterns::doubling_allgather_time(parts, *c);
+  const double n = static_cast<double>(spec.count);
+  const double log = static_cast<double>(ceil_log2(p));
+  return make_estimate(spec, time, n * log / 2 + (p - 1) * n, 4.0 * p * (log + 1), false);
 }
 
 }  // namespace optcoll::algorithms

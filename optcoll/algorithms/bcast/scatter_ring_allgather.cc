@@ -15,7 +15,9 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -43,6 +45,23 @@ Schedule build_bcast_scatter_ring_allgather(const CollectiveSpec& spec, const Pa
 std::optional<Time> bound_bcast_scatter_ring_allgather(const CollectiveSpec& spec,
                                                        const CostModel& model) {
   return fan_in_bound(spec, model, spec.nranks - 1, spec.count / spec.nranks);
+}
+
+// Estimate: the MST scatter of the p pieces, then p - 1 ring steps of the largest piece
+// (an upper estimate: messages a rank would receive of what it holds are not sent).
+std::optional<Estimate> estimate_bcast_scatter_ring_allgather(const CollectiveSpec& spec,
+                                                              const Params& /*params*/,
+                                                              const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const auto parts = patterns::even_sizes(spec.count, p);
+  const Count largest = parts.empty() ? 0 : parts[0];
+  const Time time = patterns::mst_scatter_time(parts, spec.root, *c) +
+                    patterns::ring_allgather_time(p, largest, *c);
+  const double n = static_cast<double>(spec.count);
+  return make_estimate(spec, time, n * ceil_log2(p) / 2 + (p - 1) * n, 2.0 * p * (p + ceil_log2(p)),
+                       false);
 }
 
 }  // namespace optcoll::algorithms

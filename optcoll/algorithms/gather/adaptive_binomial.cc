@@ -30,4 +30,11 @@ Schedule build_gather_adaptive_binomial(const CollectiveSpec& spec, const Params
                                                "adaptive_binomial");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_gather_adaptive_binomial(const CollectiveSpec& spec,
+                                                          const Params& /*params*/,
+                                                          const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kAdaptiveBinomial);
+}
+
 }  // namespace optcoll::algorithms

@@ -25,4 +25,11 @@ Schedule build_gather_binary_optimal(const CollectiveSpec& spec, const Params& /
                                                "binary_optimal");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_gather_binary_optimal(const CollectiveSpec& spec,
+                                                       const Params& /*params*/,
+                                                       const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kBinaryOptimal);
+}
+
 }  // namespace optcoll::algorithms

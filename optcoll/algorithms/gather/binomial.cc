@@ -13,8 +13,10 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (MST gather); Träff,
 //            "Optimal trees for irregular gather and scatter", TPDS 30(9), 2019 (binomial).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -29,6 +31,21 @@ Schedule build_gather_binomial(const CollectiveSpec& spec, const Params& /*param
                              output_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: patterns::tree_gather_time over the builder's tree.
+std::optional<Estimate> estimate_gather_binomial(const CollectiveSpec& spec,
+                                                 const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < spec.nranks; ++r) blocks.push_back(layout.block(r));
+  const auto tree =
+      patterns::binomial_tree(spec.nranks, spec.root, patterns::ChildOrder::kSmallestFirst);
+  const auto positions = patterns::virtual_positions(spec.nranks, spec.root);
+  return make_estimate(spec, patterns::tree_gather_time(tree, positions, blocks, *c),
+                       patterns::tree_subtree_elements(tree, blocks), 3.0 * spec.nranks, false);
 }
 
 }  // namespace optcoll::algorithms

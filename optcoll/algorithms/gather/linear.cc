@@ -8,8 +8,10 @@
 // Restrictions: none.
 // Reference: the linear MPI_Gatherv of Open MPI, MPICH and Intel MPI (Träff, TPDS 2019).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -24,6 +26,22 @@ Schedule build_gather_linear(const CollectiveSpec& spec, const Params& /*params*
                              output_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: the root's copy and its p - 1 messages (empty blocks cost nothing): m_root·copy
+// + Σ_{q≠root, m_q>0}(α + m_q·β). Exact.
+std::optional<Estimate> estimate_gather_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  Time time = c->copy_of(layout.block(spec.root));
+  for (Rank q = 0; q < spec.nranks; ++q) {
+    if (q != spec.root) time += c->message(layout.block(q));
+  }
+  const double elements =
+      static_cast<double>(layout.total()) - static_cast<double>(layout.block(spec.root));
+  return make_estimate(spec, time, elements, 2.0 * spec.nranks, true);
 }
 
 }  // namespace optcoll::algorithms

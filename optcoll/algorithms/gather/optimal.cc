@@ -34,4 +34,10 @@ Schedule build_gather_optimal(const CollectiveSpec& spec, const Params& /*params
                                                "optimal");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_gather_optimal(const CollectiveSpec& spec,
+                                                const Params& /*params*/, const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kOptimal);
+}
+
 }  // namespace optcoll::algorithms

@@ -54,4 +54,13 @@ Schedule build_gatherv_two_block(const CollectiveSpec& spec, const Params& /*par
   return planners::build_two_block_schedule(spec, model);
 }
 
+// Estimate: the planner's Definition 2 time (exact) up to planners::kDpInEstimate ranks;
+// above, the cheapest linear or binomial tree's, which the two-block plan never exceeds
+// (its one-class split with the optimal DP's tree is one of its candidates).
+std::optional<Estimate> estimate_gatherv_two_block(const CollectiveSpec& spec,
+                                                   const Params& /*params*/,
+                                                   const CostModel& model) {
+  return planners::two_block_estimate(spec, model);
+}
+
 }  // namespace optcoll::algorithms

@@ -2,6 +2,7 @@
 // File: the fold exchange (fold_exchange.h).
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "optcoll/algorithms/patterns/ring.h"
@@ -33,6 +34,21 @@ void emit_fold_exchange(ScheduleBuilder& b, const std::function<Slice(Rank, Rank
     b.copy(r, operand(0), acc);
     for (Rank j = 1; j < p; ++j) b.reduce(r, operand(j), acc, Side::kRight);
   }
+}
+
+Time fold_exchange_time(const LinkCosts& c, const std::vector<Count>& block) {
+  const auto p = static_cast<Rank>(block.size());
+  Time all_sends = 0;
+  for (const Count m : block) all_sends += c.message(m);
+  Time busiest = 0;
+  Count largest = 0;
+  for (Rank r = 0; r < p; ++r) {
+    const Count m = block[static_cast<std::size_t>(r)];
+    const Time receives = static_cast<Time>(p - 1) * c.message_reduce(m);
+    busiest = std::max({busiest, receives, all_sends - c.message(m)});
+    largest = std::max(largest, m);
+  }
+  return busiest + c.copy_of(largest);
 }
 
 }  // namespace optcoll::algorithms::patterns

@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/schedule/builder.h"
 
 namespace optcoll::algorithms::patterns {
@@ -20,5 +21,10 @@ namespace optcoll::algorithms::patterns {
 // `accumulator(r)`: the slice on rank r that receives the folded piece r (as many elements).
 void emit_fold_exchange(ScheduleBuilder& b, const std::function<Slice(Rank, Rank)>& contribution,
                         const std::function<Slice(Rank)>& accumulator);
+
+// Its time under the closed-form models (estimate.h) when rank r folds block[r]: the busier
+// of a rank's p - 1 sends and its p - 1 receives with their reductions, then the copy of the
+// first operand. Exact for equal blocks.
+Time fold_exchange_time(const LinkCosts& costs, const std::vector<Count>& block);
 
 }  // namespace optcoll::algorithms::patterns

@@ -10,13 +10,6 @@
 namespace optcoll::algorithms::patterns {
 namespace {
 
-struct MstEdge {
-  Rank from;  // index holding the data
-  Rank to;    // first index of the other half
-  Rank lo;    // the other half: [lo, hi)
-  Rank hi;
-};
-
 // The MST edges over [lo, hi) rooted at `root`, top-down (a parent's edge before its
 // subtree's edges; the root's larger halves first).
 void mst_edges(Rank lo, Rank hi, Rank root, std::vector<MstEdge>& out) {
@@ -33,16 +26,16 @@ void mst_edges(Rank lo, Rank hi, Rank root, std::vector<MstEdge>& out) {
   }
 }
 
+std::size_t idx(Rank i) { return static_cast<std::size_t>(i); }
+
+}  // namespace
+
 std::vector<MstEdge> mst(Rank q, Rank root) {
   OPTCOLL_CHECK(root >= 0 && root < q, "root index {} outside the group of {}", root, q);
   std::vector<MstEdge> edges;
   mst_edges(0, q, root, edges);
   return edges;
 }
-
-std::size_t idx(Rank i) { return static_cast<std::size_t>(i); }
-
-}  // namespace
 
 void Held::add(Rank r, const Slice& slice) {
   if (slice.count == 0) return;

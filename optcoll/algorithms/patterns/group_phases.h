@@ -73,6 +73,15 @@ Slice at(const Slice& base, const Piece& piece);
 // Minimum spanning tree (Chan et al.): the index range is split in halves; the root sends to
 // the first index of the half without it, and both halves recurse. ceil(log2 q) rounds;
 // every subtree is a contiguous index range.
+struct MstEdge {
+  Rank from;  // index holding the data
+  Rank to;    // first index of the other half
+  Rank lo;    // the other half: [lo, hi)
+  Rank hi;
+};
+// The MST's edges over indices [0, q), top-down (a parent's edge before its subtree's edges;
+// the root's larger halves first): the order the phases below emit them in.
+std::vector<MstEdge> mst(Rank q, Rank root);
 // Scatter: the root's base holds every part; afterwards member i holds part i (in its base).
 void mst_scatter(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
                  const Parts& parts, Rank root, Held* held = nullptr);

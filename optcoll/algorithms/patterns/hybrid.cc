@@ -2,6 +2,8 @@
 // File: hybrid compositions over logical grids (hybrid.h).
 #include "optcoll/algorithms/patterns/hybrid.h"
 
+#include <limits>
+
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {
@@ -167,6 +169,39 @@ Time hybrid_ring_cost(const std::vector<Rank>& dims, double n, bool reduce,
   return t + (p - 1) / p * n * (model.beta + (reduce ? model.gamma : 0));
 }
 
+namespace {
+
+// hybrid_tree_cost for the kinds `mask` gives (dimension i short where bit i is set), with the
+// same arithmetic in the same order, stopping once the sum reaches `limit`: the result is
+// then only known to be at least `limit`. (best_tree_grid weighs about 4 million patterns at
+// p = 65536; building each one's kinds string and costing it whole took 0.4 s.)
+Time masked_tree_cost(const std::vector<Rank>& dims, std::uint32_t mask, double n, bool reduce,
+                      const CostModel& model, Time limit) {
+  const Time gamma = reduce ? model.gamma : 0;
+  Time t = 0;
+  Time s = n;
+  for (std::size_t i = 0; i < dims.size() && t < limit; ++i) {
+    const auto d = static_cast<Time>(dims[i]);
+    const auto rounds = static_cast<Time>(ceil_log2(dims[i]));
+    if (((mask >> i) & 1) == 0) {
+      t += rounds * model.alpha + (d - 1) / d * s * model.beta;
+      t += (d - 1) * (model.alpha + s / d * (model.beta + gamma));
+      s /= d;
+    } else {
+      t += rounds * (model.alpha + s * (model.beta + gamma));
+    }
+  }
+  return t;
+}
+
+std::string kinds_of(std::uint32_t mask, std::size_t k) {
+  std::string pattern;
+  for (std::size_t i = 0; i < k; ++i) pattern += ((mask >> i) & 1) ? 's' : 'l';
+  return pattern;
+}
+
+}  // namespace
+
 GridChoice best_tree_grid(Rank p, double n, bool reduce, const CostModel& model,
                           const std::vector<Rank>& dims, const std::string& kinds) {
   std::vector<std::vector<Rank>> candidates;
@@ -184,17 +219,20 @@ GridChoice best_tree_grid(Rank p, double n, bool reduce, const CostModel& model,
   Time best_time = 0;
   for (const auto& candidate : candidates) {
     const std::size_t k = candidate.size();
-    for (std::uint32_t mask = 0; mask < (1u << k); ++mask) {
-      std::string pattern = kinds;
-      if (pattern.empty()) {
-        for (std::size_t i = 0; i < k; ++i) pattern += ((mask >> i) & 1) ? 's' : 'l';
-      } else if (mask > 0) {
-        break;
-      }
-      if (pattern.size() != k) continue;
-      const Time t = hybrid_tree_cost(candidate, pattern, n, reduce, model);
+    if (!kinds.empty()) {
+      if (kinds.size() != k) continue;
+      const Time t = hybrid_tree_cost(candidate, kinds, n, reduce, model);
       if (best.dims.empty() || t < best_time) {
-        best = {candidate, pattern};
+        best = {candidate, kinds};
+        best_time = t;
+      }
+      continue;
+    }
+    for (std::uint32_t mask = 0; mask < (1u << k); ++mask) {
+      const Time limit = best.dims.empty() ? std::numeric_limits<Time>::infinity() : best_time;
+      const Time t = masked_tree_cost(candidate, mask, n, reduce, model, limit);
+      if (best.dims.empty() || t < best_time) {
+        best = {candidate, kinds_of(mask, k)};
         best_time = t;
       }
     }

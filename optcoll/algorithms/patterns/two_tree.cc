@@ -180,6 +180,14 @@ TwoTreeSchedule two_tree_schedule(Rank nranks, Rank root, Count segments) {
 
 std::int64_t two_tree_depth(Rank nranks) { return two_tree_schedule(nranks, 0, 1).steps; }
 
+std::int64_t two_tree_depth_formula(Rank nranks) {
+  if (nranks <= 3) return std::max<std::int64_t>(0, nranks - 1);
+  const std::int64_t q = nranks - 1;
+  std::int64_t levels = 0;
+  for (std::int64_t x = q; x > 1; x /= 2) ++levels;
+  return 2 * levels + (q % 4 == 2 || (q & (q + 1)) == 0 ? 1 : 0);
+}
+
 SegmentBounds larger_last_segment(Count count, Count segments, Count s) {
   const Count base = count / segments;
   const Count small = segments - count % segments;  // segments of `base` elements, first

@@ -80,6 +80,9 @@ TwoTreeSchedule two_tree_schedule(Rank nranks, Rank root, Count segments);
 // D(p): the steps of one segment (the deepest rank of the shallower tree, counting the
 // colour waits); two_tree_schedule(p, root, S).steps = S − 1 + D(p) for p >= 2.
 std::int64_t two_tree_depth(Rank nranks);
+// The same from the closed form above, in O(log p) rather than a schedule's O(p) (the
+// estimates' use; tests/algorithms/two_tree_test.cc checks both agree).
+std::int64_t two_tree_depth_formula(Rank nranks);
 
 // Elements [offset, offset + count) of segment s when `count` elements are cut into S
 // segments of floor(count/S) elements, the last count mod S of them one larger.

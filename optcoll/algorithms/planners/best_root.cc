@@ -11,7 +11,8 @@
 namespace optcoll::algorithms {
 
 std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const CollectiveSpec& spec,
-                                      const Params& /*params*/, const CostModel& model) {
+                                      const Params& /*params*/, const CostModel& model,
+                                      bool allow_dp) {
   using planners::TreeKind;
   static constexpr std::array<std::pair<std::string_view, TreeKind>, 4> kTrees{{
       {"optimal", TreeKind::kOptimal},
@@ -19,8 +20,10 @@ std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const Collectiv
       {"oblivious_binomial", TreeKind::kObliviousBinomial},
       {"binary_optimal", TreeKind::kBinaryOptimal},
   }};
+  const bool dp_too_costly = !allow_dp && spec.nranks > planners::kDpInEstimate;
   // Träff's Theorem 4 trees: the DP chooses the root (any root is optimal homogeneously).
-  if ((spec.kind == CollectiveKind::kBcast || spec.kind == CollectiveKind::kReduce) &&
+  if (!dp_too_costly &&
+      (spec.kind == CollectiveKind::kBcast || spec.kind == CollectiveKind::kReduce) &&
       info.collective == spec.kind && info.short_name() == "optimal_ordered") {
     CollectiveSpec rooted = spec;
     rooted.root = 0;
@@ -37,6 +40,9 @@ std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const Collectiv
   if (!gather_scatter || info.collective != spec.kind) return std::nullopt;
   for (const auto& [name, kind] : kTrees) {
     if (info.short_name() != name) continue;
+    if (dp_too_costly && (kind == TreeKind::kOptimal || kind == TreeKind::kBinaryOptimal)) {
+      return std::nullopt;
+    }
     // With pair matrices only the optimal tree's planner prices them (the others plan with
     // alpha and beta, so the caller searches every root).
     if (!model.homogeneous() && kind != TreeKind::kOptimal) return std::nullopt;

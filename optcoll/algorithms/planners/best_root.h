@@ -13,8 +13,12 @@ namespace optcoll::algorithms {
 
 // The root `info` would pick for `spec` (spec.root ignored) under `model`, or std::nullopt if
 // the algorithm has no hook or cannot answer for this model (pair matrices: only the optimal
-// tree's planner prices them; for the others the caller searches every root).
+// tree's planner prices them; for the others the caller searches every root). Without
+// `allow_dp`, the hooks that run an O(p^3) dynamic program answer only up to
+// planners::kDpInEstimate ranks (std::nullopt above): a search that only needs candidate
+// roots cheaply.
 std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const CollectiveSpec& spec,
-                                      const Params& params, const CostModel& model);
+                                      const Params& params, const CostModel& model,
+                                      bool allow_dp = true);
 
 }  // namespace optcoll::algorithms

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/model/cost_model.h"
 #include "optcoll/schedule/schedule.h"
 
@@ -153,6 +154,19 @@ enum class TreeKind : std::uint8_t {
 // Plans `kind` for a fixed root, or for the planner's best root (std::nullopt): the DPs'
 // own choice (kOptimal on a problem with pair matrices: optimal_tree_nonhomogeneous), the adaptive tree's final root, the first minimum over all ranks otherwise.
 OrderedTree plan_tree(TreeKind kind, const GatherProblem& problem, std::optional<Rank> root);
+
+// The estimate (estimate.h) of the gather(v) or scatter(v) over the tree `kind` plans for
+// spec.root: Definition 2 of the planned tree (what the emitters reproduce, so exact) for the
+// cheap planners (linear, binomial trees), and for the DPs up to kDpInEstimate ranks; above,
+// the DPs are not run and their tree's time is estimated from above: the least of the
+// linear and binomial trees' (all ordered trees, so never better than the optimal DP's), or
+// for the binary DP the in-order binary tree's (an ordered binary tree).
+inline constexpr Rank kDpInEstimate = 128;
+std::optional<Estimate> ordered_tree_estimate(const CollectiveSpec& spec, const CostModel& model,
+                                              TreeKind kind);
+// The least of the linear and binomial trees' Definition 2 times (with the tree): the upper
+// estimate above, shared with the two-block planner's estimate.
+OrderedTree cheapest_ordered_tree(const GatherProblem& problem, Rank root);
 
 // A gather(v) or scatter(v) schedule over the tree `kind` plans for spec.root under `model`
 // (patterns::emit_ordered_gather / emit_ordered_scatter); records the tree.

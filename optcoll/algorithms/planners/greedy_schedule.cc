@@ -220,4 +220,8 @@ bool emit_greedy_reduce(ScheduleBuilder& b, const ReductionTree& tree, Slice con
   return true;
 }
 
+bool greedy_reduce_forwards(const ReductionTree& tree, Rank root, bool commutative) {
+  return !commutative && !left_children(tree, subtree_sizes(tree), root);
+}
+
 }  // namespace optcoll::algorithms::planners

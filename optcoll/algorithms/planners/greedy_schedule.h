@@ -35,6 +35,10 @@ ReductionTree plan_greedy_tree(Rank nranks, const ReductionCosts& costs, std::in
 // tree's order); the tree should then be planned for one segment's costs.
 bool emit_greedy_reduce(ScheduleBuilder& b, const ReductionTree& tree, Slice contribution,
                         Slice result, Rank root, int segments = 1);
+// Whether emit_greedy_reduce sends the result from the sink to `root` in a message of its
+// own (a non-commutative operator whose tree cannot be labelled so the root is the sink in
+// rank order): what the estimates add.
+bool greedy_reduce_forwards(const ReductionTree& tree, Rank root, bool commutative);
 
 // The segment count reduce/greedy_segmented uses when given "auto": the S in 1..min(count,
 // 256) that minimizes the estimate L_S + (S - 1)·B_S, where L_S is Algorithm 1's length for

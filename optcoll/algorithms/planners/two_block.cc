@@ -39,6 +39,7 @@
 #include <string>
 
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"
@@ -243,6 +244,22 @@ TwoBlockPlan two_block_plan(const GatherProblem& pb, Rank root) {
     if (plan.tree.cost < best->tree.cost) best = std::move(plan);
   }
   return std::move(*best);
+}
+
+std::optional<Estimate> two_block_estimate(const CollectiveSpec& spec, const CostModel& model) {
+  if (!closed_form_costs(spec, model)) return std::nullopt;
+  const Layout layout(spec);
+  const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
+  const GatherProblem pb = gather_problem(
+      layout, model, spec.elem_bytes, gather ? TreeDirection::kGather : TreeDirection::kScatter);
+  const bool planned = spec.nranks <= kDpInEstimate;
+  const OrderedTree tree =
+      planned ? two_block_plan(pb, spec.root).tree : cheapest_ordered_tree(pb, spec.root);
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < spec.nranks; ++r) blocks.push_back(layout.block(r));
+  const double p = spec.nranks;
+  return make_estimate(spec, tree.cost, patterns::tree_subtree_elements(tree.shape, blocks),
+                       4 * p + p * p * p / 2048, planned);
 }
 
 Schedule build_two_block_schedule(const CollectiveSpec& spec, const CostModel& model) {

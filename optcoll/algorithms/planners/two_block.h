@@ -46,6 +46,12 @@ TwoBlockPlan two_block_plan(const GatherProblem& problem, Rank root);
 TwoBlockPlan two_block_join(const GatherProblem& problem, Rank root, Time threshold,
                             TreeKind kind);
 
+// The estimate (estimate.h) of gatherv/two_block and scatterv/two_block: two_block_plan's
+// Definition 2 time (what the schedule takes, so exact) up to kDpInEstimate ranks; above,
+// without running the planner, the cheapest linear or binomial tree's time, an upper
+// estimate (the plan is never slower than the optimal tree, itself never slower than those).
+std::optional<Estimate> two_block_estimate(const CollectiveSpec& spec, const CostModel& model);
+
 // The gatherv/scatterv schedule over two_block_plan (records the tree).
 Schedule build_two_block_schedule(const CollectiveSpec& spec, const CostModel& model);
 

@@ -19,7 +19,9 @@
 //            in-order trees for non-commutative operators as in Sanders, Speck, Träff,
 //            Parallel Computing 35(12), 2009.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
@@ -37,6 +39,20 @@ Schedule build_reduce_binary(const CollectiveSpec& spec, const Params& /*params*
                              output_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: patterns::tree_reduce_time over the builder's tree. Exact.
+std::optional<Estimate> estimate_reduce_binary(const CollectiveSpec& spec, const Params& /*params*/,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto tree =
+      spec.commutative
+          ? patterns::heap_binary_tree(spec.nranks, spec.root, patterns::ChildOrder::kSmallestFirst)
+          : patterns::inorder_binary_tree(spec.nranks, spec.root);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, patterns::tree_reduce_time(tree, *c, spec.count), sends * spec.count,
+                       2 * sends + spec.nranks, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -12,8 +12,10 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (MST reduce); the
 //            non-commutative variant follows MPICH's MPIR_Reduce_binomial.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -37,6 +39,22 @@ Schedule build_reduce_binomial(const CollectiveSpec& spec, const Params& /*param
     b.transfer(0, root, partial, output_of(layout, root));
   }
   return std::move(b).finish();
+}
+
+// Estimate: patterns::tree_reduce_time over the tree (rooted at 0 for a non-commutative
+// operator and another root, plus the result's message to the root). Exact.
+std::optional<Estimate> estimate_reduce_binomial(const CollectiveSpec& spec,
+                                                 const Params& /*params*/, const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const bool forward = !spec.commutative && spec.root != 0;
+  const Rank root = forward ? 0 : spec.root;
+  const auto tree =
+      patterns::binomial_tree(spec.nranks, root, patterns::ChildOrder::kSmallestFirst);
+  const Time time =
+      patterns::tree_reduce_time(tree, *c, spec.count) + (forward ? c->message(spec.count) : 0);
+  const double sends = spec.nranks - 1 + (forward ? 1 : 0);
+  return make_estimate(spec, time, sends * spec.count, 2 * sends + spec.nranks, true);
 }
 
 }  // namespace optcoll::algorithms

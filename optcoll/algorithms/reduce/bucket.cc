@@ -14,7 +14,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (reduce = bucket
 //            reduce-scatter + MST gather).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -35,6 +37,22 @@ Schedule build_reduce_bucket(const CollectiveSpec& spec, const Params& /*params*
   patterns::ring_reduce_scatter(b, members, bases, parts);
   patterns::mst_gather(b, members, bases, parts, spec.root);
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the contribution, p - 1 ring steps of the largest piece, then the
+// MST gather of the pieces to the root.
+std::optional<Estimate> estimate_reduce_bucket(const CollectiveSpec& spec, const Params& /*params*/,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const auto parts = patterns::even_sizes(spec.count, p);
+  const Time time = c->copy_of(spec.count) +
+                    patterns::ring_reduce_scatter_time(p, parts.empty() ? 0 : parts[0], *c) +
+                    patterns::mst_gather_time(parts, spec.root, *c);
+  const double n = static_cast<double>(spec.count);
+  return make_estimate(spec, time, (p - 1) * n + n * ceil_log2(p) / 2, 2.0 * p * p + 3.0 * p,
+                       false);
 }
 
 }  // namespace optcoll::algorithms

@@ -30,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
@@ -59,6 +60,26 @@ Schedule build_reduce_double_binary(const CollectiveSpec& spec, const Params& pa
                                  output_of(b.layout(), spec.root));
   b.set_params(segment_param_text(spec.count, segments));
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the contribution, then (D − 1)(α + ceil(n/S)(β+γ)) + Sα + n(β+γ)
+// for the S the builder picks.
+std::optional<Estimate> estimate_reduce_double_binary(const CollectiveSpec& spec,
+                                                      const Params& params,
+                                                      const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const std::int64_t depth = patterns::two_tree_depth_formula(spec.nranks);
+  const Count segments = pipelined_segments(params, link, depth, 1, spec.count, true);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec,
+                       spec.count == 0
+                           ? 0
+                           : c->copy_of(spec.count) +
+                                 pipelined_tree_cost(link, depth, 1, spec.count, segments, true),
+                       sends * spec.count, 2 * sends * static_cast<double>(segments) + spec.nranks,
+                       false, segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms

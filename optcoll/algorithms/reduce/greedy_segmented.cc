@@ -63,4 +63,22 @@ Schedule build_reduce_greedy_segmented(const CollectiveSpec& spec, const Params&
   return std::move(b).finish();
 }
 
+// Estimate (exact): the planner's own predicted length (the tree is planned for the model: without
+// overlap each edge costs α + nβ + nγ), plus the result's message to a root that a
+// non-commutative operator keeps from the sink.
+std::optional<Estimate> estimate_reduce_greedy_segmented(const CollectiveSpec& spec,
+                                                         const Params& params,
+                                                         const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  if (params.get("segments") != "auto" && params.get_int("segments") != 1) return std::nullopt;
+  const auto tree =
+      planners::greedy_optimal(spec.nranks, planners::reduction_costs(spec, spec.count, model));
+  const bool forward = planners::greedy_reduce_forwards(tree, spec.root, spec.commutative);
+  const double sends = spec.nranks - 1 + (forward ? 1 : 0);
+  const Time own = spec.nranks == 1 ? c->copy_of(spec.count) : 0;  // the root alone copies
+  return make_estimate(spec, own + tree.length + (forward ? c->message(spec.count) : 0),
+                       sends * spec.count, 2 * sends + spec.nranks, true, "segments=1");
+}
+
 }  // namespace optcoll::algorithms

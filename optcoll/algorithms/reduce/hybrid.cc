@@ -38,4 +38,15 @@ Schedule build_reduce_hybrid(const CollectiveSpec& spec, const Params& params,
   return std::move(b).finish();
 }
 
+// Estimate: tree_grid_estimate (with the initial copy) over the grid the builder resolves.
+std::optional<Estimate> estimate_reduce_hybrid(const CollectiveSpec& spec, const Params& params,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto choice = resolve_tree_grid(spec, params, model, /*reduce=*/true);
+  return tree_grid_estimate(
+      spec, *c, choice, true,
+      "dims=" + patterns::dims_to_string(choice.dims) + ",kinds=" + choice.kinds);
+}
+
 }  // namespace optcoll::algorithms

@@ -15,7 +15,9 @@
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (MST reduce); k-nomial
 //            trees as in Bruck et al., IEEE TPDS 8(11), 1997.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
@@ -44,6 +46,24 @@ Schedule build_reduce_knomial(const CollectiveSpec& spec, const Params& params,
   }
   b.set_params("radix=" + std::to_string(radix));
   return std::move(b).finish();
+}
+
+// Estimate: patterns::tree_reduce_time over the tree (rooted at 0 for a non-commutative
+// operator and another root, plus the result's message to the root). Exact.
+std::optional<Estimate> estimate_reduce_knomial(const CollectiveSpec& spec, const Params& params,
+                                                const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const auto radix = static_cast<Rank>(params.get_int("radix"));
+  const bool forward = !spec.commutative && spec.root != 0;
+  const Rank root = forward ? 0 : spec.root;
+  const auto tree =
+      patterns::knomial_tree(spec.nranks, root, radix, patterns::ChildOrder::kSmallestFirst);
+  const Time time =
+      patterns::tree_reduce_time(tree, *c, spec.count) + (forward ? c->message(spec.count) : 0);
+  const double sends = spec.nranks - 1 + (forward ? 1 : 0);
+  return make_estimate(spec, time, sends * spec.count, 2 * sends + spec.nranks, true,
+                       "radix=" + std::to_string(radix));
 }
 
 }  // namespace optcoll::algorithms

@@ -8,8 +8,10 @@
 // Restrictions: none (non-commutative operators are combined in rank order).
 // Reference: the "basic linear" reduce of MPICH and Open MPI.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -24,6 +26,16 @@ Schedule build_reduce_linear(const CollectiveSpec& spec, const Params& /*params*
   patterns::emit_tree_reduce(b, tree, input_of(b.layout(), root), output_of(b.layout(), root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: the root's copy, then p - 1 receive-reduces: n·copy + (p-1)(α + nβ + nγ). Exact.
+std::optional<Estimate> estimate_reduce_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, c->copy_of(spec.count) + sends * c->message_reduce(spec.count),
+                       sends * spec.count, 2 * sends + 1, true);
 }
 
 }  // namespace optcoll::algorithms

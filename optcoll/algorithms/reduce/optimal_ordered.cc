@@ -21,6 +21,7 @@
 // Restrictions: none (any p >= 1, any root, commutative or not).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
 //   30(9), 2019, Theorem 4; ../shared/spec/gather-scatter-trees.md §3.6.
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -29,6 +30,20 @@ namespace optcoll::algorithms {
 Schedule build_reduce_optimal_ordered(const CollectiveSpec& spec, const Params& /*params*/,
                                       const CostModel& model) {
   return planners::build_optimal_ordered_full_vector(spec, model);
+}
+
+// Estimate (homogeneous models): ceil(log2 p)(α + nβ + nγ) for p >= 2 (no local copy), the
+// root's copy for p = 1. Exact. Work: the O(p^3) DP that building runs.
+std::optional<Estimate> estimate_reduce_optimal_ordered(const CollectiveSpec& spec,
+                                                        const Params& /*params*/,
+                                                        const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const double p = spec.nranks;
+  const Time time = spec.nranks == 1
+                        ? c->copy_of(spec.count)
+                        : static_cast<Time>(ceil_log2(spec.nranks)) * c->message_reduce(spec.count);
+  return make_estimate(spec, time, (p - 1) * spec.count, 2 * (p - 1) + p * p * p / 2048, true);
 }
 
 }  // namespace optcoll::algorithms

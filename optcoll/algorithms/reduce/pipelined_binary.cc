@@ -14,6 +14,7 @@
 // Reference: Pješivac-Grbović et al., Cluster Computing 10(2), 2007 (segmented binary
 //            tree); Sanders, Speck, Träff, Parallel Computing 35(12), 2009 (in-order trees).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/pipelined_reduce.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
@@ -39,6 +40,31 @@ Schedule build_reduce_pipelined_binary(const CollectiveSpec& spec, const Params&
   b.set_tree(std::move(tree));
   b.set_params(segment_param_text(spec.count, segments));
   return std::move(b).finish();
+}
+
+// Estimate: the inner ranks' copy of their contribution, then pipelined_tree_cost with the
+// tree's reduce slots and fanout for the segments the builder picks.
+std::optional<Estimate> estimate_reduce_pipelined_binary(const CollectiveSpec& spec,
+                                                         const Params& params,
+                                                         const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const auto tree =
+      spec.commutative
+          ? patterns::heap_binary_tree(spec.nranks, spec.root, patterns::ChildOrder::kSmallestFirst)
+          : patterns::inorder_binary_tree(spec.nranks, spec.root);
+  const std::int64_t slots = patterns::reduce_slots(tree);
+  const std::int64_t fanout = patterns::max_fanout(tree);
+  const Count segments = pipelined_segments(params, link, slots, fanout, spec.count, true);
+  const Time time = spec.count == 0
+                        ? 0
+                        : c->copy_of(spec.count) +
+                              pipelined_tree_cost(link, slots, fanout, spec.count, segments, true);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, time, sends * spec.count,
+                       2 * sends * static_cast<double>(segments) + spec.nranks, false,
+                       segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms

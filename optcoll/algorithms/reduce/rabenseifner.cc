@@ -17,7 +17,9 @@
 // Reference: Rabenseifner, "Optimization of collective reduction operations", ICCS 2004;
 //            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -47,6 +49,29 @@ Schedule build_reduce_rabenseifner(const CollectiveSpec& spec, const Params& /*p
                output_of(layout, root));
   }
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the contribution, the fold and recursive halving, the binomial
+// gather of the slots, and the result's message to a root that is not a player.
+std::optional<Estimate> estimate_reduce_rabenseifner(const CollectiveSpec& spec,
+                                                     const Params& /*params*/,
+                                                     const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const patterns::Fold fold(p);
+  const Rank target =
+      fold.virtual_of(spec.root) >= 0 ? fold.virtual_of(spec.root) : fold.virtual_of(spec.root + 1);
+  const bool forward = fold.player(target) != spec.root;
+  const auto slots = patterns::even_sizes(n, fold.pow2);
+  const Time time = patterns::halving_gather_finish(
+                        patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n)),
+                        slots, target, *c) +
+                    (forward ? c->message(n) : 0);
+  const double elements = static_cast<double>(fold.rem + (forward ? 1 : 0)) * n +
+                          patterns::halving_elements(p, n) + static_cast<double>(n);
+  return make_estimate(spec, time, elements, p * (2.0 * fold.bits + 4), false);
 }
 
 }  // namespace optcoll::algorithms

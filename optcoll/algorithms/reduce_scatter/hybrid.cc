@@ -41,4 +41,22 @@ Schedule build_reduce_scatter_hybrid(const CollectiveSpec& spec, const Params& p
   return std::move(b).finish();
 }
 
+// Estimate: ring_grid_estimate over the blocks, after the copy of the whole input into
+// scratch and with the copy of the own block out.
+std::optional<Estimate> estimate_reduce_scatter_hybrid(const CollectiveSpec& spec,
+                                                       const Params& params,
+                                                       const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const auto dims = resolve_ring_grid(spec, params, model, layout.total(), /*reduce=*/true);
+  std::vector<Count> sizes;
+  Count largest = 0;
+  for (Rank r = 0; r < spec.nranks; ++r) {
+    sizes.push_back(layout.block(r));
+    largest = std::max(largest, layout.block(r));
+  }
+  return ring_grid_estimate(spec, *c, dims, sizes, true, layout.total() + largest);
+}
+
 }  // namespace optcoll::algorithms

@@ -10,6 +10,7 @@
 // Restrictions: none (non-commutative operators are combined in rank order).
 // Reference: the "basic linear" reduce_scatter of Open MPI (reduce, then scatterv).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
@@ -27,6 +28,24 @@ Schedule build_reduce_scatter_linear(const CollectiveSpec& spec, const Params& /
   patterns::emit_tree_reduce(b, patterns::outward_flat_tree(p, 0), input_of(layout, 0), reduced);
   patterns::emit_tree_scatter(b, patterns::flat_tree(p, 0), patterns::rank_positions(p), reduced);
   return std::move(b).finish();
+}
+
+// Estimate: the linear reduce to rank 0, n·copy + (p-1)(α + nβ + nγ), then its sends of
+// the other blocks and the copy of its own: Σ_{q≠0, m_q>0}(α + m_q·β) + m_0·copy. Exact.
+std::optional<Estimate> estimate_reduce_scatter_linear(const CollectiveSpec& spec,
+                                                       const Params& /*params*/,
+                                                       const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  const Count n = layout.total();
+  Time time =
+      c->copy_of(n) + static_cast<Time>(p - 1) * c->message_reduce(n) + c->copy_of(layout.block(0));
+  for (Rank q = 1; q < p; ++q) time += c->message(layout.block(q));
+  const double elements = static_cast<double>(p - 1) * static_cast<double>(n) +
+                          static_cast<double>(n - layout.block(0));
+  return make_estimate(spec, time, elements, 4.0 * p, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -21,7 +21,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -43,6 +46,25 @@ std::optional<Time> bound_reduce_scatter_multicolor_bucket(const CollectiveSpec&
                                                            const CostModel& model) {
   if (model.topology) return std::nullopt;
   return chain_bound(spec, model, spec.nranks - 1, std::min<Count>(spec.count, 1));
+}
+
+// Estimate (no topology: one ring in rank order): the copy of the input, p - 1 steps of the
+// block's `pieces` messages and reductions, and the copy of the result:
+// n·copy + (p-1)(pieces·α + mβ + mγ) + m·copy.
+std::optional<Estimate> estimate_reduce_scatter_block_multicolor_bucket(const CollectiveSpec& spec,
+                                                                        const Params& params,
+                                                                        const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t pieces = params.get_int("pieces");
+  const std::string_view directions = params.get("directions");
+  if (pieces < 1 || (directions != "auto" && directions != "1")) return std::nullopt;
+  const double p = spec.nranks;
+  const Count m = spec.count;
+  const Time step = m == 0 ? 0 : static_cast<Time>(pieces) * c->alpha + (c->beta + c->gamma) * m;
+  return make_estimate(spec, c->copy_of(m * spec.nranks) + (p - 1) * step + c->copy_of(m),
+                       (p - 1) * p * m, 3 * p * p * pieces, pieces == 1,
+                       fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms

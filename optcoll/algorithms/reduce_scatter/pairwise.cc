@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -69,6 +70,23 @@ Schedule build_reduce_scatter_pairwise(const CollectiveSpec& spec, const Params&
 std::optional<Time> bound_reduce_scatter_pairwise(const CollectiveSpec& spec,
                                                   const CostModel& model) {
   return fan_in_bound(spec, model, spec.nranks - 1, largest_block(spec));
+}
+
+// Estimate (the header's upper bound; ranks run ahead of the lockstep): the copy of the own
+// block, p - 1 steps of the largest block's message and reduction, the last reduction:
+// (p-1)(α + mβ + mγ) + mγ + m·copy.
+std::optional<Estimate> estimate_reduce_scatter_pairwise(const CollectiveSpec& spec,
+                                                         const Params& /*params*/,
+                                                         const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  const Count m = largest_block(spec);
+  const Time time =
+      c->copy_of(m) + static_cast<Time>(p - 1) * c->message_reduce(m) + (p > 1 ? c->reduce(m) : 0);
+  return make_estimate(spec, time, static_cast<double>(p - 1) * static_cast<double>(layout.total()),
+                       3.0 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms

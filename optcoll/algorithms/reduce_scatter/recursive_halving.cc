@@ -17,7 +17,10 @@
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (recursive halving; the non-commutative
 //            variant with bit-reversed block order).
 
+#include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -68,6 +71,34 @@ Schedule build_reduce_scatter_recursive_halving(const CollectiveSpec& spec,
            output_of(layout, player));
   }
   return std::move(b).finish();
+}
+
+// Estimate: the copy of the input into the bit-reversed slots, the fold and recursive
+// halving (patterns::halving_reduce_scatter_clock), then a folded-out rank's block
+// handed back and the own block copied out.
+std::optional<Estimate> estimate_reduce_scatter_recursive_halving(const CollectiveSpec& spec,
+                                                                  const Params& /*params*/,
+                                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  const Count n = layout.total();
+  const Count largest = largest_block(spec);
+  const patterns::Fold fold(p);
+  std::vector<Count> slots;  // slot s: virtual block bitreverse(s), the blocks it stands for
+  for (Rank s = 0; s < fold.pow2; ++s) {
+    const Rank v = patterns::bit_reverse(s, fold.bits);
+    const Rank last = fold.last(v);
+    slots.push_back(layout.displ(last) + layout.block(last) - layout.displ(fold.first(v)));
+  }
+  const auto clock = patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n));
+  const Time time = *std::max_element(clock.begin(), clock.end()) +
+                    (fold.rem > 0 ? c->message(largest) : 0) + c->copy_of(largest);
+  const double elements =
+      static_cast<double>(fold.rem) * static_cast<double>(n) + patterns::halving_elements(p, n);
+  return make_estimate(spec, time, elements, p * (3.0 * fold.bits + static_cast<double>(p) / 2),
+                       false);
 }
 
 }  // namespace optcoll::algorithms

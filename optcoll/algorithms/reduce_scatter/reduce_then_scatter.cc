@@ -10,8 +10,10 @@
 //   rank range combined in rank order).
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007.
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -30,6 +32,27 @@ Schedule build_reduce_scatter_reduce_then_scatter(const CollectiveSpec& spec,
   patterns::emit_tree_scatter(b, patterns::binomial_tree(p, 0, patterns::ChildOrder::kLargestFirst),
                               patterns::virtual_positions(p, 0), reduced);
   return std::move(b).finish();
+}
+
+// Estimate: the binomial reduce to rank 0 (patterns::tree_reduce_time), then the binomial
+// scatter of the blocks (patterns::tree_scatter_time).
+std::optional<Estimate> estimate_reduce_scatter_reduce_then_scatter(const CollectiveSpec& spec,
+                                                                    const Params& /*params*/,
+                                                                    const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < p; ++r) blocks.push_back(layout.block(r));
+  const auto scatter_tree = patterns::binomial_tree(p, 0, patterns::ChildOrder::kLargestFirst);
+  const Time time =
+      patterns::tree_reduce_time(
+          patterns::binomial_tree(p, 0, patterns::ChildOrder::kSmallestFirst), *c, layout.total()) +
+      patterns::tree_scatter_time(scatter_tree, patterns::virtual_positions(p, 0), blocks, *c);
+  const double elements = static_cast<double>(p - 1) * static_cast<double>(layout.total()) +
+                          patterns::tree_subtree_elements(scatter_tree, blocks);
+  return make_estimate(spec, time, elements, 6.0 * p, false);
 }
 
 }  // namespace optcoll::algorithms

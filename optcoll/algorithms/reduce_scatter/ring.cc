@@ -18,6 +18,8 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -62,6 +64,27 @@ Schedule build_reduce_scatter_ring(const CollectiveSpec& spec, const Params& /*p
 std::optional<Time> bound_reduce_scatter_ring(const CollectiveSpec& spec,
                                               const CostModel& model) {
   return chain_bound(spec, model, spec.nranks - 1, largest_block(spec));
+}
+
+// Estimate: every rank's copies of the blocks it combines, then p - 1 steps as long as the
+// largest block's message and reduction. Exact for equal blocks:
+// (p-1)(α + mβ + mγ) + (p-1)m·copy.
+std::optional<Estimate> estimate_reduce_scatter_ring(const CollectiveSpec& spec,
+                                                     const Params& /*params*/,
+                                                     const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Rank p = spec.nranks;
+  Count copied = p == 1 ? layout.total() : 0;  // the most a rank copies: all but block r - 1
+  for (Rank r = 0; r < p && p > 1; ++r) {
+    copied = std::max(copied, layout.total() - layout.block((r + p - 1) % p));
+  }
+  const Count largest = largest_block(spec);
+  const double elements = static_cast<double>(p - 1) * static_cast<double>(layout.total());
+  return make_estimate(spec,
+                       c->copy_of(copied) + patterns::ring_reduce_scatter_time(p, largest, *c),
+                       elements, 3.0 * p * p, spec.counts.empty());
 }
 
 }  // namespace optcoll::algorithms

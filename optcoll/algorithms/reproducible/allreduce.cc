@@ -18,8 +18,10 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 #include "optcoll/algorithms/patterns/partition.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -53,6 +55,20 @@ std::optional<Time> bound_allreduce_reproducible(const CollectiveSpec& spec,
   const Rank p = spec.nranks;
   const Count largest = (spec.count + p - 1) / p;
   return fan_in_bound(spec, model, p - 1, largest) + chain_bound(spec, model, p - 1, largest);
+}
+
+// Estimate: the fold exchange of the p pieces, then p - 1 ring steps of the largest.
+std::optional<Estimate> estimate_allreduce_reproducible(const CollectiveSpec& spec,
+                                                        const Params& /*params*/,
+                                                        const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const auto pieces = patterns::even_sizes(spec.count, p);
+  const Time time =
+      patterns::fold_exchange_time(*c, pieces) + patterns::ring_allgather_time(p, pieces[0], *c);
+  const double n = static_cast<double>(spec.count);
+  return make_estimate(spec, time, 2 * (p - 1) * n, 4.0 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms

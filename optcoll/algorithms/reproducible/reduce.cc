@@ -17,8 +17,10 @@
 
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 #include "optcoll/algorithms/patterns/partition.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
 
@@ -47,6 +49,23 @@ Schedule build_reduce_reproducible(const CollectiveSpec& spec, const Params& /*p
     }
   }
   return std::move(b).finish();
+}
+
+// Estimate: the fold exchange of the p pieces, then p - 1 pieces into the root.
+std::optional<Estimate> estimate_reduce_reproducible(const CollectiveSpec& spec,
+                                                     const Params& /*params*/,
+                                                     const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const auto pieces = patterns::even_sizes(spec.count, p);
+  Time gather = 0;
+  for (Rank q = 0; q < p; ++q) {
+    if (q != spec.root) gather += c->message(pieces[static_cast<std::size_t>(q)]);
+  }
+  const double n = static_cast<double>(spec.count);
+  return make_estimate(spec, patterns::fold_exchange_time(*c, pieces) + gather, p * n, 2.0 * p * p,
+                       false);
 }
 
 }  // namespace optcoll::algorithms

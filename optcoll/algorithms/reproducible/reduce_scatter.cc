@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "optcoll/algorithms/bounds.h"
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/fold_exchange.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
@@ -41,6 +42,20 @@ Schedule build_reduce_scatter_reproducible(const CollectiveSpec& spec, const Par
 std::optional<Time> bound_reduce_scatter_reproducible(const CollectiveSpec& spec,
                                                       const CostModel& model) {
   return fan_in_bound(spec, model, spec.nranks - 1, largest_block(spec));
+}
+
+// Estimate: the fold exchange of the blocks. Exact for equal blocks.
+std::optional<Estimate> estimate_reduce_scatter_reproducible(const CollectiveSpec& spec,
+                                                             const Params& /*params*/,
+                                                             const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  std::vector<Count> block;
+  for (Rank r = 0; r < spec.nranks; ++r) block.push_back(layout.block(r));
+  const double p = spec.nranks;
+  return make_estimate(spec, patterns::fold_exchange_time(*c, block),
+                       (p - 1) * static_cast<double>(layout.total()), 2 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms

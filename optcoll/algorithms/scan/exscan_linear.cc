@@ -21,6 +21,7 @@
 
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -45,6 +46,19 @@ Schedule build_exscan_linear(const CollectiveSpec& spec, const Params& /*params*
     if (r + 1 < p) b.reduce(r, out, onward[static_cast<std::size_t>(r)], Side::kLeft);
   }
   return std::move(b).finish();
+}
+
+// Estimate: (p-1)(α + nβ) + (p-2)nγ + n·copy for p >= 3, (p-1)(α + nβ) below. Exact.
+std::optional<Estimate> estimate_exscan_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                                               const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  Time time = static_cast<Time>(p - 1) * c->message(n);
+  if (p >= 3) time += static_cast<Time>(p - 2) * c->reduce(n) + c->copy_of(n);
+  return make_estimate(spec, time, static_cast<double>(p - 1) * static_cast<double>(n), 3.0 * p,
+                       true);
 }
 
 }  // namespace optcoll::algorithms

@@ -33,6 +33,7 @@
 
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -80,6 +81,27 @@ Schedule build_exscan_recursive_doubling(const CollectiveSpec& spec, const Param
     }
   }
   return std::move(b).finish();
+}
+
+// Estimate: L = ceil(log2 p) steps of α + nβ, n·copy and 2L − 2 reductions (one fewer when
+// p <= 3·2^(L-2)) for p >= 4; p <= 3: L(α + nβ), plus nγ for p = 3. Exact.
+std::optional<Estimate> estimate_exscan_recursive_doubling(const CollectiveSpec& spec,
+                                                           const Params& /*params*/,
+                                                           const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const std::int64_t log = ceil_log2(p);
+  Time time = static_cast<Time>(log) * c->message(n);
+  if (p == 3) time += c->reduce(n);
+  if (p >= 4) {
+    const bool both = p > 3 * (std::int64_t{1} << (log - 2));
+    time += c->copy_of(n) + static_cast<Time>(2 * log - 2 - (both ? 0 : 1)) * c->reduce(n);
+  }
+  double messages = 0;
+  for (std::int64_t d = 1; d < p; d *= 2) messages += static_cast<double>(p - d);
+  return make_estimate(spec, time, messages * static_cast<double>(n), 3 * messages + p, true);
 }
 
 }  // namespace optcoll::algorithms

@@ -13,6 +13,9 @@
 // Reference: the "basic linear" scan of Open MPI (ompi/mca/coll/basic, scan): each rank
 //   receives from r-1, reduces, sends to r+1.
 
+#include <algorithm>
+
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -32,6 +35,23 @@ Schedule build_scan_linear(const CollectiveSpec& spec, const Params& /*params*/,
   // Last on rank 0, so that its send of x0 starts first.
   b.copy(0, input_of(layout, 0), output_of(layout, 0));
   return std::move(b).finish();
+}
+
+// Estimate: the chain, (p-1)(α + nβ + nγ) (p = 2: + n·max(0, copy − γ), rank 0's copy on the
+// path; p = 1: the copy). Exact.
+std::optional<Estimate> estimate_scan_linear(const CollectiveSpec& spec, const Params& /*params*/,
+                                             const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  Time time = c->copy_of(n);
+  if (p > 1) {
+    time = static_cast<Time>(p - 1) * c->message_reduce(n) +
+           (p == 2 ? std::max<Time>(0, c->copy_of(n) - c->reduce(n)) : 0);
+  }
+  return make_estimate(spec, time, static_cast<double>(p - 1) * static_cast<double>(n), 3.0 * p,
+                       true);
 }
 
 }  // namespace optcoll::algorithms

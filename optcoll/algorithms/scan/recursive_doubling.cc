@@ -31,8 +31,10 @@
 //   recursive-doubling scan (src/mpi/coll/scan) is the butterfly form of the same idea: it
 //   exchanges with rank XOR 2^k and keeps a partial apart from the result.
 
+#include <algorithm>
 #include <vector>
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -69,6 +71,27 @@ Schedule build_scan_recursive_doubling(const CollectiveSpec& spec, const Params&
   }
   b.copy(0, input_of(layout, 0), output_of(layout, 0));
   return std::move(b).finish();
+}
+
+// Estimate: L = ceil(log2 p) steps of α + nβ + nγ; rank 0's copy delays the chain of ranks
+// 2, 6, ..., 2^L − 2 by n·max(0, copy − γ) when that rank exists (p = 1: the copy). Exact.
+std::optional<Estimate> estimate_scan_recursive_doubling(const CollectiveSpec& spec,
+                                                         const Params& /*params*/,
+                                                         const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const std::int64_t log = ceil_log2(p);
+  Time time = c->copy_of(n);
+  if (p > 1) {
+    const bool late = p >= (std::int64_t{1} << log) - 1;
+    time = static_cast<Time>(log) * c->message_reduce(n) +
+           (late ? std::max<Time>(0, c->copy_of(n) - c->reduce(n)) : 0);
+  }
+  double messages = 0;
+  for (std::int64_t d = 1; d < p; d *= 2) messages += static_cast<double>(p - d);
+  return make_estimate(spec, time, messages * static_cast<double>(n), 3 * messages + p, true);
 }
 
 }  // namespace optcoll::algorithms

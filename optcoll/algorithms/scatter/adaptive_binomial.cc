@@ -30,4 +30,11 @@ Schedule build_scatter_adaptive_binomial(const CollectiveSpec& spec, const Param
                                                "adaptive_binomial");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_scatter_adaptive_binomial(const CollectiveSpec& spec,
+                                                           const Params& /*params*/,
+                                                           const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kAdaptiveBinomial);
+}
+
 }  // namespace optcoll::algorithms

@@ -12,8 +12,10 @@
 //   rank p-1 and is sent by the root as two messages (one per run of consecutive ranks).
 // Reference: Chan, Heimlich, Purkayastha, van de Geijn, CCPE 2007 (MST scatter).
 
+#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
@@ -28,6 +30,22 @@ Schedule build_scatter_binomial(const CollectiveSpec& spec, const Params& /*para
                               input_of(b.layout(), spec.root));
   b.set_tree(std::move(tree));
   return std::move(b).finish();
+}
+
+// Estimate: patterns::tree_scatter_time over the builder's tree.
+std::optional<Estimate> estimate_scatter_binomial(const CollectiveSpec& spec,
+                                                  const Params& /*params*/,
+                                                  const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  std::vector<Count> blocks;
+  for (Rank r = 0; r < spec.nranks; ++r) blocks.push_back(layout.block(r));
+  const auto tree =
+      patterns::binomial_tree(spec.nranks, spec.root, patterns::ChildOrder::kLargestFirst);
+  const auto positions = patterns::virtual_positions(spec.nranks, spec.root);
+  return make_estimate(spec, patterns::tree_scatter_time(tree, positions, blocks, *c),
+                       patterns::tree_subtree_elements(tree, blocks), 3.0 * spec.nranks, false);
 }
 
 }  // namespace optcoll::algorithms

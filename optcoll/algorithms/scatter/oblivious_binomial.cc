@@ -28,4 +28,11 @@ Schedule build_scatter_oblivious_binomial(const CollectiveSpec& spec, const Para
                                                "oblivious_binomial");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_scatter_oblivious_binomial(const CollectiveSpec& spec,
+                                                            const Params& /*params*/,
+                                                            const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kObliviousBinomial);
+}
+
 }  // namespace optcoll::algorithms

@@ -35,4 +35,10 @@ Schedule build_scatter_optimal(const CollectiveSpec& spec, const Params& /*param
                                                "optimal");
 }
 
+// Estimate: planners::ordered_tree_estimate.
+std::optional<Estimate> estimate_scatter_optimal(const CollectiveSpec& spec,
+                                                 const Params& /*params*/, const CostModel& model) {
+  return planners::ordered_tree_estimate(spec, model, planners::TreeKind::kOptimal);
+}
+
 }  // namespace optcoll::algorithms

@@ -30,4 +30,11 @@ Schedule build_scatterv_two_block(const CollectiveSpec& spec, const Params& /*pa
   return planners::build_two_block_schedule(spec, model);
 }
 
+// Estimate: as gatherv/two_block's (planners::two_block_estimate).
+std::optional<Estimate> estimate_scatterv_two_block(const CollectiveSpec& spec,
+                                                    const Params& /*params*/,
+                                                    const CostModel& model) {
+  return planners::two_block_estimate(spec, model);
+}
+
 }  // namespace optcoll::algorithms

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the times of the group phases (group_phases.h, butterfly.h) on all p ranks under the
+// closed-form models (estimate.h), without building them: what the estimates of the
+// algorithms composed of them (scatter + allgather broadcasts, Rabenseifner, buckets,
+// recursive doubling and halving) add up. Each phase is timed on its own from time 0, as if
+// every rank entered it at once; a composition adds its phases' times (an estimate: ranks
+// that finish a phase early start the next one early).
+#pragma once
+
+#include <vector>
+
+#include "optcoll/algorithms/estimate.h"
+
+namespace optcoll::algorithms::patterns {
+
+// Prefix sums of part sizes (p + 1 entries).
+std::vector<Count> prefix_of(const std::vector<Count>& parts);
+// Sizes of n elements cut into q nearly equal parts (even_parts).
+std::vector<Count> even_sizes(Count n, Rank q);
+
+// mst_scatter / mst_gather of `parts` over ranks 0..q-1 from / to `root`: every rank's
+// sends (receives) one after the other in the phase's edge order. Exact for one phase alone.
+Time mst_scatter_time(const std::vector<Count>& parts, Rank root, const LinkCosts& costs);
+Time mst_gather_time(const std::vector<Count>& parts, Rank root, const LinkCosts& costs);
+
+// ring_allgather / ring_reduce_scatter over q parts: q - 1 steps, each as long as the
+// largest part's message (plus its reduction).
+Time ring_allgather_time(Rank q, Count largest_part, const LinkCosts& costs);
+Time ring_reduce_scatter_time(Rank q, Count largest_part, const LinkCosts& costs);
+
+// doubling_allgather of `parts` (any q: fold, log2 q' exchange steps, unfold of the whole
+// result): each step as long as its largest message.
+Time doubling_allgather_time(const std::vector<Count>& parts, const LinkCosts& costs);
+
+// The recursive halving machinery (butterfly.h) on q ranks whose q' = 2^floor(log2 q)
+// players hold the slots `slots` (sizes, q' entries) of n elements. Each exchange starts when
+// both partners have finished their previous step and lasts as long as the longer of their
+// two messages, plus the reduction of what arrived (no overlap); ranks move at their own pace.
+// fold_reduce (the q - q' extra ranks hand their whole vectors over, from `start`) and
+// halving_reduce_scatter: when each player (by virtual rank) is done.
+std::vector<Time> halving_reduce_scatter_clock(Rank q, const std::vector<Count>& slots, Count n,
+                                               const LinkCosts& costs, Time start);
+// Then halving_allgather (every player's finish, the latest) or halving_gather towards
+// virtual rank `target` (its finish), without the unfold.
+Time halving_allgather_finish(std::vector<Time> clock, const std::vector<Count>& slots,
+                              const LinkCosts& costs);
+Time halving_gather_finish(std::vector<Time> clock, const std::vector<Count>& slots, Rank target,
+                           const LinkCosts& costs);
+// Elements the halving reduce-scatter (and as many the halving allgather) moves on q' ranks.
+double halving_elements(Rank q, Count n);
+
+}  // namespace optcoll::algorithms::patterns

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the times of the tree emitters (tree_schedule.h) under the closed-form models
+// (estimate.h), from a TreeShape alone, in O(p): what the tree algorithms' estimates share.
+// One port, full duplex, no overlap: a rank sends to its children one after the other, takes
+// its children's messages one after the other, and computes (copy, reduce) with no
+// communication in progress.
+#pragma once
+
+#include <vector>
+
+#include "optcoll/algorithms/estimate.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll::algorithms::patterns {
+
+// emit_tree_bcast of n elements, unsegmented: a child's message starts when its parent has
+// the data and has sent to the children before it (bcast_slots · (α + nβ)). Exact.
+Time tree_bcast_time(const TreeShape& tree, const LinkCosts& costs, Count n);
+
+// emit_tree_reduce of n elements, unsegmented: an inner rank (and the root) copies its
+// contribution into its accumulator, then receives and reduces its children's partials in
+// order, each once the child's own subtree is done: t = max(t, C(child)) + α + nβ + nγ. Exact.
+Time tree_reduce_time(const TreeShape& tree, const LinkCosts& costs, Count n);
+
+// emit_tree_gather / emit_tree_scatter of blocks[r] elements per rank, subtrees in position
+// order (`positions`, as given to the emitter). Gather: an inner rank copies its own block,
+// then takes its children's subtrees in the order they are ready (ties: the lower rank);
+// scatter: a rank sends its children their subtrees in order, then copies its own block.
+// Where a child's subtree is not one run of consecutive ranks (at the root of a relabelled
+// tree), each run is a message of its own. Estimates: the simulator may order a copy and a
+// transfer that are ready at once the other way.
+Time tree_gather_time(const TreeShape& tree, const std::vector<Rank>& positions,
+                      const std::vector<Count>& blocks, const LinkCosts& costs);
+Time tree_scatter_time(const TreeShape& tree, const std::vector<Rank>& positions,
+                       const std::vector<Count>& blocks, const LinkCosts& costs);
+
+// Elements the gather (or scatter) messages carry: each non-root rank's subtree once.
+double tree_subtree_elements(const TreeShape& tree, const std::vector<Count>& blocks);
+
+}  // namespace optcoll::algorithms::patterns

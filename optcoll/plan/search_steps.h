@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the steps the default and the exhaustive searches (search.h) are made of: listing
+// the candidates, pricing them by formula, simulating them (on two threads), pruning by
+// bounds. Internal to optcoll/plan.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "optcoll/plan/search.h"
+
+namespace optcoll::search {
+
+// Schedules larger than this (op-equivalents, algorithms::Estimate::work: about 2 GB) are
+// not built to price a candidate: it is listed as not evaluated instead.
+inline constexpr double kMaxSimulatedWork = 1e7;
+
+// Runs fn(i) for every i in [0, n) on up to two threads, the caller's included, each index
+// once. The candidates are independent (builders and the simulator are pure functions of
+// their arguments) and fn writes only index i's results, so the outcome is the same as one
+// thread's. Rethrows the failure of the lowest failing index once all have stopped.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+
+// Every registry algorithm of spec's kind, in registry order, with why it does not apply
+// (with its default parameters).
+std::vector<Entry> make_entries(const CollectiveSpec& spec);
+
+// Prepares an applicable entry: its registry bound, its defaults and (with `price`) their
+// estimate under the model, and when there is one the variants' (select.h: radix 2, 3, 4,
+// 8; the resolved segment halved and doubled), each with its work. A candidate no formula
+// prices gets its variants when simulated; if its schedule would exceed kMaxSimulatedWork it
+// is marked not evaluated.
+void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model, bool price);
+
+// Candidates no formula prices are simulated; when simulating all of `which` would cost more
+// than kUnpricedWork op-equivalents (large p under a gap, cores, topology... model), only
+// those the formulas rank first under the model's closed-form part are, while their work
+// fits kUnpricedWork (at least one); the others are marked not evaluated, with the reason.
+// Returns the ones to simulate, in registry order.
+inline constexpr double kUnpricedWork = 2e6;
+std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which);
+
+// Builds and simulates one option; keeps its time, bytes and resolved parameters.
+void simulate_option(Option& o, const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+                     const CostModel& model);
+
+// Simulates the entries `which` (defaults, then variants from the defaults' resolved
+// parameters): first those without a registry bound, then, once those are known, the ones
+// whose bound is within kTieTolerance of threshold() (the best prediction so far; nullopt:
+// no pruning); the others are marked pruned. Which are built does not depend on timing.
+void simulate_entries(Search& s, const std::vector<std::size_t>& which,
+                      const std::function<std::optional<Time>()>& threshold);
+
+// The work of the option (or composition) a decision of `s` chose.
+double chosen_work(const Search& s, const Decision& d);
+// Builds and simulates s.composed, charging its work to the budget.
+void simulate_composed(Search& s);
+
+}  // namespace optcoll::search
