@@ -30,6 +30,7 @@
 #include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/registry.h"
 
 namespace optcoll::algorithms {
@@ -66,15 +67,7 @@ std::optional<Estimate> estimate_allreduce_multicolor_bucket(const CollectiveSpe
   if (pieces < 1) return std::nullopt;
   const std::string_view directions = params.get("directions");
   if (directions != "auto" && directions != "1") return std::nullopt;
-  const Rank p = spec.nranks;
-  const Count n = spec.count;
-  const Count piece = (n + p - 1) / p;
-  const Time alpha = static_cast<Time>(pieces) * c->alpha;
-  const Time step = piece == 0 ? 0 : alpha + c->beta * piece;
-  const Time time = c->copy_of(n) + static_cast<Time>(p - 1) * (2 * step + c->reduce(piece));
-  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
-                       6.0 * p * p * static_cast<double>(pieces), pieces == 1 && n % p == 0,
-                       fmt::format("directions=1,pieces={},sync=0", pieces));
+  return patterns::ring_allreduce_estimate(spec, *c, pieces, fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms

@@ -19,6 +19,7 @@
 
 #include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/estimate.h"
+#include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
@@ -51,15 +52,7 @@ std::optional<Estimate> estimate_allreduce_ring_snake(const CollectiveSpec& spec
   const std::int64_t pieces = params.get_int("pieces");
   if (pieces < 1) return std::nullopt;
 
-  const Rank p = spec.nranks;
-  const Count n = spec.count;
-  const Count piece = (n + p - 1) / p;
-  const Time alpha = static_cast<Time>(pieces) * c->alpha;
-  const Time step = piece == 0 ? 0 : alpha + c->beta * piece;
-  const Time time = c->copy_of(n) + static_cast<Time>(p - 1) * (2 * step + c->reduce(piece));
-  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
-                       6.0 * p * p * static_cast<double>(pieces), pieces == 1 && n % p == 0,
-                       fmt::format("pieces={}", pieces));
+  return patterns::ring_allreduce_estimate(spec, *c, pieces, fmt::format("pieces={}", pieces));
 }
 
 }  // namespace optcoll::algorithms

@@ -3,6 +3,7 @@
 #include "optcoll/algorithms/patterns/phase_estimate.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "optcoll/algorithms/patterns/butterfly.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
@@ -161,6 +162,19 @@ Time halving_gather_finish(std::vector<Time> clock, const std::vector<Count>& sl
 double halving_elements(Rank q, Count n) {
   const Fold fold(q);
   return static_cast<double>(fold.pow2 - 1) * static_cast<double>(n);
+}
+
+Estimate ring_allreduce_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                                 std::int64_t pieces, std::string params) {
+  const Rank p = spec.nranks;
+  const Count n = spec.count;
+  const Count piece = (n + p - 1) / p;
+  const Time alpha = static_cast<Time>(pieces) * costs.alpha;
+  const Time step = piece == 0 ? 0 : alpha + costs.beta * piece;
+  const Time time = costs.copy_of(n) + static_cast<Time>(p - 1) * (2 * step + costs.reduce(piece));
+  return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
+                       6.0 * p * p * static_cast<double>(pieces), pieces == 1 && n % p == 0,
+                       std::move(params));
 }
 
 }  // namespace optcoll::algorithms::patterns

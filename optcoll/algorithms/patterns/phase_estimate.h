@@ -46,6 +46,14 @@ Time halving_allgather_finish(std::vector<Time> clock, const std::vector<Count>&
                               const LinkCosts& costs);
 Time halving_gather_finish(std::vector<Time> clock, const std::vector<Count>& slots, Rank target,
                            const LinkCosts& costs);
+// The bucket allreduce on one ring of p ranks (ring_snake, dimension_wise and
+// multicolor_bucket where the closed-form models have no topology): the copy of the input,
+// then p - 1 reduce-scatter and p - 1 allgather steps of the largest piece, each of `pieces`
+// messages: n·copy + 2(p-1)(pieces·α + ceil(n/p)β) + (p-1)ceil(n/p)γ; exact for one piece
+// when p divides n. `params` is the parameter text the builder writes.
+Estimate ring_allreduce_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
+                                 std::int64_t pieces, std::string params);
+
 // Elements the halving reduce-scatter (and as many the halving allgather) moves on q' ranks.
 double halving_elements(Rank q, Count n);
 

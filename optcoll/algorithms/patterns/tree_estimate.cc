@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "optcoll/algorithms/patterns/tree_families.h"
+#include "optcoll/algorithms/tree_params.h"
 
 namespace optcoll::algorithms::patterns {
 namespace {
@@ -137,6 +138,25 @@ double tree_subtree_elements(const TreeShape& tree, const std::vector<Count>& bl
     if (*it != tree.root) total += static_cast<double>(size[at(*it)]);
   }
   return total;
+}
+
+std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec,
+                                                  const Params& params, const CostModel& model,
+                                                  const TreeShape& tree) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const LinkCost link = link_cost(model, spec);
+  const std::int64_t slots = reduce_slots(tree);
+  const std::int64_t fanout = max_fanout(tree);
+  const Count segments = pipelined_segments(params, link, slots, fanout, spec.count, true);
+  const Time time = spec.count == 0
+                        ? 0
+                        : c->copy_of(spec.count) +
+                              pipelined_tree_cost(link, slots, fanout, spec.count, segments, true);
+  const double sends = spec.nranks - 1;
+  return make_estimate(spec, time, sends * spec.count,
+                       2 * sends * static_cast<double>(segments) + spec.nranks, false,
+                       segment_param_text(spec.count, segments));
 }
 
 }  // namespace optcoll::algorithms::patterns

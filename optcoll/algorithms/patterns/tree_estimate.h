@@ -6,9 +6,11 @@
 // communication in progress.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "optcoll/algorithms/estimate.h"
+#include "optcoll/algorithms/params.h"
 #include "optcoll/schedule/schedule.h"
 
 namespace optcoll::algorithms::patterns {
@@ -33,6 +35,14 @@ Time tree_gather_time(const TreeShape& tree, const std::vector<Rank>& positions,
                       const std::vector<Count>& blocks, const LinkCosts& costs);
 Time tree_scatter_time(const TreeShape& tree, const std::vector<Rank>& positions,
                        const std::vector<Count>& blocks, const LinkCosts& costs);
+
+// emit_pipelined_reduce (pipelined_reduce.h) over `tree` with the segments the builder picks
+// (pipelined_segments for the tree's reduce slots and fanout): the inner ranks' copy of their
+// contribution, then pipelined_tree_cost. An estimate; nullopt for a model the formulas do
+// not describe. What pipelined_binary and pipelined_chain share.
+std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec,
+                                                  const Params& params, const CostModel& model,
+                                                  const TreeShape& tree);
 
 // Elements the gather (or scatter) messages carry: each non-root rank's subtree once.
 double tree_subtree_elements(const TreeShape& tree, const std::vector<Count>& blocks);

@@ -19,6 +19,7 @@
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/pipelined_reduce.h"
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
@@ -48,22 +49,9 @@ Schedule build_reduce_pipelined_chain(const CollectiveSpec& spec, const Params& 
 std::optional<Estimate> estimate_reduce_pipelined_chain(const CollectiveSpec& spec,
                                                         const Params& params,
                                                         const CostModel& model) {
-  const auto c = closed_form_costs(spec, model);
-  if (!c) return std::nullopt;
-  const LinkCost link = link_cost(model, spec);
   const auto tree = spec.commutative ? patterns::virtual_chain(spec.nranks, spec.root)
                                      : patterns::split_chain(spec.nranks, spec.root);
-  const std::int64_t slots = patterns::reduce_slots(tree);
-  const std::int64_t fanout = patterns::max_fanout(tree);
-  const Count segments = pipelined_segments(params, link, slots, fanout, spec.count, true);
-  const Time time = spec.count == 0
-                        ? 0
-                        : c->copy_of(spec.count) +
-                              pipelined_tree_cost(link, slots, fanout, spec.count, segments, true);
-  const double sends = spec.nranks - 1;
-  return make_estimate(spec, time, sends * spec.count,
-                       2 * sends * static_cast<double>(segments) + spec.nranks, false,
-                       segment_param_text(spec.count, segments));
+  return patterns::pipelined_reduce_estimate(spec, params, model, tree);
 }
 
 }  // namespace optcoll::algorithms
