@@ -67,7 +67,8 @@ std::optional<Estimate> estimate_allreduce_multicolor_bucket(const CollectiveSpe
   if (pieces < 1) return std::nullopt;
   const std::string_view directions = params.get("directions");
   if (directions != "auto" && directions != "1") return std::nullopt;
-  return patterns::ring_allreduce_estimate(spec, *c, pieces, fmt::format("directions=1,pieces={},sync=0", pieces));
+  return patterns::ring_allreduce_estimate(spec, *c, pieces,
+                                           fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms
