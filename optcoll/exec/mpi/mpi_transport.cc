@@ -23,6 +23,37 @@ constexpr int kMaxNoticeBytes = 4096;
 constexpr int kSeqBits = 16;  // with calls: the low bits of a tag are the seq
 // A same-node sender copies at most this much into its block per progress step, so that
 // the receiver starts early and several transfers advance together.
+// The ranks of `comm` that share this rank's node (MPI_Comm_split_type SHARED).
+int ranks_on_this_node(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    return 1;
+  }
+  int size = 1;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
+// The node's online CPUs (not this rank's affinity: mpirun binds each rank to one core).
+int cpus_of_this_node() {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  return cpus == 0 ? 1 : static_cast<int>(cpus);
+}
+
+// About a microsecond of pause instructions between two polls of a waiting rank that keeps
+// its CPU: the polled cache lines stay with the peer writing them (a tight poll of a block
+// being filled slows its writer), and the rank keeps its time slice (a yield gives it away).
+void relax_between_polls() {
+  for (int i = 0; i < 32; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+}
+
 constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
 constexpr int kChunksPerPoll = 8;  // copy rounds between two MPI polls
 // (Measured, p = 2 ping-pong of 2 MiB: chunks of 64 KiB 145-180 us, 256 KiB 215-280 us,
@@ -135,6 +166,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, Options options, bool from_environment
   int found = 0;
   MPI_Comm_get_attr(data_, MPI_TAG_UB, &tag_ub, &found);
   if (found != 0 && tag_ub != nullptr) tag_ub_ = *static_cast<int*>(tag_ub);
+  ranks_outnumber_cpus_ = ranks_on_this_node(data_) > cpus_of_this_node();
   if (agreed[1] == 0) {
     shm_ = ShmArena::create(data_, static_cast<std::size_t>(UINT64_MAX - agreed[2]));
     shm_min_bytes_ = static_cast<std::size_t>(agreed[3]);
@@ -592,7 +624,10 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   check_usable();
   using Clock = std::chrono::steady_clock;
   const std::size_t before = done.size();
-  // Poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
+  // Where the node has a CPU for every rank: poll without yielding until kSpin (with a
+  // pause between polls while a same-node transfer of several chunks is under way), then
+  // sleep. Where ranks outnumber the CPUs:
+  // poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
   // share it) until kSpin, then sleep. A message from a running peer comes within a
   // microsecond or two, and a sched_yield costs about one even when nothing else is
   // runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
@@ -633,6 +668,13 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     if (now >= next_probe) {
       probe_mismatches();
       next_probe = now + kMismatchProbeAfter;
+    }
+    if (now - *begin < kSpin && !ranks_outnumber_cpus_) {
+      // A CPU of our own: keep it (a yield under load hands the rest of the time slice,
+      // milliseconds, to whatever else runs there: 8 ms instead of 60 us for an allreduce
+      // of 256 KiB at p = 2 beside two busy loops, docs/benchmarks.md "Under load").
+      if (multi_chunk_transfer()) relax_between_polls();
+      continue;
     }
     if (now - *begin < kHotSpin && !multi_chunk_transfer()) continue;
     if (now - *begin < kSpin) {

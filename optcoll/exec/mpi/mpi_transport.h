@@ -231,6 +231,9 @@ class MpiTransport final : public Transport {
   std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
   std::uint64_t arena_bytes_copied_in_ = 0;
   std::size_t shm_min_bytes_ = SIZE_MAX;
+  // More ranks of this communicator on this node than the node has CPUs: a waiting rank
+  // gives its CPU to the others (do_wait_some); otherwise it keeps it.
+  bool ranks_outnumber_cpus_ = false;
   std::vector<std::unique_ptr<Transfer>> transfers_;
   // Descriptors of abandoned sends that MPI may still read (kept until destruction).
   std::vector<std::unique_ptr<Descriptor>> released_;
