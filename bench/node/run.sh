@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The node check of the model issue, in one run on the lent 16-core machine (../shared/device/
-# README.md): what a session lent the device tool runs, within about 9 minutes.
+# The node check of the model issue, in one run on a lent 16-core machine (no compiler there,
+# and no network): the whole run must finish within about 9 minutes.
 #
-# Here, first:   ../shared/device/pack.sh build/release/cli/optcoll build/release/bench/bench_threads_vs_mpi
-# Then the device tool: command "bash .node/node.sh bash bench/node/run.sh", carry [".node"],
-# timeout_s 560. Results: $OUT/results.tgz (tarred again after every step, so a step that
-# runs out of time leaves the earlier ones).
+# What the run needs, prepared on the build machine first (docs/benchmarks.md, "The node
+# check"): a git-ignored folder .node/ at the repository root holding
+#   - bin/: the binaries built here, build/release/cli/optcoll and
+#     build/release/bench/bench_threads_vs_mpi (the lent machine cannot build them);
+#   - the Debian packages of Open MPI and the runtime libraries the binaries need;
+#   - node.sh, a wrapper that unpacks those packages beside the system's own (touching
+#     nothing installed there), puts .node/bin on PATH, allows mpirun as root, and then runs
+#     the command it is given.
+# The project's device tooling provides a packing script that fills .node/ this way.
+# Then, on the lent machine: command "bash .node/node.sh bash bench/node/run.sh", carrying
+# .node along, with a 560 s time limit. Results: $OUT/results.tgz (tarred again after every
+# step, so a step that runs out of time leaves the earlier ones).
 #
 # Steps (each under `timeout`):
 #   1. calibrate --backend threads -p 16                     (target: under 60 s)

@@ -4,9 +4,9 @@
 // γ = 1e-10 s/B (one port, full duplex, no overlap, copy free), the message size at which
 // each registry algorithm that wins for long messages overtakes the MST algorithm of its
 // collective (bisection to the byte, or to the block for per-block collectives), next to
-// the values the spec derives from the paper's formulas; and one chart per collective of
-// predicted time against message size (8 B .. 64 MiB) with every registry algorithm.
-// The registry is iterated, so algorithms merged later appear without changes here.
+// the values derived from the paper's formulas (docs/math/alpha-beta-costs.md §2.6); and one chart
+// per collective of predicted time against message size (8 B .. 64 MiB) with every registry
+// algorithm. The registry is iterated, so algorithms merged later appear without changes here.
 #include <cmath>
 #include <map>
 #include <optional>
@@ -68,8 +68,8 @@ std::optional<Time> predict(const algorithms::AlgorithmInfo& info, CollectiveKin
   return r.makespan;
 }
 
-// The MST algorithm of each collective of the paper's table and the crossover the spec
-// derives (../shared/spec/alpha-beta-costs.md, "Predicted crossovers", MST vs bucket).
+// The MST algorithm of each collective of the paper's table and the crossover derived
+// from its formulas (docs/math/alpha-beta-costs.md §2.6, MST vs bucket).
 struct PaperPair {
   CollectiveKind kind;
   std::string_view mst;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: experiment `torus-bounds` (Jain & Sabharwal, ICS'10; spec torus-bucket.md 2.4-2.5):
+// File: experiment `torus-bounds` (Jain & Sabharwal, ICS'10; docs/math/torus-bucket.md
+// §4-§5):
 // allreduce of n = 2^20 elements on the tori 8x8x8, 4x8x16 and 16x16x16, unidirectional and
 // bidirectional links, alpha = 0 and alpha = 100 (beta = 1, gamma = 0): each algorithm's
 // time in the link-level simulator, the paper's formulas (2)-(5) (doubled for allreduce) and
-// the link lower bound of section 2.2. The single-ring baselines have p-1 steps and 2(p-1)
-// ops per rank each: they are simulated up to p = 512 and given by the closed forms that the
-// simulation matches exactly there (see measure()) beyond.
+// the link lower bound of docs/math/torus-bucket.md §2. The single-ring baselines have p-1 steps
+// and 2(p-1) ops per rank each: they are simulated up to p = 512 and given by the closed forms that
+// the simulation matches exactly there (see measure()) beyond.
 #include <array>
 #include <cmath>
 #include <limits>
@@ -82,9 +83,9 @@ Row measure(const CostModel& m, std::string_view algorithm, std::string_view par
   row.bound = lower_bound(Layout(spec), m).value_or(0);
   const bool ring = algorithm.find("ring") != std::string_view::npos;
   if (ring && p > kMaxRingRanks) {
-    // Conflict-free rings (spec 2.5), as simulated up to p = 512: one ring 2(p-1)α +
-    // 2(p-1)/p·nβ; two counter-rotating rings halve the β term on bidirectional links, and
-    // on half-duplex links share the channels: 4(p-1)α + 2(p-1)/p·nβ.
+    // Conflict-free rings (docs/math/torus-bucket.md §5), as simulated up to p = 512: one ring
+    // 2(p-1)α + 2(p-1)/p·nβ; two counter-rotating rings halve the β term on bidirectional links,
+    // and on half-duplex links share the channels: 4(p-1)α + 2(p-1)/p·nβ.
     const bool two = algorithm == "allreduce/bidirectional_ring";
     const bool bi = t.links == LinkMode::kBidirectional;
     const double starts = two && !bi ? 4.0 : 2.0;

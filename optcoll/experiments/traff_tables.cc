@@ -3,8 +3,8 @@
 // and scatter collectives" (TPDS 30(9), 2019): p = 2000, beta = 1, alpha in {100, 1, 1000},
 // local copy = beta and = 0, root p/2 and the best root, the eleven distributions, columns
 // Linear, Binary, Oblivious, Adaptive, Optimal (optcoll/algorithms/planners/gather_trees.h).
-// Deterministic cells are compared with the paper's printed values (traff_tables_paper.inc,
-// from ../shared/spec/gather-scatter-trees.md §6). optcoll implements the model as the text
+// Deterministic cells are compared with the paper's printed values (kPaper below,
+// also listed in docs/math/gather-scatter-trees.md §6.3). optcoll implements the model as the text
 // states it; in 9 cells (Increasing) that gives a lower value than the paper's program, and
 // the cell shows both, plus the paper program's conventions (case (6) charged beta, oblivious
 // roots {0, 2^t - 1, p-1}) reproducing the printed value.

@@ -71,7 +71,7 @@ struct CostModel {
   std::vector<Time> pair_alpha;
   std::vector<Time> pair_beta;
 
-  // Optional network topology (spec torus-bucket.md 2.1, 2.6): when set, a transfer also
+  // Optional network topology (docs/math/torus-bucket.md §1, §6): when set, a transfer also
   // holds every link of its dimension-ordered route for its whole duration, and waits while
   // any of them is held by another transfer (first come, first served by ready time, under
   // the simulator's start-order rule). Ports and duplex still apply per rank; with_topology()
@@ -176,7 +176,7 @@ CostModel reference_cluster_model();
 // of at most (k+1)^t ranks; a send gap or shared sends void the first, a receive gap the
 // second) and a bandwidth bound (the
 // busiest receiver must take in its missing elements through k ports). Sound, not tight.
-// With a topology, also the link bound of Jain & Sabharwal (spec torus-bucket.md 2.2) for
+// With a topology, also the link bound of Jain & Sabharwal (docs/math/torus-bucket.md §2) for
 // reduce-scatter, allgather and allreduce: every element of the result needs p-1 (allreduce:
 // 2(p-1)) link crossings, spread over at most L channels (L = pN unidirectional, 2pN
 // bidirectional on a torus; fewer on a mesh): (p-1)/p·n·β·p/L (×2 for allreduce) for a

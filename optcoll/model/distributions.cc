@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: block-size distributions (Träff, TPDS 2019, Section 5; formulas rebuilt in
-// ../shared/spec/gather-scatter-trees.md §5, the deterministic ones verified against the
+// docs/math/gather-scatter-trees.md §5, the deterministic ones verified against the
 // paper's tables).
 #include "optcoll/model/distributions.h"
 

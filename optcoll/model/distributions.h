@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the eleven block-size distributions of Träff's irregular gather/scatter experiments
-// (../shared/spec/gather-scatter-trees.md §5), used by the CLI's --dist and the experiments.
+// (docs/math/gather-scatter-trees.md §5), used by the CLI's --dist and the experiments.
 #pragma once
 
 #include <cstdint>

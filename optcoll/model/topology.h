@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: network topologies for the cost model: N-dimensional tori and meshes, their links,
-// rank <-> coordinate mappings and dimension-ordered shortest routes (spec torus-bucket.md
-// 2.1 and 2.6).
+// rank <-> coordinate mappings and dimension-ordered shortest routes
+// (docs/math/torus-bucket.md §1 and §6).
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 //   elem_bytes) = alpha_ij + beta_ij * units(m), and both ops complete at its end. A RecvReduce
 //   then still reduces the received elements (below) before it completes. A transfer of m = 0
 //   elements costs nothing and holds nothing: both ops complete as soon as both are ready.
-// Links (only when the model has a topology, spec torus-bucket.md 2.6). A transfer of m > 0
+// Links (only when the model has a topology, docs/math/torus-bucket.md §6). A transfer of m > 0
 //   elements from i to j also holds every link of the dimension-ordered route from i to j
 //   (Topology::route) for its whole duration (circuit / wormhole: alpha + beta*m, whatever
 //   the number of hops), and starts only when all of them are free as well as the ports.

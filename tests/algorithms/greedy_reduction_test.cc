@@ -92,7 +92,8 @@ TEST(GreedyOptimal, EqualsExhaustiveSearchUpToSeven) {
   }
 }
 
-// The tree's own as-soon-as-possible timing gives the predicted length (spec §1.3).
+// The tree's own as-soon-as-possible timing gives the predicted length
+// (docs/math/reduction-overlap.md §3).
 TEST(GreedyOptimal, PredictionEqualsItsTreesTiming) {
   for (const Costs& k : cost_pairs()) {
     for (std::int64_t n : {1, 2, 3, 8, 13, 100, 777, 3000}) {
@@ -106,7 +107,8 @@ TEST(GreedyOptimal, PredictionEqualsItsTreesTiming) {
   }
 }
 
-// N(T): the most elements reducible within T (spec §1.4, integer costs), memoized.
+// N(T): the most elements reducible within T (docs/math/reduction-overlap.md §4, integer costs),
+// memoized.
 std::int64_t most_within(Time t, Time d, Time c, std::map<Time, std::int64_t>& memo) {
   if (const auto it = memo.find(t); it != memo.end()) return it->second;
   std::int64_t total = 1;

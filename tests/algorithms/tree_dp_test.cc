@@ -42,11 +42,11 @@ Time mass(const GatherProblem& pb, Rank i, Rank j) {
 }
 
 // ---- exhaustive search over ordered trees -------------------------------------------------
-// The class the paper's DP optimizes (spec §2/§3.2): every subtree spans a contiguous range;
-// a node receives child ranges so that its segment grows outward (each new range adjacent to
-// what it holds), in any interleaving of left and right; it copies first, unless its first
-// child lies to its left, then right after that first reception. Every composition of the
-// ranges and every interleaving is enumerated by depth-first search.
+// The class the paper's DP optimizes (docs/math/gather-scatter-trees.md §2, §3.2): every subtree
+// spans a contiguous range; a node receives child ranges so that its segment grows outward (each
+// new range adjacent to what it holds), in any interleaving of left and right; it copies first,
+// unless its first child lies to its left, then right after that first reception. Every composition
+// of the ranges and every interleaving is enumerated by depth-first search.
 class OrderedSearch {
  public:
   explicit OrderedSearch(const GatherProblem& pb) : pb_(pb), p_(pb.nranks()) {
@@ -490,8 +490,8 @@ TEST(TreeDp, BinomialIsOptimalOnRegularProblems) {
 }
 
 TEST(TreeDp, PropositionOne) {
-  // Exact for p a power of two, no empty block, copy = beta (spec §4): at the tree's root r,
-  // log2(p)·alpha + beta·Σ_{i≠r} m_i + copy·m_r.
+  // Exact for p a power of two, no empty block, copy = beta (gather-scatter-trees.md §4.3): at the
+  // tree's root r, log2(p)·alpha + beta·Σ_{i≠r} m_i + copy·m_r.
   std::mt19937_64 rng(15);
   for (int trial = 0; trial < 300; ++trial) {
     const Rank p = Rank{1} << (trial % 7);
@@ -617,7 +617,7 @@ TEST(TreeDp, BestAndFixedFromOneTable) {
   }
 }
 
-// ---- non-homogeneous costs (spec §3.3) ----------------------------------------------------
+// ---- non-homogeneous costs (docs/math/gather-scatter-trees.md §3.3) ------------------------
 
 // Random pair costs (integers, so every time is exact): alpha_st in [0, 40], beta_st in [1, 5],
 // copy <= every beta.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: gather(v)/optimal and scatter(v)/optimal planned under a non-homogeneous (pair) model
-// (the non-homogeneous DP, spec §3.3): the schedules verify and deliver every block on threads.
+// (the non-homogeneous DP, docs/math/gather-scatter-trees.md §3.3): the schedules verify and
+// deliver every block on threads.
 #include <cstdint>
 #include <random>
 #include <string>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: experiment canon-ratios (quick, n <= 300) against the spec's independently computed
-// Figure 2 values (/work/shared/spec/reduction-overlap.md §1.6).
+// File: experiment canon-ratios (quick, n <= 300) against the independently computed
+// Figure 2 values (docs/math/reduction-overlap.md §6).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the distributions reproduce the instances of Träff's tables (p = 2000, b = 1000,
-// k = 5): totals and sample blocks given in ../shared/spec/gather-scatter-trees.md §5.
+// k = 5): totals and sample blocks given in docs/math/gather-scatter-trees.md §5.
 #include "optcoll/model/distributions.h"
 
 #include <numeric>

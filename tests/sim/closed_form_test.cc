@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the simulator against closed forms: the papers' formulas (../spec/alpha-beta-costs.md)
+// File: the simulator against closed forms: the papers' formulas (docs/math/alpha-beta-costs.md)
 // and every registry algorithm's cost formula (algorithms.def), written out as C++ here and
 // checked at p in {4, 7, 16} and several counts with integer parameters (exact equality).
 #include <algorithm>
@@ -915,8 +915,8 @@ TEST(RegistryFormulas, MatchTheSimulator) {
   }
 }
 
-// Irregular blocks on the binomial gather and scatter trees, in Träff's model (spec
-// gather-scatter-trees.md section 2), computed from the schedule's recorded tree:
+// Irregular blocks on the binomial gather and scatter trees, in Träff's model (docs/math/
+// gather-scatter-trees.md §2), computed from the schedule's recorded tree:
 //   scatter: a node that holds its subtree's data at time R sends to its children in order,
 //            child i receiving at R + Σ_{j<=i} (α + β|T_j|);
 //   gather:  a node receives from its children one at a time; a child can send once its own

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: tori and meshes (issue 6): topology parsing, mappings and routes; the simulator's
 // link layer on hand-computed cases; the multicolor bucket algorithms and their baselines
-// against the lower bounds and formulas of spec torus-bucket.md; torus schedules verified
+// against the lower bounds and formulas of docs/math/torus-bucket.md; torus schedules verified
 // and run on threads.
 #include <cmath>
 #include <cstdlib>
@@ -244,7 +244,7 @@ TEST(LinkLayer, ModelFilesCarryTheTopology) {
   EXPECT_THROW(parse_cost_model_json(R"({"topology": "torus:3y3"})"), Error);
 }
 
-// ---- the algorithms against the bounds of spec torus-bucket.md ------------------------------
+// ---- the algorithms against the bounds of docs/math/torus-bucket.md -------------------------
 
 TEST(TorusBucket, SymmetricMulticolorReachesTheLowerBoundExactly) {
   // 4x4x4 (N = 3, p = 64), alpha = 0, beta = 1: the bandwidth bound (p-1)/p·nβ/(2N)
@@ -296,7 +296,7 @@ TEST(TorusBucket, SnakeRingHasLinkLoadOneAndRankOrderRingContendsOnAMesh) {
   EXPECT_EQ(run("reduce_scatter_block/ring", spec, torus_model("torus:8x8x8:uni:snake")), free);
   EXPECT_EQ(run("reduce_scatter_block/ring", spec, torus_model("torus:8x8x8:uni")), free);
   // On a mesh the row-end returns cross whole rows: a slowdown well beyond the load factor 2
-  // (spec: 4.96x with half-duplex links).
+  // (docs/math/torus-bucket.md §5: 4.96x with half-duplex links).
   const Time mesh = run("reduce_scatter_block/ring", spec, torus_model("mesh:8x8x8:uni"));
   EXPECT_GT(mesh, 2 * free);
   // The snake allreduce ring: conflict-free on the torus whatever the mapping.

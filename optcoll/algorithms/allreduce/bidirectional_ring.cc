@@ -9,7 +9,7 @@
 //   (2(p-1)α start-ups); with one port per rank (no topology) the two rings share the
 //   ports, so it is no faster than one ring.
 // Restrictions: commutative operator; the topology (if any) must have p nodes.
-// Reference: N. Jain, Y. Sabharwal, ICS 2010, §2.2; spec torus-bucket.md 2.5.
+// Reference: N. Jain, Y. Sabharwal, ICS 2010, §2.2; docs/math/torus-bucket.md §5.
 
 #include <algorithm>
 #include <optional>

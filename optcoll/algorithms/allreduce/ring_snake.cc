@@ -2,7 +2,7 @@
 // allreduce/ring_snake — the bucket (ring) allreduce over all p ranks, in snake order: the
 // reflected mixed-radix Gray code over the model's torus dimensions, a Hamiltonian cycle
 // whose edges are single links when the first dimension is even, so the ring never
-// contends for a link (spec torus-bucket.md 2.5). Baseline of Jain & Sabharwal.
+// contends for a link (docs/math/torus-bucket.md §5). Baseline of Jain & Sabharwal.
 //
 //   2x3 torus (rows x columns): snake (0,0) (0,1) (0,2) (1,2) (1,1) (1,0), back to (0,0).
 //

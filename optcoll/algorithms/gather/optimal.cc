@@ -13,16 +13,17 @@
 //   schedule chains each node's items in the model's order, so the simulator reproduces the
 //   planner's Definition 2 time exactly (tests/algorithms/tree_dp_test.cc).
 // Non-homogeneous models (CostModel pair_alpha/pair_beta): the tree comes from the
-//   non-homogeneous DP instead (spec §3.3; planners/nonhomogeneous_tree_dp.cc), where a
-//   message of M > 0 units costs alpha_st + beta_st·M for the pair that sends it (child s to parent t),
-//   exactly as the simulator prices it; the plan is optimal over the same ordered class and
-//   the simulated makespan equals it. Its cost is O(p^4) to O(p^5) time (p = 200: 1.6 s,
-//   docs/benchmarks.md), so keep pair models to a few hundred ranks.
+//   non-homogeneous DP instead (docs/math/gather-scatter-trees.md §3.3;
+//   planners/nonhomogeneous_tree_dp.cc), where a message of M > 0 units costs alpha_st + beta_st·M
+//   for the pair that sends it (child s to parent t), exactly as the simulator prices it; the plan
+//   is optimal over the same ordered class and the simulated makespan equals it. Its cost is O(p^4)
+//   to O(p^5) time (p = 200: 1.6 s, docs/benchmarks.md), so keep pair models to a few hundred
+//   ranks.
 // Restrictions: none (any p >= 1, any root, empty blocks; no reduction, so no operator
 //   constraints). The tree is planned for the model the builder receives (alpha, beta, copy,
 //   and the pair matrices when it has them).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
-//   30(9), 2019; the math of ../shared/spec/gather-scatter-trees.md.
+//   30(9), 2019; the math of docs/math/gather-scatter-trees.md.
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the bucket (ring) machinery shared by the torus algorithms (spec torus-bucket.md 2.3,
-// 2.4): data split into streams (colour x direction x pipeline piece), each stream running the
-// 1-D bucket reduce-scatter / allgather along the rings of one dimension per phase, in its
-// own dimension order.
+// File: the bucket (ring) machinery shared by the torus algorithms
+// (docs/math/torus-bucket.md §3, §4): data split into streams (colour x direction x pipeline
+// piece), each stream running the 1-D bucket reduce-scatter / allgather along the rings of one
+// dimension per phase, in its own dimension order.
 #pragma once
 
 #include <string_view>

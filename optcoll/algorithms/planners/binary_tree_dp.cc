@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the optimal strictly rank-ordered binary gather/scatter tree (Träff 2019, Figure 7,
-// Theorem 3; spec §3.5). B[i][j] over ranks i..j, every node's items in rank order:
+// Theorem 3; docs/math/gather-scatter-trees.md §3.5). B[i][j] over ranks i..j, every node's items
+// in rank order:
 //   root i, one child  [i+1..j]:                  [copy, child]
 //   root i, children   [i+1..k], [k+1..j]:        [copy, c1, c2]
 //   root q (i<q<j),    [i..q-1], [q+1..j]:        [left, copy, right]

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: tree planners for irregular gather and scatter (Träff, "Optimal trees for irregular
-// gather and scatter collectives", TPDS 30(9), 2019; the math of ../shared/spec/
-// gather-scatter-trees.md). Each planner returns an OrderedTree: a TreeShape whose nodes list
-// their children in reception order, where each node's local copy goes, and the completion
+// gather and scatter collectives", TPDS 30(9), 2019; the math of
+// docs/math/gather-scatter-trees.md). Each planner returns an OrderedTree: a TreeShape whose nodes
+// list their children in reception order, where each node's local copy goes, and the completion
 // time that Definition 2 gives it under the homogeneous one-ported model:
 //
 //   C(leaf) = 0 (no copy);  an interior node (and the root, always) works through its items
@@ -27,7 +27,8 @@ namespace optcoll::algorithms::planners {
 // Träff's model: block sizes in model units (elements or bytes), alpha, beta and the local
 // copy rate (the paper's gamma; optcoll's CostModel::copy). Optionally non-homogeneous: p x p
 // matrices, row-major [sender][receiver] (the child-to-parent direction of a gather), that
-// replace alpha and beta for every message (Träff's alpha_ij, beta_ij; spec §1).
+// replace alpha and beta for every message (Träff's alpha_ij, beta_ij;
+// docs/math/gather-scatter-trees.md §1).
 struct GatherProblem {
   std::vector<Time> sizes;
   Time alpha = 0;
@@ -86,11 +87,13 @@ OrderedTree adaptive_binomial_tree(const GatherProblem& problem, std::optional<R
 
 // Case (6) of the DP (root = last rank of its range: receive, then copy): the text charges
 // copy·m_j (kText, what optcoll uses); the paper's chosen-root program charges beta·m_j
-// (kPaperProgram, only to reproduce its published numbers; spec §3.4).
+// (kPaperProgram, only to reproduce its published numbers;
+// docs/math/gather-scatter-trees.md §3.4).
 enum class CaseSix { kText, kPaperProgram };
 
 // Optimal ordered variable-degree tree, homogeneous DP (Figure 6; O(p^3) time, O(p^2) space).
-// No root: the best root (the DP's own choice, with the spec's tie-breaking).
+// No root: the best root (the DP's own choice, with the tie-breaking of
+// docs/math/gather-scatter-trees.md §3.4).
 OrderedTree optimal_tree(const GatherProblem& problem, std::optional<Rank> root,
                          CaseSix case_six = CaseSix::kText);
 
@@ -113,9 +116,9 @@ struct TreeDpStats {
 OrderedTree optimal_tree_best_root(const GatherProblem& problem, int workers,
                                    TreeDpStats* stats = nullptr);
 
-// Optimal ordered variable-degree tree under pair costs (non-homogeneous DP, spec §3.3; the
-// tree class of optimal_tree). Works for homogeneous problems too (then every pair costs
-// alpha + beta·M). No root: the best root (first minimum over ranks). See
+// Optimal ordered variable-degree tree under pair costs (non-homogeneous DP,
+// gather-scatter-trees.md §3.3; the tree class of optimal_tree). Works for homogeneous problems too
+// (then every pair costs alpha + beta·M). No root: the best root (first minimum over ranks). See
 // nonhomogeneous_tree_dp.cc for the recurrence and its cost.
 OrderedTree optimal_tree_nonhomogeneous(const GatherProblem& problem, std::optional<Rank> root);
 
@@ -177,11 +180,11 @@ Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel
 enum class FullVectorOp : std::uint8_t { kBcast, kReduce };
 
 // The gather problem whose optimal ordered tree is the optimal ordered bcast (reduce) tree of
-// `count` elements on `nranks` ranks under `model` (spec §3.6): every rank holds one unit
-// (none if count = 0), so every non-empty subtree is one message, and that message costs
-// alpha = the full vector's transfer (bcast: + 0; reduce: + its reduction, gamma·n), beta = 0,
-// copy = 0. With pair matrices, pair_alpha[child][parent] is the transfer in the direction
-// the data flows (bcast: parent -> child) plus the reduction, pair_beta = 0.
+// `count` elements on `nranks` ranks under `model` (gather-scatter-trees.md §3.6): every rank holds
+// one unit (none if count = 0), so every non-empty subtree is one message, and that message costs
+// alpha = the full vector's transfer (bcast: + 0; reduce: + its reduction, gamma·n), beta = 0, copy
+// = 0. With pair matrices, pair_alpha[child][parent] is the transfer in the direction the data
+// flows (bcast: parent -> child) plus the reduction, pair_beta = 0.
 GatherProblem full_vector_problem(const CostModel& model, Rank nranks, Count count,
                                   std::size_t elem_bytes, FullVectorOp op);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: Canon & Antoniu's greedy reduction trees (see greedy_reduction.h and
-// /work/shared/spec/reduction-overlap.md §1.2 for the pseudocode followed here).
+// docs/math/reduction-overlap.md §2 for the pseudocode followed here).
 #include "optcoll/algorithms/planners/greedy_reduction.h"
 
 #include <algorithm>
@@ -46,7 +46,7 @@ ReductionTree empty_tree(std::int64_t n) {
   return tree;
 }
 
-// Children received in decreasing insertion index (spec §1.3, step 2).
+// Children received in decreasing insertion index (docs/math/reduction-overlap.md §3, step 2).
 void link_reversed(ReductionTree& tree) {
   for (auto& kids : tree.children) kids.clear();
   for (std::size_t i = tree.parent.size(); i-- > 1;) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: reduction trees for overlapped communication and computation (Canon & Antoniu,
-// INRIA RR-7898, with the corrections of /work/shared/spec/reduction-overlap.md): the optimal
+// INRIA RR-7898, with the corrections of docs/math/reduction-overlap.md): the optimal
 // greedy (Algorithm 1), its K-transfer and K-reducer variants (Algorithms 2 and 3), the
 // binomial and Fibonacci strategies, the explicit binomial and Fibonacci trees (Defs. 12, 15),
 // and the as-soon-as-possible evaluation of any tree (Props. 2/3).

@@ -137,9 +137,9 @@ void emit(ScheduleBuilder& b, const ReductionTree& tree, const Labels& labels, S
         const Slice slot = sub(slots[v][k], first, len);
         const auto t = b.transfer(labels.rank[c], at, from, slot);
         // Receives are served in the tree's order, segment after segment (the model's FIFO
-        // by arrival, spec §1.3): without this, the simulator could start a later child's
-        // transfer first when both are ready at once, and the fixed reduction order would
-        // then wait for it.
+        // by arrival, docs/math/reduction-overlap.md §1, §3): without this, the simulator could
+        // start a later child's transfer first when both are ready at once, and the fixed reduction
+        // order would then wait for it.
         b.add_dependency(at, previous_recv[v], t.recv);
         if (t.recv != kNoOp) previous_recv[v] = t.recv;
         if (k == 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the optimal ordered gather/scatter tree under non-homogeneous (pair) costs (Träff
-// 2019, Proposition 3, Figure 5, Theorem 1; spec §3.2-3.3). The tree class is the one of the
+// 2019, Proposition 3, Figure 5, Theorem 1; docs/math/gather-scatter-trees.md
+// §3.2-3.3). The tree class is the one of the
 // homogeneous DP (optimal_tree_dp.cc): every subtree spans a contiguous rank range whose
 // segment grows outward from its root. A message of M > 0 units from child root s to parent
 // root t costs w(s, t, M) = alpha_st + beta_st·M (c(0) = 0), so the table needs the root:
@@ -32,7 +33,8 @@
 // expressions as the literal recurrence, so both give identical costs.
 // Restrictions: any p >= 1, root and sizes; pair costs must be >= 0 (CostModel validates).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
-//   30(9), 2019, Figure 5 and Theorem 1 (which claims O(p^4) without saying how; spec §3.3).
+//   30(9), 2019, Figure 5 and Theorem 1 (which claims O(p^4) without saying how;
+//   docs/math/gather-scatter-trees.md §3.3).
 #include <algorithm>
 #include <cstdint>
 #include <limits>

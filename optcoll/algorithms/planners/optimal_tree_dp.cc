@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the homogeneous optimal ordered gather/scatter tree (Träff 2019, Proposition 3,
-// Figure 6, Theorem 2; spec §3.2, §3.4). C[i][j] = the best completion time of a gather over
+// Figure 6, Theorem 2; docs/math/gather-scatter-trees.md
+// §3.2, §3.4). C[i][j] = the best completion time of a gather over
 // ranks i..j to the best root of the range:
 //   (5) root i, one child [i+1..j]:      max(copy·m_i, C[i+1][j]) + c(M(i+1,j))
 //   (6) root j, one child [i..j-1]:      C[i][j-1] + c(M(i,j-1)) + X·m_j
@@ -8,7 +9,8 @@
 //   (3) k = i+1..j-1, root in [i..k]:    max(C[i][k], C[k+1][j]) + c(M(k+1,j))
 // where (4)/(3) append the other range as the root's last child. Ties: (5), (6), then by k
 // with (4) before (3), the first strictly smaller value (this reproduces every root the paper
-// reports). A fixed root r uses a second table R over the ranges holding r (spec §3.4).
+// reports). A fixed root r uses a second table R over the ranges holding r
+// (gather-scatter-trees.md §3.4).
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
 // The free table is filled in O(p^3) worst case but with exact pruning of split points (lower
 // bounds per block of 32; see fill_free), in tiles, and by two threads for large p; the result
@@ -494,9 +496,9 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
   }
 }
 
-// Fills R for the ranges [i..j] holding the fixed root r (spec §3.4, X' = copy). Split k
-// at r: for k < r the root lies right ((4), or (6) at k = j-1), for k >= r left ((5) at
-// k = i, else (3)); both loops read contiguous rows (R and its transpose r_t, C and C^T).
+// Fills R for the ranges [i..j] holding the fixed root r (gather-scatter-trees.md §3.4, X' = copy).
+// Split k at r: for k < r the root lies right ((4), or (6) at k = j-1), for k >= r left ((5) at k =
+// i, else (3)); both loops read contiguous rows (R and its transpose r_t, C and C^T).
 void fill_rooted(Dp& dp, Rank r) {
   const Rank p = dp.p;
   const Time copy = dp.pb->copy;
@@ -584,7 +586,8 @@ OrderedTree optimal_tree(const GatherProblem& pb, std::optional<Rank> root, Case
   OPTCOLL_CHECK(!root || (*root >= 0 && *root < p), "root out of range");
   Dp dp;
   init(dp, pb, root.has_value());
-  // The fixed-root program charges copy in case (6) (the paper's, too: spec §3.4).
+  // The fixed-root program charges copy in case (6) (the paper's, too: gather-scatter-trees.md
+  // §3.4).
   fill_free(dp, root || case_six == CaseSix::kText ? pb.copy : pb.beta, automatic_workers(p));
   if (root) fill_rooted(dp, *root);
   return extract(dp, pb, root.has_value());

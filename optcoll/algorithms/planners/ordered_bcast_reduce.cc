@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: Träff's Theorem 4 (spec §3.6): the optimal ordered broadcast and reduction trees are the
-// gather DPs' trees when every non-empty subtree's message carries the full vector.
+// File: Träff's Theorem 4 (docs/math/gather-scatter-trees.md §3.6): the optimal ordered broadcast
+// and reduction trees are the gather DPs' trees when every non-empty subtree's message carries the
+// full vector.
 //
 // The mapping. Give every rank one unit (none if n = 0) and let a message of any M > 0 units
 // cost w = the full vector's edge cost, with no copies: then the gather DP's Definition 2 time

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the two-block planner (Träff 2019, Lemma 2 and TWO_Gatherv; spec §7).
+// File: the two-block planner (Träff 2019, Lemma 2 and TWO_Gatherv;
+// docs/math/gather-scatter-trees.md §7).
 //
 // Classes. For a threshold t among the distinct block sizes, the large class is {r : m_r >= t}
 //   and the small class the rest. t = the smallest size gives one class (a single adaptive

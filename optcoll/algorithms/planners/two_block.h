@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the planner of gatherv/two_block and scatterv/two_block (Träff 2019, Lemma 2 and
-// TWO_Gatherv/TWO_Scatterv, spec gather-scatter-trees.md §7): the ranks are split into a
+// TWO_Gatherv/TWO_Scatterv, docs/math/gather-scatter-trees.md §7): the ranks are split into a
 // large-block and a small-block class, each class is gathered by its own tree concurrently,
 // and the class that does not hold the root reaches the root in ONE message from its sub-root.
 // The trees, the split and the costs are described in two_block.cc.

@@ -24,7 +24,7 @@
 //   transfers and reducers cannot both be set.
 // Reference: L.-C. Canon, G. Antoniu, "Scheduling Associative Reductions with Homogeneous
 //   Costs when Overlapping Communications and Computations", INRIA RR-7898 (2012), with the
-//   corrections of spec/reduction-overlap.md.
+//   corrections of docs/math/reduction-overlap.md.
 
 #include <array>
 #include <span>

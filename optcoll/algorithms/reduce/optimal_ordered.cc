@@ -20,7 +20,7 @@
 //   1893 (binomial 3817), 5.4 s.
 // Restrictions: none (any p >= 1, any root, commutative or not).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
-//   30(9), 2019, Theorem 4; ../shared/spec/gather-scatter-trees.md §3.6.
+//   30(9), 2019, Theorem 4; docs/math/gather-scatter-trees.md §3.6.
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"

@@ -11,7 +11,7 @@
 //   rows; after phase 1 every rank holds half of each colour's data summed over its row
 //   (column), after phase 2 its block summed over all.
 //
-// Cost: formulas (2)-(5) of the paper (spec torus-bucket.md 2.4); symmetric torus, alpha = 0,
+// Cost: formulas (2)-(5) of the paper (docs/math/torus-bucket.md §4); symmetric torus, alpha = 0,
 //   link-level simulation: (p-1)/p·nβ/(2N) bidirectional, /N unidirectional (n = p·m), the
 //   lower bound, + (p-1)/p·nγ. Without a topology (1-D ring in rank order, one port, full
 //   duplex): n·copy + (p-1)(α + mβ + mγ) + m·copy.

@@ -18,7 +18,7 @@
 //   constraints). The tree is planned for the model the builder receives (homogeneous part:
 //   alpha, beta, copy; pair matrices are ignored by the planner).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
-//   30(9), 2019; the math of ../shared/spec/gather-scatter-trees.md.
+//   30(9), 2019; the math of docs/math/gather-scatter-trees.md.
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
 

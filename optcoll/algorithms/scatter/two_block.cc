@@ -19,7 +19,7 @@
 //   chained in the model's order, so the simulated makespan equals the planned cost exactly.
 // Restrictions: none (any p >= 1, any root, empty blocks).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
-//   30(9), 2019, Lemma 2 and TWO_Scatterv; ../shared/spec/gather-scatter-trees.md §7.
+//   30(9), 2019, Lemma 2 and TWO_Scatterv; docs/math/gather-scatter-trees.md §7.
 #include "optcoll/algorithms/planners/two_block.h"
 #include "optcoll/algorithms/registry.h"
 
