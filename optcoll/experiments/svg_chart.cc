@@ -278,9 +278,8 @@ std::string y_grid(const Frame& f, const Axis& y) {
   const auto ticks = ticks_of(y);
   for (const auto& t : ticks) {
     const double yy = f.y(y, t.value);
-    out += fmt::format(
-        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n", kLeft, yy,
-        kLeft + kPlotW, yy, t.major ? "#d8d8d8" : "#eeeeee");
+    out += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n",
+                       kLeft, yy, kLeft + kPlotW, yy, t.major ? "#d8d8d8" : "#eeeeee");
   }
   for (const auto& t : labelled(ticks, y, kPlotH, false)) {
     out += fmt::format(
@@ -295,9 +294,9 @@ std::string x_grid(const Frame& f, const Axis& x) {
   std::string out;
   const auto ticks = ticks_of(x);
   for (const auto& t : ticks) {
-    out += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\"/>\n",
-        f.x(x, t.value), f.top, f.top + kPlotH, t.major ? "#d8d8d8" : "#eeeeee");
+    out +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\"/>\n",
+                    f.x(x, t.value), f.top, f.top + kPlotH, t.major ? "#d8d8d8" : "#eeeeee");
   }
   for (const auto& t : labelled(ticks, x, kPlotW, true)) {
     out += fmt::format(
@@ -346,10 +345,9 @@ std::string bar_legend(const Frame& f, const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Style s = style_of(i);
     const double y = f.top + 12 + kLegendRow * static_cast<double>(i);
-    out += fmt::format(
-        "<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"10\" fill=\"{}\"{}/>\n", x, y - 9,
-        kLegendSwatch - 4, s.color,
-        i < kColors.size() ? "" : " stroke=\"#000\" stroke-dasharray=\"2,2\"");
+    out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"10\" fill=\"{}\"{}/>\n",
+                       x, y - 9, kLegendSwatch - 4, s.color,
+                       i < kColors.size() ? "" : " stroke=\"#000\" stroke-dasharray=\"2,2\"");
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"{}\">{}</text>\n",
                        x + kLegendSwatch + 6, y, kFont, escape(names[i]));
   }
@@ -362,7 +360,8 @@ bool usable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
 std::vector<std::pair<double, double>> points_of(const Series& s, const LineChart& chart) {
   std::vector<std::pair<double, double>> out;
   for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-    if (usable(s.x[i], chart.log_x) && usable(s.y[i], chart.log_y)) out.emplace_back(s.x[i], s.y[i]);
+    if (usable(s.x[i], chart.log_x) && usable(s.y[i], chart.log_y))
+      out.emplace_back(s.x[i], s.y[i]);
   }
   return out;
 }
@@ -370,7 +369,9 @@ std::vector<std::pair<double, double>> points_of(const Series& s, const LineChar
 bool same_points(const std::vector<std::pair<double, double>>& a,
                  const std::vector<std::pair<double, double>>& b) {
   if (a.size() != b.size() || a.empty()) return false;
-  auto close = [](double u, double v) { return std::abs(u - v) <= 1e-9 * std::max(std::abs(u), std::abs(v)); };
+  auto close = [](double u, double v) {
+    return std::abs(u - v) <= 1e-9 * std::max(std::abs(u), std::abs(v));
+  };
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (!close(a[i].first, b[i].first) || !close(a[i].second, b[i].second)) return false;
   }
@@ -378,7 +379,8 @@ bool same_points(const std::vector<std::pair<double, double>>& a,
 }
 
 // For each series, the index of the first series with the same points (itself when none).
-std::vector<std::size_t> coincidence(const std::vector<std::vector<std::pair<double, double>>>& pts) {
+std::vector<std::size_t> coincidence(
+    const std::vector<std::vector<std::pair<double, double>>>& pts) {
   std::vector<std::size_t> first(pts.size());
   for (std::size_t k = 0; k < pts.size(); ++k) {
     first[k] = k;

@@ -117,12 +117,11 @@ std::string row_name(const Frame& l, Rank r) {
   return fmt::format("ranks {}-{}", r * l.band, std::min(l.p, (r + 1) * l.band) - 1);
 }
 
-Frame make_layout(const Schedule& schedule, const SimResult& result,
-                   const GanttOptions& options) {
+Frame make_layout(const Schedule& schedule, const SimResult& result, const GanttOptions& options) {
   Frame l;
   l.p = static_cast<Rank>(schedule.ranks.size());
-  l.aggregated = static_cast<std::size_t>(schedule.op_count()) > options.max_ops ||
-                 l.p > options.max_rows;
+  l.aggregated =
+      static_cast<std::size_t>(schedule.op_count()) > options.max_ops || l.p > options.max_rows;
   const Rank max_rows = std::max<Rank>(1, options.max_rows);
   l.band = l.aggregated ? std::max<Rank>(1, (l.p + max_rows - 1) / max_rows) : 1;
   l.rows = (l.p + l.band - 1) / l.band;
@@ -339,7 +338,8 @@ GanttSvg gantt_svg(const Schedule& schedule, const SimResult& result, const Cost
   out.svg = header(l, schedule, result, model, options.caption);
   out.svg += row_labels(l);
   out.svg += "<g stroke-linejoin=\"round\">\n";
-  out.svg += l.aggregated ? band_bars(l, schedule, result, model) : op_bars(l, schedule, result, model);
+  out.svg +=
+      l.aggregated ? band_bars(l, schedule, result, model) : op_bars(l, schedule, result, model);
   out.svg += "</g>\n";
   out.svg += time_axis(l, model);
   out.svg += legend(l);

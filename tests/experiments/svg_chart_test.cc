@@ -155,7 +155,8 @@ TEST(SvgChart, EverySeriesHasItsOwnStyle) {
   }
   EXPECT_EQ(swatches.size(), 15u);
   std::set<std::string> markers;
-  for (const auto& [element, content] : elements(svg, "path")) markers.insert(attribute(element, "d"));
+  for (const auto& [element, content] : elements(svg, "path"))
+    markers.insert(attribute(element, "d"));
   EXPECT_GE(markers.size(), 7u);
 }
 
@@ -185,8 +186,8 @@ TEST(SvgChart, LogAxesTickEveryDecade) {
   const auto x = texts_of_class(svg, "x-tick");
   const auto y = texts_of_class(svg, "y-tick");
   for (const char* decade : {"1", "10", "100", "1000", "10000"}) EXPECT_TRUE(x.contains(decade));
-  for (const char* decade : {"1e-07", "1e-06", "1e-05", "1e-04", "0.001", "0.01", "0.1", "1",
-                             "10", "100", "1000"}) {
+  for (const char* decade :
+       {"1e-07", "1e-06", "1e-05", "1e-04", "0.001", "0.01", "0.1", "1", "10", "100", "1000"}) {
     EXPECT_TRUE(y.contains(decade)) << decade;
   }
   // Every decade of x has a grid line even where its label is left out for room: the 13

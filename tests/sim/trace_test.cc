@@ -106,7 +106,8 @@ TEST(Svg, WellFormedWithOneRectPerOp) {
 // Title and axis in one unit: the model's time units for an abstract model, us / ms / s
 // for a per-byte one; the caption under the title.
 TEST(Svg, TimesInTheModelsUnits) {
-  const Schedule s = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 1000));
+  const Schedule s =
+      algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 1000));
   const CostModel abstract;
   const SimResult a = simulate(s, abstract, {.trace = true});
   const std::string plain = gantt_svg(s, a, abstract).svg;
@@ -137,16 +138,18 @@ TEST(Svg, LargeTimelinesAggregate) {
   EXPECT_LT(chart.svg.size(), 5'000'000u);
   EXPECT_LT(count_of(chart.svg, "<rect"), s.op_count() / 10);
   EXPECT_NE(chart.svg.find("ranks 508-511"), std::string::npos);
-  EXPECT_EQ(count_of(chart.svg, "<rect"), count_of(chart.svg, "</rect>") +
-                                              count_of(chart.svg, "fill=\"none\" stroke=\"#000000\""));
+  EXPECT_EQ(
+      count_of(chart.svg, "<rect"),
+      count_of(chart.svg, "</rect>") + count_of(chart.svg, "fill=\"none\" stroke=\"#000000\""));
   // Small timelines draw every op.
-  const Schedule small = algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 10));
+  const Schedule small =
+      algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 10));
   EXPECT_FALSE(gantt_svg(small, simulate(small, model, {.trace = true}), model).aggregated);
   if (!std::filesystem::exists("/usr/bin/rsvg-convert")) {
     GTEST_SKIP() << "no /usr/bin/rsvg-convert: the chart's rendering is not checked";
   }
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("optcoll_gantt_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("optcoll_gantt_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
     std::ofstream out(dir / "ring512.svg");
@@ -191,7 +194,8 @@ TEST(Exporters, ShowWhereASendGapReleasedThePort) {
   EXPECT_EQ(with_release, 3u);
   // Without a gap, nothing is released early.
   const Case plain = simulated("scatter/linear", CollectiveKind::kScatter, 4, 1);
-  EXPECT_EQ(count_of(gantt_svg(plain.schedule, plain.result, CostModel{}).svg, "port released at"), 0u);
+  EXPECT_EQ(count_of(gantt_svg(plain.schedule, plain.result, CostModel{}).svg, "port released at"),
+            0u);
 }
 
 TEST(Exporters, NeedTiming) {
