@@ -36,6 +36,21 @@ void warn_unless_verified(const Schedule& schedule) {
             << report.summary() << "\n";
 }
 
+// The SVG Gantt chart, captioned with the model; says on stderr when it aggregated.
+void write_gantt(const std::string& file, const Schedule& schedule, const SimResult& result,
+                 const CostModel& model, const std::string& model_description) {
+  const GanttSvg chart =
+      gantt_svg(schedule, result, model, {.caption = "model: " + model_description});
+  write_file(file, chart.svg);
+  if (chart.aggregated) {
+    std::cerr << fmt::format(
+        "optcoll: warning: {}: {} ops on {} ranks are too many to draw one by one; the chart "
+        "shows rows of {} ranks, with a row's ops of one kind merged where under a pixel "
+        "apart\n",
+        file, schedule.op_count(), schedule.spec.nranks, chart.band);
+  }
+}
+
 void run_simulate(const SimulateOptions& o) {
   const CostModel model = o.model.model();
   std::string what = "reading " + o.source.file;
@@ -59,7 +74,7 @@ void run_simulate(const SimulateOptions& o) {
   }
   if (!o.trace.empty())
     write_file(o.trace, chrome_trace_json(schedule, result, model.per_byte ? 1e6 : 1.0));
-  if (!o.svg.empty()) write_file(o.svg, gantt_svg(schedule, result));
+  if (!o.svg.empty()) write_gantt(o.svg, schedule, result, model, o.model.describe(model));
   if (!o.csv.empty()) write_file(o.csv, trace_csv(schedule, result));
   if (o.json) {
     nlohmann::json path = nlohmann::json::array();

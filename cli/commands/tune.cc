@@ -151,15 +151,17 @@ std::string report_markdown(const TuneReport& report, const std::string& ran_on,
 }
 
 // Regret of auto over the sizes, one line per case; and the best run's predicted / measured.
-void write_charts(const TuneReport& report, const std::string& prefix) {
+// `caption`: the model behind the predictions (ModelOptions::describe).
+void write_charts(const TuneReport& report, const std::string& prefix,
+                  const std::string& caption) {
   experiments::LineChart regret_chart{
       fmt::format("auto's regret (measured time of its pick / the best), p = {}",
                   report.table.nranks),
-      "bytes per rank", "regret", true, false, {}, {}};
+      "bytes per rank", "regret", true, false, {}, {}, "measured; picks by " + caption};
   experiments::LineChart model_chart{
       fmt::format("the model: predicted / measured time of the best algorithm, p = {}",
                   report.table.nranks),
-      "bytes per rank", "predicted / measured", true, true, {}, {}};
+      "bytes per rank", "predicted / measured", true, true, {}, {}, "model: " + caption};
   std::map<std::string, std::size_t> series;
   for (std::size_t i = 0; i < report.points.size(); ++i) {
     const auto& r = report.points[i];
@@ -246,7 +248,7 @@ void run_tune(const TuneCommandOptions& o) {
   write_file(o.out, tuning_to_json(report.table) + "\n");
   const std::string markdown = report_markdown(report, report.ran_on, model_source);
   if (!o.report.empty()) write_file(o.report, markdown);
-  if (!o.svg.empty()) write_charts(report, o.svg);
+  if (!o.svg.empty()) write_charts(report, o.svg, o.model.describe(model));
   std::cout << markdown.substr(0, markdown.find("\n| collective")) << "\n";
   std::cout << fmt::format("table: {} ({} grid points)\n", o.out, report.points.size());
   bool wrong = false;

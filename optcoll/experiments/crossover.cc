@@ -188,6 +188,9 @@ ExperimentResult run_crossover(const ExperimentOptions& options) {
     chart.log_x = true;
     chart.log_y = true;
     chart.markers = markers[kind];
+    chart.caption =
+        "model: alpha = 1e-5 s, beta = 1e-9 s/B, gamma = 1e-10 s/B; one port, full duplex, no "
+        "overlap; dashed lines: crossovers";
     std::vector<std::pair<std::string, Time>> best(grid.size());
     for (const auto* info : algorithms::algorithms_for(kind)) {
       Series series{std::string(info->short_name()), {}, {}};

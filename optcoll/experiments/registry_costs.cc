@@ -57,7 +57,10 @@ ExperimentResult run_registry_costs(const ExperimentOptions& options) {
     LineChart chart;
     chart.title = fmt::format("{}: predicted time vs ranks", collective_name(kind));
     chart.x_label = "ranks p";
-    chart.y_label = "predicted time (s), reference cluster model";
+    chart.y_label = "predicted time (s)";
+    chart.caption = fmt::format(
+        "model: the reference cluster model (per byte, times in seconds); {} doubles per rank",
+        elements);
     chart.log_x = true;
     chart.log_y = true;
     std::map<Rank, std::pair<std::string, Time>> best;

@@ -139,6 +139,9 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
   chart.title = fmt::format("allreduce on tori, n = {}, alpha = 0: time / lower bound", n);
   chart.y_label = "time / link lower bound";
   chart.reference_line = 1.0;
+  chart.caption =
+      "model: link-level torus, alpha = 0, beta = 1, gamma = 0 (abstract units); dashed line: "
+      "the link lower bound";
   for (const auto& [algorithm, params] : kAlgorithms) {
     chart.series.push_back(std::string(algorithm.substr(10)) +
                            (params.empty() ? "" : fmt::format(" ({})", params)));

@@ -743,6 +743,9 @@ ExperimentResult run_traff_tables(const ExperimentOptions& options) {
     chart.groups = which == 0 ? chart_fixed : chart_best;
     chart.log_y = true;
     chart.reference_line = 1.0;
+    chart.caption =
+        "model: Träff's, alpha = 100, beta = 1, copy = beta, one port, half duplex (abstract "
+        "units); dashed line: the lower bound";
     result.files.emplace_back(
         which == 0 ? "traff-tables-fixed-root.svg" : "traff-tables-best-root.svg",
         render_svg(chart));

@@ -542,6 +542,24 @@ TEST_F(Cli, SimulateWritesTraceAndSvg) {
   EXPECT_EQ(slurp(svg).rfind("<svg", 0), 0u);
 }
 
+// The chart names the model it used; a timeline too large to draw op by op is aggregated,
+// and the CLI says so on stderr (the library only reports it).
+TEST_F(Cli, SimulateSvgAggregatesLargeTimelines) {
+  const std::string small = (dir_ / "small.svg").string();
+  Result r = run("simulate bcast -p 8 --count 100 --algorithm binomial --svg " + small);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  EXPECT_NE(slurp(small).find("model: the reference cluster model"), std::string::npos);
+  const std::string large = (dir_ / "large.svg").string();
+  r = run("simulate bcast -p 512 --count 100 --algorithm linear --svg " + large);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("optcoll: warning: " + large + ": 1022 ops on 512 ranks are too many"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rows of 4 ranks"), std::string::npos) << r.err;
+  EXPECT_LT(slurp(large).size(), 5'000'000u);
+}
+
 // Every kind of bad input, each its own test: a clear message on stderr and exit status 2.
 struct BadInput {
   const char* name;

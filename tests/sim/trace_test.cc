@@ -4,6 +4,11 @@
 // rect per op.
 #include "optcoll/sim/trace.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -84,7 +89,7 @@ TEST(Csv, OneRowPerOp) {
 TEST(Svg, WellFormedWithOneRectPerOp) {
   for (const Rank p : {4, 7, 100}) {
     const Case c = simulated("allgather/ring", CollectiveKind::kAllgather, p, 3);
-    const std::string svg = gantt_svg(c.schedule, c.result);
+    const std::string svg = gantt_svg(c.schedule, c.result, CostModel{}).svg;
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
     EXPECT_EQ(count_of(svg, "<rect"), c.schedule.op_count());
@@ -96,6 +101,66 @@ TEST(Svg, WellFormedWithOneRectPerOp) {
     EXPECT_NE(svg.find("time (model units)"), std::string::npos);
     EXPECT_NE(svg.find("recv-reduce"), std::string::npos);  // legend
   }
+}
+
+// Title and axis in one unit: the model's time units for an abstract model, us / ms / s
+// for a per-byte one; the caption under the title.
+TEST(Svg, TimesInTheModelsUnits) {
+  const Schedule s =
+      algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 1000));
+  const CostModel abstract;
+  const SimResult a = simulate(s, abstract, {.trace = true});
+  const std::string plain = gantt_svg(s, a, abstract).svg;
+  EXPECT_NE(plain.find("time (model units)"), std::string::npos);
+  EXPECT_NE(plain.find("makespan " + format_time(a.makespan, abstract) + "<"), std::string::npos)
+      << plain;
+  const CostModel cluster = reference_cluster_model();
+  const SimResult c = simulate(s, cluster, {.trace = true});
+  const std::string timed = gantt_svg(s, c, cluster, {.caption = "model: the cluster"}).svg;
+  const std::string makespan = format_time(c.makespan, cluster);  // e.g. "42.3 us"
+  const std::string unit = makespan.substr(makespan.find(' ') + 1);
+  EXPECT_NE(timed.find("makespan " + makespan + "<"), std::string::npos) << timed;
+  EXPECT_NE(timed.find("time (" + unit + ")"), std::string::npos) << timed;
+  EXPECT_EQ(timed.find("model units"), std::string::npos);
+  EXPECT_NE(timed.find(">model: the cluster<"), std::string::npos);
+}
+
+// At p = 512 the chart aggregates (bands of ranks, merged ops): a few MB at most, and a file
+// rsvg-convert renders.
+TEST(Svg, LargeTimelinesAggregate) {
+  const CostModel model = reference_cluster_model();
+  const Schedule s =
+      algorithms::build("allreduce/ring", make_spec(CollectiveKind::kAllreduce, 512, 4096));
+  const SimResult r = simulate(s, model, {.trace = true});
+  const GanttSvg chart = gantt_svg(s, r, model);
+  EXPECT_TRUE(chart.aggregated);
+  EXPECT_EQ(chart.band, 4);
+  EXPECT_LT(chart.svg.size(), 5'000'000u);
+  EXPECT_LT(count_of(chart.svg, "<rect"), s.op_count() / 10);
+  EXPECT_NE(chart.svg.find("ranks 508-511"), std::string::npos);
+  EXPECT_EQ(
+      count_of(chart.svg, "<rect"),
+      count_of(chart.svg, "</rect>") + count_of(chart.svg, "fill=\"none\" stroke=\"#000000\""));
+  // Small timelines draw every op.
+  const Schedule small =
+      algorithms::build("bcast/binomial", make_spec(CollectiveKind::kBcast, 8, 10));
+  EXPECT_FALSE(gantt_svg(small, simulate(small, model, {.trace = true}), model).aggregated);
+  if (!std::filesystem::exists("/usr/bin/rsvg-convert")) {
+    GTEST_SKIP() << "no /usr/bin/rsvg-convert: the chart's rendering is not checked";
+  }
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("optcoll_gantt_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "ring512.svg");
+    out << chart.svg;
+  }
+  const std::string command = "/usr/bin/rsvg-convert '" + (dir / "ring512.svg").string() +
+                              "' -o '" + (dir / "ring512.png").string() + "'";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(status, 0) << command;
+  EXPECT_GT(std::filesystem::file_size(dir / "ring512.png"), 0u);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Exporters, ShowWhereASendGapReleasedThePort) {
@@ -116,7 +181,7 @@ TEST(Exporters, ShowWhereASendGapReleasedThePort) {
   EXPECT_EQ(releases, (std::vector<Time>{6, 12, 18}));
   // The SVG: still one rect per op, each released send's bar up to its release (6 of the
   // plot's 1000 px per 113) and a line on to its arrival.
-  const std::string svg = gantt_svg(c.schedule, c.result);
+  const std::string svg = gantt_svg(c.schedule, c.result, CostModel{}).svg;
   EXPECT_EQ(count_of(svg, "<rect"), c.schedule.op_count());
   EXPECT_EQ(count_of(svg, "port released at"), 3u);
   EXPECT_NE(svg.find("width=\"53.10\""), std::string::npos) << svg;  // 6 / 113 * 1000
@@ -129,7 +194,8 @@ TEST(Exporters, ShowWhereASendGapReleasedThePort) {
   EXPECT_EQ(with_release, 3u);
   // Without a gap, nothing is released early.
   const Case plain = simulated("scatter/linear", CollectiveKind::kScatter, 4, 1);
-  EXPECT_EQ(count_of(gantt_svg(plain.schedule, plain.result), "port released at"), 0u);
+  EXPECT_EQ(count_of(gantt_svg(plain.schedule, plain.result, CostModel{}).svg, "port released at"),
+            0u);
 }
 
 TEST(Exporters, NeedTiming) {
@@ -137,7 +203,7 @@ TEST(Exporters, NeedTiming) {
   const SimResult r = simulate(s, CostModel{});
   EXPECT_THROW(chrome_trace_json(s, r), Error);
   EXPECT_THROW(trace_csv(s, r), Error);
-  EXPECT_THROW(gantt_svg(s, r), Error);
+  EXPECT_THROW(gantt_svg(s, r, CostModel{}), Error);
 }
 
 // docs/errors.md: the exporters' messages.
