@@ -96,8 +96,9 @@ Time tree_gather_time(const TreeShape& tree, const std::vector<Rank>& positions,
         t = std::max(t, child_done) + costs.message(spans.size[at(c)]);
         continue;
       }
+      const Time child = child_done;  // clang 14 cannot capture a structured binding
       for_each_run(rank_at, blocks, spans.lo[at(c)], spans.hi[at(c)],
-                   [&](Count run) { t = std::max(t, child_done) + costs.message(run); });
+                   [&](Count run) { t = std::max(t, child) + costs.message(run); });
     }
     done[at(v)] = t;
   }
