@@ -10,7 +10,9 @@
 
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
+#include "optcoll/schedule/builder.h"
 #include "optcoll/sim/simulator.h"
+#include "optcoll/verify/verify.h"
 #include "tests/testing/registry_cases.h"
 
 namespace optcoll {
@@ -123,6 +125,28 @@ TEST(LowerBoundValues, WeakerWhereTheModelAllowsMore) {
   m.pair_alpha = {0, 1, 1, 0};
   m.pair_beta = {0, 1, 1, 0};
   EXPECT_FALSE(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 2, 1)), m).has_value());
+}
+
+// Why scatterv keeps the maximum of its latency and bandwidth bounds rather than Chan et
+// al.'s sum: a correct schedule beats the sum. The root sends the three small blocks to
+// rank 2 first (alpha + 3 beta), which passes them on while the root sends the large block
+// to rank 1: max(3 alpha + 5 beta, 2 alpha + 103 beta) = 123 < ceil(log2 5) alpha + 103 beta
+// = 133, and the bound, alpha + 103 beta = 113, stays below it.
+TEST(LowerBoundValues, ScattervBeatsTheLatencyBandwidthSum) {
+  const CollectiveSpec spec = make_spec_v(CollectiveKind::kScatterv, 5, {0, 100, 1, 1, 1});
+  ScheduleBuilder b(spec, "test/small_blocks_first");
+  const Slice relay = b.scratch(2, 3);
+  b.transfer(0, 2, Slice{Buf::kInput, 100, 3}, relay);
+  b.transfer(0, 1, Slice{Buf::kInput, 0, 100}, Slice{Buf::kOutput, 0, 100});
+  b.copy(2, Slice{Buf::kScratch, relay.offset, 1}, Slice{Buf::kOutput, 0, 1});
+  b.transfer(2, 3, Slice{Buf::kScratch, relay.offset + 1, 1}, Slice{Buf::kOutput, 0, 1});
+  b.transfer(2, 4, Slice{Buf::kScratch, relay.offset + 2, 1}, Slice{Buf::kOutput, 0, 1});
+  const Schedule s = std::move(b).finish();
+  ASSERT_TRUE(verify(s).ok());
+  const CostModel m = abstract_model(10, 1);
+  EXPECT_EQ(simulate(s, m).makespan, 123.0);
+  EXPECT_LT(simulate(s, m).makespan, 3 * 10.0 + 103);
+  EXPECT_EQ(lower_bound(Layout(spec), m), 113.0);
 }
 
 // ---- soundness: no registry algorithm beats the bound, under any of these models
