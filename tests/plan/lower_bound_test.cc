@@ -266,9 +266,9 @@ struct Attained {
 std::vector<Attained> attained_cases() {
   std::vector<Attained> cases;
   for (const Rank p : {2, 4, 5, 8, 16}) {
-    for (const char* a : {"bcast/binomial", "scatter/binomial", "gather/binomial",
-                          "allgather/bruck", "reduce/binomial", "scan/recursive_doubling",
-                          "exscan/recursive_doubling"}) {
+    for (const char* a :
+         {"bcast/binomial", "scatter/binomial", "gather/binomial", "allgather/bruck",
+          "reduce/binomial", "scan/recursive_doubling", "exscan/recursive_doubling"}) {
       cases.push_back({a, p, 64, 1, 0, 0});
     }
     for (const char* a : {"scatter/linear", "scatter/binomial", "gather/linear", "gather/binomial",
@@ -287,8 +287,8 @@ std::vector<Attained> attained_cases() {
     for (const char* a : {"allgather/recursive_doubling", "alltoall/linear"}) {
       cases.push_back({a, p, 64, 0, 1, 0});
     }
-    for (const char* a : {"reduce_scatter/recursive_halving", "allreduce/ring",
-                          "allreduce/rabenseifner"}) {
+    for (const char* a :
+         {"reduce_scatter/recursive_halving", "allreduce/ring", "allreduce/rabenseifner"}) {
       cases.push_back({a, p, 64, 0, 1, 1});
     }
   }
