@@ -511,14 +511,28 @@ CostModel reference_cluster_model() {
   return model;
 }
 
+// lower_bound: the known bounds (Chan, Heimlich, Purkayastha & van de Geijn 2007, "Collective
+// communication: theory, practice, and experience", Table 1; Bruck et al. 1997 for alltoall;
+// Jain & Sabharwal for the torus links), each in the form that provably holds under the
+// simulator's semantics (optcoll/sim/simulator.cc) for every setting of the model. Chan et
+// al. give their table's latency, bandwidth and computation terms as separate lower bounds;
+// they are summed below only where an argument in this model sums them. Notation: k ports,
+// R(q) = ceil(log_{k+1} q) (spread_rounds), units() of elements. Every argument uses only
+// that a transfer of m > 0 elements lasts at least alpha + beta*m and that the ports and the
+// processor bound what runs at once; cores, node_beta, copies and links only add time, so
+// the bounds without them hold with them.
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
+  // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
   const Rank p = layout.nranks();
   const auto& spec = layout.spec();
   const auto root = static_cast<std::size_t>(layout.root());
-  // Per rank: elements it must receive, and how many other ranks' data it depends on.
-  std::vector<Count> missing(static_cast<std::size_t>(p), 0);
-  std::vector<Count> sources(static_cast<std::size_t>(p), 0);
+  const auto ranks = static_cast<std::size_t>(p);
+  // Per rank: elements it must receive, how many other ranks' data it depends on, and
+  // elements that must leave it (some other rank's output needs them).
+  std::vector<Count> missing(ranks, 0);
+  std::vector<Count> sources(ranks, 0);
+  std::vector<Count> outgoing(ranks, 0);
   Count nonempty_blocks = 0;
   for (Rank q = 0; q < p; ++q) nonempty_blocks += layout.block(q) > 0 ? 1 : 0;
   for (Rank r = 0; r < p; ++r) {
@@ -564,6 +578,47 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
         break;
     }
   }
+  // What must leave each rank: its part of the data that another rank's output needs.
+  for (Rank r = 0; r < p && p > 1; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    switch (spec.kind) {
+      case CollectiveKind::kBcast:
+        outgoing[i] = i == root ? layout.total() : 0;
+        break;
+      case CollectiveKind::kScatter:
+      case CollectiveKind::kScatterv:
+        outgoing[i] = i == root ? layout.total() - layout.block(r) : 0;
+        break;
+      case CollectiveKind::kGather:
+      case CollectiveKind::kGatherv:
+        outgoing[i] = i == root ? 0 : layout.block(r);
+        break;
+      case CollectiveKind::kAllgather:
+      case CollectiveKind::kAllgatherv:
+        outgoing[i] = layout.block(r);
+        break;
+      case CollectiveKind::kReduce:
+        outgoing[i] = i == root ? 0 : layout.total();
+        break;
+      case CollectiveKind::kAllreduce:
+        outgoing[i] = layout.total();
+        break;
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kReduceScatterBlock:
+        outgoing[i] = layout.total() - layout.block(r);
+        break;
+      case CollectiveKind::kScan:
+      case CollectiveKind::kExscan:
+        outgoing[i] = r + 1 < p ? layout.total() : 0;
+        break;
+      case CollectiveKind::kAlltoall:
+      case CollectiveKind::kAlltoallv:
+        for (Rank q = 0; q < p; ++q) outgoing[i] += q == r ? 0 : layout.pair_count(r, q);
+        break;
+      case CollectiveKind::kBarrier:
+        break;
+    }
+  }
   Count max_missing = 0;
   Count max_sources = 0;
   Count receivers = 0;
@@ -572,7 +627,15 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
     max_sources = std::max(max_sources, sources[i]);
     receivers += missing[i] > 0 ? 1 : 0;
   }
+  // Nothing must arrive anywhere: no message is needed, and a message of no elements costs
+  // nothing (so a barrier, whose messages may be empty, has no bound above 0 here; Bruck et
+  // al.'s R(p) rounds hold for barriers whose messages carry data, as the registry's do).
   if (max_missing == 0) return 0.0;
+  const int k = model.ports;
+  const double alpha = model.alpha;
+  const auto units = [&](Count count) { return model.units(count, spec.elem_bytes); };
+  const auto data = [&](Count count) { return model.beta * units(count) / k; };
+
   // Latency: every message costs at least alpha, and the set of ranks that hold a given
   // rank's data (or whose data a given rank holds) grows at most (k+1)-fold per message time.
   // With shared sends, or a send gap, a rank's data can reach any number of ranks in one
@@ -580,32 +643,92 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   // any number of ranks' data in one message time: only the first counts, and only one
   // message time is certain where something must arrive at all.
   const bool fan_out_bounded = model.send_mode == SendMode::kPort && !model.send_gap.has_value();
-  const Count fan_in = model.receive_gap ? std::min<Count>(max_sources, 1) : max_sources;
+  const bool fan_in_bounded = !model.receive_gap.has_value();
+  const Count fan_in = fan_in_bounded ? max_sources : std::min<Count>(max_sources, 1);
   const Count fan = std::max(fan_in, fan_out_bounded && (spec.kind == CollectiveKind::kBcast ||
                                                          spec.kind == CollectiveKind::kScatter ||
                                                          spec.kind == CollectiveKind::kScatterv)
                                          ? receivers
                                          : Count{0});
-  const double latency = spread_rounds(fan + 1, model.ports) * model.alpha;
-  // Bandwidth: the busiest receiver takes in max_missing elements through k ports.
-  const double bandwidth = model.beta * model.units(max_missing, spec.elem_bytes) / model.ports;
-  // Reduction work: every element of the result needs p-1 combinations (exscan: p-2, for
-  // rank p-1's prefix), spread over at most p processors.
+  const double latency = spread_rounds(fan + 1, k) * alpha;
+
+  // Bandwidth at a receiver (Chan et al.'s bandwidth terms; Bruck et al.'s (p-1)/p·n/k for
+  // alltoall): a rank that must receive m > 0 elements holds its k receive ports for at
+  // least beta*m in all (a receive gap releases a port after g + beta*m, never sooner), and
+  // its last transfer ends alpha after its port work: alpha + beta*m/k. Every send mode.
+  double receive = 0;
+  for (const Count m : missing) receive = std::max(receive, m > 0 ? alpha + data(m) : 0.0);
+  // Bandwidth at a sender (the root's (p-1)/p·n·beta of scatter, n·beta of bcast): every
+  // element that must leave a rank leaves it first by a send that holds one of its k send
+  // ports for at least beta*m (a send that joins a shared one carries what the one it joins,
+  // started earlier, carries; a send gap releases after g + beta*m): alpha + beta*m/k.
+  // Receiver-driven sends hold no port at their sender (at most the gap): no sender bound.
+  double send = 0;
+  if (model.send_mode != SendMode::kReceiver) {
+    for (const Count m : outgoing) send = std::max(send, m > 0 ? alpha + data(m) : 0.0);
+  }
+  // Latency and bandwidth summed (Chan et al.'s ceil(log2 p)·alpha + n·beta for bcast and
+  // reduce, with k ports R(p)·alpha + n·beta/k), by the element that leaves last:
+  // - bcast (port sends without a send gap): let t* be the end of the root's first send of
+  //   the element e* whose first send ends last; t* >= alpha + n·beta/k (the first sends
+  //   carry all n elements through k ports). Before t* only the root holds e*, and the
+  //   holders of e* grow at most (k+1)-fold per alpha (a send holds its port throughout), so
+  //   reaching the other p-1 ranks takes R(p) - 1 more message times.
+  // - the reductions (any send mode, no receive gap), at each rank x that must receive m
+  //   elements each combining s other ranks' inputs: let s* be the latest start of a
+  //   transfer into x carrying the element e* whose last such start is earliest;
+  //   s* <= T - alpha - m·beta/k (those transfers carry all m elements through k receive
+  //   ports). After s* nothing of e* starts towards x, so x and the at most k senders in
+  //   progress at s* hold all s inputs then; a rank holds at most (k+1)^floor(t/alpha)
+  //   ranks' inputs at t, so s* >= (R(s+1) - 1)·alpha.
+  // Gather, allgather and scatter have no such element (each element comes from one rank):
+  // their sums do not follow from this argument, and for the v-variants they fail (scatterv
+  // with one large block: the root first sends the small blocks on, then the large one,
+  // and finishes at about max(R(p)·alpha, 2·alpha + n·beta)), so those keep the maximum.
+  double summed = 0;
+  if (spec.kind == CollectiveKind::kBcast && fan_out_bounded && outgoing[root] > 0) {
+    summed = spread_rounds(receivers + 1, k) * alpha + data(outgoing[root]);
+  }
+  if (is_reduction(spec.kind) && fan_in_bounded) {
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      if (missing[i] == 0) continue;
+      summed = std::max(summed, spread_rounds(sources[i] + 1, k) * alpha + data(missing[i]));
+    }
+  }
+  // Reduction work (Chan et al.'s (p-1)/p·n·gamma): every element of the result needs p-1
+  // binary combinations (exscan: p-2, for rank p-1's prefix), spread over at most p
+  // processors. It holds for reduce as well: the root's n elements need them.
+  const Count elements = is_reduction(spec.kind) ? layout.total() : 0;
   const Rank combinations = spec.kind == CollectiveKind::kExscan ? std::max(p - 2, 0) : p - 1;
-  const double reduction =
-      is_reduction(spec.kind) && spec.kind != CollectiveKind::kReduce
-          ? model.gamma * model.units(layout.total(), spec.elem_bytes) * combinations / p
-          : 0.0;
+  const double work = model.gamma * units(elements) * combinations;
+  const double reduction = work / p;
+  // Transfers and reduction work over all ranks together (Chan et al.'s reduce-scatter
+  // (p-1)/p·n·(beta + gamma) and allreduce 2(p-1)/p·n·beta + (p-1)/p·n·gamma): every element
+  // index of a reduction travels in at least p-1 transfers (each rank whose input it needs
+  // must send it on; allreduce: 2(p-1), the one-way gossip bound of Harary & Schwenk 1974,
+  // since every rank must also learn it), so at least as many messages arrive. A receive
+  // holds a receive port for alpha + beta*m (a receive gap: beta*m at least), k of them at
+  // once; without overlap a rank's processor does nothing while it holds a port, so a rank's
+  // port time / k and its reduction work add up, and the p ranks share the total. With
+  // overlap computation may hide behind communication: the larger of the two only.
+  double aggregate = 0;
+  if (elements > 0 && p > 1) {
+    const Count hops = spec.kind == CollectiveKind::kAllreduce ? 2 * (p - 1) : p - 1;
+    const double port = ((fan_in_bounded ? static_cast<double>(hops) * alpha : 0.0) +
+                         static_cast<double>(hops) * model.beta * units(elements)) /
+                        k;
+    aggregate = model.overlap ? std::max(port, work) / p : (port + work) / p;
+  }
   // Memory (node_beta): every missing element arrives by a transfer, at least one copy
   // through the node's memory system, which moves at most 1 / node_beta units per time unit
   // (with beta > 0 every transfer takes time, so its traffic is spread over it).
   Count total_missing = 0;
   for (const Count m : missing) total_missing += m;
   const double memory = model.node_beta && model.beta > 0
-                            ? *model.node_beta * kSingleCopyTransferTraffic *
-                                  model.units(total_missing, spec.elem_bytes)
+                            ? *model.node_beta * kSingleCopyTransferTraffic * units(total_missing)
                             : 0.0;
-  return std::max({latency, bandwidth, link_lower_bound(layout, model), reduction, memory});
+  return std::max({latency, receive, send, summed, link_lower_bound(layout, model), reduction,
+                   aggregate, memory});
 }
 
 Time link_lower_bound(const Layout& layout, const CostModel& model) {

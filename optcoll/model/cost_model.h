@@ -171,17 +171,26 @@ std::string format_time(Time t, const CostModel& model);
 CostModel reference_cluster_model();
 
 // A lower bound on the makespan of any schedule for `layout` under `model`, where one is
-// known: homogeneous models only. It is the larger of a latency bound (data from one rank
-// can reach at most (k+1)^t ranks after t message latencies, and a rank can hold the data
-// of at most (k+1)^t ranks; a send gap or shared sends void the first, a receive gap the
-// second) and a bandwidth bound (the
-// busiest receiver must take in its missing elements through k ports). Sound, not tight.
-// With a topology, also the link bound of Jain & Sabharwal (docs/math/torus-bucket.md §2) for
-// reduce-scatter, allgather and allreduce: every element of the result needs p-1 (allreduce:
-// 2(p-1)) link crossings, spread over at most L channels (L = pN unidirectional, 2pN
-// bidirectional on a torus; fewer on a mesh): (p-1)/p·n·β·p/L (×2 for allreduce) for a
-// vector of n elements; and the reduction work (p-1)/p·n·γ (exscan: (p-2)/p·n·γ) for the
-// reductions other than reduce.
+// known: homogeneous models only (pair matrices: nullopt). The largest of the known bounds
+// that hold under the model (docs/cost_model.md, "Lower bounds"; the arguments at the
+// definition), with k ports and R(q) = ceil(log_{k+1} q):
+// - latency: R(q)·alpha, q the ranks a value must reach or a rank must hear from (a send
+//   gap or shared or receiver sends void the first, a receive gap the second);
+// - each rank's data: alpha + beta·m/k for the m elements it must receive, and (not with
+//   receiver-driven sends) for the m elements that must leave it (scatter's root:
+//   (p-1)/p·n);
+// - bcast, and each rank of a reduction: R·alpha + beta·m/k (Chan et al.'s sums; bcast with
+//   port sends and no send gap, reductions without a receive gap);
+// - reductions: the work (p-1)/p·n·gamma (exscan (p-2)/p), and all ranks' transfers and
+//   work together, (p-1)/p·n·(beta/k + gamma) (allreduce 2(p-1)/p·n·beta/k + (p-1)/p·n·gamma),
+//   the larger of the two parts instead of their sum under overlap;
+// - with a topology the link bound of Jain & Sabharwal (docs/math/torus-bucket.md §2) for
+//   reduce-scatter, allgather and allreduce: every element of the result needs p-1
+//   (allreduce: 2(p-1)) link crossings, spread over at most L channels (L = pN
+//   unidirectional, 2pN bidirectional on a torus; fewer on a mesh);
+// - with node_beta, the node's memory: every missing element crosses it once.
+// Sound for every model (tests/plan/lower_bound_test.cc checks it against every registry
+// algorithm under two dozen models); tight where an algorithm attains it (the same test).
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model);
 // The link bound alone (0 when it does not apply: no topology, or another collective).
 Time link_lower_bound(const Layout& layout, const CostModel& model);

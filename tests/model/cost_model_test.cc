@@ -302,44 +302,53 @@ TEST(ModelFields, DocsHoldTheTable) {
       << model_fields_table();
 }
 
-TEST(LowerBound, BcastIsMaxOfLatencyAndBandwidth) {
+// Bcast: Chan et al.'s ceil(log2 p)·alpha + n·beta (the root's first sends of all n elements,
+// then the last element's spread); with k ports ceil(log_{k+1} p)·alpha + n·beta/k.
+TEST(LowerBound, BcastSumsLatencyAndBandwidth) {
   CostModel m;
   m.alpha = 100;
   m.beta = 1;
-  // p = 8: 3 latencies; bandwidth: every rank receives n.
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 300.0);
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 1000)), m), 1000.0);
-  m.ports = 3;  // information reaches 4x as many ranks per latency
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 16, 10)), m), 200.0);
+  // p = 8: 3 latencies and the whole message (bcast/binomial takes 3 * 110 = 330).
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 310.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 1000)), m), 1300.0);
+  m.ports = 3;  // information reaches 4x as many ranks per latency, data leave 3x as fast
+  EXPECT_DOUBLE_EQ(*lower_bound(Layout(make_spec(CollectiveKind::kBcast, 16, 10)), m),
+                   200.0 + 10.0 / 3);
   // Shared sends: the root reaches every rank in one latency (identical sends share its
-  // port); a reduction still needs its p - 1 sources to reach one rank through its ports.
+  // port), but the message still leaves it once: alpha + n·beta. A reduction still needs
+  // its p - 1 sources to reach one rank through its ports: 3 latencies and n elements in.
   m.ports = 1;
   m.send_mode = SendMode::kShared;
   m.send_mode_min_bytes = 0;
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 110.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 310.0);
+  // Receiver-driven sends: the root holds no port; every receiver still takes n in.
+  m.send_mode = SendMode::kReceiver;
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 110.0);
 }
 
 // A gap frees one end's port early. A send gap (CostModel::send_gap): the root of a bcast can
-// start all its sends within one latency, so only the fan-in side bounds the latency; a
-// reduction's sources still reach one rank through its receive ports. A receive gap
-// (receive_gap): a root can take in any number of messages within one latency, so only the
-// fan-out side bounds it (a bcast still needs log2(8) = 3 rounds); a reduction has one.
+// start all its sends within one latency, so only the fan-in side bounds the latency (and
+// the message leaves the root once: alpha + n·beta); a reduction's sources still reach one
+// rank through its receive ports. A receive gap (receive_gap): a root can take in any number
+// of messages within one latency, so only the fan-out side bounds it (a bcast still needs
+// log2(8) = 3 rounds and n elements); a reduction or a gather has one latency and its data.
 TEST(LowerBound, AGapLeavesOnlyTheOtherSidesLatency) {
   CostModel m;
   m.alpha = 100;
   m.beta = 1;
   m.send_gap = 5;
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 300.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 110.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 310.0);
   m.send_gap.reset();
   m.receive_gap = 5;
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 300.0);
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 100.0);
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kGather, 8, 10)), m), 100.0);
-  // Both gaps: one latency for either.
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 310.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kReduce, 8, 10)), m), 110.0);
+  // Gather of 10 per rank: the root takes in 70 elements.
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kGather, 8, 10)), m), 170.0);
+  // Both gaps: one latency and the data.
   m.send_gap = 5;
-  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 100.0);
+  EXPECT_EQ(lower_bound(Layout(make_spec(CollectiveKind::kBcast, 8, 10)), m), 110.0);
 }
 
 // The port time of either end: the gap plus the data, never more than the whole transfer;

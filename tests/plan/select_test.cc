@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: algorithm selection: auto picks the least simulated time and says why it skipped
-// the rest; explicit choices are honoured; best-root search; lower bounds are sound.
+// the rest; explicit choices are honoured; best-root search.
 #include "optcoll/plan/select.h"
 
 #include <algorithm>
@@ -277,78 +277,7 @@ TEST(Select, BestRootIsTheMinimumOverEveryRoot) {
   EXPECT_THROW(plan_best_root(make_spec(CollectiveKind::kAllreduce, 4, 4), model), Error);
 }
 
-// The lower bound must never exceed what a real schedule achieves: checked against every
-// registry algorithm on a grid, under one- and two-ported, half- and full-duplex models.
-class LowerBoundSoundness : public ::testing::TestWithParam<testing::RegistryCase> {};
-
-TEST_P(LowerBoundSoundness, NeverAboveTheSimulatedTime) {
-  const auto& c = GetParam();
-  const Schedule s = algorithms::build(*c.algorithm, c.spec);
-  for (const int ports : {1, 2}) {
-    for (const auto duplex : {Duplex::kFull, Duplex::kHalf}) {
-      CostModel m = unit_model(50, 1, 2);
-      m.ports = ports;
-      m.duplex = duplex;
-      const auto bound = lower_bound(Layout(c.spec), m);
-      ASSERT_TRUE(bound.has_value());
-      EXPECT_LE(*bound, simulate(s, m).makespan) << "ports " << ports;
-      // Shared sends: a root reaches every rank in one message time.
-      m.send_mode = SendMode::kShared;
-      m.send_mode_min_bytes = 0;
-      const auto shared_bound = lower_bound(Layout(c.spec), m);
-      ASSERT_TRUE(shared_bound.has_value());
-      EXPECT_LE(*shared_bound, simulate(s, m).makespan) << "shared sends, ports " << ports;
-      // A send gap: a sender's port is free again long before its message arrives.
-      m.send_mode = SendMode::kPort;
-      m.send_gap = 3;
-      const auto gap_bound = lower_bound(Layout(c.spec), m);
-      ASSERT_TRUE(gap_bound.has_value());
-      EXPECT_LE(*gap_bound, simulate(s, m).makespan) << "send gap, ports " << ports;
-      // A receive gap: a receiver's port is free again long before its data arrive.
-      m.send_gap.reset();
-      m.receive_gap = 3;
-      const auto receive_gap_bound = lower_bound(Layout(c.spec), m);
-      ASSERT_TRUE(receive_gap_bound.has_value());
-      EXPECT_LE(*receive_gap_bound, simulate(s, m).makespan) << "receive gap, ports " << ports;
-      m.send_gap = 3;  // both
-      const auto both_bound = lower_bound(Layout(c.spec), m);
-      ASSERT_TRUE(both_bound.has_value());
-      EXPECT_LE(*both_bound, simulate(s, m).makespan) << "both gaps, ports " << ports;
-      // Shared processors only stretch the clock: the bound without them still holds.
-      for (const int cores : {1, 2}) {
-        m.cores = cores;
-        const auto cores_bound = lower_bound(Layout(c.spec), m);
-        ASSERT_TRUE(cores_bound.has_value());
-        EXPECT_LE(*cores_bound, simulate(s, m).makespan) << "cores " << cores;
-      }
-      m.cores.reset();
-      m.send_gap.reset();
-      m.receive_gap.reset();
-      // Sends the receivers do (single copy), alone, with a send gap, and with the node's
-      // memory shared (node_beta: its memory term counts every element that must arrive).
-      m.send_mode = SendMode::kReceiver;
-      for (const std::optional<Time> gap : {std::optional<Time>{}, std::optional<Time>{3}}) {
-        m.send_gap = gap;
-        for (const std::optional<Time> node_beta :
-             {std::optional<Time>{}, std::optional<Time>{0.25}, std::optional<Time>{4}}) {
-          m.node_beta = node_beta;
-          const auto receiver_bound = lower_bound(Layout(c.spec), m);
-          ASSERT_TRUE(receiver_bound.has_value());
-          // (The memory term can be attained: the stretched clock sums fractions, so
-          // allow rounding in the last digits.)
-          EXPECT_LE(*receiver_bound, simulate(s, m).makespan * (1 + 1e-12))
-              << "receiver sends, gap " << gap.value_or(-1) << ", node_beta "
-              << node_beta.value_or(-1);
-        }
-      }
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Registry, LowerBoundSoundness,
-                         ::testing::ValuesIn(testing::registry_cases({1, 2, 3, 7, 8, 16}, true,
-                                                                     false)),
-                         testing::case_name);
+// The lower bound's soundness over the registry: tests/plan/lower_bound_test.cc.
 
 }  // namespace
 }  // namespace optcoll
