@@ -624,9 +624,10 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   check_usable();
   using Clock = std::chrono::steady_clock;
   const std::size_t before = done.size();
-  // Where the node has a CPU for every rank: poll without yielding until kSpin (with a
-  // pause between polls while a same-node transfer of several chunks is under way), then
-  // sleep. Where ranks outnumber the CPUs:
+  // Where the node has a CPU for every rank: poll without yielding (with a pause between
+  // polls while a same-node transfer of several chunks is under way) for
+  // SpinBudget::kLongSpin, or for kSpin while the node is oversubscribed (other programs
+  // keep its CPUs busy: spin_wait.h), then sleep. Where ranks outnumber the CPUs:
   // poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
   // share it) until kSpin, then sleep. A message from a running peer comes within a
   // microsecond or two, and a sched_yield costs about one even when nothing else is
@@ -640,10 +641,10 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   // message end within a few, and on a VM a clock read costs as much as a poll (measured:
   // a p = 2 exchange of 8 B, 0.36 us per round with a read per empty poll).
   constexpr auto kHotSpin = std::chrono::microseconds{10};
-  constexpr auto kSpin = std::chrono::microseconds{500};
   constexpr int kPollsBeforeClock = 16;
   std::chrono::microseconds pause{50};
   std::optional<Clock::time_point> begin;  // read once there is nothing to return at once
+  Clock::time_point spin_end;              // when polling without yielding ends
   auto next_probe = Clock::time_point::max();
   int empty_polls = 0;
   while (true) {
@@ -663,21 +664,22 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     if (!begin) {
       begin = now;
       next_probe = now + kMismatchProbeAfter;
+      spin_end = now + spin_.at(now);
     }
     if (now - *begin >= timeout) return;
     if (now >= next_probe) {
       probe_mismatches();
       next_probe = now + kMismatchProbeAfter;
     }
-    if (now - *begin < kSpin && !ranks_outnumber_cpus_) {
-      // A CPU of our own: keep it (a yield under load hands the rest of the time slice,
-      // milliseconds, to whatever else runs there: 8 ms instead of 60 us for an allreduce
-      // of 256 KiB at p = 2 beside two busy loops, docs/benchmarks.md "Under load").
+    // A CPU of our own: keep it (a yield under load hands the rest of the time slice,
+    // milliseconds, to whatever else runs there: 8 ms instead of 60 us for an allreduce of
+    // 256 KiB at p = 2 beside two busy loops, docs/benchmarks.md "Under load").
+    if (!ranks_outnumber_cpus_ && now < spin_end) {
       if (multi_chunk_transfer()) relax_between_polls();
       continue;
     }
     if (now - *begin < kHotSpin && !multi_chunk_transfer()) continue;
-    if (now - *begin < kSpin) {
+    if (now - *begin < kSpin && ranks_outnumber_cpus_) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(pause);

@@ -69,6 +69,7 @@
 #include <mpi.h>
 
 #include "optcoll/exec/mpi/shm_arena.h"
+#include "optcoll/exec/spin_wait.h"
 #include "optcoll/exec/transport.h"
 
 namespace optcoll::mpi {
@@ -234,6 +235,10 @@ class MpiTransport final : public Transport {
   // More ranks of this communicator on this node than the node has CPUs: a waiting rank
   // gives its CPU to the others (do_wait_some); otherwise it keeps it.
   bool ranks_outnumber_cpus_ = false;
+  // How long a wait polls without yielding, where it keeps its CPU: kSpin while the node is
+  // oversubscribed, longer otherwise (do_wait_some, spin_wait.h).
+  static constexpr std::chrono::microseconds kSpin{500};
+  SpinBudget spin_{kSpin};
   std::vector<std::unique_ptr<Transfer>> transfers_;
   // Descriptors of abandoned sends that MPI may still read (kept until destruction).
   std::vector<std::unique_ptr<Descriptor>> released_;

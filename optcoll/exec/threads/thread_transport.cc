@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -511,7 +512,10 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
     idle_ = Clock::duration::zero();
     return;
   }
-  bool spun = false;
+  // Spinning (or yielding) until spin_end, then sleeping; the spin ends early when news
+  // comes, and resumes after a look that found nothing for this rank.
+  bool spin_over = false;
+  std::optional<Clock::time_point> spin_end;
   drain_rings();  // before the inbox lock: it takes mailbox locks
   std::unique_lock lock(box.mutex);
   while (true) {  // the seat is held here whenever it is held at all
@@ -568,28 +572,33 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
       lock.unlock();
       pool->park(rank_, box.news, seen, deadline);
       lock.lock();
-    } else if (!spun) {
+    } else if (!spin_over) {
       // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks
       // than CPUs), helping other ranks meanwhile, without the locks, until something new.
-      spun = true;
-      const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
+      // The inbox changes only under its lock, but a ring sender bumps the news without it:
+      // with rings, `seen` is the news as of the last drain (a message published after it
+      // and before this look must end the spin at once, not after the whole budget).
+      const std::uint32_t seen =
+          fabric_.rings() ? drained_news_ : box.news.load(std::memory_order_relaxed);
+      if (!spin_end) {
+        spin_end = now + std::min<Clock::duration>(fabric_.spins() ? Clock::duration(spin_.at(now))
+                                                                   : Clock::duration(kYieldBudget),
+                                                   deadline - now);
+      }
       lock.unlock();
       leave_seat();
       const auto news = [&] {
         return box.news.load(std::memory_order_acquire) != seen ||
                seat.helped.load(std::memory_order_acquire) != helped;
       };
-      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
-      if (fabric_.spins()) {
-        spin_until(news, std::min<std::chrono::microseconds>(kSpinBudget, left));
-      } else {
-        yield_until(
-            [&] {
-              fabric_.help_others(rank_);
-              return news();
-            },
-            std::min<std::chrono::microseconds>(kYieldBudget, left));
-      }
+      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(*spin_end - now);
+      const auto help_and_look = [&] {
+        fabric_.help_others(rank_);
+        return news();
+      };
+      const bool came =
+          fabric_.spins() ? spin_wait(news, spin_, left) : yield_until(help_and_look, left);
+      spin_over = !came;
       take_seat();  // before the inbox lock (lock order)
       drain_rings();
       lock.lock();

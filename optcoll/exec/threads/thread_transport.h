@@ -65,16 +65,18 @@
 #include <thread>
 #include <vector>
 
+#include "optcoll/exec/spin_wait.h"
 #include "optcoll/exec/threads/fibers.h"
 #include "optcoll/exec/transport.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::threads {
 
-// Before a rank goes to sleep waiting for another, it spins this long, if the world has no
-// more ranks than CPUs (so the peer it waits for has a CPU of its own). A thread woken on
-// another, idle CPU took 20-40 us to run in our measurements (a VM); a short wait spent
-// spinning avoids that, and a long one costs at most this much CPU.
+// Before a rank goes to sleep waiting for another, it spins, if the world has no more ranks
+// than CPUs (so the peer it waits for has a CPU of its own): for SpinBudget::kLongSpin, or
+// for kSpinBudget while the node is oversubscribed by other programs (spin_wait.h). A thread
+// woken on another, idle CPU took 20-40 us to run on the 2-core VM and 50-100 us on a 16-core
+// KVM node, so a rank that sleeps makes its peers wait past their spin and sleep too.
 inline constexpr std::chrono::microseconds kSpinBudget{20};
 
 // With more ranks than CPUs the peer may be waiting for this CPU: a waiting rank yields it
@@ -94,21 +96,6 @@ bool yield_until(Ready&& ready, std::chrono::microseconds budget) {
   return true;
 }
 
-// Calls `ready()` until it returns true or `budget` has passed; returns whether it did.
-template <typename Ready>
-bool spin_until(Ready&& ready, std::chrono::microseconds budget) {
-  const auto end = std::chrono::steady_clock::now() + budget;
-  while (true) {
-    for (int i = 0; i < 64; ++i) {
-      if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-    if (std::chrono::steady_clock::now() >= end) return ready();
-  }
-}
-
 // The mailboxes' lock: taken once or twice per message and held for a match and a copy. One
 // atomic exchange takes it and a store releases it, where a pthread mutex costs an atomic
 // operation each way (with ranks as fibers, the mailbox locks were 21% of a small bcast's
@@ -120,9 +107,7 @@ class SpinLock {
     while (held_.exchange(true, std::memory_order_acquire)) {
       for (int spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
         if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
+          cpu_relax();
         } else {
           std::this_thread::yield();
         }
@@ -186,7 +171,7 @@ class PostedQueue {
 // runs, so that nothing left over from a failed run can match in the next one.
 class Fabric {
  public:
-  // `spin`: waiting ranks spin for kSpinBudget before they sleep.
+  // `spin`: waiting ranks spin (spin_wait.h) before they sleep.
   Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin);
   // What the constructor allocates for `nranks` ranks (its p² pairs dominate), for estimates
   // made before making one.
@@ -443,6 +428,7 @@ class ThreadTransport final : public Transport {
   // the news stays the same, a wait with completions of its own needs no lock.
   std::uint32_t inbox_emptied_news_ = 0;
   bool inbox_emptied_ = false;
+  SpinBudget spin_{kSpinBudget};  // how long a wait spins before it sleeps
 };
 
 }  // namespace optcoll::threads

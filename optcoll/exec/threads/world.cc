@@ -15,8 +15,8 @@
 //   affinity for a moment to leave it, and restores it at once: a nudge, not a binding (a
 //   bound thread waits whenever another process uses its CPU). The allreduce took a median
 //   0.8-1.0 ms with it, 1.5 ms without (both ranks on one CPU); two memcpy of 8 MiB: 1.16 ms.
-// - Spinning: in the same case, waiting ranks (and idle workers) spin for kSpinBudget before
-//   they sleep (thread_transport.h): an empty run() went from 38 us to 0.8 us.
+// - Spinning: in the same case, waiting ranks (and idle workers) spin before they sleep
+//   (spin_wait.h): an empty run() went from 38 us to 0.8 us.
 // - Fibers (design.md 40), with more ranks than CPUs: eight ranks as threads on 2 CPUs took
 //   turns through sched_yield and the kernel's choice of whom to run (a bcast of 8 B: 0.8-2.4
 //   us per call from run to run, allreduce 9-18 us); as fibers on two workers 0.52-0.55 us
@@ -169,8 +169,9 @@ struct ThreadWorld::State {
   // `running` carry the happens-before edges: `current` is written before the signal,
   // `failures[r]` before the decrement that the last worker turns into `all_done`.
   void work(Rank r) {
+    SpinBudget spin(threads::kSpinBudget);
     while (true) {
-      acquire(*go[static_cast<std::size_t>(r)]);
+      acquire(*go[static_cast<std::size_t>(r)], spin);
       if (stopping.load(std::memory_order_acquire)) return;
       if (spread) spread_out(r);
       run_rank(r);
@@ -179,9 +180,8 @@ struct ThreadWorld::State {
   }
 
   // Takes the semaphore, spinning for a moment first when ranks have CPUs of their own.
-  void acquire(std::binary_semaphore& semaphore) const {
-    if (spread &&
-        threads::spin_until([&] { return semaphore.try_acquire(); }, threads::kSpinBudget)) {
+  void acquire(std::binary_semaphore& semaphore, SpinBudget& spin) const {
+    if (spread && spin_wait([&] { return semaphore.try_acquire(); }, spin, SpinBudget::kLongSpin)) {
       return;
     }
     semaphore.acquire();
@@ -245,6 +245,7 @@ struct ThreadWorld::State {
   std::vector<std::unique_ptr<std::binary_semaphore>> go;  // per worker: start a run
   std::atomic<Rank> running{0};  // workers (ranks 1..p-1) still in the run
   std::binary_semaphore all_done{0};
+  SpinBudget caller_spin{threads::kSpinBudget};  // run()'s wait for all_done (under run_mutex)
   std::atomic<bool> stopping{false};
   std::unique_ptr<std::atomic<int>[]> cpu_of;  // per rank: its CPU in this run, or -1
 
@@ -306,7 +307,7 @@ void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
     s.running.store(s.nranks - 1, std::memory_order_relaxed);
     for (Rank r = 1; r < s.nranks; ++r) s.go[static_cast<std::size_t>(r)]->release();
     s.run_rank(0);  // on the calling thread (see the file comment)
-    if (s.nranks > 1) s.acquire(s.all_done);
+    if (s.nranks > 1) s.acquire(s.all_done, s.caller_spin);
   }
   s.current = nullptr;
   s.raise_failures();

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: how long a waiting rank that has a CPU of its own keeps polling before it sleeps,
+// for both backends (the thread transport's waits and world, the MPI transport's polling).
+//
+// Measured on a 16-core node (KVM guest, Open MPI 4.1.6, p = 16, docs/benchmarks.md "Small
+// calls on a node"): with a 20 us spin (threads) or 500 us of polling followed by sleeps of
+// 50 us to 1 ms (MPI), one rank that fell asleep woke 50-100 us late (an idle virtual CPU
+// wakes through the hypervisor) or up to a millisecond late (a timed sleep), so its peers
+// waited past their own budget and fell asleep too: the waits fed each other. An 8 B
+// allreduce on threads took 122 us (Open MPI: 4 us) and a ring exchange step over MPI
+// 4.5-5.9 ms instead of microseconds. MPI libraries poll without a limit; optcoll polls for
+// kLongSpin, which a collective's waits on a quiet node stay well inside, and sleeps only
+// after it: a wait that long costs at most a few per cent more by sleeping.
+//
+// Where other programs keep the node's CPUs busy (the ranks do not outnumber the CPUs, but
+// busy processes beside them do), a long spin is harmful: a spinner that the kernel
+// preempts waits for its next time slice (milliseconds) when its message comes, where a
+// sleeper is woken at once. Measured on the 2-core VM beside two busy loops: a p = 2 thread
+// allreduce of 256 KiB took 0.5-2.4 ms per call with a 2 ms spin that stopped at the first
+// involuntary context switch it saw (it sees it only once the slice is lost), against
+// 0.2-0.6 ms with a 20 us spin in the same runs. So the long budget applies only while the
+// node is not oversubscribed:
+// the kernel's count of runnable tasks (/proc/loadavg, sampled at most every kLoadSample for
+// the whole process) is at most the node's CPUs. Otherwise waits use their short budget, as
+// before this change.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace optcoll {
+
+// A pause instruction: tells the core this is a spin (yields the pipeline to a sibling
+// hyperthread and saves power).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Whether more tasks are runnable on this node than it has online CPUs, as last sampled
+// (a sample at most kLoadSample old; the first call samples). Thread-safe; false where the
+// system does not say.
+bool node_oversubscribed(std::chrono::steady_clock::time_point now);
+inline constexpr std::chrono::milliseconds kLoadSample{20};
+
+// The spin budget of one rank's waits (file comment).
+class SpinBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::microseconds kLongSpin{2000};
+
+  // `short_budget`: the budget while the node is oversubscribed.
+  explicit SpinBudget(std::chrono::microseconds short_budget) : short_(short_budget) {}
+
+  // The budget of a wait that starts at `now`.
+  std::chrono::microseconds at(Clock::time_point now) const {
+    return node_oversubscribed(now) ? short_ : kLongSpin;
+  }
+
+ private:
+  std::chrono::microseconds short_;
+};
+
+// Calls `ready()`, with pause instructions between calls, until it returns true or
+// budget.at(now) (at most `limit`) has passed; returns whether `ready()` did.
+template <typename Ready>
+bool spin_wait(Ready&& ready, const SpinBudget& budget, std::chrono::microseconds limit) {
+  auto now = SpinBudget::Clock::now();
+  const auto end = now + std::min(budget.at(now), limit);
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (SpinBudget::Clock::now() >= end) return ready();
+  }
+}
+
+}  // namespace optcoll
