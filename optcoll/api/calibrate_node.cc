@@ -23,6 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kElem = sizeof(double);  // exchanges and fan-outs move doubles
+// The all-pairs exchange fits the gap from this many ranks on (below, p - 2 is too few
+// messages per port to tell a gap from the step's own noise).
+constexpr Rank kAllPairsMinRanks = 4;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -66,8 +69,22 @@ Schedule ring_exchange(Rank p, Count count) {
   spec.elem_bytes = kElem;
   ScheduleBuilder b(spec, "calibrate/ring_exchange");
   for (Rank r = 0; r < p; ++r) {
-    b.transfer(r, (r + 1) % p, Slice{Buf::kInput, 0, count},
-               Slice{Buf::kOutput, count * r, count});
+    b.transfer(r, (r + 1) % p, Slice{Buf::kInput, 0, count}, Slice{Buf::kOutput, count * r, count});
+  }
+  return std::move(b).finish();
+}
+
+// Every rank sends `count` doubles to every other rank and receives as many from each, at
+// once: the exchange that fits the send gap under load.
+Schedule all_pairs_exchange(Rank p, Count count) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllgather, p, count);
+  spec.elem_bytes = kElem;
+  ScheduleBuilder b(spec, "calibrate/all_pairs_exchange");
+  for (Rank shift = 1; shift < p; ++shift) {
+    for (Rank r = 0; r < p; ++r) {
+      b.transfer(r, (r + shift) % p, Slice{Buf::kInput, 0, count},
+                 Slice{Buf::kOutput, count * r, count});
+    }
   }
   return std::move(b).finish();
 }
@@ -172,7 +189,11 @@ SendMode choose_send_mode(const Schedule& fan_out, double measured, CostModel& m
 
 FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy) {
   FittedParameter best{"node_beta", 0, "", 1e300};
-  for (const double level : throughput) {
+  for (const double measured : throughput) {
+    // The node moves at least what one rank copies alone (its copy rate, measured apart
+    // from the curve): a level below it, from a noisy point or ranks that wait for CPUs,
+    // would slow even a single copy.
+    const double level = std::max(measured, 1 / copy);
     const double node_beta = 1 / level;
     double error = 0;
     for (std::size_t k = 1; k <= throughput.size(); ++k) {
@@ -184,9 +205,9 @@ FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy
       best.error = error;
     }
   }
-  best.from = fmt::format("1..{} ranks copying at once (peak {:.1f} GB/s in all)",
-                          throughput.size(),
-                          *std::max_element(throughput.begin(), throughput.end()) * 1e-9);
+  best.from =
+      fmt::format("1..{} ranks copying at once (peak {:.1f} GB/s in all)", throughput.size(),
+                  *std::max_element(throughput.begin(), throughput.end()) * 1e-9);
   return best;
 }
 
@@ -196,13 +217,46 @@ void check_calibration_options(const NodeCalibrationOptions& o) {
   if (o.stream_bytes < 64) {
     throw_invalid("--kernel-bytes must be at least 64, got {}", o.stream_bytes);
   }
-  if (o.timeout.count() < 1) throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout.count());
+  if (o.timeout.count() < 1)
+    throw_invalid("--timeout must be at least 1 ms, got {}", o.timeout.count());
   if (o.send_modes.empty()) throw_invalid("calibration needs at least one send mode to try");
   ping_pong_sizes(o.max_bytes);  // throws for a maximum under 32 bytes
   const auto scalar = parse_datatype(o.dtype);
   if (!scalar) throw_invalid("unknown --dtype '{}' (known: int32, int64, float, double)", o.dtype);
   ReduceOp::builtin(o.op, *scalar);  // throws naming the known operators
 }
+
+namespace {
+
+// The send (and receive) gap: the burst's between two ranks, raised where the all-pairs
+// exchange needs more: the gap at which the model (everything else fitted) predicts the
+// exchange as measured, found by bisection (the prediction grows with the gap), at most the
+// whole transfer's time.
+std::optional<double> fit_gap(const NodeCalibration& c, CostModel model, Rank p) {
+  std::optional<double> gap;
+  if (c.send_gap) gap = c.send_gap->gap;
+  if (!c.all_pairs || p < kAllPairsMinRanks) return gap;
+  const Schedule exchange = all_pairs_exchange(p, 1);
+  const auto predicted = [&](double g) {
+    model.send_gap = g;
+    model.receive_gap = g;
+    return predict(exchange, model);
+  };
+  // A port is never held longer than the whole transfer: a larger gap changes nothing, and
+  // an exchange slower than that (ranks that wait for CPUs) is left to the fit error.
+  const double most = model.transfer_time(0, 1, 1, kElem);
+  double lo = gap.value_or(0.0);
+  double hi = std::max(lo, most);
+  if (predicted(lo) >= *c.all_pairs) return lo;
+  if (predicted(hi) <= *c.all_pairs) return hi;
+  for (int i = 0; i < 50 && hi - lo > 1e-3 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (predicted(mid) < *c.all_pairs ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
 
 NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
   check_calibration_options(o);
@@ -225,10 +279,14 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
     const Schedule step = ring_exchange(p, static_cast<Count>(std::max(kElem, bytes) / kElem));
     c.exchange.push_back({bytes, time_schedule(sync, step, o.repetitions)});
   }
+  if (p >= kAllPairsMinRanks) {
+    c.all_pairs = time_schedule(sync, all_pairs_exchange(p, 1), o.repetitions);
+  }
   const Datatype scalar = *parse_datatype(o.dtype);
   const Streams streams = measure_streams(sync, o, ReduceOp::builtin(o.op, scalar), scalar.bytes);
   const Schedule fan_out = [&] {
-    CollectiveSpec spec = make_spec(CollectiveKind::kBcast, p, static_cast<Count>(o.max_bytes / kElem));
+    CollectiveSpec spec =
+        make_spec(CollectiveKind::kBcast, p, static_cast<Count>(o.max_bytes / kElem));
     spec.elem_bytes = kElem;
     return algorithms::build("bcast/linear", spec);
   }();
@@ -247,14 +305,15 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
   m.copy = median_of(streams.copy_times) / stream;
   m.gamma = median_of(streams.reduce_times) / stream;
   m.cores = o.cores;
-  if (c.send_gap) {
-    m.send_gap = c.send_gap->gap;
-    m.receive_gap = c.send_gap->gap;
-  }
   const FittedParameter node = fit_node_beta(streams.throughput, m.copy);
   m.node_beta = node.value;
   const PingPongSample& smallest = c.exchange.front();
   m.alpha = std::max(0.0, smallest.seconds - m.beta * static_cast<double>(smallest.bytes));
+  const std::optional<double> gap = fit_gap(c, m, p);
+  if (gap) {
+    m.send_gap = *gap;
+    m.receive_gap = *gap;
+  }
   m.send_mode_min_bytes = o.send_mode_min_bytes;
   ModelCheck fan{fmt::format("bcast/linear of {} B to {} ranks", o.max_bytes, p - 1)};
   m.send_mode = choose_send_mode(fan_out, fan_out_time, m, o.send_modes, fan);
@@ -289,11 +348,24 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
        spread(streams.reduce_times)},
       node,
   };
-  if (c.send_gap) {
-    c.fitted.push_back({"send_gap", c.send_gap->gap,
-                        fmt::format("a burst of {} sends of {} B against one", c.send_gap->burst,
-                                    c.send_gap->bytes),
-                        0});
+  if (gap) {
+    const std::string burst =
+        c.send_gap ? fmt::format("a burst of {} sends of {} B against one: {:.3f} us",
+                                 c.send_gap->burst, c.send_gap->bytes, c.send_gap->gap * 1e6)
+                   : std::string("no burst measured");
+    if (c.all_pairs) {
+      const double predicted = predict(all_pairs_exchange(p, 1), m);
+      c.checks.push_back({fmt::format("exchange of 8 B between every pair of {} ranks", p),
+                          *c.all_pairs, predicted});
+      c.fitted.push_back(
+          {"send_gap", *gap,
+           fmt::format("an exchange of 8 B between every pair of the {} ranks at once ({:.3f} "
+                       "us), also the receive gap ({})",
+                       p, *c.all_pairs * 1e6, burst),
+           relative_error(predicted, *c.all_pairs)});
+    } else {
+      c.fitted.push_back({"send_gap", *gap, burst + ", also the receive gap", 0});
+    }
   }
   c.fitted.push_back({"send_mode", static_cast<double>(m.send_mode),
                       fmt::format("bcast/linear of {} B, predicted under each mode", o.max_bytes),

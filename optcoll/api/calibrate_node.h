@@ -12,8 +12,13 @@
 //   gamma       the --dtype/--op reduction kernel likewise;
 //   node_beta   k = 1..p ranks copying at once: the node's memory throughput, fitted as
 //               min(k / copy, 1 / node_beta) (docs/cost_model.md, "One node");
-//   send_gap    a burst of small sends against a single one (measure_send_gap; also written
-//               as receive_gap);
+//   send_gap    with at least 4 ranks: an exchange of 8 B between every pair at once (each
+//               rank sends p - 1 and receives p - 1 messages; steps back to back): the gap
+//               at which the model predicts it as measured (about alpha + (p - 2)·g), the
+//               cost of one more message at a port while every rank is busy; never below
+//               the burst of small sends against a single one between two ranks
+//               (measure_send_gap), which alone fits it below 4 ranks. Also written as
+//               receive_gap;
 //   send_mode   bcast/linear of the largest size with all ranks, predicted under each send
 //               mode the backend may have: the mode that predicts it best;
 //   cores       given by the caller (the processors the ranks share), not measured.
@@ -77,7 +82,8 @@ struct NodeCalibration {
   std::vector<double> copy_throughput;    // [k - 1]: bytes per second of k ranks copying at once
   std::vector<KernelRate> kernels;        // every built-in kernel on one rank
   std::optional<SendGapSample> send_gap;
-  double seconds = 0;  // the whole calibration
+  std::optional<double> all_pairs;  // an exchange of 8 B between every pair (p >= 4), seconds
+  double seconds = 0;               // the whole calibration
 };
 
 // Collective: every rank of `transport` (at least 2) calls it with the same options. The
@@ -88,8 +94,9 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
 
 // node_beta fitted to a copy-throughput curve (`throughput[k - 1]`: bytes per second of k
 // ranks copying at once; `copy`: one rank's seconds per byte): the model's curve is
-// min(k / copy, 1 / node_beta); the saturation level (one of the measured ones) whose largest
-// relative error over k is least. Its error is that largest relative error.
+// min(k / copy, 1 / node_beta); the saturation level (one of the measured ones, but never
+// below one rank's copy rate) whose largest relative error over k is least. Its error is
+// that largest relative error.
 FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy);
 
 // Checks options as calibrate_node does, without a transport (the CLI, before it starts).

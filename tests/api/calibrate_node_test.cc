@@ -2,9 +2,10 @@
 // File: calibration with every rank active (optcoll/api/calibrate_node.h): the node_beta fit on
 // synthetic throughput curves whose saturation is known, and a real calibration at p = 3 on
 // threads whose model is valid and whose parts agree with each other (no timing asserted:
-// machines are noisy).
+// machines are noisy), and the gap's fit to the all-pairs exchange from 4 ranks on.
 #include "optcoll/api/calibrate_node.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -30,6 +31,10 @@ TEST(CalibrateNode, NodeBetaIsTheSaturationOfTheCopyCurve) {
   const FittedParameter noisy = fit_node_beta({10e9, 20e9, 22e9}, 1 / 10e9);
   EXPECT_DOUBLE_EQ(noisy.value, 1 / 22e9);
   EXPECT_NEAR(noisy.error, 0, 1e-12);
+  // A curve below one rank's own copy rate (ranks waiting for CPUs, noise): the node is
+  // never slower than one copier alone.
+  const FittedParameter slow = fit_node_beta({5e9, 6e9, 4e9}, 1 / 10e9);
+  EXPECT_DOUBLE_EQ(slow.value, 1 / 10e9);
 }
 
 TEST(CalibrateNode, OptionsAreCheckedBeforeMeasuring) {
@@ -79,6 +84,60 @@ TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
     EXPECT_TRUE(std::isfinite(f.value)) << f.name;
     EXPECT_GE(f.error, 0) << f.name;
   }
+}
+
+TEST(CalibrateNode, FromFourRanksTheGapFitsTheAllPairsExchange) {
+  NodeCalibrationOptions o;
+  o.max_bytes = 8192;
+  o.stream_bytes = 1 << 16;
+  o.repetitions = 3;
+  o.send_modes = {SendMode::kPort};
+  ThreadWorld world(4);
+  NodeCalibration c;
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = calibrate_node(transport, o);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  ASSERT_TRUE(c.all_pairs.has_value());
+  ASSERT_TRUE(c.send_gap.has_value());
+  ASSERT_TRUE(c.model.send_gap.has_value());
+  ASSERT_TRUE(c.model.receive_gap.has_value());
+  EXPECT_EQ(*c.model.send_gap, *c.model.receive_gap);
+  EXPECT_GE(*c.model.send_gap, c.send_gap->gap);  // never below the two-rank burst's
+  const auto check = std::find_if(c.checks.begin(), c.checks.end(), [](const ModelCheck& k) {
+    return k.what.starts_with("exchange of 8 B between every pair");
+  });
+  ASSERT_NE(check, c.checks.end());
+  const double whole = c.model.transfer_time(0, 1, 1, sizeof(double));
+  EXPECT_LE(*c.model.send_gap, std::max(whole, c.send_gap->gap) * (1 + 1e-9));
+  if (*c.model.send_gap >= whole * (1 - 1e-9)) {
+    // Raised as far as it goes (a port held for the whole transfer): still no slower than
+    // measured (ranks that wait for CPUs can make the exchange slower than any gap).
+    EXPECT_LE(check->predicted, check->measured * (1 + 2e-3));
+  } else if (*c.model.send_gap > c.send_gap->gap) {
+    // Raised to fit: the model predicts the exchange as measured (bisection to 0.1%).
+    EXPECT_NEAR(check->predicted, check->measured, 2e-3 * check->measured);
+  } else {
+    EXPECT_GE(check->predicted, check->measured * (1 - 1e-9));  // the burst's gap sufficed
+  }
+}
+
+TEST(CalibrateNode, BelowFourRanksTheGapIsTheBurstsAlone) {
+  NodeCalibrationOptions o;
+  o.max_bytes = 8192;
+  o.stream_bytes = 1 << 16;
+  o.repetitions = 3;
+  o.send_modes = {SendMode::kPort};
+  ThreadWorld world(2);
+  NodeCalibration c;
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = calibrate_node(transport, o);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  EXPECT_FALSE(c.all_pairs.has_value());
+  ASSERT_TRUE(c.send_gap.has_value());
+  ASSERT_TRUE(c.model.send_gap.has_value());
+  EXPECT_EQ(*c.model.send_gap, c.send_gap->gap);
 }
 
 }  // namespace
