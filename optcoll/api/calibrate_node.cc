@@ -189,19 +189,22 @@ SendMode choose_send_mode(const Schedule& fan_out, double measured, CostModel& m
 
 FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy) {
   FittedParameter best{"node_beta", 0, "", 1e300};
+  double best_squares = 1e300;
   for (const double measured : throughput) {
     // The node moves at least what one rank copies alone (its copy rate, measured apart
     // from the curve): a level below it, from a noisy point or ranks that wait for CPUs,
     // would slow even a single copy.
     const double level = std::max(measured, 1 / copy);
-    const double node_beta = 1 / level;
+    double squares = 0;  // of log(model / measured): one stray point cannot decide
     double error = 0;
     for (std::size_t k = 1; k <= throughput.size(); ++k) {
       const double model = std::min(static_cast<double>(k) / copy, level);
+      squares += std::pow(std::log(model / throughput[k - 1]), 2);
       error = std::max(error, relative_error(model, throughput[k - 1]));
     }
-    if (error < best.error) {
-      best.value = node_beta;
+    if (squares < best_squares || (squares == best_squares && error < best.error)) {
+      best_squares = squares;
+      best.value = 1 / level;
       best.error = error;
     }
   }

@@ -95,8 +95,10 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
 // node_beta fitted to a copy-throughput curve (`throughput[k - 1]`: bytes per second of k
 // ranks copying at once; `copy`: one rank's seconds per byte): the model's curve is
 // min(k / copy, 1 / node_beta); the saturation level (one of the measured ones, but never
-// below one rank's copy rate) whose largest relative error over k is least. Its error is
-// that largest relative error.
+// below one rank's copy rate) that fits the curve best in least squares of log(model /
+// measured): one stray point (a rank descheduled during its copy) cannot drag it down, as it
+// did when the level with the least largest error was chosen (13 GB/s for a node that
+// copied 86 GB/s). Its error is the largest relative error over k.
 FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy);
 
 // Checks options as calibrate_node does, without a transport (the CLI, before it starts).

@@ -27,7 +27,12 @@ TEST(CalibrateNode, NodeBetaIsTheSaturationOfTheCopyCurve) {
   const FittedParameter linear = fit_node_beta({10e9, 20e9, 30e9}, 1 / 10e9);
   EXPECT_DOUBLE_EQ(linear.value, 1 / 30e9);
   EXPECT_NEAR(linear.error, 0, 1e-12);
-  // A noisy curve: the level with the least largest error (20: errors 0, 0, 1/22 at k = 3).
+  // One stray low point (k = 2) does not drag the level down: the curve's saturation, with
+  // that point's error (min(20, 40) / 5 - 1 = 3) as the fit error.
+  const FittedParameter stray = fit_node_beta({10e9, 5e9, 30e9, 40e9}, 1 / 10e9);
+  EXPECT_DOUBLE_EQ(stray.value, 1 / 40e9);
+  EXPECT_NEAR(stray.error, 3, 1e-12);
+  // A curve that saturates a little above one level: the level that fits it exactly.
   const FittedParameter noisy = fit_node_beta({10e9, 20e9, 22e9}, 1 / 10e9);
   EXPECT_DOUBLE_EQ(noisy.value, 1 / 22e9);
   EXPECT_NEAR(noisy.error, 0, 1e-12);
