@@ -187,14 +187,16 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     const int cpus = static_cast<int>(std::thread::hardware_concurrency());
-    std::printf("p = %d: optcoll's %d ranks as threads and as fibers (on up to %d threads) "
-                "against MPI on %d processes; %d calls per timing at 8 KiB and below, %d up to "
-                "512 KiB, %d above\n\n",
-                size, size, cpus, size, calls_per_timing(8, iterations),
-                calls_per_timing(std::size_t{16} << 10, iterations),
-                calls_per_timing(std::size_t{1} << 20, iterations));
-    std::printf("| collective | bytes per rank | threads (us) | fibers (us) | MPI (us) | "
-                "threads / MPI | fibers / MPI |\n");
+    std::printf(
+        "p = %d: optcoll's %d ranks as threads and as fibers (on up to %d threads) "
+        "against MPI on %d processes; %d calls per timing at 8 KiB and below, %d up to "
+        "512 KiB, %d above\n\n",
+        size, size, cpus, size, calls_per_timing(8, iterations),
+        calls_per_timing(std::size_t{16} << 10, iterations),
+        calls_per_timing(std::size_t{1} << 20, iterations));
+    std::printf(
+        "| collective | bytes per rank | threads (us) | fibers (us) | MPI (us) | "
+        "threads / MPI | fibers / MPI |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     std::size_t c = 0;
     for (const std::size_t bytes : sizes()) {

@@ -17,8 +17,8 @@
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
-#include "optcoll/plan/tuning.h"
 #include "optcoll/plan/select.h"
+#include "optcoll/plan/tuning.h"
 #include "optcoll/schedule/io/io.h"
 
 namespace optcoll::cli {

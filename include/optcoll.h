@@ -43,8 +43,8 @@ extern "C" {
 #endif
 
 int OPTCOLL_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-int OPTCOLL_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm);
+int OPTCOLL_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   int root, MPI_Comm comm);
 int OPTCOLL_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm);
 int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -74,15 +74,15 @@ int OPTCOLL_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdi
 int OPTCOLL_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm);
 /* Rank 0's recvbuf is left untouched (MPI leaves it undefined). */
-int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm);
+int OPTCOLL_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm);
 int OPTCOLL_Barrier(MPI_Comm comm);
 
 /* The fast paths: recvcounts (sendcounts) significant on every rank, all equal, so no
  * count exchange precedes the planned gatherv (scatterv). */
-int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void* recvbuf, const int recvcounts[], const int displs[],
-                          MPI_Datatype recvtype, int root, MPI_Comm comm);
+int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          int root, MPI_Comm comm);
 int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, int root, MPI_Comm comm);

@@ -71,7 +71,8 @@ Route movement(MPI_Comm comm, std::size_t bytes, CollectiveKind kind, long long 
   if (bytes == 0 || p == 0 || count < 0 || root < 0 || (optcoll::is_rooted(kind) && root >= p)) {
     return Route::kMpi;  // MPI reports the error in its own words
   }
-  return optcoll::pmpi::route(comm, spec_of(kind, p, count * static_cast<long long>(bytes), root, 1, true));
+  return optcoll::pmpi::route(
+      comm, spec_of(kind, p, count * static_cast<long long>(bytes), root, 1, true));
 }
 
 Route reduction(MPI_Comm comm, MPI_Datatype type, MPI_Op op, CollectiveKind kind, long long count,
@@ -153,10 +154,12 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   const int block = at_root ? recvcount : sendcount;
   return dispatch(
       "MPI_Gather",
-      sendbuf == MPI_IN_PLACE && !at_root ? Route::kMpi
-                                          : movement(comm, bytes, CollectiveKind::kGather, block, root),
+      sendbuf == MPI_IN_PLACE && !at_root
+          ? Route::kMpi
+          : movement(comm, bytes, CollectiveKind::kGather, block, root),
       [&] {
-        return OPTCOLL_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return OPTCOLL_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
       },
       [&] {
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -172,7 +175,8 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   return dispatch(
       "MPI_Scatter", movement(comm, bytes, CollectiveKind::kScatter, block, root),
       [&] {
-        return OPTCOLL_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return OPTCOLL_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm);
       },
       [&] {
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -211,8 +215,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
   const int p = comm_size(comm);
-  const std::size_t bytes =
-      both_movable(recvtype, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype);
+  const std::size_t bytes = both_movable(recvtype, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype);
   Route route = Route::kMpi;
   if (p > 0 && bytes > 0 && recvcounts != nullptr && displs != nullptr) {
     std::vector<Count> counts(static_cast<std::size_t>(p));
@@ -280,7 +283,9 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   std::int64_t mine = -1;
   if (send_bytes > 0 && recv_bytes > 0) {
     if (in_place) {
-      mine = recvcounts != nullptr ? std::int64_t{recvcounts[root]} * static_cast<std::int64_t>(recv_bytes) : -1;
+      mine = recvcounts != nullptr
+                 ? std::int64_t{recvcounts[root]} * static_cast<std::int64_t>(recv_bytes)
+                 : -1;
     } else if (sendcount >= 0) {
       mine = std::int64_t{sendcount} * static_cast<std::int64_t>(send_bytes);
     }
@@ -296,8 +301,9 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     int_counts[static_cast<std::size_t>(r)] = static_cast<int>(c);
   }
   const Route route =
-      servable ? optcoll::pmpi::route(comm, spec_of_counts(CollectiveKind::kGatherv, p, counts, root))
-               : Route::kMpi;
+      servable
+          ? optcoll::pmpi::route(comm, spec_of_counts(CollectiveKind::kGatherv, p, counts, root))
+          : Route::kMpi;
   return dispatch(
       "MPI_Gatherv", route,
       [&] {
@@ -315,8 +321,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  int root, MPI_Comm comm) {
   const int p = comm_size(comm);
   auto theirs = [&] {
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                         root, comm);
+    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm);
   };
   if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm) ||
       optcoll::pmpi::skip_count_exchange(comm, CollectiveKind::kScatterv)) {
@@ -329,7 +335,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
     const std::size_t bytes = optcoll::pmpi::movable_bytes(sendtype);
     if (bytes > 0 && sendcounts != nullptr) {
       for (int r = 0; r < p; ++r) {
-        all[static_cast<std::size_t>(r)] = std::int64_t{sendcounts[r]} * static_cast<std::int64_t>(bytes);
+        all[static_cast<std::size_t>(r)] =
+            std::int64_t{sendcounts[r]} * static_cast<std::int64_t>(bytes);
       }
     }
   }
@@ -345,8 +352,9 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
     int_counts[static_cast<std::size_t>(r)] = static_cast<int>(c);
   }
   const Route route =
-      servable ? optcoll::pmpi::route(comm, spec_of_counts(CollectiveKind::kScatterv, p,
-                                                           std::vector<Count>(all.begin(), all.end()), root))
+      servable ? optcoll::pmpi::route(
+                     comm, spec_of_counts(CollectiveKind::kScatterv, p,
+                                          std::vector<Count>(all.begin(), all.end()), root))
                : Route::kMpi;
   return dispatch(
       "MPI_Scatterv", route,

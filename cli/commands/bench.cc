@@ -143,8 +143,7 @@ std::string format_rows(const std::vector<Row>& rows, const std::string& format,
     for (const auto& r : rows) {
       text += fmt::format("{},{},{},{},{:.1f},{},{:.1f},{:.3f},{}\n", csv_field(r.collective),
                           csv_field(r.counts), r.bytes, csv_field(r.algorithm), r.ours * 1e6,
-                          predicted(r), r.theirs * 1e6,
-                          r.ours / r.theirs, r.same ? "yes" : "NO");
+                          predicted(r), r.theirs * 1e6, r.ours / r.theirs, r.same ? "yes" : "NO");
     }
     return text;
   }
@@ -461,9 +460,9 @@ void run_bench_command(const BenchOptions& o) {
         "without MPI (install libopenmpi-dev or libmpich-dev and rebuild)");
   }
   const std::string model_text = o.model_path.empty() ? std::string() : read_file(o.model_path);
-  const CostModel model =
-      o.model_path.empty() ? reference_cluster_model()
-                           : parse_cost_model_json(model_text, reference_cluster_model());
+  const CostModel model = o.model_path.empty()
+                              ? reference_cluster_model()
+                              : parse_cost_model_json(model_text, reference_cluster_model());
 #ifdef OPTCOLL_WITH_MPI
   ensure_mpi_initialized();
   if (mpi_world_size() < 2) {  // without mpirun: one process, where every collective is a copy

@@ -95,22 +95,27 @@ std::string model_json(const NodeCalibration& c, const CalibrateOptions& o,
 }
 
 void print_json(const NodeCalibration& c, const std::string& model) {
-  nlohmann::json out = {{"model", nlohmann::json::parse(model)}, {"ranks", c.ranks},
-                        {"seconds", c.seconds}};
+  nlohmann::json out = {
+      {"model", nlohmann::json::parse(model)}, {"ranks", c.ranks}, {"seconds", c.seconds}};
   for (const auto& f : c.fitted) {
-    out["fitted"].push_back({{"parameter", f.name}, {"value", f.value}, {"from", f.from},
-                             {"fit_error", f.error}});
+    out["fitted"].push_back(
+        {{"parameter", f.name}, {"value", f.value}, {"from", f.from}, {"fit_error", f.error}});
   }
   for (const auto& k : c.checks) {
-    out["checks"].push_back({{"what", k.what}, {"measured", k.measured}, {"predicted", k.predicted}});
+    out["checks"].push_back(
+        {{"what", k.what}, {"measured", k.measured}, {"predicted", k.predicted}});
   }
-  for (const auto& s : c.ping_pong) out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
-  for (const auto& s : c.exchange) out["exchange"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  for (const auto& s : c.ping_pong)
+    out["ping_pong"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  for (const auto& s : c.exchange)
+    out["exchange"].push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
   for (std::size_t k = 0; k < c.copy_throughput.size(); ++k) {
-    out["copy_throughput"].push_back({{"ranks", k + 1}, {"bytes_per_second", c.copy_throughput[k]}});
+    out["copy_throughput"].push_back(
+        {{"ranks", k + 1}, {"bytes_per_second", c.copy_throughput[k]}});
   }
   for (const auto& k : c.kernels) {
-    out["kernels"].push_back({{"dtype", k.dtype}, {"op", k.op}, {"seconds_per_byte", k.seconds_per_byte}});
+    out["kernels"].push_back(
+        {{"dtype", k.dtype}, {"op", k.op}, {"seconds_per_byte", k.seconds_per_byte}});
   }
   std::cout << out.dump(2) << "\n";
 }

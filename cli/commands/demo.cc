@@ -34,8 +34,7 @@ bool show(const std::string& title, const CollectiveSpec& spec) {
   const CheckedRun run =
       run_checked_on_threads(p.schedule, Datatype::float64(), "sum", CheckedRunOptions{});
   std::cout << fmt::format(
-      "ran on {}: median {:.3g} ms per call; result {}\n\n", run.ran_on,
-      run.median_seconds * 1e3,
+      "ran on {}: median {:.3g} ms per call; result {}\n\n", run.ran_on, run.median_seconds * 1e3,
       run.correct ? "correct (equals the naive reference on every rank)" : "WRONG");
   return report.ok() && run.correct;
 }

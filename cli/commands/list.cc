@@ -106,8 +106,8 @@ void add_list_command(CLI::App& app) {
   auto* sub = app.add_subcommand("list", "list the registry's algorithms");
   sub->add_option("--collective", options->collective, "only this collective's algorithms");
   auto* json = sub->add_flag("--json", options->json, "JSON array");
-  auto* markdown =
-      sub->add_flag("--markdown", options->markdown, "markdown (docs/algorithms.md)")->excludes(json);
+  auto* markdown = sub->add_flag("--markdown", options->markdown, "markdown (docs/algorithms.md)")
+                       ->excludes(json);
   sub->add_flag("--model-fields", options->model_fields,
                 "the cost model's fields as a markdown table (docs/cost_model.md) instead")
       ->excludes(json)

@@ -48,7 +48,8 @@ void run_plan(const PlanCommandOptions& o) {
   const PlanOptions options{.exhaustive = o.exhaustive, .prune = !o.all_candidates};
   const auto params = o.algorithm.parsed_params();
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
-  const Activity planning(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
+  const Activity planning(
+      fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
   const Plan p = o.algorithm.choose(o.problem, model, /*backend=*/{}, options);
   if (!o.dump.empty()) {
     const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
@@ -89,8 +90,7 @@ void run_plan(const PlanCommandOptions& o) {
     std::cout << fmt::format(
         "note            the model's {} cores are shared by {} ranks: while more than {} are "
         "busy, everything slows (up to x{:.3g}); the lower bound does not count that\n",
-        *model.cores, spec.nranks, *model.cores,
-        static_cast<double>(spec.nranks) / *model.cores);
+        *model.cores, spec.nranks, *model.cores, static_cast<double>(spec.nranks) / *model.cores);
   }
   if (!p.decided_by.empty()) std::cout << "decided by      " << p.decided_by << "\n";
   if (o.explain || p.candidates.size() > 1) std::cout << "\n" << p.explain();

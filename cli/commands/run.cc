@@ -77,14 +77,13 @@ void run_run(const RunOptions& o) {
                                 {"ran_on", run.ran_on},
                                 {"predicted_time", p.predicted_time},
                                 {"model", o.model.describe(model)},
-                                {"decided_by", !p.decided_by.empty() ? p.decided_by
+                                {"decided_by", !p.decided_by.empty()     ? p.decided_by
                                                : p.candidates.size() > 1 ? "the model"
                                                                          : "--algorithm"}};
     std::cout << out.dump(2) << "\n";
   } else if (speaker) {
-    std::cout << fmt::format(
-        "{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
-        run.ran_on);
+    std::cout << fmt::format("{} with {} on {}\n", describe(p.schedule.spec), p.algorithm,
+                             run.ran_on);
     std::cout << fmt::format(
         "{} per call: median over {} rounds of {} back-to-back calls (model predicted {})\n",
         format_time(run.median_seconds, reference_cluster_model()), o.rounds, o.iterations,
@@ -110,8 +109,7 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--backend", o->backend,
                   "threads (default) or mpi (under mpirun: one rank per process; -p defaults "
                   "to -np)");
-  sub->add_option("--iterations", o->iterations,
-                  "back-to-back calls per timed round (default 10)");
+  sub->add_option("--iterations", o->iterations, "back-to-back calls per timed round (default 10)");
   sub->add_option("--rounds", o->rounds, "timed rounds: the median counts (default 5)");
   sub->add_option("--timeout", o->timeout_ms,
                   "ms without progress before a rank fails (default 30000)");

@@ -86,15 +86,12 @@ void run_simulate(const SimulateOptions& o) {
                       {"waited_for", step.waited_for},
                       {"description", describe_op(schedule, step.rank, step.op)}});
     }
-    const nlohmann::json out = {{"algorithm", schedule.algorithm},
-                                {"collective", collective_name(schedule.spec.kind)},
-                                {"p", schedule.spec.nranks},
-                                {"root", schedule.spec.root},
-                                {"makespan", result.makespan},
-                                {"rank_finish", result.rank_finish},
-                                {"critical_path", path},
-                                {"ops", result.ops},
-                                {"model", o.model.describe(model)}};
+    const nlohmann::json out = {
+        {"algorithm", schedule.algorithm}, {"collective", collective_name(schedule.spec.kind)},
+        {"p", schedule.spec.nranks},       {"root", schedule.spec.root},
+        {"makespan", result.makespan},     {"rank_finish", result.rank_finish},
+        {"critical_path", path},           {"ops", result.ops},
+        {"model", o.model.describe(model)}};
     std::cout << out.dump(2) << "\n";
     return;
   }

@@ -7,6 +7,8 @@
 //
 //   optcoll tune -p 4 --model model.json --out tuned.json --report tune.md --svg tune
 //   mpirun -np 16 optcoll tune --backend mpi --budget 600 --out tuned.json
+#include "optcoll/api/tune.h"
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -18,7 +20,6 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/run_mpi.h"
 #include "cli/options.h"
-#include "optcoll/api/tune.h"
 #include "optcoll/experiments/svg_chart.h"
 #include "optcoll/model/error.h"
 
@@ -50,8 +51,8 @@ struct TuneCommandOptions {
 void show_progress(std::size_t done, std::size_t total, const std::string& what) {
   constexpr std::size_t kWidth = 30;
   const std::size_t filled = total == 0 ? kWidth : done * kWidth / total;
-  std::cerr << fmt::format("\r[{:<{}}] {}/{} {:<40}", std::string(filled, '='), kWidth, done,
-                           total, what)
+  std::cerr << fmt::format("\r[{:<{}}] {}/{} {:<40}", std::string(filled, '='), kWidth, done, total,
+                           what)
             << (done == total ? "\n" : "") << std::flush;
 }
 
@@ -87,15 +88,16 @@ std::string regret_table(const TuneReport& report) {
     const auto& plan = report.plans[i];
     std::string tuned_cells;
     if (tuned) {
-      tuned_cells = r.tuned_pick ? fmt::format(" {} | {:.1f} | {:.2f} |",
-                                               candidate_label(plan, *r.tuned_pick),
-                                               r.seconds[*r.tuned_pick] * 1e6,
-                                               regret(r, *r.tuned_pick))
-                                 : " - | - | - |";
+      tuned_cells =
+          r.tuned_pick
+              ? fmt::format(" {} | {:.1f} | {:.2f} |", candidate_label(plan, *r.tuned_pick),
+                            r.seconds[*r.tuned_pick] * 1e6, regret(r, *r.tuned_pick))
+              : " - | - | - |";
     }
     const std::string checked =
-        !r.checked ? "no (too large)"
-                   : (r.wrong.empty() ? "yes" : "WRONG: " + fmt::format("{}", fmt::join(r.wrong, ", ")));
+        !r.checked
+            ? "no (too large)"
+            : (r.wrong.empty() ? "yes" : "WRONG: " + fmt::format("{}", fmt::join(r.wrong, ", ")));
     text += fmt::format("| {} | {} | {} | {:.1f} | {} | {:.1f} | {:.2f} |{} {:.2f} | {} |\n",
                         tune_case_name(plan.tune_case), plan.bytes, candidate_label(plan, r.best),
                         r.seconds[r.best] * 1e6, candidate_label(plan, r.auto_pick),
@@ -113,11 +115,10 @@ std::string runs_table(const TuneReport& report) {
     const auto& plan = report.plans[i];
     for (std::size_t k = 0; k < plan.candidates.size(); ++k) {
       const double measured = report.points[i].seconds[k];
-      text += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.2f} |\n",
-                          tune_case_name(plan.tune_case), plan.bytes, candidate_label(plan, k),
-                          plan.candidates[k].schedule.params, measured * 1e6,
-                          plan.candidates[k].predicted * 1e6,
-                          plan.candidates[k].predicted / measured);
+      text += fmt::format(
+          "| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", tune_case_name(plan.tune_case),
+          plan.bytes, candidate_label(plan, k), plan.candidates[k].schedule.params, measured * 1e6,
+          plan.candidates[k].predicted * 1e6, plan.candidates[k].predicted / measured);
     }
   }
   return text;
@@ -144,24 +145,36 @@ std::string report_markdown(const TuneReport& report, const std::string& ran_on,
       error.median * 100, error.p90 * 100, a.median, a.max, auto_regrets.size());
   if (!tuned_regrets.empty()) {
     const RegretSummary t = summarize(tuned_regrets);
-    text += fmt::format(" Tuned auto (the earlier table): median {:.2f}, max {:.2f} over {} points.",
-                        t.median, t.max, tuned_regrets.size());
+    text +=
+        fmt::format(" Tuned auto (the earlier table): median {:.2f}, max {:.2f} over {} points.",
+                    t.median, t.max, tuned_regrets.size());
   }
   return text + "\n\n" + regret_table(report) + "\n## Every run\n\n" + runs_table(report);
 }
 
 // Regret of auto over the sizes, one line per case; and the best run's predicted / measured.
 // `caption`: the model behind the predictions (ModelOptions::describe).
-void write_charts(const TuneReport& report, const std::string& prefix,
-                  const std::string& caption) {
+void write_charts(const TuneReport& report, const std::string& prefix, const std::string& caption) {
   experiments::LineChart regret_chart{
       fmt::format("auto's regret (measured time of its pick / the best), p = {}",
                   report.table.nranks),
-      "bytes per rank", "regret", true, false, {}, {}, "measured; picks by " + caption};
+      "bytes per rank",
+      "regret",
+      true,
+      false,
+      {},
+      {},
+      "measured; picks by " + caption};
   experiments::LineChart model_chart{
       fmt::format("the model: predicted / measured time of the best algorithm, p = {}",
                   report.table.nranks),
-      "bytes per rank", "predicted / measured", true, true, {}, {}, "model: " + caption};
+      "bytes per rank",
+      "predicted / measured",
+      true,
+      true,
+      {},
+      {},
+      "model: " + caption};
   std::map<std::string, std::size_t> series;
   for (std::size_t i = 0; i < report.points.size(); ++i) {
     const auto& r = report.points[i];
@@ -267,8 +280,9 @@ void run_tune(const TuneCommandOptions& o) {
 void add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneCommandOptions>();
   auto* sub = app.add_subcommand(
-      "tune", "measure every algorithm over a grid of collectives x sizes: a tuning table and a "
-              "report of the model's error and auto's regret");
+      "tune",
+      "measure every algorithm over a grid of collectives x sizes: a tuning table and a "
+      "report of the model's error and auto's regret");
   sub->add_option("--backend", o->backend,
                   "threads (default, -p ranks) or mpi (under mpirun: one rank per process)");
   sub->add_option("-p,--nranks", o->nranks, "ranks (threads; under mpirun the world size)");

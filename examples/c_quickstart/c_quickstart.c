@@ -5,10 +5,9 @@
  * what every rank computes by itself; exit 0 when all are right on every rank.
  *
  *   mpirun -np 4 ./c_quickstart */
+#include <optcoll.h> /* includes <mpi.h> */
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <optcoll.h> /* includes <mpi.h> */
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -37,9 +36,9 @@ int main(int argc, char** argv) {
     total += r + 1;
   }
   int* all = malloc(sizeof(int) * (size_t)total);
-  ok = ok && OPTCOLL_Gatherv(block, rank + 1, MPI_INT, all, rank == root ? counts : NULL,
-                             rank == root ? displs : NULL, MPI_INT, root,
-                             MPI_COMM_WORLD) == MPI_SUCCESS;
+  ok = ok &&
+       OPTCOLL_Gatherv(block, rank + 1, MPI_INT, all, rank == root ? counts : NULL,
+                       rank == root ? displs : NULL, MPI_INT, root, MPI_COMM_WORLD) == MPI_SUCCESS;
   if (rank == root) {
     for (int r = 0; r < size; ++r)
       for (int i = 0; i <= r; ++i) ok = ok && all[displs[r] + i] == 100 * r + i;

@@ -24,8 +24,8 @@ std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
 }  // namespace
 
 std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const CostModel& model,
-                                           const std::string& algorithm,
-                                           const TuningTable* tuning, std::string_view backend) {
+                                           const std::string& algorithm, const TuningTable* tuning,
+                                           std::string_view backend) {
   const bool tuned = tuning != nullptr && (algorithm.empty() || algorithm == "auto");
   const std::string key =
       plan_key(spec, algorithm) +

@@ -55,8 +55,7 @@ class PlanCache {
   // The plan for (spec, algorithm), computing it on first use. Thread-safe. With a tuning
   // table, "auto" is plan_tuned(spec, model, *tuning, backend).
   std::shared_ptr<const Plan> get(const CollectiveSpec& spec, const CostModel& model,
-                                  const std::string& algorithm,
-                                  const TuningTable* tuning = nullptr,
+                                  const std::string& algorithm, const TuningTable* tuning = nullptr,
                                   std::string_view backend = {});
   std::size_t size() const;
 

@@ -44,8 +44,8 @@ double RankSync::max(double mine) {
   return result;
 }
 
-double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers,
-                        const Datatype& type, const ReduceOp& op, int calls) {
+double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers, const Datatype& type,
+                        const ReduceOp& op, int calls) {
   sync.barrier();
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < calls; ++i) run.run(sync.transport(), buffers, type, op, sync.options());

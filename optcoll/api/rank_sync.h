@@ -47,8 +47,8 @@ class RankSync {
 
 // `calls` runs of `run` back to back after a barrier: the slowest rank's seconds per call
 // (collective: every rank calls it alike).
-double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers,
-                        const Datatype& type, const ReduceOp& op, int calls);
+double slowest_per_call(RankSync& sync, Execution& run, BufferBinding buffers, const Datatype& type,
+                        const ReduceOp& op, int calls);
 
 // A warm-up call and a probe call of `run`: how many back-to-back calls take about
 // `round_seconds` (at least 1, at most `max_calls`).

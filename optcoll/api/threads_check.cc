@@ -77,7 +77,7 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   const BufferBinding buffers{bcast ? std::span<const std::byte>{} : mine, output};
 
   RankSync sync(transport, options.timeout);
-  Execution run(schedule, me);  // checks the schedule once
+  Execution run(schedule, me);                            // checks the schedule once
   run.run(transport, buffers, type, op, sync.options());  // untimed: first touch, scratch
   CheckedRun result;
   for (int round = 0; round < options.rounds; ++round) {

@@ -28,8 +28,8 @@ struct CheckedRun {
 };
 
 struct CheckedRunOptions {
-  int calls = 10;   // back to back per round (`optcoll run --iterations`)
-  int rounds = 5;   // the median over them counts
+  int calls = 10;  // back to back per round (`optcoll run --iterations`)
+  int rounds = 5;  // the median over them counts
   std::chrono::milliseconds timeout{30000};
 };
 

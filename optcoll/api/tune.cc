@@ -67,8 +67,7 @@ std::size_t find_or_add(std::vector<TuneCandidate>& candidates, TuneCandidate ca
 
 // Every applicable registry algorithm with every variant, its duplicates (same parameters)
 // dropped.
-std::vector<TuneCandidate> registry_candidates(const CollectiveSpec& spec,
-                                               const CostModel& model) {
+std::vector<TuneCandidate> registry_candidates(const CollectiveSpec& spec, const CostModel& model) {
   std::vector<TuneCandidate> candidates;
   for (const auto* info : algorithms::algorithms_for(spec.kind)) {
     for (const std::string& variant : tuning_variants(*info)) {
@@ -121,9 +120,9 @@ TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const T
   const Plan chosen = plan(point.spec, o.model);
   // Auto's choice is one of the candidates, unless it is a composition (or parameters no
   // variant gives): then it is measured too, for its regret, but stays out of the table.
-  point.auto_pick = find_or_add(
-      point.candidates,
-      TuneCandidate{chosen.algorithm, "auto", chosen.schedule, chosen.predicted_time});
+  point.auto_pick =
+      find_or_add(point.candidates,
+                  TuneCandidate{chosen.algorithm, "auto", chosen.schedule, chosen.predicted_time});
   if (o.previous != nullptr) {
     const TuningLookup lookup = tuned_choice(*o.previous, point.spec, o.backend);
     if (lookup.choice) {
@@ -131,9 +130,9 @@ TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const T
       const auto params = variant_params(info, point.spec, o.model, lookup.choice->variant);
       Schedule schedule = algorithms::build(info, point.spec, params, o.model);
       const double predicted = predict(schedule, o.model);
-      point.tuned_pick = find_or_add(
-          point.candidates, TuneCandidate{lookup.choice->algorithm, lookup.choice->variant,
-                                          std::move(schedule), predicted});
+      point.tuned_pick = find_or_add(point.candidates,
+                                     TuneCandidate{lookup.choice->algorithm, lookup.choice->variant,
+                                                   std::move(schedule), predicted});
     }
   }
   if (output_bytes(Layout(point.spec)) <= o.check_bytes) {
@@ -219,8 +218,8 @@ TunePointResult result_of(const TunePointPlan& plan, Measured measured) {
     const auto& c = plan.candidates[k];
     if (r.seconds[k] < r.seconds[r.best]) r.best = k;
     if (c.variant == "auto") continue;  // auto's own composition: not a registry algorithm
-    r.point.runs.push_back(TunedRun{c.algorithm, c.variant, c.schedule.params, r.seconds[k],
-                                    c.predicted});
+    r.point.runs.push_back(
+        TunedRun{c.algorithm, c.variant, c.schedule.params, r.seconds[k], c.predicted});
   }
   r.auto_pick = plan.auto_pick;
   r.tuned_pick = plan.tuned_pick;
@@ -239,9 +238,9 @@ TuneCase parse_tune_case(std::string_view text) {
   const auto kind = parse_collective(name);
   if (!kind) throw_invalid("tune: unknown collective '{}'", name);
   if (*kind == CollectiveKind::kBarrier || *kind == CollectiveKind::kAlltoallv) {
-    throw_invalid("tune: {} is not tuned ({})", name,
-                  *kind == CollectiveKind::kBarrier ? "it has no size"
-                                                    : "its counts are a matrix per call");
+    throw_invalid(
+        "tune: {} is not tuned ({})", name,
+        *kind == CollectiveKind::kBarrier ? "it has no size" : "its counts are a matrix per call");
   }
   TuneCase c{*kind, "regular"};
   if (takes_counts(*kind)) {

@@ -88,8 +88,8 @@ struct TunePointPlan {
   std::uint64_t bytes = 0;
   CollectiveSpec spec;
   std::vector<TuneCandidate> candidates;
-  std::size_t auto_pick = 0;               // auto's choice under the model
-  std::optional<std::size_t> tuned_pick;   // TuneOptions::previous's choice, if it has one
+  std::size_t auto_pick = 0;                     // auto's choice under the model
+  std::optional<std::size_t> tuned_pick;         // TuneOptions::previous's choice, if it has one
   std::vector<std::vector<std::byte>> expected;  // per rank, when checked (else empty)
 };
 
@@ -99,12 +99,12 @@ struct TunePointPlan {
 std::vector<TunePointPlan> plan_tune(const TuneOptions& options, Rank nranks);
 
 struct TunePointResult {
-  TuningPoint point;          // every registry candidate's measured time (the table's)
+  TuningPoint point;            // every registry candidate's measured time (the table's)
   std::vector<double> seconds;  // per candidate of the plan (compositions too)
-  std::size_t best = 0;       // index into seconds: the fastest measured
+  std::size_t best = 0;         // index into seconds: the fastest measured
   std::size_t auto_pick = 0;
   std::optional<std::size_t> tuned_pick;
-  bool checked = false;       // outputs compared with the naive reference
+  bool checked = false;            // outputs compared with the naive reference
   std::vector<std::string> wrong;  // candidates whose output differed (checked only)
 };
 

@@ -205,8 +205,9 @@ EnvSettings read_settings(const std::map<std::string, std::string>& environment)
   if (result.values.tuning) {
     for (const std::string& warning : result.values.tuning->warnings) {
       result.problems.push_back(
-          {"OPTCOLL_TUNING", fmt::format("OPTCOLL_TUNING='{}': {}", result.values.tuning_path, warning),
-           false, "the rest of the table is used"});
+          {"OPTCOLL_TUNING",
+           fmt::format("OPTCOLL_TUNING='{}': {}", result.values.tuning_path, warning), false,
+           "the rest of the table is used"});
     }
   }
   return result;

@@ -103,7 +103,8 @@ ExperimentResult run_canon_ratios(const ExperimentOptions& options) {
   chart.x_label = "number of elements n";
   chart.y_label = "ratio to the optimum";
   chart.log_x = true;
-  chart.caption = "exact strategy lengths under the paper's model (d, c per curve); 1 = the optimum";
+  chart.caption =
+      "exact strategy lengths under the paper's model (d, c per curve); 1 = the optimum";
   nlohmann::json doc;
   doc["n_max"] = n_max;
   doc["tie_rule"] = "argmin ties go to the lowest (or highest) machine index";

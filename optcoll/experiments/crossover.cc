@@ -36,8 +36,8 @@ CostModel crossover_model() {
   return m;
 }
 
-// n = the message (bcast, reduce, allreduce, scan, exscan) or the total of all blocks, in bytes; one-byte
-// elements so that sizes are exact. Per-block kinds get n/p bytes per block (alltoall: per
+// n = the message (bcast, reduce, allreduce, scan, exscan) or the total of all blocks, in bytes;
+// one-byte elements so that sizes are exact. Per-block kinds get n/p bytes per block (alltoall: per
 // pair, n = what each rank sends).
 bool whole_message(CollectiveKind kind) { return count_is_message(kind); }
 Count unit_bytes(CollectiveKind kind, Rank p) { return whole_message(kind) ? 1 : p; }

@@ -61,10 +61,10 @@ bool count_is_message(CollectiveKind kind);
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kBcast;
   Rank nranks = 0;
-  Rank root = 0;               // rooted kinds only; must be 0 otherwise
-  Count count = 0;             // regular kinds only; must be 0 for the v-variants
-  std::vector<Count> counts;   // v-variants only
-  bool commutative = true;     // false: the operator is only associative (rank order matters)
+  Rank root = 0;              // rooted kinds only; must be 0 otherwise
+  Count count = 0;            // regular kinds only; must be 0 for the v-variants
+  std::vector<Count> counts;  // v-variants only
+  bool commutative = true;    // false: the operator is only associative (rank order matters)
   // Reductions only: every result element must be the left fold ((x0 ⊕ x1) ⊕ x2) ⊕ ... in
   // rank order, one fixed association whatever the algorithm, so floating-point results are
   // bit-identical across algorithms, runs and backends (docs/design.md, "Reproducible").

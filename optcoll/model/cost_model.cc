@@ -124,7 +124,8 @@ template <typename T>
 T read_value(const ModelFieldInfo& info, const nlohmann::json& value) {
   const std::string_view key = info.name;
   if constexpr (std::is_same_v<T, Time>) {
-    if (!value.is_number()) throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
+    if (!value.is_number())
+      throw Error(ErrorCode::kParse, fmt::format("model: {} must be a number", key));
     return value.get<double>();
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!value.is_boolean()) {
@@ -150,8 +151,8 @@ T read_value(const ModelFieldInfo& info, const nlohmann::json& value) {
     for (const auto& [name, choice] : choice_names<T>()) {
       if (name == word) return choice;
     }
-    throw Error(ErrorCode::kParse, fmt::format("model: {} must be one of {}", key,
-                                               choice_list(choice_names<T>())));
+    throw Error(ErrorCode::kParse,
+                fmt::format("model: {} must be one of {}", key, choice_list(choice_names<T>())));
   }
 }
 
@@ -217,9 +218,9 @@ nlohmann::json json_of_text(const ModelFieldInfo& info, std::string_view text) {
     }
   }
   throw_invalid("model parameter {} must be {}, got '{}'", info.name,
-                info.kind == ModelFieldKind::kFlag     ? "true or false"
-                : info.kind == ModelFieldKind::kTime   ? "a number"
-                                                       : "an integer",
+                info.kind == ModelFieldKind::kFlag   ? "true or false"
+                : info.kind == ModelFieldKind::kTime ? "a number"
+                                                     : "an integer",
                 text);
 }
 
@@ -303,8 +304,8 @@ Time port_time(const CostModel& model, const std::optional<Time>& gap, Rank from
 }  // namespace
 
 Time CostModel::send_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
-  if (count > 0 && send_mode_for(static_cast<std::size_t>(count) * elem_bytes) ==
-                       SendMode::kReceiver) {
+  if (count > 0 &&
+      send_mode_for(static_cast<std::size_t>(count) * elem_bytes) == SendMode::kReceiver) {
     // The receiver copies: the sender only posts the send (its gap, if the model has one).
     return std::min(transfer_time(from, to, count, elem_bytes), send_gap.value_or(0.0));
   }
@@ -324,9 +325,8 @@ Time CostModel::reduce_time(Count count, std::size_t elem_bytes) const {
 }
 
 void validate(const CostModel& model) {
-  visit_fields(model, [](const ModelFieldInfo& info, const auto& member) {
-    check_member(info, member);
-  });
+  visit_fields(model,
+               [](const ModelFieldInfo& info, const auto& member) { check_member(info, member); });
   if (model.one_node() && model.topology) {
     throw_invalid(
         "model parameter {} describes one node; it cannot be combined with a "

@@ -21,8 +21,8 @@ std::string_view error_code_name(ErrorCode code) {
 }
 
 namespace detail {
-void throw_check_failure(std::string_view condition, const std::string& message,
-                         const char* file, int line) {
+void throw_check_failure(std::string_view condition, const std::string& message, const char* file,
+                         int line) {
   throw InternalError(fmt::format("optcoll internal check failed: {} ({}) at {}:{}", message,
                                   condition, file, line));
 }

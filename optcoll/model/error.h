@@ -59,10 +59,10 @@ template <typename... Args>
 }  // namespace optcoll
 
 // Always-on invariant check: OPTCOLL_CHECK(slice.count >= 0, "rank {} op {}", r, i).
-#define OPTCOLL_CHECK(cond, ...)                                                 \
-  do {                                                                           \
-    if (!(cond)) [[unlikely]] {                                                  \
-      ::optcoll::detail::throw_check_failure(#cond, ::fmt::format(__VA_ARGS__),  \
-                                             __FILE__, __LINE__);                \
-    }                                                                            \
+#define OPTCOLL_CHECK(cond, ...)                                                          \
+  do {                                                                                    \
+    if (!(cond)) [[unlikely]] {                                                           \
+      ::optcoll::detail::throw_check_failure(#cond, ::fmt::format(__VA_ARGS__), __FILE__, \
+                                             __LINE__);                                   \
+    }                                                                                     \
   } while (false)

@@ -65,7 +65,8 @@ std::optional<Contender> choose(const Search& s, bool defaults_only) {
     }
   }
   if (s.composed && !defaults_only && (!chosen || s.composed->value() < chosen->value)) {
-    chosen = Contender{s.entries.size(), 0, s.composed->value(), 0, s.composed->simulated.has_value()};
+    chosen =
+        Contender{s.entries.size(), 0, s.composed->value(), 0, s.composed->simulated.has_value()};
   }
   return chosen;
 }

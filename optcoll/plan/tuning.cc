@@ -109,9 +109,10 @@ TuningPoint parse_point(const json& entry, std::size_t index, std::vector<std::s
     TunedRun run = parse_run(runs[r], run_where);
     const auto* info = algorithms::find_algorithm(run.algorithm);
     if (info == nullptr || info->collective != point.kind) {
-      warnings.push_back(fmt::format("{}: algorithm \"{}\" is not in this registry's {} "
-                                     "algorithms: its run is set aside",
-                                     run_where, run.algorithm, collective));
+      warnings.push_back(
+          fmt::format("{}: algorithm \"{}\" is not in this registry's {} "
+                      "algorithms: its run is set aside",
+                      run_where, run.algorithm, collective));
       continue;
     }
     point.runs.push_back(std::move(run));
@@ -157,10 +158,9 @@ std::optional<TunedChoice> interpolated(const TuningPoint& below, const TuningPo
                                      static_cast<double>(above.bytes), high->seconds,
                                      static_cast<double>(bytes));
     if (!best || t < best->seconds) {
-      const bool nearer_below = std::log(static_cast<double>(bytes)) -
-                                    std::log(static_cast<double>(below.bytes)) <=
-                                std::log(static_cast<double>(above.bytes)) -
-                                    std::log(static_cast<double>(bytes));
+      const bool nearer_below =
+          std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(below.bytes)) <=
+          std::log(static_cast<double>(above.bytes)) - std::log(static_cast<double>(bytes));
       best = TunedChoice{low.algorithm, low.variant, nearer_below ? below.bytes : above.bytes, t,
                          true};
     }
@@ -211,8 +211,8 @@ TuningTable parse_tuning_json(std::string_view text) {
   TuningTable table;
   table.backend = text_field(doc, "backend", "the table");
   if (table.backend != "threads" && table.backend != "mpi") {
-    bad_entry("the table", fmt::format("unknown backend \"{}\" (known: threads, mpi)",
-                                       table.backend));
+    bad_entry("the table",
+              fmt::format("unknown backend \"{}\" (known: threads, mpi)", table.backend));
   }
   const std::uint64_t nranks = count_field(doc, "nranks", "the table");
   if (nranks < 1 || nranks > (std::uint64_t{1} << 24)) {
@@ -254,9 +254,9 @@ std::string tuning_to_json(const TuningTable& table) {
     if (point.counts_fingerprint != 0) entry["counts_fingerprint"] = point.counts_fingerprint;
     points.push_back(std::move(entry));
   }
-  const json doc = {{"format", kTuningFormat},  {"backend", table.backend},
-                    {"nranks", table.nranks},   {"registry", table.registry},
-                    {"source", table.source},   {"points", std::move(points)}};
+  const json doc = {{"format", kTuningFormat}, {"backend", table.backend},
+                    {"nranks", table.nranks},  {"registry", table.registry},
+                    {"source", table.source},  {"points", std::move(points)}};
   return doc.dump(1);
 }
 
@@ -275,9 +275,8 @@ std::vector<std::string> tuning_variants(const algorithms::AlgorithmInfo& info) 
   return variants;
 }
 
-algorithms::Params variant_params(const algorithms::AlgorithmInfo& info,
-                                  const CollectiveSpec& spec, const CostModel& model,
-                                  std::string_view variant) {
+algorithms::Params variant_params(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+                                  const CostModel& model, std::string_view variant) {
   algorithms::Params params = algorithms::resolve_params(info, {});
   if (variant.empty()) return params;
   if (variant.starts_with("radix=") && params.has("radix")) {
@@ -290,8 +289,8 @@ algorithms::Params variant_params(const algorithms::AlgorithmInfo& info,
     const auto chosen = algorithms::Params::parse(defaults.params);
     if (!chosen.has("segment")) return params;  // nothing to segment (p or n too small)
     const std::int64_t segment = chosen.get_int("segment");
-    const std::int64_t varied = variant == "segment=half" ? std::max<std::int64_t>(1, segment / 2)
-                                                          : segment * 2;
+    const std::int64_t varied =
+        variant == "segment=half" ? std::max<std::int64_t>(1, segment / 2) : segment * 2;
     params.set("segment", std::to_string(varied));
     return params;
   }
@@ -301,8 +300,8 @@ algorithms::Params variant_params(const algorithms::AlgorithmInfo& info,
 TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
                           std::string_view backend) {
   if (table.nranks != spec.nranks) {
-    return {std::nullopt, fmt::format("the table was measured at p = {}, not {}", table.nranks,
-                                      spec.nranks)};
+    return {std::nullopt,
+            fmt::format("the table was measured at p = {}, not {}", table.nranks, spec.nranks)};
   }
   if (!backend.empty() && backend != table.backend) {
     return {std::nullopt, fmt::format("the table was measured on the {} backend, not {}",
@@ -318,10 +317,9 @@ TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
   }
   const std::string_view name = collective_name(spec.kind);
   if (points.empty()) {
-    return {std::nullopt,
-            is_v_kind(spec.kind)
-                ? fmt::format("the table has no {} point with these counts", name)
-                : fmt::format("the table has no {} point", name)};
+    return {std::nullopt, is_v_kind(spec.kind)
+                              ? fmt::format("the table has no {} point with these counts", name)
+                              : fmt::format("the table has no {} point", name)};
   }
   std::sort(points.begin(), points.end(),
             [](const TuningPoint* a, const TuningPoint* b) { return a->bytes < b->bytes; });
@@ -329,9 +327,9 @@ TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
     return {std::nullopt, fmt::format("{} B per rank is outside the measured {} .. {} B", bytes,
                                       points.front()->bytes, points.back()->bytes)};
   }
-  const auto above = std::lower_bound(
-      points.begin(), points.end(), bytes,
-      [](const TuningPoint* p, std::uint64_t b) { return p->bytes < b; });
+  const auto above =
+      std::lower_bound(points.begin(), points.end(), bytes,
+                       [](const TuningPoint* p, std::uint64_t b) { return p->bytes < b; });
   std::optional<TunedChoice> choice;
   if ((*above)->bytes == bytes) {
     if (const TunedRun* run = fastest(**above, spec)) {
@@ -344,11 +342,10 @@ TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
     return {std::nullopt,
             fmt::format("no algorithm measured near {} B per rank applies to this call", bytes)};
   }
-  const std::string how =
-      choice->interpolated
-          ? fmt::format("interpolated between the measured {} and {} B", (*(above - 1))->bytes,
-                        (*above)->bytes)
-          : fmt::format("measured at {} B per rank", bytes);
+  const std::string how = choice->interpolated
+                              ? fmt::format("interpolated between the measured {} and {} B",
+                                            (*(above - 1))->bytes, (*above)->bytes)
+                              : fmt::format("measured at {} B per rank", bytes);
   return {choice, how};
 }
 
@@ -357,15 +354,16 @@ Plan plan_tuned(const CollectiveSpec& spec, const CostModel& model, const Tuning
   const TuningLookup lookup = tuned_choice(table, spec, backend);
   if (!lookup.choice) {
     Plan p = plan(spec, model);
-    p.decided_by = fmt::format("the model (the tuning table has no choice here: {})", lookup.reason);
+    p.decided_by =
+        fmt::format("the model (the tuning table has no choice here: {})", lookup.reason);
     return p;
   }
   const TunedChoice& c = *lookup.choice;
   const auto& info = algorithms::lookup(c.algorithm, spec.kind);
   Plan p = plan(spec, model, c.algorithm, variant_params(info, spec, model, c.variant));
-  p.decided_by = fmt::format("the tuning table: {}{}, {}: {:.4g} us per call", c.algorithm,
-                             c.variant.empty() ? "" : " (" + c.variant + ")", lookup.reason,
-                             c.seconds * 1e6);
+  p.decided_by =
+      fmt::format("the tuning table: {}{}, {}: {:.4g} us per call", c.algorithm,
+                  c.variant.empty() ? "" : " (" + c.variant + ")", lookup.reason, c.seconds * 1e6);
   return p;
 }
 

@@ -52,7 +52,7 @@ struct TunedRun {
 
 struct TuningPoint {
   CollectiveKind kind = CollectiveKind::kBcast;
-  std::string counts = "regular";  // "regular", or the distribution the counts came from
+  std::string counts = "regular";        // "regular", or the distribution the counts came from
   std::uint64_t counts_fingerprint = 0;  // v-kinds: counts_fingerprint(spec); 0 otherwise
   std::uint64_t bytes = 0;               // per rank: tuning_bytes(spec)
   std::vector<TunedRun> runs;
@@ -89,9 +89,8 @@ std::string tuning_to_json(const TuningTable& table);
 
 // Parameters for `variant` of `info` for this spec and model (Error(kInvalidArgument) for a
 // variant the algorithm does not have).
-algorithms::Params variant_params(const algorithms::AlgorithmInfo& info,
-                                  const CollectiveSpec& spec, const CostModel& model,
-                                  std::string_view variant);
+algorithms::Params variant_params(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+                                  const CostModel& model, std::string_view variant);
 // The variants tune runs for `info`: "" and, where the algorithm has the parameter, the
 // radix and segment variants (the same set auto tries).
 std::vector<std::string> tuning_variants(const algorithms::AlgorithmInfo& info);

@@ -74,7 +74,7 @@ class ScheduleBuilder {
   Schedule schedule_;
   // The hazard maps' nodes (released at once by finish()); before hazards_, which uses it.
   std::unique_ptr<std::pmr::unsynchronized_pool_resource> hazard_memory_;
-  std::vector<HazardMap> hazards_;  // index rank * 3 + buf
+  std::vector<HazardMap> hazards_;                               // index rank * 3 + buf
   std::vector<std::vector<std::pair<Rank, std::int32_t>>> seq_;  // per sender: (receiver, count)
   std::vector<OpId> scratch_deps_;                               // reused buffer
 };

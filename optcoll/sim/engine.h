@@ -150,8 +150,8 @@ class Engine {
   bool full_duplex_ = true;
   bool overlap_ = false;
   int ports_ = 1;
-  int cores_ = 0;  // 0: a processor per rank
-  Time node_beta_ = 0;  // 0: no shared memory system (CostModel::node_beta unset)
+  int cores_ = 0;         // 0: a processor per rank
+  Time node_beta_ = 0;    // 0: no shared memory system (CostModel::node_beta unset)
   bool clocked_ = false;  // a virtual clock: cores or node_beta
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,

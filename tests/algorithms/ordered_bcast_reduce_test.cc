@@ -33,12 +33,12 @@ struct Edges {
   bool reduce;
   Time operator()(Rank from, Rank to) const {
     if (n == 0) return 0;
-    const Time a = model.homogeneous() ? model.alpha
-                                       : model.pair_alpha[static_cast<std::size_t>(
-                                             from * model.pair_nranks + to)];
-    const Time b = model.homogeneous() ? model.beta
-                                       : model.pair_beta[static_cast<std::size_t>(
-                                             from * model.pair_nranks + to)];
+    const Time a = model.homogeneous()
+                       ? model.alpha
+                       : model.pair_alpha[static_cast<std::size_t>(from * model.pair_nranks + to)];
+    const Time b = model.homogeneous()
+                       ? model.beta
+                       : model.pair_beta[static_cast<std::size_t>(from * model.pair_nranks + to)];
     return a + b * static_cast<Time>(n) + (reduce ? model.gamma * static_cast<Time>(n) : 0);
   }
 };
@@ -189,17 +189,17 @@ TEST(OptimalOrdered, EqualsExhaustiveSearchAndSimulator) {
                               " root " + std::to_string(root) + " n " + std::to_string(n);
     // bcast
     BcastSearch bcast_search(Edges{model, n, false}, false);
-    const Time bcast = optimal_ordered_full_vector_tree(model, p, n, sizeof(double), root,
-                                                        FullVectorOp::kBcast)
-                           .cost;
+    const Time bcast =
+        optimal_ordered_full_vector_tree(model, p, n, sizeof(double), root, FullVectorOp::kBcast)
+            .cost;
     EXPECT_EQ(bcast, bcast_search.best(0, p - 1, root)) << "bcast " << where;
     EXPECT_EQ(simulated(CollectiveKind::kBcast, p, n, root, model, false), bcast)
         << "bcast " << where;
     // reduce (non-commutative: the verifier checks rank order)
     ReduceSearch reduce_search(Edges{model, n, true});
-    const Time reduce = optimal_ordered_full_vector_tree(model, p, n, sizeof(double), root,
-                                                         FullVectorOp::kReduce)
-                            .cost;
+    const Time reduce =
+        optimal_ordered_full_vector_tree(model, p, n, sizeof(double), root, FullVectorOp::kReduce)
+            .cost;
     const Time expected =
         p == 1 ? model.copy * static_cast<Time>(n) : reduce_search.best(0, p - 1, root);
     EXPECT_EQ(reduce, expected) << "reduce " << where;
@@ -228,9 +228,8 @@ TEST(OptimalOrdered, HomogeneousOptimumIsTheBinomialTime) {
       EXPECT_EQ(optimal_ordered_full_vector_tree(model, p, n, 8, root, FullVectorOp::kBcast).cost,
                 ceil_log2(p) * w_bcast)
           << p << " " << root;
-      EXPECT_EQ(
-          optimal_ordered_full_vector_tree(model, p, n, 8, root, FullVectorOp::kReduce).cost,
-          ceil_log2(p) * w_reduce)
+      EXPECT_EQ(optimal_ordered_full_vector_tree(model, p, n, 8, root, FullVectorOp::kReduce).cost,
+                ceil_log2(p) * w_reduce)
           << p << " " << root;
     }
   }
@@ -268,8 +267,8 @@ TEST(OptimalOrdered, AnyChildOrderBroadcasts) {
     const Count n = 1 + static_cast<Count>(rng() % 5);
     const Rank root = static_cast<Rank>(rng() % static_cast<std::uint64_t>(p));
     BcastSearch any(Edges{model, n, false}, true);
-    const Time dp = optimal_ordered_full_vector_tree(model, p, n, 8, root, FullVectorOp::kBcast)
-                        .cost;
+    const Time dp =
+        optimal_ordered_full_vector_tree(model, p, n, 8, root, FullVectorOp::kBcast).cost;
     const Time best_any = any.best(0, p - 1, root);
     EXPECT_LE(best_any, dp);
     if (!pairs) {
@@ -313,7 +312,8 @@ TEST(OptimalOrdered, BestRootHookFindsTheBestRoot) {
       const std::string name = std::string(collective_name(kind)) + "/optimal_ordered";
       Time every_root = kNever;
       for (Rank r = 0; r < p; ++r) {
-        every_root = std::min(every_root, plan(make_spec(kind, p, n, r), model, name).predicted_time);
+        every_root =
+            std::min(every_root, plan(make_spec(kind, p, n, r), model, name).predicted_time);
       }
       EXPECT_EQ(plan_best_root(make_spec(kind, p, n, 0), model, name).predicted_time, every_root)
           << name << " trial " << trial;

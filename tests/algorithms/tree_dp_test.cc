@@ -313,8 +313,9 @@ PlainTree plain_tree_with_ties(const GatherProblem& pb) {
 
 // Random problems of the kinds the pruning must survive: the random blocks above (zeros),
 // Same (all equal: many exact ties), Spikes-like (k·b with probability 1/k, else 1), sparse
-// (long runs of empty blocks; all empty now and then), increasing; alpha = 0, copy = 0, beta = 0 in turn; integer parameters (exact
-// arithmetic, margin 0) or fractional ones (rounding, the pruning's margin).
+// (long runs of empty blocks; all empty now and then), increasing; alpha = 0, copy = 0, beta = 0 in
+// turn; integer parameters (exact arithmetic, margin 0) or fractional ones (rounding, the pruning's
+// margin).
 GatherProblem pruning_problem(std::mt19937_64& rng, Rank p, int trial) {
   GatherProblem pb = random_problem(rng, p, trial % 2 == 0);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };

@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
 
 namespace optcoll::algorithms::patterns {
 namespace {

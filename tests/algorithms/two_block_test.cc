@@ -3,6 +3,8 @@
 // against the simulator (copy = 0, copy = beta, random copy, pair matrices), the schedules
 // against the verifier, Lemma 2 against the exact non-ordered optimum and the ordered DP, and
 // the split on two-size, many-size and one-size problems.
+#include "optcoll/algorithms/planners/two_block.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -13,7 +15,6 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/planners/gather_trees.h"
-#include "optcoll/algorithms/planners/two_block.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/sim/simulator.h"
@@ -43,9 +44,10 @@ std::vector<Count> counts_of(const GatherProblem& pb) {
 
 // Simulated makespan of `name` ("gatherv/two_block", ...) on pb's blocks at `root`; the
 // schedule must verify.
-Time simulated(const std::string& name, const GatherProblem& pb, Rank root, const CostModel& model) {
-  const auto kind = name.rfind("gatherv", 0) == 0 ? CollectiveKind::kGatherv
-                                                   : CollectiveKind::kScatterv;
+Time simulated(const std::string& name, const GatherProblem& pb, Rank root,
+               const CostModel& model) {
+  const auto kind =
+      name.rfind("gatherv", 0) == 0 ? CollectiveKind::kGatherv : CollectiveKind::kScatterv;
   const auto spec = make_spec_v(kind, pb.nranks(), counts_of(pb), root);
   const auto schedule = build(name, spec, {}, model);
   const auto report = verify(schedule);
@@ -179,8 +181,8 @@ Time ceil_log2(Rank n) {
 TEST(TwoBlock, LemmaTwoSpecExample) {
   // Spec §7: alpha = 10, beta = copy = 1, b_S = 3, b_L = 200, p = 7. The ordered optimum is
   // 228 at j = 0 and 238 at j = 3 and 6; the non-ordered optimum is 228 everywhere.
-  for (const auto& [j, ordered, two_block] : std::vector<std::tuple<Rank, Time, Time>>{
-           {0, 228, 228}, {6, 238, 228}, {3, 238, 238}}) {
+  for (const auto& [j, ordered, two_block] :
+       std::vector<std::tuple<Rank, Time, Time>>{{0, 228, 228}, {6, 238, 228}, {3, 238, 238}}) {
     const auto pb = lemma_two(7, j, 3, 200, 10, 1, 1);
     EXPECT_EQ(optimal_tree(pb, j).cost, ordered) << j;
     EXPECT_EQ(unordered_optimal_cost(pb, j), 228) << j;

@@ -43,7 +43,7 @@ TEST(Tune, GridSizesAndCases) {
   EXPECT_THROW(tune_sizes(4, 64, 8), Error);
   EXPECT_THROW(tune_sizes(8, 64, 1), Error);
   EXPECT_EQ(tune_case_name(parse_tune_case("gatherv:spikes")), "gatherv:spikes");
-  EXPECT_THROW(parse_tune_case("gatherv"), Error);          // needs a distribution
+  EXPECT_THROW(parse_tune_case("gatherv"), Error);           // needs a distribution
   EXPECT_THROW(parse_tune_case("allreduce:spikes"), Error);  // regular counts
   EXPECT_THROW(parse_tune_case("gatherv:gaussian"), Error);
   EXPECT_THROW(parse_tune_case("barrier"), Error);
@@ -72,7 +72,8 @@ TEST(Tune, MeasuresEveryApplicableAlgorithmCorrectly) {
       EXPECT_GE(run.predicted, 0);
     }
     for (const auto* info : algorithms::algorithms_for(plan.spec.kind)) {
-      const bool applies = !algorithms::why_not(*info, plan.spec, algorithms::resolve_params(*info, {}));
+      const bool applies =
+          !algorithms::why_not(*info, plan.spec, algorithms::resolve_params(*info, {}));
       EXPECT_EQ(measured.contains(std::string(info->name)), applies) << info->name;
     }
     // The best is the least measured time; regrets are at least 1.

@@ -3,8 +3,8 @@
 // library's own collective on the same integer data, compared bit for bit over the whole
 // receive buffer (gaps between displacements included), for every root, counts with zeros,
 // irregular counts, displacements out of rank order, MPI_IN_PLACE, several datatypes
-// (MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED_SHORT, a contiguous derived type; scan and exscan too), built-in
-// operators (optcoll's kernels and MPI_Reduce_local's) and a non-commutative user MPI_Op.
+// (MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED_SHORT, a contiguous derived type; scan and exscan too),
+// built-in operators (optcoll's kernels and MPI_Reduce_local's) and a non-commutative user MPI_Op.
 // Then the errors: wrong root, negative count, non-contiguous datatype, NULL buffers,
 // inconsistent counts (the mistaken rank fails, alone or telling the others; the next call
 // works again), bad
@@ -53,7 +53,8 @@ bool same(const std::vector<T>& a, const std::vector<T>& b) {
 // The irregular counts of a round: zeros, ones and larger, rank dependent.
 std::vector<int> irregular(int round) {
   std::vector<int> c(static_cast<std::size_t>(g_size));
-  for (int r = 0; r < g_size; ++r) c[static_cast<std::size_t>(r)] = ((r + round) % 3 == 0) ? 0 : (r * 37 + round * 11) % 97 + 1;
+  for (int r = 0; r < g_size; ++r)
+    c[static_cast<std::size_t>(r)] = ((r + round) % 3 == 0) ? 0 : (r * 37 + round * 11) % 97 + 1;
   return c;
 }
 
@@ -110,10 +111,11 @@ void check_reductions(MPI_Datatype type, MPI_Op op, const char* name, int elems_
     }
     {
       std::vector<T> a(n, T(7)), b(n, T(7));
-      expect(OPTCOLL_Allreduce(in.data(), a.data(), count, type, op, MPI_COMM_WORLD) == MPI_SUCCESS &&
-                 MPI_Allreduce(in.data(), b.data(), count, type, op, MPI_COMM_WORLD) == MPI_SUCCESS &&
-                 same(a, b),
-             "allreduce " + tag);
+      expect(
+          OPTCOLL_Allreduce(in.data(), a.data(), count, type, op, MPI_COMM_WORLD) == MPI_SUCCESS &&
+              MPI_Allreduce(in.data(), b.data(), count, type, op, MPI_COMM_WORLD) == MPI_SUCCESS &&
+              same(a, b),
+          "allreduce " + tag);
       std::vector<T> c = in, d = in;  // in place
       OPTCOLL_Allreduce(MPI_IN_PLACE, c.data(), count, type, op, MPI_COMM_WORLD);
       MPI_Allreduce(MPI_IN_PLACE, d.data(), count, type, op, MPI_COMM_WORLD);
@@ -140,14 +142,17 @@ void check_reductions(MPI_Datatype type, MPI_Op op, const char* name, int elems_
       expect(same(a, b), "reduce root " + std::to_string(root) + " " + tag);
       std::vector<T> c = in, d = in;
       const bool at_root = g_rank == root;
-      OPTCOLL_Reduce(at_root ? MPI_IN_PLACE : in.data(), c.data(), count, type, op, root, MPI_COMM_WORLD);
-      MPI_Reduce(at_root ? MPI_IN_PLACE : in.data(), d.data(), count, type, op, root, MPI_COMM_WORLD);
+      OPTCOLL_Reduce(at_root ? MPI_IN_PLACE : in.data(), c.data(), count, type, op, root,
+                     MPI_COMM_WORLD);
+      MPI_Reduce(at_root ? MPI_IN_PLACE : in.data(), d.data(), count, type, op, root,
+                 MPI_COMM_WORLD);
       expect(same(c, d), "reduce in place root " + std::to_string(root) + " " + tag);
     }
     {  // reduce_scatter_block: count per rank
       const std::vector<T> big = data<T>(n * static_cast<std::size_t>(g_size), round, 5);
       std::vector<T> block_in = big;
-      if (elems_per_item == 4) for (auto& x : block_in) x = static_cast<T>(x % 5);
+      if (elems_per_item == 4)
+        for (auto& x : block_in) x = static_cast<T>(x % 5);
       std::vector<T> a(n, T(7)), b(n, T(7));
       OPTCOLL_Reduce_scatter_block(block_in.data(), a.data(), count, type, op, MPI_COMM_WORLD);
       MPI_Reduce_scatter_block(block_in.data(), b.data(), count, type, op, MPI_COMM_WORLD);
@@ -164,8 +169,10 @@ void check_reductions(MPI_Datatype type, MPI_Op op, const char* name, int elems_
     const std::vector<int> counts = irregular(round);
     const int total = std::accumulate(counts.begin(), counts.end(), 0);
     std::vector<T> in = data<T>(static_cast<std::size_t>(total * elems_per_item), round, 9);
-    if (elems_per_item == 4) for (auto& x : in) x = static_cast<T>(x % 5);
-    const auto mine = static_cast<std::size_t>(counts[static_cast<std::size_t>(g_rank)] * elems_per_item);
+    if (elems_per_item == 4)
+      for (auto& x : in) x = static_cast<T>(x % 5);
+    const auto mine =
+        static_cast<std::size_t>(counts[static_cast<std::size_t>(g_rank)] * elems_per_item);
     std::vector<T> a(mine, T(7)), b(mine, T(7));
     OPTCOLL_Reduce_scatter(in.data(), a.data(), counts.data(), type, op, MPI_COMM_WORLD);
     MPI_Reduce_scatter(in.data(), b.data(), counts.data(), type, op, MPI_COMM_WORLD);
@@ -191,7 +198,8 @@ void check_rooted_movement(int round, const Displs& displs_of, const char* layou
       expect(same(g1, g2), "gather count " + std::to_string(count) + tag);
       const std::vector<std::int32_t> source = data<std::int32_t>(all, round, 2);
       std::vector<std::int32_t> s1(n, -1), s2(n, -1);
-      OPTCOLL_Scatter(source.data(), count, MPI_INT, s1.data(), count, MPI_INT, root, MPI_COMM_WORLD);
+      OPTCOLL_Scatter(source.data(), count, MPI_INT, s1.data(), count, MPI_INT, root,
+                      MPI_COMM_WORLD);
       MPI_Scatter(source.data(), count, MPI_INT, s2.data(), count, MPI_INT, root, MPI_COMM_WORLD);
       expect(same(s1, s2), "scatter count " + std::to_string(count) + tag);
     }
@@ -199,7 +207,8 @@ void check_rooted_movement(int round, const Displs& displs_of, const char* layou
     int total = 0;
     const std::vector<int> displs = displs_of(counts, &total);
     const auto me = static_cast<std::size_t>(g_rank);
-    const std::vector<std::int32_t> in = data<std::int32_t>(static_cast<std::size_t>(counts[me]), round, 3);
+    const std::vector<std::int32_t> in =
+        data<std::int32_t>(static_cast<std::size_t>(counts[me]), round, 3);
     // gatherv: MPI semantics (counts at the root only), the known-counts path, in place
     std::vector<std::int32_t> a(static_cast<std::size_t>(total), -1), b = a, c = a;
     const bool at_root = g_rank == root;
@@ -212,20 +221,23 @@ void check_rooted_movement(int round, const Displs& displs_of, const char* layou
     expect(same(a, b), "gatherv" + tag);
     expect(same(c, b), "gatherv_known" + tag);
     std::vector<std::int32_t> d = b;  // the root's own block already in place
-    if (at_root) std::fill(d.begin(), d.end(), -1), std::copy(in.begin(), in.end(), d.begin() + displs[me]);
+    if (at_root)
+      std::fill(d.begin(), d.end(), -1), std::copy(in.begin(), in.end(), d.begin() + displs[me]);
     std::vector<std::int32_t> e = d;
-    OPTCOLL_Gatherv(at_root ? MPI_IN_PLACE : in.data(), counts[me], MPI_INT, d.data(), counts.data(),
-                    displs.data(), MPI_INT, root, MPI_COMM_WORLD);
+    OPTCOLL_Gatherv(at_root ? MPI_IN_PLACE : in.data(), counts[me], MPI_INT, d.data(),
+                    counts.data(), displs.data(), MPI_INT, root, MPI_COMM_WORLD);
     MPI_Gatherv(at_root ? MPI_IN_PLACE : in.data(), counts[me], MPI_INT, e.data(), counts.data(),
                 displs.data(), MPI_INT, root, MPI_COMM_WORLD);
     expect(same(d, e), "gatherv in place" + tag);
     // scatterv
-    const std::vector<std::int32_t> source = data<std::int32_t>(static_cast<std::size_t>(total), round, 4);
+    const std::vector<std::int32_t> source =
+        data<std::int32_t>(static_cast<std::size_t>(total), round, 4);
     std::vector<std::int32_t> s1(static_cast<std::size_t>(counts[me]), -1), s2 = s1, s3 = s1;
-    OPTCOLL_Scatterv(source.data(), at_root ? counts.data() : nullptr, at_root ? displs.data() : nullptr,
-                     MPI_INT, s1.data(), counts[me], MPI_INT, root, MPI_COMM_WORLD);
-    MPI_Scatterv(source.data(), counts.data(), displs.data(), MPI_INT, s2.data(), counts[me], MPI_INT,
-                 root, MPI_COMM_WORLD);
+    OPTCOLL_Scatterv(source.data(), at_root ? counts.data() : nullptr,
+                     at_root ? displs.data() : nullptr, MPI_INT, s1.data(), counts[me], MPI_INT,
+                     root, MPI_COMM_WORLD);
+    MPI_Scatterv(source.data(), counts.data(), displs.data(), MPI_INT, s2.data(), counts[me],
+                 MPI_INT, root, MPI_COMM_WORLD);
     OPTCOLL_Scatterv_known(source.data(), counts.data(), displs.data(), MPI_INT, s3.data(),
                            counts[me], MPI_INT, root, MPI_COMM_WORLD);
     expect(same(s1, s2), "scatterv" + tag);
@@ -241,28 +253,35 @@ void check_unrooted_movement(int round, const Displs& displs_of, const char* lay
     const std::string tag = " count " + std::to_string(count);
     const std::vector<std::int64_t> in = data<std::int64_t>(n, round, 6);
     std::vector<std::int64_t> a(n * p, -1), b = a;
-    OPTCOLL_Allgather(in.data(), count, MPI_LONG_LONG, a.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
+    OPTCOLL_Allgather(in.data(), count, MPI_LONG_LONG, a.data(), count, MPI_LONG_LONG,
+                      MPI_COMM_WORLD);
     MPI_Allgather(in.data(), count, MPI_LONG_LONG, b.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
     expect(same(a, b), "allgather" + tag);
     std::vector<std::int64_t> c(n * p, -1);
     std::copy(in.begin(), in.end(), c.begin() + static_cast<std::ptrdiff_t>(n * me));
-    OPTCOLL_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
+    OPTCOLL_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c.data(), count, MPI_LONG_LONG,
+                      MPI_COMM_WORLD);
     expect(same(c, b), "allgather in place" + tag);
     const std::vector<std::int64_t> all_in = data<std::int64_t>(n * p, round, 7);
     std::vector<std::int64_t> t1(n * p, -1), t2 = t1;
-    OPTCOLL_Alltoall(all_in.data(), count, MPI_LONG_LONG, t1.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
-    MPI_Alltoall(all_in.data(), count, MPI_LONG_LONG, t2.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
+    OPTCOLL_Alltoall(all_in.data(), count, MPI_LONG_LONG, t1.data(), count, MPI_LONG_LONG,
+                     MPI_COMM_WORLD);
+    MPI_Alltoall(all_in.data(), count, MPI_LONG_LONG, t2.data(), count, MPI_LONG_LONG,
+                 MPI_COMM_WORLD);
     expect(same(t1, t2), "alltoall" + tag);
     std::vector<std::int64_t> t3 = all_in, t4 = all_in;
-    OPTCOLL_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t3.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
-    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t4.data(), count, MPI_LONG_LONG, MPI_COMM_WORLD);
+    OPTCOLL_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t3.data(), count, MPI_LONG_LONG,
+                     MPI_COMM_WORLD);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t4.data(), count, MPI_LONG_LONG,
+                 MPI_COMM_WORLD);
     expect(same(t3, t4), "alltoall in place" + tag);
   }
   // allgatherv
   const std::vector<int> counts = irregular(round);
   int total = 0;
   const std::vector<int> displs = displs_of(counts, &total);
-  const std::vector<std::int64_t> in = data<std::int64_t>(static_cast<std::size_t>(counts[me]), round, 8);
+  const std::vector<std::int64_t> in =
+      data<std::int64_t>(static_cast<std::size_t>(counts[me]), round, 8);
   std::vector<std::int64_t> a(static_cast<std::size_t>(total), -1), b = a;
   OPTCOLL_Allgatherv(in.data(), counts[me], MPI_LONG_LONG, a.data(), counts.data(), displs.data(),
                      MPI_LONG_LONG, MPI_COMM_WORLD);
@@ -279,10 +298,11 @@ void check_unrooted_movement(int round, const Displs& displs_of, const char* lay
   int rtotal = 0;
   const std::vector<int> sd = displs_of(sc, &stotal);
   const std::vector<int> rd = displs_of(rc, &rtotal);
-  const std::vector<std::int64_t> vin = data<std::int64_t>(static_cast<std::size_t>(stotal), round, 9);
+  const std::vector<std::int64_t> vin =
+      data<std::int64_t>(static_cast<std::size_t>(stotal), round, 9);
   std::vector<std::int64_t> v1(static_cast<std::size_t>(rtotal), -1), v2 = v1;
-  OPTCOLL_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, v1.data(), rc.data(), rd.data(),
-                    MPI_LONG_LONG, MPI_COMM_WORLD);
+  OPTCOLL_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, v1.data(), rc.data(),
+                    rd.data(), MPI_LONG_LONG, MPI_COMM_WORLD);
   MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, v2.data(), rc.data(), rd.data(),
                 MPI_LONG_LONG, MPI_COMM_WORLD);
   expect(same(v1, v2), std::string("alltoallv ") + layout);
@@ -309,7 +329,8 @@ bool succeeded_or_told(int rc, int teller) {
 
 // A mistake every rank (or, where noted, one rank) makes: the mistaken ranks return
 // `mpi_class` with a message containing `text`; every other rank fails too (it is told).
-void expect_failure(int rc, bool mistaken, int mpi_class, const char* text, const std::string& what) {
+void expect_failure(int rc, bool mistaken, int mpi_class, const char* text,
+                    const std::string& what) {
   if (mistaken) {
     expect(error_class(rc) == mpi_class && last_error_mentions(text),
            what + ": " + OPTCOLL_Last_error());
@@ -326,33 +347,48 @@ void check_argument_errors(MPI_Comm comm) {
   int value = 0;
   // Every non-root makes the mistake; the root needs them, so it fails too.
   int rc = OPTCOLL_Reduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_SUM, 0, comm);
-  if (p > 1) expect_failure(rc, g_rank != 0, MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root", "reduce in place off the root");
+  if (p > 1)
+    expect_failure(rc, g_rank != 0, MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root",
+                   "reduce in place off the root");
   // Only the root's own counts disagree: it takes part, then fails alone; the others succeed.
-  rc = OPTCOLL_Gather(buffer.data(), g_rank == 0 ? 2 : 1, MPI_INT, buffer.data() + 2, 1, MPI_INT, 0, comm);
+  rc = OPTCOLL_Gather(buffer.data(), g_rank == 0 ? 2 : 1, MPI_INT, buffer.data() + 2, 1, MPI_INT, 0,
+                      comm);
   if (g_rank == 0) {
-    expect_failure(rc, true, MPI_ERR_COUNT, "bytes but receives", "gather: root's sendcount != recvcount");
+    expect_failure(rc, true, MPI_ERR_COUNT, "bytes but receives",
+                   "gather: root's sendcount != recvcount");
   } else {
     expect(rc == MPI_SUCCESS, "gather: the senders succeed");
   }
-  rc = OPTCOLL_Scatter(buffer.data(), 1, MPI_INT, buffer.data() + n, g_rank == 0 ? 2 : 1, MPI_INT, 0, comm);
+  rc = OPTCOLL_Scatter(buffer.data(), 1, MPI_INT, buffer.data() + n, g_rank == 0 ? 2 : 1, MPI_INT,
+                       0, comm);
   if (g_rank == 0) {
-    expect_failure(rc, true, MPI_ERR_COUNT, "bytes per rank but receives", "scatter: root's sendcount != recvcount");
+    expect_failure(rc, true, MPI_ERR_COUNT, "bytes per rank but receives",
+                   "scatter: root's sendcount != recvcount");
   } else {
     expect(rc == MPI_SUCCESS, "scatter: the receivers succeed");
   }
   rc = OPTCOLL_Allgather(buffer.data(), 2, MPI_INT, buffer.data() + 2, 1, MPI_INT, comm);
-  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but receives", "allgather: sendcount != recvcount");
+  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but receives",
+                 "allgather: sendcount != recvcount");
   rc = OPTCOLL_Alltoall(buffer.data(), 2, MPI_INT, buffer.data() + 2 * n, 1, MPI_INT, comm);
-  expect_failure(rc, true, MPI_ERR_COUNT, "bytes per rank but receives", "alltoall: sendcount != recvcount");
-  rc = OPTCOLL_Gatherv_known(buffer.data(), 2, MPI_INT, buffer.data() + 2, ones.data(), zeros.data(), MPI_INT, 0, comm);
-  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but recvcounts[", "gatherv_known: sendcount != recvcounts[me]");
-  rc = OPTCOLL_Scatterv_known(buffer.data(), ones.data(), zeros.data(), MPI_INT, buffer.data() + n, 2, MPI_INT, 0, comm);
-  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but sendcounts[", "scatterv_known: recvcount != sendcounts[me]");
-  rc = OPTCOLL_Allgatherv(buffer.data(), 1, MPI_INT, buffer.data() + n, ones.data(), nullptr, MPI_INT, comm);
+  expect_failure(rc, true, MPI_ERR_COUNT, "bytes per rank but receives",
+                 "alltoall: sendcount != recvcount");
+  rc = OPTCOLL_Gatherv_known(buffer.data(), 2, MPI_INT, buffer.data() + 2, ones.data(),
+                             zeros.data(), MPI_INT, 0, comm);
+  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but recvcounts[",
+                 "gatherv_known: sendcount != recvcounts[me]");
+  rc = OPTCOLL_Scatterv_known(buffer.data(), ones.data(), zeros.data(), MPI_INT, buffer.data() + n,
+                              2, MPI_INT, 0, comm);
+  expect_failure(rc, true, MPI_ERR_COUNT, "bytes but sendcounts[",
+                 "scatterv_known: recvcount != sendcounts[me]");
+  rc = OPTCOLL_Allgatherv(buffer.data(), 1, MPI_INT, buffer.data() + n, ones.data(), nullptr,
+                          MPI_INT, comm);
   expect_failure(rc, true, MPI_ERR_ARG, "displs is NULL", "allgatherv: displs NULL");
-  rc = OPTCOLL_Allgatherv(buffer.data(), 1, MPI_INT, buffer.data() + n, nullptr, zeros.data(), MPI_INT, comm);
+  rc = OPTCOLL_Allgatherv(buffer.data(), 1, MPI_INT, buffer.data() + n, nullptr, zeros.data(),
+                          MPI_INT, comm);
   expect_failure(rc, true, MPI_ERR_COUNT, "recvcounts is NULL", "allgatherv: recvcounts NULL");
-  rc = OPTCOLL_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buffer.data(), ones.data(), nullptr, MPI_INT, comm);
+  rc = OPTCOLL_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buffer.data(),
+                         ones.data(), nullptr, MPI_INT, comm);
   expect_failure(rc, true, MPI_ERR_ARG, "rdispls is NULL", "alltoallv in place: rdispls NULL");
   rc = OPTCOLL_Bcast(buffer.data(), 1, MPI_DATATYPE_NULL, 0, comm);
   expect_failure(rc, true, MPI_ERR_TYPE, "is MPI_DATATYPE_NULL", "bcast: MPI_DATATYPE_NULL");
@@ -404,7 +440,8 @@ void check_errors() {
   char message[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(rc, message, &length);
-  expect(std::strstr(message, "root") != nullptr, std::string("MPI_Error_string names the root: ") + message);
+  expect(std::strstr(message, "root") != nullptr,
+         std::string("MPI_Error_string names the root: ") + message);
   rc = OPTCOLL_Allreduce(&value, &value, -1, MPI_INT, MPI_SUM, comm);
   expect(error_class(rc) == MPI_ERR_COUNT, "negative count: MPI_ERR_COUNT");
   MPI_Datatype strided = MPI_DATATYPE_NULL;
@@ -443,7 +480,8 @@ void check_errors() {
       const std::string mode = exchange ? " (with the count exchange)" : " (linear, no exchange)";
       std::vector<int> out(static_cast<std::size_t>(2 * g_size), -5);
       const int two[2] = {g_rank, g_rank};
-      rc = OPTCOLL_Gatherv(two, 2, MPI_INT, out.data(), counts.data(), displs.data(), MPI_INT, 0, comm);
+      rc = OPTCOLL_Gatherv(two, 2, MPI_INT, out.data(), counts.data(), displs.data(), MPI_INT, 0,
+                           comm);
       if (g_rank == 0 && exchange) {
         expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("rank 1 sends 8 bytes") &&
                    std::count(out.begin(), out.end(), -5) == 2 * g_size,
@@ -457,13 +495,14 @@ void check_errors() {
                "gatherv: the senders succeed" + std::string(exchange ? "" : " or are told") + mode);
       }
       rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-      expect(rc == MPI_SUCCESS && sum == g_size, "the communicator works after a gatherv mismatch" + mode);
+      expect(rc == MPI_SUCCESS && sum == g_size,
+             "the communicator works after a gatherv mismatch" + mode);
       // The root's own sendcount disagrees with its recvcounts[root]: it fails alone, in both
       // modes, its recvbuf unchanged.
       std::vector<int> right(static_cast<std::size_t>(g_size), 2);
       std::fill(out.begin(), out.end(), -5);
-      rc = OPTCOLL_Gatherv(two, g_rank == 0 ? 1 : 2, MPI_INT, out.data(), right.data(), displs.data(), MPI_INT, 0,
-                           comm);
+      rc = OPTCOLL_Gatherv(two, g_rank == 0 ? 1 : 2, MPI_INT, out.data(), right.data(),
+                           displs.data(), MPI_INT, 0, comm);
       if (g_rank == 0) {
         expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("rank 0 sends 4 bytes") &&
                    std::count(out.begin(), out.end(), -5) == 2 * g_size,
@@ -474,9 +513,11 @@ void check_errors() {
       std::vector<int> source(static_cast<std::size_t>(2 * g_size), 9);
       int got[2] = {-5, -5};
       rc = OPTCOLL_Scatterv(source.data(), counts.data(), displs.data(), MPI_INT, got,
-                            g_rank == 1 ? 2 : counts[static_cast<std::size_t>(g_rank)], MPI_INT, 0, comm);
+                            g_rank == 1 ? 2 : counts[static_cast<std::size_t>(g_rank)], MPI_INT, 0,
+                            comm);
       if (g_rank == 1 && exchange) {
-        expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("receives 8 bytes") && got[0] == -5,
+        expect(error_class(rc) == MPI_ERR_COUNT && last_error_mentions("receives 8 bytes") &&
+                   got[0] == -5,
                "scatterv: rank 1 names its count" + mode + ": " + OPTCOLL_Last_error());
       } else if (g_rank == 1) {
         expect(rc != MPI_SUCCESS && last_error_mentions("has 4 bytes, expected 8"),
@@ -486,7 +527,8 @@ void check_errors() {
                "scatterv: the others succeed" + std::string(exchange ? "" : " or are told") + mode);
       }
       rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-      expect(rc == MPI_SUCCESS && sum == g_size, "the communicator works after a scatterv mismatch" + mode);
+      expect(rc == MPI_SUCCESS && sum == g_size,
+             "the communicator works after a scatterv mismatch" + mode);
     }
     // alltoallv: every rank sends 1 element to every rank, but rank 1 expects 2 from rank 0:
     // rank 1 takes the data aside and fails alone, its recvbuf unchanged; the others succeed.
@@ -576,8 +618,8 @@ void check_communicator_turnover() {
 
 int main(int argc, char** argv) {
   // Before MPI_Init: an error, not a crash.
-  const bool refused_before_init = OPTCOLL_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS &&
-                                   last_error_mentions("before initializing");
+  const bool refused_before_init =
+      OPTCOLL_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS && last_error_mentions("before initializing");
   MPI_Init(&argc, &argv);
   expect(refused_before_init, "a call before MPI_Init is refused");
   if (argc > 1 && std::strcmp(argv[1], "bad-timeout-env") == 0) {  // OPTCOLL_TIMEOUT_MS=abc
@@ -601,7 +643,8 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 2; ++round) {  // the second round runs on cached plans
     check_reductions<std::int32_t>(MPI_INT, MPI_SUM, "MPI_INT sum", 1, round);
     check_reductions<std::int64_t>(MPI_LONG_LONG, MPI_MAX, "MPI_LONG_LONG max", 1, round);
-    check_reductions<std::uint16_t>(MPI_UNSIGNED_SHORT, MPI_BXOR, "MPI_UNSIGNED_SHORT bxor", 1, round);
+    check_reductions<std::uint16_t>(MPI_UNSIGNED_SHORT, MPI_BXOR, "MPI_UNSIGNED_SHORT bxor", 1,
+                                    round);
     check_reductions<std::int32_t>(mat2, product, "2x2 matrix product (non-commutative)", 4, round);
     check_rooted_movement(round, packed_displs, "packed");
     check_rooted_movement(round, reversed_displs, "reversed displs");

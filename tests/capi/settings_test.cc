@@ -88,8 +88,7 @@ TEST(Settings, TuningTableIsReadAndWhatItSetsAsideIsSaid) {
   point.runs = {{"allreduce/ring", "", "", 2e-6, 3e-6},
                 {"allreduce/no_such_algorithm", "", "", 1e-6, -1}};
   table.points.push_back(point);
-  const std::string path =
-      temp_file("optcoll_settings_tuning.json", tuning_to_json(table));
+  const std::string path = temp_file("optcoll_settings_tuning.json", tuning_to_json(table));
   const EnvSettings read = read_settings({{"OPTCOLL_TUNING", path}});
   ASSERT_TRUE(read.values.tuning);
   EXPECT_EQ(read.values.tuning_path, path);

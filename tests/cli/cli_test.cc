@@ -115,7 +115,8 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
     EXPECT_TRUE(std::isfinite(f["value"].get<double>())) << f.dump();
     EXPECT_GE(f["fit_error"].get<double>(), 0.0) << f.dump();
   }
-  for (const char* name : {"alpha", "beta", "copy", "gamma", "node_beta", "send_gap", "send_mode"}) {
+  for (const char* name :
+       {"alpha", "beta", "copy", "gamma", "node_beta", "send_gap", "send_mode"}) {
     EXPECT_TRUE(fitted.contains(name)) << name;
   }
   EXPECT_EQ(out["checks"].size(), 6u + 2u);  // the exchanges, the fan-out, the reductions
@@ -166,9 +167,10 @@ TEST_F(Cli, TuneRejectsBadOptions) {
 // charts; bad tables are refused with the entry named, and set-aside runs are warnings.
 TEST_F(Cli, TuneTablesDriveAutoAndBadOnesAreRefused) {
   const std::string table = (dir_ / "t.json").string();
-  const Result tuned = run("tune -p 2 --collectives allreduce,bcast --max-bytes 64 --rounds 1 "
-                           "--max-calls 4 --out " + table + " --report " +
-                           (dir_ / "r.md").string() + " --svg " + (dir_ / "c").string());
+  const Result tuned =
+      run("tune -p 2 --collectives allreduce,bcast --max-bytes 64 --rounds 1 "
+          "--max-calls 4 --out " +
+          table + " --report " + (dir_ / "r.md").string() + " --svg " + (dir_ / "c").string());
   ASSERT_EQ(tuned.status, 0) << tuned.err;
   EXPECT_NE(tuned.out.find("Model-only auto: median"), std::string::npos) << tuned.out;
   EXPECT_NE(tuned.err.find("4/4"), std::string::npos) << tuned.err;  // the progress bar ends
@@ -941,8 +943,7 @@ TEST_F(Cli, OneModelRuleForFilesAndOptionsAndEveryOutputSaysWhichModel) {
   const std::string partial = file("partial.json", "{\"alpha\": 1e-3}");
   const Result over_reference = run("plan bcast -p 2 --count 1 -a binomial --model " + partial);
   ASSERT_EQ(over_reference.status, 0) << over_reference.err;
-  EXPECT_NE(over_reference.out.find("model           " + partial + "; per byte"),
-            std::string::npos)
+  EXPECT_NE(over_reference.out.find("model           " + partial + "; per byte"), std::string::npos)
       << over_reference.out;
   const Result reference_json =
       run("plan bcast -p 2 --count 1 -a binomial --json --model " + partial);

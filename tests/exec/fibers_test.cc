@@ -4,8 +4,6 @@
 // up the ranks parked beside it (another worker takes them over), deep stacks, and many
 // ranks on one worker. Failures and timeouts as fibers are in world_test.cc (EachExecution)
 // and fault_matrix_test.cc; the transport's conformance in transport_test.cc ("fibers").
-#include <sched.h>
-
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include "optcoll/exec/threads/world.h"
 
@@ -53,8 +52,8 @@ TEST(Fibers, AutoChoosesThemOnlyWhenRanksOutnumberTheCpus) {
   EXPECT_EQ(more.describe(),
             std::to_string(cpus + 1) + " ranks as fibers on " + std::to_string(cpus) + " threads");
   // Forced either way, whatever the CPUs; never more workers than ranks.
-  EXPECT_FALSE(ThreadWorld(cpus + 1, WorldOptions{milliseconds(1000), RankExecution::kThreads})
-                   .fibers());
+  EXPECT_FALSE(
+      ThreadWorld(cpus + 1, WorldOptions{milliseconds(1000), RankExecution::kThreads}).fibers());
   const ThreadWorld two(2, WorldOptions{milliseconds(1000), RankExecution::kFibers, 5});
   EXPECT_TRUE(two.fibers());
   EXPECT_EQ(two.threads(), 2);

@@ -44,8 +44,8 @@ TEST(PairModelTrees, OptimalTreesRunOnThreads) {
       const auto inputs = make_contributions(spec, type.bytes, fill_integers<std::int64_t>(5));
       const auto expected =
           reference_outputs(spec, type.bytes, inputs, combine_sum<std::int64_t>());
-      const auto outputs = run_schedule(shared_world(p), schedule, type,
-                                        ReduceOp::builtin("sum", type), inputs);
+      const auto outputs =
+          run_schedule(shared_world(p), schedule, type, ReduceOp::builtin("sum", type), inputs);
       for (Rank r = 0; r < p; ++r) {
         const auto i = static_cast<std::size_t>(r);
         EXPECT_EQ(first_difference(outputs[i], expected[i], type.bytes), "")

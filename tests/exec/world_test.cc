@@ -72,12 +72,13 @@ TEST(ThreadWorld, UnmappableFiberStacksAreATransportError) {
     ThreadWorld world(3, WorldOptions{milliseconds(10), RankExecution::kFibers, 1, kHuge});
     FAIL();
   } catch (const TransportError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "cannot map a fiber stack of " + std::to_string(kHuge) + " bytes"),
+    EXPECT_NE(std::string(e.what()).find("cannot map a fiber stack of " + std::to_string(kHuge) +
+                                         " bytes"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_NO_THROW(ThreadWorld(3, WorldOptions{milliseconds(10), RankExecution::kThreads, 1, kHuge}));
+  EXPECT_NO_THROW(
+      ThreadWorld(3, WorldOptions{milliseconds(10), RankExecution::kThreads, 1, kHuge}));
 }
 
 // docs/errors.md: a peer outside the world is a TransportError naming both ranks.

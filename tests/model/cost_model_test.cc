@@ -5,9 +5,9 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
-#include <string>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -285,8 +285,8 @@ TEST(ModelFields, ReceiverSendsHoldTheSendersPortOnlyForTheGap) {
   m.beta = 2;
   m.send_mode = SendMode::kReceiver;
   m.send_mode_min_bytes = 40;
-  EXPECT_EQ(m.send_port_time(0, 1, 10, 4), 0.0);    // 40 bytes: the receiver copies
-  EXPECT_EQ(m.send_port_time(0, 1, 9, 4), 28.0);    // 36 bytes: below the threshold, a port
+  EXPECT_EQ(m.send_port_time(0, 1, 10, 4), 0.0);      // 40 bytes: the receiver copies
+  EXPECT_EQ(m.send_port_time(0, 1, 9, 4), 28.0);      // 36 bytes: below the threshold, a port
   EXPECT_EQ(m.receive_port_time(0, 1, 10, 4), 30.0);  // the receiver's time is the transfer
   m.send_gap = 3;
   EXPECT_EQ(m.send_port_time(0, 1, 10, 4), 3.0);  // posting it costs the gap only

@@ -196,9 +196,9 @@ int run_fault(const std::string& mode) {
 std::vector<std::byte> multicast_bytes(int round, int which, std::size_t n) {
   std::vector<std::byte> bytes(n);
   for (std::size_t i = 0; i < n; ++i)
-    bytes[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(round) * 7 +
-                                       static_cast<std::size_t>(which) * 59) &
-                                      0xff);
+    bytes[i] = static_cast<std::byte>(
+        (i * 131 + static_cast<std::size_t>(round) * 7 + static_cast<std::size_t>(which) * 59) &
+        0xff);
   return bytes;
 }
 
@@ -254,14 +254,13 @@ int run_multicast() {
         std::vector<std::byte> sum(kShared, std::byte{1});
         transport.irecv_reduce(0, {epoch, 0}, kShared, [&](std::span<const std::byte> in) {
           for (std::size_t i = 0; i < in.size(); ++i)
-            sum[i] = static_cast<std::byte>(std::to_integer<int>(sum[i]) +
-                                            std::to_integer<int>(in[i]));
+            sum[i] =
+                static_cast<std::byte>(std::to_integer<int>(sum[i]) + std::to_integer<int>(in[i]));
         });
         wait_all(1);
         for (std::size_t i = 0; i < kShared; ++i) {
           if (std::to_integer<int>(sum[i]) != ((std::to_integer<int>(shared[i]) + 1) & 0xff)) {
-            problem("round " + std::to_string(round) + ": wrong sum at byte " +
-                    std::to_string(i));
+            problem("round " + std::to_string(round) + ": wrong sum at byte " + std::to_string(i));
             break;
           }
         }
@@ -380,12 +379,10 @@ int run_communicator() {
       expect_same("reduce_scatter_block", part, mpi_part);
 
       comm.scan<std::int64_t>(in, ours, "sum");
-      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM,
-               MPI_COMM_WORLD);
+      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
       expect_same("scan", ours, theirs);
       comm.scan<std::int64_t>(in, ours, "max");
-      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX,
-               MPI_COMM_WORLD);
+      MPI_Scan(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
       expect_same("scan max", ours, theirs);
       // MPI_Exscan leaves rank 0's buffer undefined (optcoll: untouched): compare the others.
       comm.exscan<std::int64_t>(in, ours, "sum");

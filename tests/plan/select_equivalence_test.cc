@@ -9,8 +9,8 @@
 // Also measured here: the formulas alone (no finalist simulated, PlanOptions::
 // simulation_budget = 0), which is how choices are made where schedules are too large to
 // simulate: on the models the formulas describe they agree within 1% in all but a few grid
-// cases (at most 1 in 100) (the cases and why: docs/benchmarks.md, "Selection cost at scale"), and are
-// never far off. And the best-root search against trying every root.
+// cases (at most 1 in 100) (the cases and why: docs/benchmarks.md, "Selection cost at scale"), and
+// are never far off. And the best-root search against trying every root.
 #include <algorithm>
 #include <functional>
 #include <iostream>
@@ -63,9 +63,7 @@ CostModel with_pairs(Rank p) {
 const std::vector<GridModel>& grid_models() {
   const std::vector<Rank> full{1, 2, 3, 5, 7, 8, 16, 17, 33, 64};
   const std::vector<Rank> some{2, 5, 8, 17};
-  const auto fixed = [](CostModel m) {
-    return [m](Rank) { return std::optional<CostModel>(m); };
-  };
+  const auto fixed = [](CostModel m) { return [m](Rank) { return std::optional<CostModel>(m); }; };
   CostModel gaps = abc(1000, 1, 0.5);
   gaps.send_gap = 100;
   gaps.receive_gap = 100;
@@ -102,7 +100,9 @@ const std::vector<GridModel>& grid_models() {
       {"receiver sends", false, some, fixed(receiver)},
       {"a node (cores, memory, receiver sends)", false, some, fixed(node)},
       {"pair matrices", false, some, with_pairs},
-      {"torus", false, {8, 16},
+      {"torus",
+       false,
+       {8, 16},
        [](Rank p) {
          return std::optional<CostModel>(with_topology(
              abc(10, 1, 0.5), parse_topology(p == 8 ? "torus:2x2x2:bi" : "torus:4x4:uni")));
@@ -120,11 +120,11 @@ std::vector<CollectiveSpec> grid_specs(CollectiveKind kind, Rank p) {
   if (is_rooted(kind) && p / 2 != 0) roots.push_back(p / 2);
   const std::vector<CountPattern> patterns =
       kind == CollectiveKind::kBarrier ? std::vector<CountPattern>{CountPattern::kZero}
-      : p > 17 ? std::vector<CountPattern>{CountPattern::kZero, CountPattern::kFive,
-                                           CountPattern::kIrregular}
-               : std::vector<CountPattern>{CountPattern::kZero, CountPattern::kOne,
-                                           CountPattern::kFive, CountPattern::kThousand,
-                                           CountPattern::kIrregular};
+      : p > 17
+          ? std::vector<CountPattern>{CountPattern::kZero, CountPattern::kFive,
+                                      CountPattern::kIrregular}
+          : std::vector<CountPattern>{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
+                                      CountPattern::kThousand, CountPattern::kIrregular};
   for (const Rank root : roots) {
     for (const auto pattern : patterns) {
       for (const bool commutative : {true, false}) {

@@ -76,8 +76,12 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   both_gaps.receive_gap = 100;  // and linear fan-ins
   CostModel two_cores = both_gaps;
   two_cores.cores = 2;  // ranks share two processors: the predictions stretch (design.md 39)
-  const std::vector<CostModel> models{unit_model(1000, 1, 0.5), reference_cluster_model(),
-                                      two_ports, send_gap, both_gaps, two_cores};
+  const std::vector<CostModel> models{unit_model(1000, 1, 0.5),
+                                      reference_cluster_model(),
+                                      two_ports,
+                                      send_gap,
+                                      both_gaps,
+                                      two_cores};
   int ruled_out = 0;
   for (const auto kind :
        {CollectiveKind::kAllreduce, CollectiveKind::kAllgather, CollectiveKind::kReduceScatterBlock,

@@ -36,8 +36,9 @@ TuningTable allreduce_table() {
   t.backend = "threads";
   t.nranks = 4;
   t.registry = registry_fingerprint();
-  t.points.push_back(point(CollectiveKind::kAllreduce, 8,
-                           {run("allreduce/recursive_doubling", 1e-6), run("allreduce/ring", 1e-5)}));
+  t.points.push_back(
+      point(CollectiveKind::kAllreduce, 8,
+            {run("allreduce/recursive_doubling", 1e-6), run("allreduce/ring", 1e-5)}));
   t.points.push_back(
       point(CollectiveKind::kAllreduce, 8192,
             {run("allreduce/recursive_doubling", 1e-4), run("allreduce/ring", 1e-5)}));
@@ -187,7 +188,8 @@ TEST(Tuning, BadFilesNameTheEntry) {
     }
   };
   const std::string head = R"({"format": "optcoll-tuning-1", "backend": "threads", "nranks": 4,
-                               "registry": ")" + registry_fingerprint() + R"(", "points": )";
+                               "registry": ")" +
+                           registry_fingerprint() + R"(", "points": )";
   expect_parse_error("{", "tuning table is not valid JSON");
   expect_parse_error("[]", "must hold a JSON object");
   expect_parse_error(R"({"format": "other"})", "format \"other\" is not \"optcoll-tuning-1\"");

@@ -6,11 +6,10 @@
  * it (docs/c_api.md), none waits for its timeout (OPTCOLL_TIMEOUT_MS, 30 s by default); a
  * rank that had finished the call returns MPI_SUCCESS. Then a correct bcast works on every
  * rank. Exit 0 when all of that held. */
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <mpi.h>
 
 enum { kCount = 100000 };
 static const double kPromptSeconds = 5.0; /* far below the 30 s timeout */
@@ -40,7 +39,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kCount; ++i) ok = ok && buf[i] == i;
   int all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (rank == 0) printf("mismatch_app: %s\n", all ? "every rank failed promptly or finished" : "FAILED");
+  if (rank == 0)
+    printf("mismatch_app: %s\n", all ? "every rank failed promptly or finished" : "FAILED");
   free(buf);
   MPI_Finalize();
   return all ? 0 : 1;

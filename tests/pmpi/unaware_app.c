@@ -3,11 +3,10 @@
  * data and checks every result against values each rank computes by itself (exact integers,
  * so equal to what any correct MPI returns, bit for bit). ctest runs it plain and with
  * LD_PRELOAD=liboptcoll_pmpi.so. Exit 0 when every check passed on every rank. */
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <mpi.h>
 
 static int rank_, size_, failures_;
 
@@ -151,7 +150,9 @@ int main(int argc, char** argv) {
   }
   int total = 0;
   MPI_Allreduce(&failures_, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank_ == 0) printf("unaware_app: %s (%d wrong results)\n", total == 0 ? "all results correct" : "FAILED", total);
+  if (rank_ == 0)
+    printf("unaware_app: %s (%d wrong results)\n", total == 0 ? "all results correct" : "FAILED",
+           total);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

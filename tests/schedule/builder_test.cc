@@ -3,13 +3,13 @@
 // and the dependencies it infers from data hazards.
 #include "optcoll/schedule/builder.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <array>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "optcoll/model/error.h"
 

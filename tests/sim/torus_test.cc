@@ -99,9 +99,19 @@ TEST(Topology, ValidateAndTheModelNameEachLimit) {
   EXPECT_PRED2(has, message([&] { validate(topology({})); }, kIA), "topology has no dimensions");
   EXPECT_PRED2(has, message([&] { validate(topology(std::vector<int>(17, 2))); }, kIA),
                "topology has 17 dimensions; at most 16 are supported");
-  EXPECT_PRED2(has, message([&] { validate(topology({4, 0})); }, kIA),
+  EXPECT_PRED2(has,
+               message(
+                   [&] {
+                     validate(topology({4, 0}));
+                   },
+                   kIA),
                "topology dimension sizes must be at least 1, got 0");
-  EXPECT_PRED2(has, message([&] { validate(topology({65536, 65536})); }, kIA),
+  EXPECT_PRED2(has,
+               message(
+                   [&] {
+                     validate(topology({65536, 65536}));
+                   },
+                   kIA),
                "topology has more than 2^31 - 1 nodes");
   CostModel model;
   model.topology = parse_topology("torus:4x4");

@@ -29,8 +29,8 @@
 
 #include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/estimate.h"
-#include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/patterns/phase_estimate.h"
+#include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
 
 namespace optcoll::algorithms {

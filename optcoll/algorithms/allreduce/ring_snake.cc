@@ -36,8 +36,7 @@ Schedule build_allreduce_ring_snake(const CollectiveSpec& spec, const Params& pa
 
 // Bound: a ring over all p ranks (in any order), so a piece of at least one element makes
 // 2(p - 1) hops.
-std::optional<Time> bound_allreduce_ring_snake(const CollectiveSpec& spec,
-                                               const CostModel& model) {
+std::optional<Time> bound_allreduce_ring_snake(const CollectiveSpec& spec, const CostModel& model) {
   return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
 }
 

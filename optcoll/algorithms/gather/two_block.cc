@@ -45,6 +45,7 @@
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS
 //   30(9), 2019, Lemma 2 and TWO_Gatherv; docs/math/gather-scatter-trees.md §7.
 #include "optcoll/algorithms/planners/two_block.h"
+
 #include "optcoll/algorithms/registry.h"
 
 namespace optcoll::algorithms {

@@ -141,9 +141,8 @@ double tree_subtree_elements(const TreeShape& tree, const std::vector<Count>& bl
   return total;
 }
 
-std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec,
-                                                  const Params& params, const CostModel& model,
-                                                  const TreeShape& tree) {
+std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec, const Params& params,
+                                                  const CostModel& model, const TreeShape& tree) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
   const LinkCost link = link_cost(model, spec);

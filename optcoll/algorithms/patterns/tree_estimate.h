@@ -40,9 +40,8 @@ Time tree_scatter_time(const TreeShape& tree, const std::vector<Rank>& positions
 // (pipelined_segments for the tree's reduce slots and fanout): the inner ranks' copy of their
 // contribution, then pipelined_tree_cost. An estimate; nullopt for a model the formulas do
 // not describe. What pipelined_binary and pipelined_chain share.
-std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec,
-                                                  const Params& params, const CostModel& model,
-                                                  const TreeShape& tree);
+std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec, const Params& params,
+                                                  const CostModel& model, const TreeShape& tree);
 
 // Elements the gather (or scatter) messages carry: each non-root rank's subtree once.
 double tree_subtree_elements(const TreeShape& tree, const std::vector<Count>& blocks);

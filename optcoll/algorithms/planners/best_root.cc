@@ -49,7 +49,8 @@ std::optional<Rank> planned_best_root(const AlgorithmInfo& info, const Collectiv
     CollectiveSpec rooted = spec;
     rooted.root = 0;
     const Layout layout(rooted);
-    const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
+    const bool gather =
+        spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
     const auto problem = planners::gather_problem(
         layout, model, spec.elem_bytes,
         gather ? planners::TreeDirection::kGather : planners::TreeDirection::kScatter);

@@ -155,7 +155,8 @@ enum class TreeKind : std::uint8_t {
   kOptimal
 };
 // Plans `kind` for a fixed root, or for the planner's best root (std::nullopt): the DPs'
-// own choice (kOptimal on a problem with pair matrices: optimal_tree_nonhomogeneous), the adaptive tree's final root, the first minimum over all ranks otherwise.
+// own choice (kOptimal on a problem with pair matrices: optimal_tree_nonhomogeneous), the adaptive
+// tree's final root, the first minimum over all ranks otherwise.
 OrderedTree plan_tree(TreeKind kind, const GatherProblem& problem, std::optional<Rank> root);
 
 // The estimate (estimate.h) of the gather(v) or scatter(v) over the tree `kind` plans for

@@ -131,7 +131,8 @@ Time literal_min(const NhDp& dp, const Time* b_vals, Rank lo, Rank hi, Rank t, T
   Time best = kInf;
   if (m > 0) {
 #pragma omp simd reduction(min : best)
-    for (Rank q = 0; q < n; ++q) best = std::min(best, std::max(a, b_vals[q]) + (al[q] + be[q] * m));
+    for (Rank q = 0; q < n; ++q)
+      best = std::min(best, std::max(a, b_vals[q]) + (al[q] + be[q] * m));
   } else {
 #pragma omp simd reduction(min : best)
     for (Rank q = 0; q < n; ++q) best = std::min(best, std::max(a, b_vals[q]) + 0.0);
@@ -247,9 +248,8 @@ void push_right_child(const NhDp& dp, Rank a, Rank b, const SortedParts& parts, 
       Time& slot = col.acc[at(i) * at(dp.p) + at(t)];
       if (v < slot) {
         slot = v;
-        col.how[at(i) * at(dp.p) + at(t)] = {k, via_pre <= suf_bw[at(pos)] ? pre_arg[at(pos)]
-                                                                            : suf_arg[at(pos)],
-                                             false};
+        col.how[at(i) * at(dp.p) + at(t)] = {
+            k, via_pre <= suf_bw[at(pos)] ? pre_arg[at(pos)] : suf_arg[at(pos)], false};
       }
     }
   }
@@ -391,8 +391,9 @@ Time optimal_cost_nonhomogeneous_literal(const GatherProblem& pb, std::optional<
               const Time part = k == i ? pb.copy * pb.sizes[at(i)] : cell(i, k, r);
               v = std::max(part, cell(k + 1, j, s)) + pb.message(s, r, mass(k + 1, j));
             } else if (k < r && s <= k) {  // child [i..k] on the left
-              v = k + 1 == j ? cell(i, k, s) + pb.message(s, r, mass(i, k)) + pb.copy * pb.sizes[at(j)]
-                             : std::max(cell(k + 1, j, r), cell(i, k, s)) + pb.message(s, r, mass(i, k));
+              v = k + 1 == j
+                      ? cell(i, k, s) + pb.message(s, r, mass(i, k)) + pb.copy * pb.sizes[at(j)]
+                      : std::max(cell(k + 1, j, r), cell(i, k, s)) + pb.message(s, r, mass(i, k));
             }
             best = std::min(best, v);
           }

@@ -61,7 +61,8 @@ OrderedTree optimal_ordered_full_vector_tree(const CostModel& model, Rank nranks
                                              std::size_t elem_bytes, std::optional<Rank> root,
                                              FullVectorOp op) {
   const GatherProblem pb = full_vector_problem(model, nranks, count, elem_bytes, op);
-  OrderedTree tree = pb.homogeneous() ? optimal_tree(pb, root) : optimal_tree_nonhomogeneous(pb, root);
+  OrderedTree tree =
+      pb.homogeneous() ? optimal_tree(pb, root) : optimal_tree_nonhomogeneous(pb, root);
   if (op == FullVectorOp::kBcast) {
     for (auto& kids : tree.shape.children) std::reverse(kids.begin(), kids.end());
   }
@@ -74,9 +75,9 @@ Schedule build_optimal_ordered_full_vector(const CollectiveSpec& spec, const Cos
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/optimal_ordered");
   const Layout& layout = b.layout();
   const Count n = layout.output_count(spec.root);
-  OrderedTree tree = optimal_ordered_full_vector_tree(
-      model, spec.nranks, n, spec.elem_bytes, spec.root,
-      bcast ? FullVectorOp::kBcast : FullVectorOp::kReduce);
+  OrderedTree tree =
+      optimal_ordered_full_vector_tree(model, spec.nranks, n, spec.elem_bytes, spec.root,
+                                       bcast ? FullVectorOp::kBcast : FullVectorOp::kReduce);
   if (bcast) {
     patterns::emit_ordered_bcast(b, tree.shape, output_of(layout, spec.root));
   } else {

@@ -33,8 +33,9 @@ Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel
                                      TreeKind kind, std::string_view name) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/" + std::string(name));
   const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
-  const GatherProblem pb = gather_problem(b.layout(), model, spec.elem_bytes,
-                                          gather ? TreeDirection::kGather : TreeDirection::kScatter);
+  const GatherProblem pb =
+      gather_problem(b.layout(), model, spec.elem_bytes,
+                     gather ? TreeDirection::kGather : TreeDirection::kScatter);
   OrderedTree tree = plan_tree(kind, pb, spec.root);
   if (gather) {
     patterns::emit_ordered_gather(b, tree.shape, tree.copy_slot, output_of(b.layout(), spec.root));

@@ -141,8 +141,8 @@ class PositionedTimes {
 // Plans `kind`'s tree (adaptive binomial or the optimal ordered DP's) over `members`
 // (increasing ranks, renumbered 0..n-1; alpha, beta and copy of `pb`) and writes it into
 // `into` in global ranks; returns its root.
-Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members,
-                std::optional<Rank> root, TreeKind kind, OrderedTree& into) {
+Rank class_tree(const GatherProblem& pb, const std::vector<Rank>& members, std::optional<Rank> root,
+                TreeKind kind, OrderedTree& into) {
   GatherProblem sub;
   sub.alpha = pb.alpha;
   sub.beta = pb.beta;
@@ -266,8 +266,9 @@ std::optional<Estimate> two_block_estimate(const CollectiveSpec& spec, const Cos
 Schedule build_two_block_schedule(const CollectiveSpec& spec, const CostModel& model) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/two_block");
   const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
-  const GatherProblem pb = gather_problem(b.layout(), model, spec.elem_bytes,
-                                          gather ? TreeDirection::kGather : TreeDirection::kScatter);
+  const GatherProblem pb =
+      gather_problem(b.layout(), model, spec.elem_bytes,
+                     gather ? TreeDirection::kGather : TreeDirection::kScatter);
   TwoBlockPlan plan = two_block_plan(pb, spec.root);
   if (gather) {
     patterns::emit_positioned_gather(b, plan.tree.shape, plan.tree.copy_slot, plan.positions,

@@ -43,8 +43,7 @@ TwoBlockPlan two_block_plan(const GatherProblem& problem, Rank root);
 // gives one class) with class trees of `kind` (kAdaptiveBinomial or kOptimal): the root's
 // class's tree, the other class's tree, and its sub-root at the cheapest place among the
 // root's items. two_block_plan's building block, public for tests and experiments.
-TwoBlockPlan two_block_join(const GatherProblem& problem, Rank root, Time threshold,
-                            TreeKind kind);
+TwoBlockPlan two_block_join(const GatherProblem& problem, Rank root, Time threshold, TreeKind kind);
 
 // The estimate (estimate.h) of gatherv/two_block and scatterv/two_block: two_block_plan's
 // Definition 2 time (what the schedule takes, so exact) up to kDpInEstimate ranks; above,

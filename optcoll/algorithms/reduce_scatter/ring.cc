@@ -61,8 +61,7 @@ Schedule build_reduce_scatter_ring(const CollectiveSpec& spec, const Params& /*p
 
 // Bound: the partial sums of the largest block travel p - 1 hops, each sent after the
 // previous one was received and combined.
-std::optional<Time> bound_reduce_scatter_ring(const CollectiveSpec& spec,
-                                              const CostModel& model) {
+std::optional<Time> bound_reduce_scatter_ring(const CollectiveSpec& spec, const CostModel& model) {
   return chain_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 

@@ -205,7 +205,7 @@ class MpiTransport final : public Transport {
   // A receive whose message a probe found on the other protocol's communicator.
   struct Suspect {
     RequestId id = 0;
-    int probes = 0;               // consecutive probes that found it
+    int probes = 0;                // consecutive probes that found it
     std::uint64_t first_poll = 0;  // polls_ at the first of them
   };
   // Receives that have waited a while: fail those whose sender used the other protocol
@@ -227,7 +227,7 @@ class MpiTransport final : public Transport {
   std::vector<Pending> pending_;
   std::vector<int> test_indices_;  // MPI_Testsome's outputs, kept between polls
   std::vector<MPI_Status> test_statuses_;
-  std::uint64_t polls_ = 0;         // test_once calls so far
+  std::uint64_t polls_ = 0;        // test_once calls so far
   std::vector<Suspect> suspects_;  // what the last mismatch probe found
   std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
   std::uint64_t arena_bytes_copied_in_ = 0;
@@ -249,7 +249,7 @@ class MpiTransport final : public Transport {
   std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
-  std::string failed_;  // why this transport is no longer usable ("" while it is)
+  std::string failed_;             // why this transport is no longer usable ("" while it is)
   bool failed_by_notice_ = false;  // failed_ came from an abort notice
 };
 

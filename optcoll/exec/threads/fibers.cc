@@ -75,7 +75,7 @@ class Stack {
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 
-  std::byte* bottom() const { return base_ + page_; }  // lowest usable address
+  std::byte* bottom() const { return base_ + page_; }        // lowest usable address
   std::byte* top() const { return base_ + page_ + bytes_; }  // stacks grow down from here
   std::size_t size() const { return bytes_; }
 
@@ -112,9 +112,9 @@ struct FiberPool::Impl {
   };
 
   struct alignas(64) Worker {
-    std::mutex mutex;           // guards `held`, `next` and the fibers' running flags
-    std::vector<Rank> held;     // the fibers this worker holds (not done)
-    std::size_t next = 0;       // where the next scan starts (round robin)
+    std::mutex mutex;        // guards `held`, `next` and the fibers' running flags
+    std::vector<Rank> held;  // the fibers this worker holds (not done)
+    std::size_t next = 0;    // where the next scan starts (round robin)
     std::condition_variable wake;
     std::atomic<bool> sleeping{false};
     std::uint32_t pokes = 0;  // under mutex

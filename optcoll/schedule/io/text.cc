@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the text schedule format, version 1 (docs/schedule_format.md).
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
-#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
