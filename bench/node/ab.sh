@@ -9,19 +9,8 @@
 #   - bench_threads_vs_mpi 10 (threads, fibers and Open MPI at p = 16, 8 B .. 2 MiB)
 #   - mpirun -np 16 optcoll bench (the MPI backend against Open MPI, 8 B .. 32 KiB)
 set -u
-out=${OUT:-/tmp/node-out}
-res=$out/ab
-mkdir -p "$res"
-p=16
-pack() { tar -czf "$out/ab.tgz" -C "$out" ab; }
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" > "$res/$name.txt" 2> "$res/$name.err"
-  echo "$name: exit $? in $((SECONDS - start)) s" >> "$res/steps.txt"
-  pack
-}
+name=ab
+source "$(dirname "$0")/steps.sh"
 for round in 1 2; do
   for build in old new; do
     suffix=$([[ $build == old ]] && echo _old || echo)

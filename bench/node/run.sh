@@ -13,7 +13,7 @@
 #     the command it is given.
 # The project's device tooling provides a packing script that fills .node/ this way.
 # Then, on the lent machine: command "bash .node/node.sh bash bench/node/run.sh", carrying
-# .node along, with a 560 s time limit. Results: $OUT/results.tgz (tarred again after every
+# .node along, with a 300 s time limit. Results: $OUT/results.tgz (tarred again after every
 # step, so a step that runs out of time leaves the earlier ones).
 #
 # Steps (each under `timeout`):
@@ -22,19 +22,8 @@
 #   3. bench_threads_vs_mpi 16 (optcoll threads and fibers beside Open MPI)
 #   4. calibrate --backend mpi and tune under mpirun -np 16 (model error and model-only regret)
 set -u
-out=${OUT:-/tmp/node-out}
-res=$out/results
-mkdir -p "$res"
-p=16
-pack() { tar -czf "$out/results.tgz" -C "$out" results; }
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" > "$res/$name.txt" 2> "$res/$name.err"
-  echo "$name: exit $? in $((SECONDS - start)) s" >> "$res/steps.txt"
-  pack
-}
+name=results
+source "$(dirname "$0")/steps.sh"
 { nproc; lscpu | head -20; mpirun --version | head -1; } > "$res/machine.txt" 2>&1
 grid=(--min-bytes 8 --max-bytes 8M --factor 8 --rounds 3)  # 8 B, 64 B, ..., 2 MiB, 8 MiB
 step calibrate_threads 70 optcoll calibrate --backend threads -p $p --out "$res/model_thr.json"

@@ -16,6 +16,26 @@
 namespace optcoll {
 namespace {
 
+// A small, quick calibration (8 KiB exchanges, 64 KiB copies, 3 repetitions) on a thread
+// world of p ranks: rank 0's result.
+NodeCalibrationOptions quick_options() {
+  NodeCalibrationOptions o;
+  o.max_bytes = 8192;
+  o.stream_bytes = 1 << 16;
+  o.repetitions = 3;
+  return o;
+}
+
+NodeCalibration calibrate_threads(Rank p, const NodeCalibrationOptions& o) {
+  ThreadWorld world(p);
+  NodeCalibration c;
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = calibrate_node(transport, o);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  return c;
+}
+
 TEST(CalibrateNode, NodeBetaIsTheSaturationOfTheCopyCurve) {
   // One rank copies 10 GB/s; the node saturates at 25 GB/s: 10, 20, 25, 25.
   const std::vector<double> curve{10e9, 20e9, 25e9, 25e9};
@@ -58,18 +78,10 @@ TEST(CalibrateNode, OptionsAreCheckedBeforeMeasuring) {
 }
 
 TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
-  NodeCalibrationOptions o;
-  o.max_bytes = 8192;
-  o.stream_bytes = 1 << 16;
-  o.repetitions = 3;
+  NodeCalibrationOptions o = quick_options();
   o.send_modes = {SendMode::kPort, SendMode::kReceiver};
   o.send_mode_min_bytes = 1024;
-  ThreadWorld world(3);
-  NodeCalibration c;
-  world.run([&](Transport& transport) {
-    NodeCalibration mine = calibrate_node(transport, o);
-    if (transport.rank() == 0) c = std::move(mine);
-  });
+  const NodeCalibration c = calibrate_threads(3, o);
   EXPECT_EQ(c.ranks, 3);
   EXPECT_NO_THROW(validate(c.model));
   EXPECT_TRUE(c.model.per_byte);
@@ -92,17 +104,9 @@ TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
 }
 
 TEST(CalibrateNode, FromFourRanksTheGapFitsTheAllPairsExchange) {
-  NodeCalibrationOptions o;
-  o.max_bytes = 8192;
-  o.stream_bytes = 1 << 16;
-  o.repetitions = 3;
+  NodeCalibrationOptions o = quick_options();
   o.send_modes = {SendMode::kPort};
-  ThreadWorld world(4);
-  NodeCalibration c;
-  world.run([&](Transport& transport) {
-    NodeCalibration mine = calibrate_node(transport, o);
-    if (transport.rank() == 0) c = std::move(mine);
-  });
+  const NodeCalibration c = calibrate_threads(4, o);
   ASSERT_TRUE(c.all_pairs.has_value());
   ASSERT_TRUE(c.send_gap.has_value());
   ASSERT_TRUE(c.model.send_gap.has_value());
@@ -128,17 +132,9 @@ TEST(CalibrateNode, FromFourRanksTheGapFitsTheAllPairsExchange) {
 }
 
 TEST(CalibrateNode, BelowFourRanksTheGapIsTheBurstsAlone) {
-  NodeCalibrationOptions o;
-  o.max_bytes = 8192;
-  o.stream_bytes = 1 << 16;
-  o.repetitions = 3;
+  NodeCalibrationOptions o = quick_options();
   o.send_modes = {SendMode::kPort};
-  ThreadWorld world(2);
-  NodeCalibration c;
-  world.run([&](Transport& transport) {
-    NodeCalibration mine = calibrate_node(transport, o);
-    if (transport.rank() == 0) c = std::move(mine);
-  });
+  const NodeCalibration c = calibrate_threads(2, o);
   EXPECT_FALSE(c.all_pairs.has_value());
   ASSERT_TRUE(c.send_gap.has_value());
   ASSERT_TRUE(c.model.send_gap.has_value());
