@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 
@@ -16,16 +17,12 @@ bool sample_oversubscribed() {
   static const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   std::FILE* file = std::fopen("/proc/loadavg", "r");
   if (file == nullptr) return false;
-  // "0.53 0.44 0.40 3/251 12345": the fourth field is runnable / all tasks.
-  double load1 = 0;
-  double load5 = 0;
-  double load15 = 0;
-  long runnable = 0;
-  long tasks = 0;
-  const int read =
-      std::fscanf(file, "%lf %lf %lf %ld/%ld", &load1, &load5, &load15, &runnable, &tasks);
+  std::array<char, 256> line{};
+  const bool got = std::fgets(line.data(), static_cast<int>(line.size()), file) != nullptr;
   std::fclose(file);
-  return read == 5 && cpus > 0 && runnable > cpus;
+  if (!got) return false;
+  const std::optional<long> runnable = runnable_tasks(line.data());
+  return runnable && cpus > 0 && *runnable > cpus;
 #else
   return false;
 #endif
@@ -35,6 +32,19 @@ std::atomic<std::int64_t> next_sample{0};  // steady-clock ticks
 std::atomic<bool> oversubscribed{false};
 
 }  // namespace
+
+std::optional<long> runnable_tasks(const char* loadavg) {
+  // "0.53 0.44 0.40 3/251 12345": the fourth field is runnable / all tasks.
+  double load1 = 0;
+  double load5 = 0;
+  double load15 = 0;
+  long runnable = 0;
+  long tasks = 0;
+  const int read =
+      std::sscanf(loadavg, "%lf %lf %lf %ld/%ld", &load1, &load5, &load15, &runnable, &tasks);
+  if (read != 5 || runnable < 0 || tasks < runnable) return std::nullopt;
+  return runnable;
+}
 
 bool node_oversubscribed(std::chrono::steady_clock::time_point now) {
   const std::int64_t t = now.time_since_epoch().count();

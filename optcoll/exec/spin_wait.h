@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace optcoll {
 
@@ -45,9 +46,13 @@ inline void cpu_relax() {
 // (a sample at most kLoadSample old; the first call samples). Thread-safe; false where the
 // system does not say.
 bool node_oversubscribed(std::chrono::steady_clock::time_point now);
+// The runnable tasks in a line of /proc/loadavg ("0.53 0.44 0.40 3/251 12345": the fourth
+// field's numerator); nullopt if the line is not of that form.
+std::optional<long> runnable_tasks(const char* loadavg);
 inline constexpr std::chrono::milliseconds kLoadSample{20};
 
-// The spin budget of one rank's waits (file comment).
+// The spin budget of waits (file comment): kLongSpin, or the short budget while the node is
+// oversubscribed. Holds no state of its own: one serves any number of threads.
 class SpinBudget {
  public:
   using Clock = std::chrono::steady_clock;

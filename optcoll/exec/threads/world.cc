@@ -169,9 +169,8 @@ struct ThreadWorld::State {
   // `running` carry the happens-before edges: `current` is written before the signal,
   // `failures[r]` before the decrement that the last worker turns into `all_done`.
   void work(Rank r) {
-    SpinBudget spin(threads::kSpinBudget);
     while (true) {
-      acquire(*go[static_cast<std::size_t>(r)], spin);
+      acquire(*go[static_cast<std::size_t>(r)]);
       if (stopping.load(std::memory_order_acquire)) return;
       if (spread) spread_out(r);
       run_rank(r);
@@ -180,7 +179,7 @@ struct ThreadWorld::State {
   }
 
   // Takes the semaphore, spinning for a moment first when ranks have CPUs of their own.
-  void acquire(std::binary_semaphore& semaphore, SpinBudget& spin) const {
+  void acquire(std::binary_semaphore& semaphore) const {
     if (spread && spin_wait([&] { return semaphore.try_acquire(); }, spin, SpinBudget::kLongSpin)) {
       return;
     }
@@ -245,7 +244,7 @@ struct ThreadWorld::State {
   std::vector<std::unique_ptr<std::binary_semaphore>> go;  // per worker: start a run
   std::atomic<Rank> running{0};  // workers (ranks 1..p-1) still in the run
   std::binary_semaphore all_done{0};
-  SpinBudget caller_spin{threads::kSpinBudget};  // run()'s wait for all_done (under run_mutex)
+  const SpinBudget spin{threads::kSpinBudget};  // how long a worker or run() spins (acquire)
   std::atomic<bool> stopping{false};
   std::unique_ptr<std::atomic<int>[]> cpu_of;  // per rank: its CPU in this run, or -1
 
@@ -307,7 +306,7 @@ void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
     s.running.store(s.nranks - 1, std::memory_order_relaxed);
     for (Rank r = 1; r < s.nranks; ++r) s.go[static_cast<std::size_t>(r)]->release();
     s.run_rank(0);  // on the calling thread (see the file comment)
-    if (s.nranks > 1) s.acquire(s.all_done, s.caller_spin);
+    if (s.nranks > 1) s.acquire(s.all_done);
   }
   s.current = nullptr;
   s.raise_failures();

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: the spin budget's inputs (optcoll/exec/spin_wait.h): reading /proc/loadavg's
+// runnable tasks, the budget that follows from the node's state, and spin_wait's stop rules.
+#include "optcoll/exec/spin_wait.h"
+
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+namespace optcoll {
+namespace {
+
+TEST(SpinWait, RunnableTasksAreTheFourthFieldsNumerator) {
+  EXPECT_EQ(runnable_tasks("0.53 0.44 0.40 3/251 12345\n"), 3);
+  EXPECT_EQ(runnable_tasks("12.00 8.10 4.02 17/1024 99"), 17);
+  EXPECT_EQ(runnable_tasks(""), std::nullopt);
+  EXPECT_EQ(runnable_tasks("0.53 0.44 0.40 3 251"), std::nullopt);      // no slash
+  EXPECT_EQ(runnable_tasks("0.53 0.44 3/251 12345"), std::nullopt);     // a load missing
+  EXPECT_EQ(runnable_tasks("0.53 0.44 0.40 300/251 1"), std::nullopt);  // more than all
+}
+
+TEST(SpinWait, TheBudgetIsLongUnlessTheNodeIsOversubscribed) {
+  const SpinBudget budget(std::chrono::microseconds{20});
+  const auto now = std::chrono::steady_clock::now();
+  const auto expected =
+      node_oversubscribed(now) ? std::chrono::microseconds{20} : SpinBudget::kLongSpin;
+  EXPECT_EQ(budget.at(now), expected);
+}
+
+TEST(SpinWait, StopsWhenReadyAndAtItsLimit) {
+  const SpinBudget budget(std::chrono::microseconds{20});
+  int calls = 0;
+  EXPECT_TRUE(spin_wait([&] { return ++calls == 3; }, budget, std::chrono::seconds{10}));
+  EXPECT_EQ(calls, 3);
+  // Never ready: it gives up once the limit (here shorter than either budget) has passed.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(spin_wait([] { return false; }, budget, std::chrono::microseconds{5}));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::microseconds{5});
+}
+
+}  // namespace
+}  // namespace optcoll
