@@ -22,5 +22,6 @@ void add_experiment_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace optcoll::cli

@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -165,6 +167,79 @@ TEST_F(Cli, TuneRejectsBadOptions) {
 
 // optcoll tune writes a table that plan and run follow (decided_by says so), the report and
 // charts; bad tables are refused with the entry named, and set-aside runs are warnings.
+// export from a measured table: the Open MPI rule for allreduce at each measured size names
+// the library algorithm whose registry relative ran fastest there (relatives per
+// optcoll/plan/library_algorithms.cc, restated here for the ones allreduce has at p = 2).
+TEST_F(Cli, ExportWritesTheFastestMeasuredLibraryAlgorithmAndRefusesAnotherP) {
+  const std::string table = (dir_ / "t.json").string();
+  const Result tuned =
+      run("tune -p 2 --collectives allreduce --min-bytes 8 --max-bytes 64K --factor 64 "
+          "--rounds 1 --max-calls 4 --out " +
+          table);
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  const std::map<std::string, int> ompi_id = {{"allreduce/linear", 1},
+                                              {"allreduce/reduce_then_bcast", 2},
+                                              {"allreduce/recursive_doubling", 3},
+                                              {"allreduce/ring", 4},
+                                              {"allreduce/ring_segmented", 5},
+                                              {"allreduce/rabenseifner", 6}};
+  std::map<std::uint64_t, int> expected;  // bytes -> Open MPI id
+  const auto doc = nlohmann::json::parse(slurp(table));
+  for (const auto& point : doc["points"]) {
+    double best = 1e30;
+    for (const auto& r : point["runs"]) {
+      const auto id = ompi_id.find(r["algorithm"].get<std::string>());
+      const bool plain = r["variant"] == "" || r["algorithm"] == "allreduce/ring_segmented";
+      // Open MPI runs its ring, segmented ring and Rabenseifner only from p elements up.
+      const bool too_few =
+          point["bytes"].get<std::uint64_t>() / 8 < 2 && id != ompi_id.end() && id->second >= 4;
+      if (id == ompi_id.end() || !plain || too_few || r["seconds"].get<double>() >= best) continue;
+      best = r["seconds"].get<double>();
+      expected[point["bytes"].get<std::uint64_t>()] = id->second;
+    }
+  }
+  ASSERT_EQ(expected.size(), 4u);  // 8 B, 512 B, 32 KiB, 64 KiB
+  const std::string rules = (dir_ / "rules.conf").string();
+  const Result exported = run("export --format ompi-rules -p 2 --collectives allreduce --tuning " +
+                              table + " --out " + rules);
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_NE(exported.out.find("chosen by the tuning table"), std::string::npos) << exported.out;
+  // The rules: "key algorithm fanout segment" lines after the headers; the rule in force at
+  // each measured size must name the expected id.
+  std::vector<std::pair<std::uint64_t, int>> keyed;
+  std::istringstream lines(slurp(rules));
+  std::string line;
+  std::vector<long> numbers;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line.substr(0, line.find('#')));
+    long v = 0;
+    while (fields >> v) numbers.push_back(v);
+  }
+  // 1 collective, id 2, 1 communicator size, p = 2, n rules of 4 numbers.
+  ASSERT_GE(numbers.size(), 5u);
+  EXPECT_EQ(numbers[0], 1);
+  EXPECT_EQ(numbers[1], 2);
+  EXPECT_EQ(numbers[3], 2);
+  const auto n = static_cast<std::size_t>(numbers[4]);
+  ASSERT_EQ(numbers.size(), 5 + 4 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keyed.emplace_back(numbers[5 + 4 * i], static_cast<int>(numbers[6 + 4 * i]));
+  }
+  for (const auto& [bytes, id] : expected) {
+    int in_force = -1;
+    for (const auto& [key, alg] : keyed) {
+      if (key <= bytes) in_force = alg;
+    }
+    EXPECT_EQ(in_force, id) << bytes << " B\n" << slurp(rules);
+  }
+  const Result other_p =
+      run("export --format ompi-rules -p 4 --tuning " + table + " --out " + rules);
+  EXPECT_EQ(other_p.status, 2);
+  EXPECT_NE(other_p.err.find("the tuning table was measured at p = 2 only; ask for -p 2"),
+            std::string::npos)
+      << other_p.err;
+}
+
 TEST_F(Cli, TuneTablesDriveAutoAndBadOnesAreRefused) {
   const std::string table = (dir_ / "t.json").string();
   const Result tuned =
@@ -414,6 +489,12 @@ TEST_F(Cli, ListJsonHasEveryRegistryAlgorithm) {
   const Result md = run("list --markdown");
   EXPECT_EQ(md.status, 0);
   EXPECT_NE(md.out.find("| `allreduce/ring` |"), std::string::npos);
+  // docs/library_algorithms.md is generated from export's table and must not drift from it.
+  const Result libraries = run("export --list");
+  ASSERT_EQ(libraries.status, 0) << libraries.err;
+  EXPECT_EQ(slurp(std::filesystem::path(OPTCOLL_SOURCE_DIR) / "docs" / "library_algorithms.md"),
+            libraries.out)
+      << "regenerate with: optcoll export --list > docs/library_algorithms.md";
   // docs/algorithms.md is generated from the registry and must not drift from it.
   EXPECT_EQ(slurp(std::filesystem::path(OPTCOLL_SOURCE_DIR) / "docs" / "algorithms.md"), md.out)
       << "regenerate with: optcoll list --markdown > docs/algorithms.md";
@@ -845,6 +926,43 @@ const BadInput kBadInputs[] = {
            "multicolor_bucket --param sync=2");
      },
      "parameter sync must be 0 or 1, got 2"},
+    {"export_missing", [](Cli&) { return std::string("export --format ompi-rules -p 4"); },
+     "export needs --format, -p and --out (or --list)"},
+    {"export_format",
+     [](Cli&) { return std::string("export --format slurm -p 4 --out /dev/null"); },
+     "--format 'slurm': expected ompi-rules or mpich-json"},
+    {"export_p_one",
+     [](Cli&) { return std::string("export --format ompi-rules -p 1 --out /dev/null"); },
+     "-p '1': expected rank counts of at least 2"},
+    {"export_p_range",
+     [](Cli&) { return std::string("export --format ompi-rules -p 8-4 --out /dev/null"); },
+     "-p '8-4': the range is empty"},
+    {"export_collective",
+     [](Cli&) {
+       return std::string(
+           "export --format ompi-rules -p 4 --collectives allgatherw --out /dev/null");
+     },
+     "--collectives: 'allgatherw' is not a collective"},
+    {"export_no_rules",
+     [](Cli&) {
+       return std::string("export --format ompi-rules -p 4 --collectives gatherv --out /dev/null");
+     },
+     "export: Open MPI 4.1 has no selection rules for gatherv"},
+    {"export_sizes",
+     [](Cli&) {
+       return std::string(
+           "export --format mpich-json -p 4 --min-bytes 1M --max-bytes 1K --out /dev/null");
+     },
+     "export: sizes from 1048576 to 1024 bytes: need 1 <= min <= max"},
+    {"export_factor",
+     [](Cli&) { return std::string("export --format mpich-json -p 4 --factor 1 --out /dev/null"); },
+     "export: size factor 1: must be at least 2"},
+    {"export_tuning_and_model",
+     [](Cli&) {
+       return std::string(
+           "export --format ompi-rules -p 4 --tuning t.json --alpha 1e-6 --out /dev/null");
+     },
+     "--tuning and model options: give one"},
 };
 
 TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {
