@@ -9,7 +9,8 @@
 // First every process times MPI_Allreduce, MPI_Bcast, MPI_Allgather and
 // MPI_Reduce_scatter_block; then rank 0 alone runs the same calls through optcoll's
 // Communicator on a ThreadWorld of p ranks, first as p threads, then as fibers on one
-// thread per CPU (the default where ranks outnumber CPUs), while the other processes wait asleep (a
+// thread per CPU (the default where ranks outnumber CPUs), then as auto chooses at the start
+// of its run (the "auto" columns, last), while the other processes wait asleep (a
 // polling MPI_Ibarrier with 20 ms naps, so that they leave the CPUs to the threads). A cell
 // is the median over 5 repetitions of (the slowest rank's time for `iterations` calls) /
 // iterations; doubles, sum.
@@ -95,8 +96,9 @@ double time_mpi(const std::string& name, std::size_t n, int iterations) {
 }
 
 // Every case on a ThreadWorld of p ranks run as `execution` says: results[case] = per-call
-// seconds.
-std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution execution) {
+// seconds. `ran_as`: how the world ran them (auto decides at the start of its run).
+std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution execution,
+                                 std::string* ran_as = nullptr) {
   const auto all_sizes = sizes();
   const std::size_t cases = all_sizes.size() * std::size(kCollectives);
   // [case][repetition][rank]
@@ -136,6 +138,7 @@ std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution e
       }
     }
   });
+  if (ran_as != nullptr) *ran_as = world.describe();
   std::vector<double> result(cases);
   for (std::size_t c = 0; c < cases; ++c) {
     std::vector<double> slowest;
@@ -167,13 +170,17 @@ int main(int argc, char** argv) {
       mpi_times.push_back(time_mpi(name, n, calls_per_timing(bytes, iterations)));
     }
   }
-  // The thread runs on rank 0, a thread per rank and then fibers (as auto runs them where
-  // ranks outnumber the CPUs, design.md 40); the others nap in a barrier.
+  // The thread runs on rank 0, a thread per rank, then fibers (as auto runs them where
+  // ranks outnumber the CPUs, design.md 40), then as auto chooses (with no more ranks than
+  // CPUs: threads, or fibers while the node is oversubscribed); the others nap in a barrier.
   std::vector<double> thread_times;
   std::vector<double> fiber_times;
+  std::vector<double> auto_times;
+  std::string auto_ran_as;
   if (rank == 0) {
     thread_times = time_threads(size, iterations, optcoll::RankExecution::kThreads);
     fiber_times = time_threads(size, iterations, optcoll::RankExecution::kFibers);
+    auto_times = time_threads(size, iterations, optcoll::RankExecution::kAuto, &auto_ran_as);
   }
   MPI_Request barrier = MPI_REQUEST_NULL;
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
@@ -188,22 +195,23 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     const int cpus = static_cast<int>(std::thread::hardware_concurrency());
     std::printf(
-        "p = %d: optcoll's %d ranks as threads and as fibers (on up to %d threads) "
-        "against MPI on %d processes; %d calls per timing at 8 KiB and below, %d up to "
-        "512 KiB, %d above\n\n",
-        size, size, cpus, size, calls_per_timing(8, iterations),
+        "p = %d: optcoll's %d ranks as threads, as fibers (on up to %d threads) and as auto "
+        "chose (%s) against MPI on %d processes; %d calls per timing at 8 KiB and below, %d "
+        "up to 512 KiB, %d above\n\n",
+        size, size, cpus, auto_ran_as.c_str(), size, calls_per_timing(8, iterations),
         calls_per_timing(std::size_t{16} << 10, iterations),
         calls_per_timing(std::size_t{1} << 20, iterations));
     std::printf(
         "| collective | bytes per rank | threads (us) | fibers (us) | MPI (us) | "
-        "threads / MPI | fibers / MPI |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+        "threads / MPI | fibers / MPI | auto (us) | auto / MPI |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
     std::size_t c = 0;
     for (const std::size_t bytes : sizes()) {
       for (const char* name : kCollectives) {
-        std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.2f | %.2f |\n", name, bytes,
+        std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f |\n", name, bytes,
                     thread_times[c] * 1e6, fiber_times[c] * 1e6, mpi_times[c] * 1e6,
-                    thread_times[c] / mpi_times[c], fiber_times[c] / mpi_times[c]);
+                    thread_times[c] / mpi_times[c], fiber_times[c] / mpi_times[c],
+                    auto_times[c] * 1e6, auto_times[c] / mpi_times[c]);
         ++c;
       }
     }

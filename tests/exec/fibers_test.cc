@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: a thread world's ranks as fibers (fibers.h, design.md 40): when auto chooses them,
+// File: a thread world's ranks as fibers (fibers.h, design.md 40): when auto chooses them
+// (more ranks than CPUs, or a run that starts on an oversubscribed node),
 // that the ranks share the workers' threads, that a rank blocking its worker does not hold
 // up the ranks parked beside it (another worker takes them over), deep stacks, and many
 // ranks on one worker. Failures and timeouts as fibers are in world_test.cc (EachExecution)
 // and fault_matrix_test.cc; the transport's conformance in transport_test.cc ("fibers").
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include "optcoll/exec/spin_wait.h"
 #include "optcoll/exec/threads/world.h"
 
 namespace optcoll {
@@ -57,6 +60,61 @@ TEST(Fibers, AutoChoosesThemOnlyWhenRanksOutnumberTheCpus) {
   const ThreadWorld two(2, WorldOptions{milliseconds(1000), RankExecution::kFibers, 5});
   EXPECT_TRUE(two.fibers());
   EXPECT_EQ(two.threads(), 2);
+}
+
+// Ring exchange of every rank's value with both neighbours, `rounds` times; returns the sum
+// each rank ends with (every run of it: the same).
+int ring_sum(ThreadWorld& world, int rounds) {
+  std::atomic<int> total{0};
+  world.run([&](Transport& t) {
+    const Rank p = t.size();
+    int value = t.rank() + 1;
+    for (int i = 0; i < rounds; ++i) {
+      value += pass(t, (t.rank() + 1) % p, (t.rank() + p - 1) % p, value, i) % 7;
+    }
+    total += value;
+  });
+  return total.load();
+}
+
+// auto with no more ranks than CPUs decides at each run: fibers while the node is
+// oversubscribed (here by busy threads of this process, more than the CPUs), threads once
+// it is not; the results are the same either way.
+TEST(Fibers, AutoRunsAsFibersWhileTheNodeIsOversubscribed) {
+  const int cpus = allowed_cpus();
+  if (cpus < 2) GTEST_SKIP() << "one CPU: a world of one rank has nothing to switch";
+  ThreadWorld world(std::min(cpus, 4), WorldOptions{milliseconds(20000)});
+  EXPECT_FALSE(world.fibers());  // before any run: what an idle node gets
+  const int idle_sum = ring_sum(world, 50);
+  {
+    std::atomic<bool> stop{false};
+    std::vector<std::jthread> busy;
+    for (int i = 0; i <= cpus; ++i) {
+      busy.emplace_back([&stop] {
+        while (!stop.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+    // /proc/loadavg counts them once they run; the world samples it every kLoadSample.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!node_oversubscribed(std::chrono::steady_clock::now()) &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    ASSERT_TRUE(node_oversubscribed(std::chrono::steady_clock::now()))
+        << "busy threads did not show in /proc/loadavg";
+    EXPECT_EQ(ring_sum(world, 50), idle_sum);
+    EXPECT_TRUE(world.fibers()) << world.describe();
+    stop = true;
+  }
+  // Idle again (unless other programs load the node now: then fibers are right too).
+  std::this_thread::sleep_for(milliseconds(50));
+  const bool before = node_oversubscribed(std::chrono::steady_clock::now());
+  EXPECT_EQ(ring_sum(world, 50), idle_sum);
+  const bool after = node_oversubscribed(std::chrono::steady_clock::now());
+  if (before == after) {
+    EXPECT_EQ(world.fibers(), before) << world.describe();
+  }
 }
 
 TEST(Fibers, EveryRankRunsOnceOnTheWorkersThreads) {

@@ -183,12 +183,14 @@ class Fabric {
   Rank size() const { return nranks_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   bool spins() const { return spin_; }
-  // With more ranks than CPUs the world may run its ranks as fibers (fibers.h): waits park
-  // the rank's fiber, and every change of a rank's news pokes its worker. Set by the world
-  // before any rank runs.
-  // A fabric that spins (and so has rings) is not for fibers.
-  void use_fibers(FiberPool* pool) {
-    OPTCOLL_CHECK(!spin_, "a fabric with rings cannot run its ranks as fibers");
+  // How the next run's ranks wait (set by the world between runs, while no rank runs):
+  // spinning (ranks as threads with a CPU each; small messages then go through the rings),
+  // or as fibers of `pool` (fibers.h: waits park the rank's fiber, and every change of a
+  // rank's news pokes its worker), or neither (threads that yield and help each other).
+  // A fabric that spins (and so uses rings) is not for fibers.
+  void set_mode(bool spin, FiberPool* pool) {
+    OPTCOLL_CHECK(!(spin && pool != nullptr), "a fabric with rings cannot run its ranks as fibers");
+    spin_ = spin;
     fibers_ = pool;
   }
   FiberPool* fibers() const { return fibers_; }
@@ -319,7 +321,7 @@ class Fabric {
 
   const Rank nranks_;
   const std::chrono::milliseconds timeout_;
-  const bool spin_;
+  bool spin_;
   FiberPool* fibers_ = nullptr;
   std::unique_ptr<Mailbox[]> mailboxes_;  // [from * nranks + to]
   std::unique_ptr<Inbox[]> inboxes_;

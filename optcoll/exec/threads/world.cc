@@ -41,6 +41,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/exec/spin_wait.h"
 #include "optcoll/exec/threads/fibers.h"
 #include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/model/error.h"
@@ -81,17 +82,20 @@ int step_aside(const std::vector<int>& taken) {
 // The least stack a fiber gets: the executor and a rank's function need a few pages.
 constexpr std::size_t kMinFiberStack = std::size_t{64} << 10;
 
-// Whether a world of p ranks runs them as fibers (world.h, RankExecution).
-bool as_fibers(Rank p, RankExecution execution, int cpus) {
+// How a world of p ranks may run them (world.h, RankExecution): always as threads, always as
+// fibers, or, for kAuto with no more ranks than CPUs, chosen at each run (threads on an idle
+// node, fibers while it is oversubscribed).
+enum class Modes { kThreads, kFibers, kPerRun };
+Modes modes_for(Rank p, RankExecution execution, int cpus) {
   switch (execution) {
     case RankExecution::kThreads:
-      return false;
+      return Modes::kThreads;
     case RankExecution::kFibers:
-      return true;
+      return Modes::kFibers;
     case RankExecution::kAuto:
-      return p > cpus;
+      return p > cpus ? Modes::kFibers : p > 1 ? Modes::kPerRun : Modes::kThreads;
   }
-  return false;
+  return Modes::kThreads;
 }
 
 }  // namespace
@@ -115,15 +119,11 @@ struct ThreadWorld::State {
       : nranks(p),
         options(world_options),
         cpus(std::max(1, allowed_processors())),
-        fibers(as_fibers(p, world_options.execution, cpus)),
+        modes(modes_for(p, world_options.execution, cpus)),
+        fibers(modes == Modes::kFibers),
         spread(!fibers && p > 1 && p <= cpus),
-        fabric(p, world_options.timeout, spread) {
-    if (fibers) {
-      pool = std::make_unique<threads::FiberPool>(
-          p, world_options.workers > 0 ? world_options.workers : cpus,
-          world_options.fiber_stack_bytes);
-      fabric.use_fibers(pool.get());
-    }
+        fabric(p, world_options.timeout, spread.load(std::memory_order_relaxed)) {
+    if (fibers) use_fibers();
     transports.reserve(static_cast<std::size_t>(p));
     go.reserve(static_cast<std::size_t>(p));
     for (Rank r = 0; r < p; ++r) {
@@ -132,9 +132,34 @@ struct ThreadWorld::State {
     }
     failures.resize(static_cast<std::size_t>(p));
     cpu_of = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(p));
-    if (pool) return;
+    if (modes == Modes::kFibers) return;
     workers.reserve(static_cast<std::size_t>(p));
     for (Rank r = 1; r < p; ++r) workers.emplace_back([this, r] { work(r); });
+  }
+
+  // The next run's ranks as fibers (the pool is made at the first such run) or as threads.
+  void use_fibers() {
+    if (!pool) {
+      pool = std::make_unique<threads::FiberPool>(
+          nranks, options.workers > 0 ? options.workers : cpus, options.fiber_stack_bytes);
+    }
+    fibers = true;
+    spread.store(false, std::memory_order_relaxed);
+    fabric.set_mode(/*spin=*/false, pool.get());
+  }
+  void use_threads() {
+    fibers = false;
+    spread.store(nranks > 1 && nranks <= cpus, std::memory_order_relaxed);
+    fabric.set_mode(spread.load(std::memory_order_relaxed), nullptr);
+  }
+  // Per-run worlds: fibers while the node is oversubscribed (file comment), else threads.
+  void choose_mode() {
+    if (modes != Modes::kPerRun) return;
+    if (node_oversubscribed(std::chrono::steady_clock::now())) {
+      use_fibers();
+    } else {
+      use_threads();
+    }
   }
 
   ~State() {
@@ -172,7 +197,7 @@ struct ThreadWorld::State {
     while (true) {
       acquire(*go[static_cast<std::size_t>(r)]);
       if (stopping.load(std::memory_order_acquire)) return;
-      if (spread) spread_out(r);
+      if (spread.load(std::memory_order_relaxed)) spread_out(r);
       run_rank(r);
       if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done.release();
     }
@@ -180,7 +205,8 @@ struct ThreadWorld::State {
 
   // Takes the semaphore, spinning for a moment first when ranks have CPUs of their own.
   void acquire(std::binary_semaphore& semaphore) const {
-    if (spread && spin_wait([&] { return semaphore.try_acquire(); }, spin, SpinBudget::kLongSpin)) {
+    if (spread.load(std::memory_order_relaxed) &&
+        spin_wait([&] { return semaphore.try_acquire(); }, spin, SpinBudget::kLongSpin)) {
       return;
     }
     semaphore.acquire();
@@ -230,12 +256,14 @@ struct ThreadWorld::State {
   const Rank nranks;
   const WorldOptions options;
   const int cpus;  // this process may run on (at least 1)
-  const bool fibers;
-  // No more ranks than allowed CPUs: spread ranks over CPUs, spin before sleeping (as
-  // threads; as fibers the workers spin, and their ranks' threads are theirs).
-  const bool spread;
+  const Modes modes;
+  bool fibers;  // the last run's ranks ran as fibers (before any: the first run's, idle)
+  // Threads, no more ranks than allowed CPUs: spread ranks over CPUs, spin before sleeping
+  // (as fibers the workers spin, and their ranks' threads are theirs). Set by run() before
+  // it starts the workers; read by idle workers too.
+  std::atomic<bool> spread;
   threads::Fabric fabric;
-  std::unique_ptr<threads::FiberPool> pool;  // ranks as fibers (more ranks than CPUs)
+  std::unique_ptr<threads::FiberPool> pool;  // ranks as fibers, once a run used them
   std::vector<std::unique_ptr<threads::ThreadTransport>> transports;
   std::vector<Failure> failures;  // of the last run, one per rank
 
@@ -276,7 +304,7 @@ const WorldOptions& ThreadWorld::options() const { return state_->options; }
 bool ThreadWorld::fibers() const { return state_->fibers; }
 
 int ThreadWorld::threads() const {
-  return state_->pool ? state_->pool->workers() : static_cast<int>(state_->nranks);
+  return state_->fibers ? state_->pool->workers() : static_cast<int>(state_->nranks);
 }
 
 std::size_t ThreadWorld::bytes_for(Rank nranks) {
@@ -296,11 +324,12 @@ void ThreadWorld::run(const std::function<void(Transport&)>& fn) {
   s.fabric.reset();
   for (auto& failure : s.failures) failure = State::Failure{};
   s.current = &fn;
-  if (s.spread) {
+  s.choose_mode();
+  if (s.spread.load(std::memory_order_relaxed)) {
     for (Rank r = 1; r < s.nranks; ++r) s.cpu_of[static_cast<std::size_t>(r)].store(-1);
     s.cpu_of[0].store(current_cpu());
   }
-  if (s.pool) {
+  if (s.fibers) {
     s.pool->run([&s](Rank r) { s.run_rank(r); });
   } else {
     s.running.store(s.nranks - 1, std::memory_order_relaxed);

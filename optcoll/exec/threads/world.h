@@ -3,9 +3,10 @@
 // default backend: no setup, real data, real concurrency. With no more ranks than CPUs each
 // rank is a thread: ranks 1..p-1 run on threads started once, with the world, that serve
 // every run() (a persistent pool), and rank 0 runs on the thread that calls run(). With more
-// ranks than CPUs the ranks are fibers on one worker thread per CPU (fibers.h): a rank that
-// waits lets another rank run in nanoseconds instead of yielding its CPU to the kernel. See
-// world.cc for why (measurements).
+// ranks than CPUs, or while other programs oversubscribe the node when a run starts, the
+// ranks are fibers on one worker thread per CPU (fibers.h): a rank that waits lets another
+// rank run in nanoseconds instead of yielding its CPU to the kernel. See world.cc for why
+// (measurements).
 #pragma once
 
 #include <chrono>
@@ -20,7 +21,10 @@ namespace optcoll {
 
 // How the ranks of a world run.
 enum class RankExecution {
-  kAuto,     // threads while the ranks fit on the CPUs this process may use, else fibers
+  kAuto,     // more ranks than the CPUs this process may use: fibers; otherwise chosen at
+             // each run(): threads, or fibers while other programs oversubscribe the node
+             // (spin_wait.h, node_oversubscribed: a rank thread that loses its CPU there
+             // waits a time slice for each message, a fiber hands over in nanoseconds)
   kThreads,  // a thread per rank, however many
   kFibers,   // fibers on worker threads (WorldOptions::workers)
 };
@@ -52,9 +56,11 @@ class ThreadWorld {
 
   Rank size() const;
   const WorldOptions& options() const;
-  // Whether the ranks run as fibers (the options and the CPUs decide, at construction).
+  // Whether the last run's ranks ran as fibers (before the first run: whether they would
+  // on an idle node). The options and the CPUs decide, and for kAuto with no more ranks than
+  // CPUs the node's load at the start of each run.
   bool fibers() const;
-  // The threads the ranks run on: one per rank, or the fibers' workers.
+  // The threads the last run's ranks ran on: one per rank, or the fibers' workers.
   int threads() const;
   // "8 threads" or "8 ranks as fibers on 2 threads", for reports.
   std::string describe() const;
