@@ -36,31 +36,35 @@ Tree leaf(std::string_view algorithm) {
   return t;
 }
 
-// `rule`'s algorithm behind the conditions its restrictions need; `fallback` elsewhere.
+// {first_key: first, second_key: second}: MPICH takes the first whose condition holds.
+Tree either(std::string_view first_key, Tree first, std::string_view second_key, Tree second) {
+  Tree t = Tree::object();
+  t[std::string(first_key)] = std::move(first);
+  t[std::string(second_key)] = std::move(second);
+  return t;
+}
+
+// `algorithm` behind the conditions its restrictions need; `fallback` elsewhere.
 Tree guarded(const LibraryAlgorithm& algorithm, std::string_view fallback) {
   Tree t = leaf(algorithm.name);
   if (algorithm.restrictions & kCommutativeOp) {
-    Tree g = Tree::object();
-    g["is_commutative=yes"] = t;
-    g["is_commutative=no"] = leaf(fallback);
-    t = g;
+    t = either("is_commutative=yes", t, "is_commutative=no", leaf(fallback));
   }
   if (algorithm.restrictions & kBuiltInOp) {
-    Tree enough = Tree::object();
-    enough["count<pow2"] = leaf(fallback);
-    enough["count=any"] = t;
-    Tree g = Tree::object();
-    g["is_op_built_in=yes"] = enough;
-    g["is_op_built_in=no"] = leaf(fallback);
-    t = g;
+    t = either("is_op_built_in=yes", either("count<pow2", leaf(fallback), "count=any", t),
+               "is_op_built_in=no", leaf(fallback));
   }
   if (algorithm.restrictions & kPowerOfTwoRanks) {
-    Tree g = Tree::object();
-    g["comm_size=pow2"] = t;
-    g["comm_size=any"] = leaf(fallback);
-    t = g;
+    t = either("comm_size=pow2", t, "comm_size=any", leaf(fallback));
   }
   return t;
+}
+
+// In-place calls of the alltoalls to their in-place algorithm, the others to `t`.
+Tree with_in_place(const MpichCollective& c, Tree t) {
+  if (c.intra_in_place.empty()) return t;
+  return either("is_sendbuf_inplace=yes", leaf(c.intra_in_place), "is_sendbuf_inplace=no",
+                std::move(t));
 }
 
 // The rules of one collective at one p as a tree over the message-size key.
@@ -90,19 +94,7 @@ Tree tuned_tree(const std::map<Rank, std::vector<const LibraryRule*>>& by_p,
       t[key] = size_tree(it->second, c);
     }
   }
-  if (c.intra_in_place.empty()) return t;
-  Tree g = Tree::object();
-  g["is_sendbuf_inplace=yes"] = leaf(c.intra_in_place);
-  g["is_sendbuf_inplace=no"] = t;
-  return g;
-}
-
-Tree default_intra(const MpichCollective& c) {
-  if (c.intra_in_place.empty()) return leaf(c.intra);
-  Tree g = Tree::object();
-  g["is_sendbuf_inplace=yes"] = leaf(c.intra_in_place);
-  g["is_sendbuf_inplace=no"] = leaf(c.intra);
-  return g;
+  return with_in_place(c, std::move(t));
 }
 
 }  // namespace
@@ -127,7 +119,7 @@ std::string to_mpich_json(const LibraryRules& rules, std::string_view /*source*/
     const auto tuned = c.kind ? grouped.find(*c.kind) : grouped.end();
     Tree entry = Tree::object();
     entry["comm_type=intra"] =
-        tuned != grouped.end() ? tuned_tree(tuned->second, c) : default_intra(c);
+        tuned != grouped.end() ? tuned_tree(tuned->second, c) : with_in_place(c, leaf(c.intra));
     if (!c.inter.empty()) entry["comm_type=inter"] = leaf(c.inter);
     file[name] = entry;
   }
