@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   optcoll::cli::add_bench_command(app);
   optcoll::cli::add_tune_command(app);
   optcoll::cli::add_export_command(app);
+  optcoll::cli::add_diagnose_command(app);
   const auto all = app.get_subcommands([](const CLI::App*) { return true; });
   const bool known_command =
       argc > 1 && std::any_of(all.begin(), all.end(),

@@ -23,5 +23,6 @@ void add_calibrate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_diagnose_command(CLI::App& app);
 
 }  // namespace optcoll::cli

@@ -2,7 +2,12 @@
 // File: what every OPTCOLL_* function shares (see call.h).
 #include "optcoll/capi/call.h"
 
+#include <cstdio>
 #include <new>
+#include <optional>
+
+#include "optcoll/api/hang_report.h"
+#include "optcoll/exec/wait_error.h"
 
 namespace optcoll::capi {
 
@@ -116,6 +121,7 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   const BufferBinding buffers{
       std::span<const std::byte>(static_cast<const std::byte*>(in), in_bytes),
       std::span<std::byte>(static_cast<std::byte*>(out), out_bytes)};
+  call.context->set_step(spec.kind);
   call.comm->run(spec, buffers, type, op, algorithm);
 }
 
@@ -156,6 +162,9 @@ struct Failure {
   int mpi_class = MPI_ERR_INTERN;
   std::string message;
   bool transport_intact = false;  // CallError::transport_intact
+  // A collective that ended waiting (WaitError): what it waited for.
+  std::optional<std::vector<Rank>> waiting_for;
+  bool timed_out = false;
 };
 
 Failure current_failure() {
@@ -166,6 +175,11 @@ Failure current_failure() {
     f.mpi_class = e.mpi_class();
     f.message = e.what();
     f.transport_intact = e.transport_intact();
+  } catch (const WaitError& e) {
+    f.mpi_class = MPI_ERR_OTHER;
+    f.message = e.what();
+    f.waiting_for = e.waiting_for();
+    f.timed_out = e.timed_out();
   } catch (const Error& e) {
     switch (e.code()) {
       case ErrorCode::kTransport:
@@ -190,10 +204,37 @@ Failure current_failure() {
   return f;
 }
 
+// One line on stderr for optcoll diagnose (optcoll/api/hang_report.h).
+void write_hang_report(CommContext& context, const Failure& f) {
+  HangReport r;
+  r.rank = context.transport().rank();
+  r.size = context.transport().size();
+  r.call = context.call_number();
+  if (const auto step = context.step()) {
+    r.collective = std::string(collective_name(*step));
+    const auto& plan = context.communicator().last_plan();
+    if (plan && plan->schedule.spec.kind == *step) r.algorithm = plan->algorithm;
+  }
+  r.entered_ms = context.call_started_ms();
+  r.failed_ms = wall_clock_ms();
+  r.timed_out = f.timed_out;
+  r.waiting_for = *f.waiting_for;
+  r.reason = f.message;
+  const std::string line = format_hang_report(r) + "\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 int report_exception(MPI_Comm comm, CommContext* context) {
   const Failure f = current_failure();
+  if (context != nullptr && f.waiting_for) {
+    try {
+      write_hang_report(*context, f);
+    } catch (...) {  // errors.md: reporting the first error matters more than this one
+    }
+  }
   // The others fail this call too, at once, unless they told this rank: a failure this rank
   // found itself (its transport's included: a message of the wrong size) is news to them.
   if (context != nullptr && !f.transport_intact && !context->transport().failed_by_notice()) {

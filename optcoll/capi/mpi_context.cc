@@ -2,6 +2,7 @@
 // File: the C API's per-communicator state, settings and error reporting.
 #include "optcoll/capi/mpi_context.h"
 
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -13,6 +14,18 @@
 #include "optcoll/model/cost_model.h"
 
 namespace optcoll::capi {
+
+std::int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void CommContext::begin_call() {
+  transport_->begin_call(++calls_);
+  call_started_ms_ = wall_clock_ms();
+  step_.reset();
+}
 namespace {
 
 struct Settings {

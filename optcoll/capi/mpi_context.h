@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <mpi.h>
@@ -24,7 +25,14 @@ class CommContext {
   mpi::MpiTransport& transport() { return *transport_; }
   // Numbers the next collective call (the same on every rank: MPI requires that every rank
   // makes the same calls); a failure ends only the call it happens in.
-  void begin_call() { transport_->begin_call(++calls_); }
+  void begin_call();
+  std::uint64_t call_number() const { return calls_; }
+  // Wall-clock ms since the epoch when the current call began (for hang reports).
+  std::int64_t call_started_ms() const { return call_started_ms_; }
+  // What the current call runs now (a v-collective's count exchange, then the collective
+  // itself), for hang reports.
+  void set_step(CollectiveKind kind) { step_ = kind; }
+  std::optional<CollectiveKind> step() const { return step_; }
   // The Communicator under the current settings (remade, plans and all, when they change).
   Communicator& communicator();
 
@@ -33,7 +41,12 @@ class CommContext {
   std::unique_ptr<Communicator> communicator_;
   unsigned generation_ = 0;
   std::uint64_t calls_ = 0;
+  std::int64_t call_started_ms_ = 0;
+  std::optional<CollectiveKind> step_;
 };
+
+// Wall-clock milliseconds since the epoch.
+std::int64_t wall_clock_ms();
 
 // The context of `comm`, created on first use. CallError(MPI_ERR_COMM) for MPI_COMM_NULL,
 // an inter-communicator, or before MPI_Init / after MPI_Finalize.

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/exec/wait_error.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/validate.h"
 
@@ -158,15 +159,16 @@ class Interpreter final : public Progress {
     try {
       finished = progress();
     } catch (const TransportError& e) {
-      throw TransportError(
-          fmt::format("{}; rank {} was waiting on: {}", e.what(), me_, pending_description()));
+      throw WaitError(
+          fmt::format("{}; rank {} was waiting on: {}", e.what(), me_, pending_description()), me_,
+          pending_peers(), /*timed_out=*/false);
     }
     if (!finished) {
       const std::string reason =
           fmt::format("rank {} timed out: no progress for {} ms; waiting on: {}", me_,
                       options_.timeout.count(), pending_description());
       transport_.abort(reason);
-      throw TransportError(reason);
+      throw WaitError(reason, me_, pending_peers(), /*timed_out=*/true);
     }
   }
 
@@ -380,6 +382,19 @@ class Interpreter final : public Progress {
   }
 
   // The ops in flight, in program order, and how many have not started.
+  // The peers of the messages in flight, sorted, each once.
+  std::vector<Rank> pending_peers() const {
+    std::vector<Rank> peers;
+    for (const auto& entry : x_.in_flight_) {
+      if (entry.op == kNoOp) continue;
+      const Rank peer = peer_of(program_.ops[static_cast<std::size_t>(entry.op)].action);
+      if (peer != kNoRank) peers.push_back(peer);
+    }
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    return peers;
+  }
+
   std::string pending_description() const {
     std::vector<OpId> ids;
     ids.reserve(in_flight_count_);
