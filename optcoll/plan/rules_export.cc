@@ -207,16 +207,14 @@ bool same_choice(const LibraryRule& a, const LibraryRule& b) {
 }
 
 // One rule for every size: the library algorithm priced at every point whose geometric mean
-// ratio to each point's best is least.
+// ratio to each point's best is least (ties: the earlier table entry).
 void add_size_blind_rule(const ExportOptions& o, CollectiveKind kind, Rank p,
                          const std::vector<GridPoint>& grid, bool measured,
                          std::vector<LibraryRule>& rules) {
   const Priced* best = nullptr;
-  const GridPoint* best_point = nullptr;
   double best_mean = std::numeric_limits<double>::infinity();
   for (const auto& candidate : grid.front().priced) {
     double log_sum = 0;
-    const Priced* at_first = nullptr;
     bool everywhere = true;
     for (const auto& point : grid) {
       const auto it = std::find_if(point.priced.begin(), point.priced.end(), [&](const Priced& x) {
@@ -226,18 +224,16 @@ void add_size_blind_rule(const ExportOptions& o, CollectiveKind kind, Rank p,
         everywhere = false;
         break;
       }
-      if (at_first == nullptr) at_first = &*it;
       log_sum +=
           std::log(std::max(it->seconds, 1e-300) / std::max(point.priced[0].seconds, 1e-300));
     }
     const double mean = log_sum / static_cast<double>(grid.size());
     if (everywhere && mean < best_mean) {
       best_mean = mean;
-      best = at_first;
-      best_point = &grid.front();
+      best = &candidate;
     }
   }
-  if (best != nullptr) rules.push_back(rule_from(o, kind, p, 0, *best_point, *best, measured));
+  if (best != nullptr) rules.push_back(rule_from(o, kind, p, 0, grid.front(), *best, measured));
 }
 
 void add_rules(const ExportOptions& o, CollectiveKind kind, Rank p,

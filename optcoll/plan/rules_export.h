@@ -13,9 +13,10 @@
 // builder chooses, halved and doubled: the variants optcoll tune measures). The least time wins
 // (ties: the earlier table entry). Consecutive sizes with the same choice merge into one rule; a
 // new rule starts at the geometric mean of the two grid sizes around the change. Where the
-// library's rule key ignores the message size (Open MPI 4.1's gather, scatter, scan, exscan,
-// alltoallv, barrier: library_algorithms.h), one rule holds for every size: the algorithm
-// whose time is least in geometric mean over the grid of its ratio to the best.
+// library's rule key ignores the message size (library_message_key: Open MPI 4.1's gather,
+// scatter, scan, exscan, alltoallv, barrier; MPICH's gather, scatter, gatherv, scatterv,
+// scan, exscan, barrier), one rule holds for every size: the algorithm whose time is least
+// in geometric mean over the grid of its ratio to the best.
 //
 // Writing: to_ompi_rules() gives Open MPI's coll/tuned dynamic rules file (the classic
 // format every 4.x and 5.x reads; `--mca coll_tuned_use_dynamic_rules 1 --mca
