@@ -75,10 +75,28 @@ struct Communicator::PreparedCall {
   Execution execution;  // refers to plan->schedule
 };
 
+namespace detail {
+
+// A nonblocking or persistent collective: its prepared call (its own execution while it
+// runs), buffers, datatype and operator, and its run while in flight.
+struct PendingCall {
+  Communicator* comm = nullptr;
+  std::shared_ptr<Communicator::PreparedCall> prepared;
+  BufferBinding buffers;
+  Datatype type;
+  ReduceOp op;
+  bool persistent = false;
+  CollectivesInFlight::Handle run;  // null: inactive
+};
+
+}  // namespace detail
+
+// The communicator's collectives in flight complete first (in_flight_ is the last member:
+// it goes first, while the prepared calls it runs are still there).
 Communicator::~Communicator() = default;
 
-Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
-                                                   std::string_view algorithm_override) {
+const std::shared_ptr<Communicator::PreparedCall>& Communicator::prepared(
+    const CollectiveSpec& spec, std::string_view algorithm_override) {
   std::string_view algorithm = algorithm_override;
   if (algorithm.empty()) {
     algorithm = "auto";
@@ -92,7 +110,7 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
     if (i > 0)
       std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
                   prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    return *prepared_.front();
+    return prepared_.front();
   }
   CollectiveSpec planned = spec;
   if (options_.reproducible && is_reduction(planned.kind)) planned.reproducible = true;
@@ -102,13 +120,26 @@ Communicator::PreparedCall& Communicator::prepared(const CollectiveSpec& spec,
                   planned.nranks, size());
   }
   std::string name(algorithm);
-  auto call = std::make_unique<PreparedCall>(
+  auto call = std::make_shared<PreparedCall>(
       spec, name,
       cache_->get(planned, options_.model, name, options_.tuning.get(), transport_.backend()),
       rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
-  return *prepared_.front();
+  return prepared_.front();
+}
+
+std::shared_ptr<Communicator::PreparedCall> Communicator::idle(
+    const std::shared_ptr<PreparedCall>& call) const {
+  if (!call->execution.running()) return call;
+  return std::make_shared<PreparedCall>(call->spec, call->algorithm, call->plan, rank());
+}
+
+ExecOptions Communicator::next_options() {
+  ExecOptions exec;
+  exec.timeout = options_.timeout;
+  exec.epoch = epoch_++;
+  return exec;
 }
 
 bool Communicator::counts_free(CollectiveKind kind) {
@@ -143,34 +174,183 @@ CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> ro
 }
 
 std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {
-  return prepared(spec).plan;
+  return prepared(spec)->plan;
 }
 
 Communicator::BufferCounts Communicator::buffer_counts(const CollectiveSpec& spec,
                                                        std::string_view algorithm) {
-  const Execution& execution = prepared(spec, algorithm).execution;
+  const Execution& execution = prepared(spec, algorithm)->execution;
   return {execution.input_count(), execution.output_count()};
 }
 
-const std::shared_ptr<const Plan>& Communicator::run_prepared(PreparedCall& call,
-                                                              BufferBinding buffers,
-                                                              const Datatype& type,
-                                                              const ReduceOp& op, bool bind_used) {
-  // A non-commutative spec with a commutative operator is fine; the reverse is not.
-  if (call.spec.commutative && !op.commutative && is_reduction(call.spec.kind)) {
+namespace {
+
+// The buffers a call binds: with `bind_used`, a buffer this rank does not use (layout count
+// 0) is bound empty whatever its size (MPI ignores such buffers).
+BufferBinding bound(const Execution& execution, BufferBinding buffers, bool bind_used) {
+  if (bind_used) {
+    if (execution.input_count() == 0) buffers.input = buffers.input.first(0);
+    if (execution.output_count() == 0) buffers.output = buffers.output.first(0);
+  }
+  return buffers;
+}
+
+// A non-commutative spec with a commutative operator is fine; the reverse is not.
+void check_operator(const CollectiveSpec& spec, const ReduceOp& op) {
+  if (spec.commutative && !op.commutative && is_reduction(spec.kind)) {
     throw_invalid("operator {} is not commutative but the spec says it is", op.name);
   }
-  if (bind_used) {
-    if (call.execution.input_count() == 0) buffers.input = buffers.input.first(0);
-    if (call.execution.output_count() == 0) buffers.output = buffers.output.first(0);
-  }
+}
+
+}  // namespace
+
+const std::shared_ptr<const Plan>& Communicator::run_prepared(
+    const std::shared_ptr<PreparedCall>& call, BufferBinding buffers, const Datatype& type,
+    const ReduceOp& op, bool bind_used) {
+  check_operator(call->spec, op);
+  buffers = bound(call->execution, buffers, bind_used);
   // (Plans are shared by the ranks of a process: copying one touches a shared counter.)
-  if (last_plan_ != call.plan) last_plan_ = call.plan;
-  ExecOptions exec;
-  exec.timeout = options_.timeout;
-  exec.epoch = epoch_++;
-  call.execution.run(transport_, buffers, type, op, exec);
-  return call.plan;
+  if (last_plan_ != call->plan) last_plan_ = call->plan;
+  if (in_flight_ != nullptr && !in_flight_->empty()) {
+    // Collectives are in flight: this one runs with them (and advances them).
+    const std::shared_ptr<PreparedCall> free_call = idle(call);
+    const auto run =
+        in_flight_->start(free_call->execution, buffers, type, op, next_options(), free_call);
+    in_flight_->wait(*run);
+    return call->plan;
+  }
+  call->execution.run(transport_, buffers, type, op, next_options());
+  return call->plan;
+}
+
+Request Communicator::start_prepared(const std::shared_ptr<PreparedCall>& call,
+                                     BufferBinding buffers, const Datatype& type,
+                                     const ReduceOp& op, bool persistent, bool bind_used) {
+  check_operator(call->spec, op);
+  auto pending = std::make_shared<detail::PendingCall>();
+  pending->comm = this;
+  // A persistent request keeps an execution of its own, so that no other call waits for it.
+  pending->prepared =
+      persistent ? std::make_shared<PreparedCall>(call->spec, call->algorithm, call->plan, rank())
+                 : idle(call);
+  pending->buffers = bound(pending->prepared->execution, buffers, bind_used);
+  pending->type = type;
+  pending->op = op;
+  pending->persistent = persistent;
+  if (!persistent) launch(*pending);
+  return Request(std::move(pending));
+}
+
+void Communicator::launch(detail::PendingCall& call) {
+  if (in_flight_ == nullptr) {
+    // Every rank gets here at the same collective of its sequence (its first start).
+    transport_.expect_overlapping_calls();
+    in_flight_ = std::make_unique<CollectivesInFlight>(transport_);
+  }
+  if (last_plan_ != call.prepared->plan) last_plan_ = call.prepared->plan;
+  call.run = in_flight_->start(call.prepared->execution, call.buffers, call.type, call.op,
+                               next_options(), call.prepared);
+  // Every call advances the others in flight.
+  if (in_flight_->size() > 1) in_flight_->progress(std::chrono::milliseconds{0});
+}
+
+bool Communicator::test(detail::PendingCall& call) {
+  const CollectivesInFlight::Handle run = call.run;
+  try {
+    if (!in_flight_->test(*run)) return false;
+  } catch (...) {
+    call.run.reset();
+    throw;
+  }
+  call.run.reset();
+  return true;
+}
+
+void Communicator::wait(detail::PendingCall& call) {
+  const CollectivesInFlight::Handle run = std::move(call.run);
+  in_flight_->wait(*run);
+}
+
+std::size_t Communicator::in_flight() const {
+  return in_flight_ == nullptr ? 0 : in_flight_->size();
+}
+
+Request Communicator::start(const CollectiveSpec& spec, BufferBinding buffers, const Datatype& type,
+                            const ReduceOp& op, bool persistent, std::string_view algorithm) {
+  return start_prepared(prepared(spec, algorithm), buffers, type, op, persistent,
+                        /*bind_used=*/false);
+}
+
+std::vector<Count> Communicator::exchanged_own_counts(Count mine) {
+  const auto own = static_cast<std::int64_t>(mine);
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
+  allgather<std::int64_t>(std::span<const std::int64_t>(&own, 1), all);
+  return {all.begin(), all.end()};
+}
+
+std::vector<Count> Communicator::exchanged_root_counts(std::span<const Count> root_counts,
+                                                       Rank root) {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
+  if (rank() == root) {
+    if (root_counts.size() == all.size()) {
+      std::copy(root_counts.begin(), root_counts.end(), all.begin());
+    } else {  // every rank must learn of it, not only the root: -(given + 1) in slot 0
+      all[0] = -static_cast<std::int64_t>(root_counts.size()) - 1;
+    }
+  }
+  bcast<std::int64_t>(all, root);
+  if (all[0] < 0) {
+    throw_invalid("scatterv_root_counts: the root gave {} counts for {} ranks", -all[0] - 1,
+                  all.size());
+  }
+  return {all.begin(), all.end()};
+}
+
+// ---- Request
+
+bool Request::active() const { return call_ != nullptr && call_->run != nullptr; }
+bool Request::persistent() const { return call_ != nullptr && call_->persistent; }
+
+void Request::start() {
+  if (call_ == nullptr) throw_invalid("start() of a null request");
+  if (!call_->persistent) {
+    throw_invalid(
+        "start() of a nonblocking request: only persistent requests (made by a "
+        "<collective>_init call) can be started again");
+  }
+  if (call_->run != nullptr) {
+    throw_invalid(
+        "start() of a persistent {} that is already in flight (started twice "
+        "without a wait or a completing test)",
+        collective_name(call_->prepared->spec.kind));
+  }
+  call_->comm->launch(*call_);
+}
+
+bool Request::test() {
+  if (!active()) return true;
+  return call_->comm->test(*call_);
+}
+
+void Request::wait() {
+  if (!active()) return;
+  call_->comm->wait(*call_);
+}
+
+std::shared_ptr<const Plan> Request::plan() const {
+  return call_ == nullptr ? nullptr : call_->prepared->plan;
+}
+
+void wait_all(std::span<Request> requests) {
+  std::exception_ptr first;
+  for (Request& request : requests) {
+    try {
+      request.wait();
+    } catch (...) {
+      if (first == nullptr) first = std::current_exception();
+    }
+  }
+  if (first != nullptr) std::rethrow_exception(first);
 }
 
 std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, BufferBinding buffers,
@@ -181,6 +361,16 @@ std::shared_ptr<const Plan> Communicator::run(const CollectiveSpec& spec, Buffer
 
 void Communicator::barrier() {
   call<std::int32_t>(detail::regular(CollectiveKind::kBarrier, 0), {}, {}, detail::no_op());
+}
+
+Request Communicator::ibarrier() {
+  return issue<std::int32_t>(Mode::kNonblocking, detail::regular(CollectiveKind::kBarrier, 0), {},
+                             {}, detail::no_op());
+}
+
+Request Communicator::barrier_init() {
+  return issue<std::int32_t>(Mode::kPersistent, detail::regular(CollectiveKind::kBarrier, 0), {},
+                             {}, detail::no_op());
 }
 
 namespace detail {

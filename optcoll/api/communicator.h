@@ -8,7 +8,23 @@
 //   optcoll::run_threads(8, [](optcoll::Communicator& comm) {
 //     std::vector<double> in(1000, comm.rank()), out(1000);
 //     comm.allreduce<double>(in, out, "sum");            // out[i] = 0 + 1 + ... + 7
+//     optcoll::Request r = comm.iallreduce<double>(in, out, "sum");  // nonblocking
+//     compute();
+//     r.wait();
+//     optcoll::Request p = comm.allreduce_init<double>(in, out, "sum");  // persistent
+//     for (int step = 0; step < 100; ++step) { p.start(); compute(); p.wait(); }
 //   });
+//
+// Nonblocking and persistent collectives (MPI-3 / MPI-4 semantics): `i<name>` starts the
+// collective and returns a Request; `<name>_init` plans, prepares and checks it once (a
+// collective call: every rank makes it, in the same order as its other collectives) and
+// returns an inactive persistent Request that start() runs, any number of times. Every rank
+// starts its collectives, blocking or not, in the same order. Several may be in flight on
+// one communicator; they progress inside the communicator's calls (test, wait, and every
+// collective started or run), not while the caller computes between them
+// (optcoll/exec/in_flight.h). The buffers of a request in flight belong to it until it
+// completes. A Request must not outlive its Communicator; a Request dropped while in flight
+// completes at the communicator's next calls, or when the communicator is destroyed.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +42,7 @@
 #include <vector>
 
 #include "optcoll/exec/executor.h"
+#include "optcoll/exec/in_flight.h"
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/exec/transport.h"
 #include "optcoll/model/cost_model.h"
@@ -63,6 +80,40 @@ class PlanCache {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Plan>> plans_;
 };
+
+class Communicator;
+namespace detail {
+struct PendingCall;  // communicator.cc
+}
+
+// A nonblocking or persistent collective (see the file comment). Default-constructed: null
+// (test() and wait() return at once, start() throws).
+class Request {
+ public:
+  Request() = default;
+  // Whether the collective is in flight (started, and not yet completed by test or wait).
+  bool active() const;
+  bool persistent() const;
+  // Persistent requests: runs the prepared collective again. Error(kInvalidArgument) for a
+  // request already in flight (started twice without a wait), or one that is not persistent.
+  void start();
+  // Advances the communicator's collectives in flight without blocking; true when this one
+  // has completed (it is then inactive; true for an inactive or null request too). Throws
+  // the collective's failure (WaitError, TransportError).
+  bool test();
+  // Blocks until this collective completes; throws as test().
+  void wait();
+  // The plan it runs (null for a null request).
+  std::shared_ptr<const Plan> plan() const;
+
+ private:
+  friend class Communicator;
+  explicit Request(std::shared_ptr<detail::PendingCall> call) : call_(std::move(call)) {}
+  std::shared_ptr<detail::PendingCall> call_;
+};
+
+// Waits for every request, in order; throws the first failure after waiting for the rest.
+void wait_all(std::span<Request> requests);
 
 template <typename T>
 Datatype datatype_of();
@@ -184,7 +235,101 @@ class Communicator {
   void alltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
   void barrier();
 
+  // Nonblocking (i<name>) and persistent (<name>_init) forms of every typed call above (the
+  // file comment says how they run). gatherv_own_counts_init and scatterv_root_counts_init
+  // exchange the counts once, at init; they have no nonblocking form (the exchange would
+  // be a collective of its own).
+  template <typename T>
+  Request ibcast(std::span<T> buffer, Rank root);
+  template <typename T>
+  Request bcast_init(std::span<T> buffer, Rank root);
+  template <typename T>
+  Request ireduce(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root);
+  template <typename T>
+  Request ireduce(std::span<const T> in, std::span<T> out, std::string_view op, Rank root);
+  template <typename T>
+  Request reduce_init(std::span<const T> in, std::span<T> out, const ReduceOp& op, Rank root);
+  template <typename T>
+  Request reduce_init(std::span<const T> in, std::span<T> out, std::string_view op, Rank root);
+  template <typename T>
+  Request iallreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T>
+  Request iallreduce(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request allreduce_init(std::span<const T> in, std::span<T> out, const ReduceOp& op);
+  template <typename T>
+  Request allreduce_init(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request iscan(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request scan_init(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request iexscan(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request exscan_init(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request iscatter(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  Request scatter_init(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  Request iscatterv(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                    Rank root);
+  template <typename T>
+  Request scatterv_init(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                        Rank root);
+  template <typename T>
+  Request scatterv_root_counts_init(std::span<const T> in, std::span<T> out,
+                                    std::span<const Count> root_counts, Rank root);
+  template <typename T>
+  Request igather(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  Request gather_init(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  Request igatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                   Rank root);
+  template <typename T>
+  Request gatherv_init(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                       Rank root);
+  template <typename T>
+  Request gatherv_own_counts_init(std::span<const T> in, std::span<T> out, Rank root);
+  template <typename T>
+  Request iallgather(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  Request allgather_init(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  Request iallgatherv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T>
+  Request allgatherv_init(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T>
+  Request ireduce_scatter(std::span<const T> in, std::span<T> out, std::span<const Count> counts,
+                          std::string_view op);
+  template <typename T>
+  Request reduce_scatter_init(std::span<const T> in, std::span<T> out,
+                              std::span<const Count> counts, std::string_view op);
+  template <typename T>
+  Request ireduce_scatter_block(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request reduce_scatter_block_init(std::span<const T> in, std::span<T> out, std::string_view op);
+  template <typename T>
+  Request ialltoall(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  Request alltoall_init(std::span<const T> in, std::span<T> out);
+  template <typename T>
+  Request ialltoallv(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  template <typename T>
+  Request alltoallv_init(std::span<const T> in, std::span<T> out, std::span<const Count> counts);
+  Request ibarrier();
+  Request barrier_init();
+  // The untyped core of the nonblocking (persistent = false) and persistent forms, as run().
+  Request start(const CollectiveSpec& spec, BufferBinding buffers, const Datatype& type,
+                const ReduceOp& op, bool persistent, std::string_view algorithm = {});
+  // How many collectives are in flight on this communicator.
+  std::size_t in_flight() const;
+
  private:
+  friend class Request;
+  friend struct detail::PendingCall;
+  enum class Mode : std::uint8_t { kBlocking, kNonblocking, kPersistent };
   // A call this communicator has made: the spec as planned, its plan and this rank's
   // prepared execution of it.
   struct PreparedCall;
@@ -192,9 +337,32 @@ class Communicator {
   template <typename T>
   void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op,
             std::string_view algorithm = {});
+  // call(), or start() of the nonblocking or persistent form.
+  template <typename T>
+  Request issue(Mode mode, CollectiveSpec spec, std::span<const T> in, std::span<T> out,
+                const ReduceOp& op, std::string_view algorithm = {});
+  // The nonblocking and persistent forms' common part (run_prepared's, for start()).
+  Request start_prepared(const std::shared_ptr<PreparedCall>& call, BufferBinding buffers,
+                         const Datatype& type, const ReduceOp& op, bool persistent, bool bind_used);
+  // Starts `call` in flight (Request::start, and the nonblocking forms).
+  void launch(detail::PendingCall& call);
+  // Advances the collectives in flight (Request::test/wait).
+  bool test(detail::PendingCall& call);
+  void wait(detail::PendingCall& call);
+  // Every rank's count, from each rank's own (gatherv_own_counts: an allgather), or from the
+  // root's (scatterv_root_counts: a bcast; a root that gave the wrong number of counts makes
+  // every rank throw).
+  std::vector<Count> exchanged_own_counts(Count mine);
+  std::vector<Count> exchanged_root_counts(std::span<const Count> root_counts, Rank root);
   // The prepared call for `spec` (planned and prepared on first use; most recent first),
   // with `algorithm`, or the options' choice for its collective when empty.
-  PreparedCall& prepared(const CollectiveSpec& spec, std::string_view algorithm = {});
+  const std::shared_ptr<PreparedCall>& prepared(const CollectiveSpec& spec,
+                                                std::string_view algorithm = {});
+  // `call` if its execution is free, else a fresh one of the same plan (a collective of the
+  // same spec is in flight).
+  std::shared_ptr<PreparedCall> idle(const std::shared_ptr<PreparedCall>& call) const;
+  // The next call's execution options (its epoch).
+  ExecOptions next_options();
   // This rank's spec for the exchange-free scatterv (counts_free_spec). A root that gave the
   // wrong number of counts aborts the call on every rank (the others could not learn of it
   // otherwise) and throws.
@@ -203,9 +371,9 @@ class Communicator {
   // Runs a prepared call; with `bind_used`, a buffer this rank does not use (layout count 0)
   // is bound empty whatever its size (MPI ignores such buffers).
   // Returns the plan (valid until the call is evicted: copy it to keep it).
-  const std::shared_ptr<const Plan>& run_prepared(PreparedCall& call, BufferBinding buffers,
-                                                  const Datatype& type, const ReduceOp& op,
-                                                  bool bind_used);
+  const std::shared_ptr<const Plan>& run_prepared(const std::shared_ptr<PreparedCall>& call,
+                                                  BufferBinding buffers, const Datatype& type,
+                                                  const ReduceOp& op, bool bind_used);
 
   Transport& transport_;
   std::shared_ptr<PlanCache> cache_;
@@ -213,7 +381,8 @@ class Communicator {
   std::uint32_t epoch_ = 0;
   std::array<std::optional<bool>, 2> counts_free_;  // counts_free(kGatherv / kScatterv)
   std::shared_ptr<const Plan> last_plan_;
-  std::vector<std::unique_ptr<PreparedCall>> prepared_;  // most recently used first
+  std::vector<std::shared_ptr<PreparedCall>> prepared_;  // most recently used first
+  std::unique_ptr<CollectivesInFlight> in_flight_;       // made by the first start()
 };
 
 // Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared
@@ -232,6 +401,20 @@ void Communicator::call(CollectiveSpec spec, std::span<const T> in, std::span<T>
   // MPI ignores some buffers on some ranks; bind exactly what the layout says is used.
   run_prepared(prepared(spec, algorithm), {std::as_bytes(in), std::as_writable_bytes(out)},
                datatype_of<T>(), op, /*bind_used=*/true);
+}
+
+template <typename T>
+Request Communicator::issue(Mode mode, CollectiveSpec spec, std::span<const T> in, std::span<T> out,
+                            const ReduceOp& op, std::string_view algorithm) {
+  if (mode == Mode::kBlocking) {
+    call<T>(std::move(spec), in, out, op, algorithm);
+    return {};
+  }
+  spec.nranks = size();
+  spec.elem_bytes = sizeof(T);
+  spec.commutative = op.commutative;
+  return start_prepared(prepared(spec, algorithm), {std::as_bytes(in), std::as_writable_bytes(out)},
+                        datatype_of<T>(), op, mode == Mode::kPersistent, /*bind_used=*/true);
 }
 
 namespace detail {
@@ -300,11 +483,7 @@ void Communicator::gatherv(std::span<const T> in, std::span<T> out, std::span<co
 }
 template <typename T>
 void Communicator::gatherv_own_counts(std::span<const T> in, std::span<T> out, Rank root) {
-  const std::int64_t mine = static_cast<std::int64_t>(in.size());
-  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
-  allgather<std::int64_t>(std::span<const std::int64_t>(&mine, 1), all);
-  const std::vector<Count> counts(all.begin(), all.end());
-  gatherv<T>(in, out, counts, root);
+  gatherv<T>(in, out, exchanged_own_counts(static_cast<Count>(in.size())), root);
 }
 template <typename T>
 void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
@@ -315,21 +494,7 @@ void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
     call<T>(spec, in, out, detail::no_op(), "scatterv/linear");
     return;
   }
-  std::vector<std::int64_t> all(static_cast<std::size_t>(size()));
-  if (rank() == root) {
-    if (root_counts.size() == all.size()) {
-      std::copy(root_counts.begin(), root_counts.end(), all.begin());
-    } else {  // every rank must learn of it, not only the root: -(given + 1) in slot 0
-      all[0] = -static_cast<std::int64_t>(root_counts.size()) - 1;
-    }
-  }
-  bcast<std::int64_t>(all, root);
-  if (all[0] < 0) {
-    throw_invalid("scatterv_root_counts: the root gave {} counts for {} ranks", -all[0] - 1,
-                  all.size());
-  }
-  const std::vector<Count> counts(all.begin(), all.end());
-  scatterv<T>(in, out, counts, root);
+  scatterv<T>(in, out, exchanged_root_counts(root_counts, root), root);
 }
 template <typename T>
 void Communicator::allgather(std::span<const T> in, std::span<T> out) {
@@ -363,6 +528,229 @@ template <typename T>
 void Communicator::alltoallv(std::span<const T> in, std::span<T> out,
                              std::span<const Count> counts) {
   call<T>(detail::irregular(CollectiveKind::kAlltoallv, counts), in, out, detail::no_op());
+}
+
+// ---- nonblocking and persistent forms: the blocking call's spec, issued in another mode
+
+template <typename T>
+Request Communicator::ibcast(std::span<T> buffer, Rank root) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kBcast, static_cast<Count>(buffer.size()), root),
+                  {}, buffer, detail::no_op());
+}
+template <typename T>
+Request Communicator::bcast_init(std::span<T> buffer, Rank root) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kBcast, static_cast<Count>(buffer.size()), root),
+                  {}, buffer, detail::no_op());
+}
+template <typename T>
+Request Communicator::ireduce(std::span<const T> in, std::span<T> out, const ReduceOp& op,
+                              Rank root) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kReduce, static_cast<Count>(in.size()), root), in,
+                  out, op);
+}
+template <typename T>
+Request Communicator::ireduce(std::span<const T> in, std::span<T> out, std::string_view op,
+                              Rank root) {
+  return ireduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()), root);
+}
+template <typename T>
+Request Communicator::reduce_init(std::span<const T> in, std::span<T> out, const ReduceOp& op,
+                                  Rank root) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kReduce, static_cast<Count>(in.size()), root), in,
+                  out, op);
+}
+template <typename T>
+Request Communicator::reduce_init(std::span<const T> in, std::span<T> out, std::string_view op,
+                                  Rank root) {
+  return reduce_init<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()), root);
+}
+template <typename T>
+Request Communicator::iallreduce(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kAllreduce, static_cast<Count>(in.size())), in,
+                  out, op);
+}
+template <typename T>
+Request Communicator::iallreduce(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return iallreduce<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::allreduce_init(std::span<const T> in, std::span<T> out, const ReduceOp& op) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kAllreduce, static_cast<Count>(in.size())), in,
+                  out, op);
+}
+template <typename T>
+Request Communicator::allreduce_init(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return allreduce_init<T>(in, out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::iscan(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kScan, static_cast<Count>(in.size())), in, out,
+                  ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::scan_init(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kScan, static_cast<Count>(in.size())), in, out,
+                  ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::iexscan(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kExscan, static_cast<Count>(in.size())), in, out,
+                  ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::exscan_init(std::span<const T> in, std::span<T> out, std::string_view op) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kExscan, static_cast<Count>(in.size())), in, out,
+                  ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::iscatter(std::span<const T> in, std::span<T> out, Rank root) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kScatter, static_cast<Count>(out.size()), root),
+                  in, out, detail::no_op());
+}
+template <typename T>
+Request Communicator::scatter_init(std::span<const T> in, std::span<T> out, Rank root) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kScatter, static_cast<Count>(out.size()), root),
+                  in, out, detail::no_op());
+}
+template <typename T>
+Request Communicator::iscatterv(std::span<const T> in, std::span<T> out,
+                                std::span<const Count> counts, Rank root) {
+  return issue<T>(Mode::kNonblocking, detail::irregular(CollectiveKind::kScatterv, counts, root),
+                  in, out, detail::no_op());
+}
+template <typename T>
+Request Communicator::scatterv_init(std::span<const T> in, std::span<T> out,
+                                    std::span<const Count> counts, Rank root) {
+  return issue<T>(Mode::kPersistent, detail::irregular(CollectiveKind::kScatterv, counts, root), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::scatterv_root_counts_init(std::span<const T> in, std::span<T> out,
+                                                std::span<const Count> root_counts, Rank root) {
+  if (counts_free(CollectiveKind::kScatterv)) {
+    const CollectiveSpec spec =
+        scatterv_counts_free_spec(root_counts, static_cast<Count>(out.size()), root);
+    return issue<T>(Mode::kPersistent, spec, in, out, detail::no_op(), "scatterv/linear");
+  }
+  return scatterv_init<T>(in, out, exchanged_root_counts(root_counts, root), root);
+}
+template <typename T>
+Request Communicator::igather(std::span<const T> in, std::span<T> out, Rank root) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kGather, static_cast<Count>(in.size()), root), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::gather_init(std::span<const T> in, std::span<T> out, Rank root) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kGather, static_cast<Count>(in.size()), root), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::igatherv(std::span<const T> in, std::span<T> out,
+                               std::span<const Count> counts, Rank root) {
+  return issue<T>(Mode::kNonblocking, detail::irregular(CollectiveKind::kGatherv, counts, root), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::gatherv_init(std::span<const T> in, std::span<T> out,
+                                   std::span<const Count> counts, Rank root) {
+  return issue<T>(Mode::kPersistent, detail::irregular(CollectiveKind::kGatherv, counts, root), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::gatherv_own_counts_init(std::span<const T> in, std::span<T> out, Rank root) {
+  return gatherv_init<T>(in, out, exchanged_own_counts(static_cast<Count>(in.size())), root);
+}
+template <typename T>
+Request Communicator::iallgather(std::span<const T> in, std::span<T> out) {
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kAllgather, static_cast<Count>(in.size())), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::allgather_init(std::span<const T> in, std::span<T> out) {
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kAllgather, static_cast<Count>(in.size())), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::iallgatherv(std::span<const T> in, std::span<T> out,
+                                  std::span<const Count> counts) {
+  return issue<T>(Mode::kNonblocking, detail::irregular(CollectiveKind::kAllgatherv, counts), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::allgatherv_init(std::span<const T> in, std::span<T> out,
+                                      std::span<const Count> counts) {
+  return issue<T>(Mode::kPersistent, detail::irregular(CollectiveKind::kAllgatherv, counts), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::ireduce_scatter(std::span<const T> in, std::span<T> out,
+                                      std::span<const Count> counts, std::string_view op) {
+  return issue<T>(Mode::kNonblocking, detail::irregular(CollectiveKind::kReduceScatter, counts), in,
+                  out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::reduce_scatter_init(std::span<const T> in, std::span<T> out,
+                                          std::span<const Count> counts, std::string_view op) {
+  return issue<T>(Mode::kPersistent, detail::irregular(CollectiveKind::kReduceScatter, counts), in,
+                  out, ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::ireduce_scatter_block(std::span<const T> in, std::span<T> out,
+                                            std::string_view op) {
+  return issue<T>(
+      Mode::kNonblocking,
+      detail::regular(CollectiveKind::kReduceScatterBlock, static_cast<Count>(out.size())), in, out,
+      ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::reduce_scatter_block_init(std::span<const T> in, std::span<T> out,
+                                                std::string_view op) {
+  return issue<T>(
+      Mode::kPersistent,
+      detail::regular(CollectiveKind::kReduceScatterBlock, static_cast<Count>(out.size())), in, out,
+      ReduceOp::builtin(op, datatype_of<T>()));
+}
+template <typename T>
+Request Communicator::ialltoall(std::span<const T> in, std::span<T> out) {
+  const auto p = static_cast<std::size_t>(size());
+  return issue<T>(Mode::kNonblocking,
+                  detail::regular(CollectiveKind::kAlltoall, static_cast<Count>(in.size() / p)), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::alltoall_init(std::span<const T> in, std::span<T> out) {
+  const auto p = static_cast<std::size_t>(size());
+  return issue<T>(Mode::kPersistent,
+                  detail::regular(CollectiveKind::kAlltoall, static_cast<Count>(in.size() / p)), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::ialltoallv(std::span<const T> in, std::span<T> out,
+                                 std::span<const Count> counts) {
+  return issue<T>(Mode::kNonblocking, detail::irregular(CollectiveKind::kAlltoallv, counts), in,
+                  out, detail::no_op());
+}
+template <typename T>
+Request Communicator::alltoallv_init(std::span<const T> in, std::span<T> out,
+                                     std::span<const Count> counts) {
+  return issue<T>(Mode::kPersistent, detail::irregular(CollectiveKind::kAlltoallv, counts), in, out,
+                  detail::no_op());
 }
 
 }  // namespace optcoll

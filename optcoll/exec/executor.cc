@@ -119,6 +119,7 @@ class Interpreter final : public Progress {
       x_.scratch_bytes_ = scratch;
     }
     scratch_ = x_.scratch_.get();
+    x_.running_ = true;
     x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
     x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
     x_.batch_.clear();  // a failed run may have left part of a batch
@@ -144,6 +145,36 @@ class Interpreter final : public Progress {
       }
     }
     if (attached_) transport_.detach();
+    release();
+  }
+
+  // Nonblocking use (ExecutionRun): issues what is ready without waiting.
+  void begin() { absorb({}); }
+
+  // Takes in the completions in `completed` (other requests' ids are ignored), then issues
+  // what became ready; returns whether anything changed.
+  bool absorb(std::span<const RequestId> completed) {
+    const bool took = take_completed(completed);
+    const bool issued = issue_ready();
+    OPTCOLL_CHECK(finished() || in_flight_count_ > 0, "rank {}: {} ops can never become ready", me_,
+                  program_.ops.size() - done_);
+    if (finished()) release();  // the Execution may run again while this object lives on
+    return took || issued;
+  }
+
+  bool finished() const { return done_ == program_.ops.size(); }
+  bool waiting() const { return in_flight_count_ > 0; }
+
+  // What a failed or timed-out wait says about this rank: `cause` and the messages in flight.
+  WaitError wait_error(const std::string& cause, bool timed_out) const {
+    return WaitError(
+        fmt::format("{}; rank {} was waiting on: {}", cause, me_, pending_description()), me_,
+        pending_peers(), timed_out);
+  }
+  WaitError timeout_error() const {
+    return WaitError(fmt::format("rank {} timed out: no progress for {} ms; waiting on: {}", me_,
+                                 options_.timeout.count(), pending_description()),
+                     me_, pending_peers(), /*timed_out=*/true);
   }
 
   void run() {
@@ -159,16 +190,12 @@ class Interpreter final : public Progress {
     try {
       finished = progress();
     } catch (const TransportError& e) {
-      throw WaitError(
-          fmt::format("{}; rank {} was waiting on: {}", e.what(), me_, pending_description()), me_,
-          pending_peers(), /*timed_out=*/false);
+      throw wait_error(e.what(), /*timed_out=*/false);
     }
     if (!finished) {
-      const std::string reason =
-          fmt::format("rank {} timed out: no progress for {} ms; waiting on: {}", me_,
-                      options_.timeout.count(), pending_description());
-      transport_.abort(reason);
-      throw WaitError(reason, me_, pending_peers(), /*timed_out=*/true);
+      WaitError error = timeout_error();
+      transport_.abort(error.what());
+      throw error;
     }
   }
 
@@ -188,7 +215,7 @@ class Interpreter final : public Progress {
       // Other threads may advance() this execution while the transport waits.
       transport_.wait_some(options_.timeout, x_.completed_);
       if (failure_) std::rethrow_exception(failure_);
-      if (take_completed()) ++progress_count_;
+      if (take_completed(x_.completed_)) ++progress_count_;
       if (progress_count_ == before) return false;
     }
   }
@@ -203,7 +230,7 @@ class Interpreter final : public Progress {
         if (done_ == program_.ops.size()) break;
         x_.completed_.clear();
         transport_.wait_some(std::chrono::milliseconds{0}, x_.completed_);
-        if (!take_completed()) break;
+        if (!take_completed(x_.completed_)) break;
         changed = true;
       }
       if (changed) ++progress_count_;
@@ -235,12 +262,12 @@ class Interpreter final : public Progress {
     return true;
   }
 
-  // Completes the ops of the requests in x_.completed_; returns whether there was any.
-  bool take_completed() {
+  // Completes the ops of the requests in `completed`; returns whether there was any.
+  bool take_completed(std::span<const RequestId> completed) {
     bool advanced = false;
-    for (const RequestId id : x_.completed_) {
+    for (const RequestId id : completed) {
       const OpId op = take_in_flight(id);
-      if (op == kNoOp) continue;  // from an earlier, abandoned execution
+      if (op == kNoOp) continue;  // another run's, or from an earlier, abandoned one
       complete(op);
       advanced = true;
     }
@@ -418,6 +445,12 @@ class Interpreter final : public Progress {
     return text;
   }
 
+  // Gives the Execution back (once): it may run again.
+  void release() {
+    if (!released_) x_.running_ = false;
+    released_ = true;
+  }
+
   Execution& x_;  // the prepared graph and the working memory
   const Schedule& schedule_;
   const RankProgram& program_;
@@ -434,6 +467,7 @@ class Interpreter final : public Progress {
   std::size_t in_flight_count_ = 0;  // entries of x_.in_flight_ still in flight
   bool sorted_ = true;               // x_.in_flight_ is in increasing request order
   bool attached_ = false;
+  bool released_ = false;             // x_.running_ is no longer this run's
   std::exception_ptr failure_;        // raised by advance() on another thread, for this one
   std::uint64_t progress_count_ = 0;  // bumped whenever a wait or a helper made progress
 };
@@ -515,11 +549,61 @@ void Execution::run(Transport& transport, BufferBinding buffers, const Datatype&
     throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
                   options.timeout.count());
   }
+  check_not_running();
   check_run(schedule_, rank_, transport, buffers, input_count_, output_count_,
             schedule_.ranks[static_cast<std::size_t>(rank_)].scratch_count, type, op);
   Interpreter interpreter(*this, transport, buffers, type, op, options);
   interpreter.run();
 }
+
+void Execution::check_not_running() const {
+  if (running_) {
+    throw_invalid(
+        "rank {}: the execution of schedule '{}' is already running (one run at a time: "
+        "complete the collective in flight first)",
+        rank_, schedule_.algorithm);
+  }
+}
+
+ExecutionRun::ExecutionRun(Execution& execution, Transport& transport, BufferBinding buffers,
+                           Datatype type, ReduceOp op, ExecOptions options)
+    : type_(std::move(type)), op_(std::move(op)), options_(options) {
+  if (options_.timeout.count() <= 0) {
+    throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
+                  options_.timeout.count());
+  }
+  execution.check_not_running();
+  check_run(execution.schedule_, execution.rank_, transport, buffers, execution.input_count_,
+            execution.output_count_,
+            execution.schedule_.ranks[static_cast<std::size_t>(execution.rank_)].scratch_count,
+            type_, op_);
+  interpreter_ = std::make_unique<Interpreter>(execution, transport, buffers, type_, op_, options_);
+  try {
+    interpreter_->begin();
+  } catch (const TransportError& e) {
+    throw interpreter_->wait_error(e.what(), /*timed_out=*/false);
+  }
+}
+
+ExecutionRun::~ExecutionRun() = default;
+
+bool ExecutionRun::finished() const { return interpreter_->finished(); }
+bool ExecutionRun::waiting() const { return interpreter_->waiting(); }
+
+bool ExecutionRun::absorb(std::span<const RequestId> completed) {
+  try {
+    return interpreter_->absorb(completed);
+  } catch (const WaitError&) {
+    throw;
+  } catch (const TransportError& e) {
+    throw interpreter_->wait_error(e.what(), /*timed_out=*/false);
+  }
+}
+
+WaitError ExecutionRun::failure(const std::string& cause) const {
+  return interpreter_->wait_error(cause, /*timed_out=*/false);
+}
+WaitError ExecutionRun::timeout() const { return interpreter_->timeout_error(); }
 
 void execute(const Schedule& schedule, Transport& transport, BufferBinding buffers,
              const Datatype& type, const ReduceOp& op, const ExecOptions& options) {

@@ -3,8 +3,11 @@
 // buffers to the caller's memory, allocates scratch, issues every op whose dependencies
 // are complete (Copy/Reduce inline, messages through the Transport), and waits.
 //
-// Two ways to run a schedule: execute() once, or an Execution made once per (schedule, rank)
-// and run many times (a persistent plan: the Communicator keeps one per call it has seen).
+// Three ways to run a schedule: execute() once; an Execution made once per (schedule, rank)
+// and run many times (a persistent plan: the Communicator keeps one per call it has seen);
+// or an ExecutionRun, a run of an Execution that the caller advances itself, so that
+// several collectives can be in flight on one transport (nonblocking collectives:
+// optcoll/exec/in_flight.h drives them).
 // An Execution does up front everything that does not depend on the buffers (the structural
 // checks, the dependency graph in the form the interpreter walks, the copies folded into
 // reductions) and keeps its scratch and working memory between runs, so a run costs what the
@@ -19,9 +22,12 @@
 
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/exec/transport.h"
+#include "optcoll/exec/wait_error.h"
 #include "optcoll/schedule/schedule.h"
 
 namespace optcoll {
+
+class Interpreter;  // executor.cc
 
 struct ExecOptions {
   // Give up (throw TransportError naming every pending op) when nothing completes for this
@@ -62,9 +68,15 @@ class Execution {
   // is zeroed when it is first allocated and keeps its contents between runs.
   void run(Transport& transport, BufferBinding buffers, const Datatype& type, const ReduceOp& op,
            const ExecOptions& options);
+  // Whether a run (run() or an ExecutionRun) is in progress.
+  bool running() const { return running_; }
 
  private:
   friend class Interpreter;
+  friend class ExecutionRun;
+
+  // Error(kInvalidArgument) while a run is in progress.
+  void check_not_running() const;
 
   const Schedule& schedule_;
   const Rank rank_;
@@ -97,6 +109,41 @@ class Execution {
   std::vector<OpId> batch_;  // the ready ops being issued
   std::vector<InFlight> in_flight_;
   std::vector<RequestId> completed_;
+  bool running_ = false;
+};
+
+// One run of an Execution that its caller advances: the constructor checks the call as
+// Execution::run does and issues the ops that are ready at once; absorb() takes in
+// completions the caller got from the transport's wait_some() and issues what they make
+// ready. Several runs (of different Executions, with different epochs) may be in flight on
+// one transport: each ignores the others' completions. The run owns copies of the datatype,
+// the operator and the options; the Execution and the buffers must outlive it. Destroying
+// an unfinished run withdraws its requests (Transport::cancel).
+class ExecutionRun {
+ public:
+  ExecutionRun(Execution& execution, Transport& transport, BufferBinding buffers, Datatype type,
+               ReduceOp op, ExecOptions options);
+  ~ExecutionRun();
+  ExecutionRun(const ExecutionRun&) = delete;
+  ExecutionRun& operator=(const ExecutionRun&) = delete;
+
+  bool finished() const;
+  // Whether it has messages in flight (an unfinished run always has).
+  bool waiting() const;
+  // Takes in `completed` (ids of other runs' requests are ignored) and issues what became
+  // ready; returns whether anything changed. Throws WaitError (naming what this rank waits
+  // for) when the transport fails an op.
+  bool absorb(std::span<const RequestId> completed);
+  // The WaitError for a wait of this run that `cause` ended, or that timed out.
+  WaitError failure(const std::string& cause) const;
+  WaitError timeout() const;
+  const ExecOptions& options() const { return options_; }
+
+ private:
+  const Datatype type_;
+  const ReduceOp op_;
+  const ExecOptions options_;
+  std::unique_ptr<Interpreter> interpreter_;
 };
 
 // Runs `schedule.ranks[transport.rank()]` once: Execution(schedule, transport.rank(),

@@ -89,6 +89,11 @@ class Transport {
   // wait_some() with a positive timeout. The defaults do nothing.
   virtual void attach(Progress& progress) { (void)progress; }
   virtual void detach() {}
+  // From the next message on, the caller may have several collectives in flight at once
+  // (nonblocking collectives): messages must match on their epoch, not only on their seq.
+  // Every rank calls it at the same point of its sequence of collectives. A backend that
+  // always matches on the whole key (threads) does nothing.
+  virtual void expect_overlapping_calls() {}
 
  protected:
   // The backend halves of wait_some() and cancel() (same contracts).

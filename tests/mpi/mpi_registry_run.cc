@@ -14,6 +14,11 @@
 //                     reduce_scatter_block, scan (sum, max) and exscan (ranks > 0: MPI
 //                     leaves rank 0's result undefined), three times each (plans cached),
 //                     equal bit for bit to MPI's own collectives on the same int64 data.
+//   in-flight         the grid again, each case three times at once on one transport
+//                     (CollectivesInFlight, epochs in the tags), completed in reverse order.
+//   nonblocking       the Communicator's nonblocking and persistent forms (several in
+//                     flight, blocking calls among them, persistent gatherv started again
+//                     with new data), equal to MPI's own collectives.
 //   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
 //                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
@@ -36,6 +41,7 @@
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/api/communicator.h"
 #include "optcoll/exec/executor.h"
+#include "optcoll/exec/in_flight.h"
 #include "optcoll/exec/mpi/mpi_transport.h"
 #include "optcoll/model/error.h"
 #include "tests/exec/exec_helpers.h"
@@ -398,6 +404,173 @@ int run_communicator() {
   return total == 0 ? 0 : 1;
 }
 
+// One case's data on this rank, for the in-flight grid.
+struct CaseRun {
+  Bytes input;
+  Bytes output;
+  Bytes expected;
+};
+
+CaseRun case_run(const RegistryCase& c, Rank me, const Datatype& type, std::uint64_t salt) {
+  const bool matrices = !c.spec.commutative;
+  const auto inputs = make_contributions(
+      c.spec, type.bytes, matrices ? fill_mat2(salt) : fill_integers<std::int64_t>(salt));
+  const auto expected =
+      reference_outputs(c.spec, type.bytes, inputs,
+                        matrices ? ElementCombine(mat2_multiply) : combine_sum<std::int64_t>());
+  const Layout layout(c.spec);
+  const auto i = static_cast<std::size_t>(me);
+  CaseRun run;
+  run.expected = expected[i];
+  run.output.assign(static_cast<std::size_t>(layout.output_count(me)) * type.bytes, kPoison);
+  if (c.spec.kind == CollectiveKind::kBcast) {
+    if (me == c.spec.root) run.output = inputs[i];
+  } else {
+    run.input = inputs[i];
+  }
+  return run;
+}
+
+int run_in_flight_grid() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  transport.expect_overlapping_calls();
+  const auto cases = registry_cases({size});
+  int failures = 0;
+  std::uint32_t epoch = 0;
+  constexpr int kAtOnce = 3;
+  for (const auto& c : cases) {
+    std::string problem;
+    try {
+      const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
+      const bool matrices = !c.spec.commutative;
+      const Datatype type = matrices ? mat2_type() : Datatype::int64();
+      const ReduceOp op = matrices ? mat2_product() : ReduceOp::builtin("sum", type);
+      std::vector<CaseRun> runs;
+      std::vector<std::unique_ptr<Execution>> executions;
+      CollectivesInFlight in_flight(transport);
+      std::vector<CollectivesInFlight::Handle> handles;
+      for (int k = 0; k < kAtOnce; ++k) {
+        runs.push_back(case_run(c, rank, type, epoch));
+        executions.push_back(std::make_unique<Execution>(schedule, rank));
+        ExecOptions options;
+        options.timeout = std::chrono::seconds(60);
+        options.epoch = epoch++;
+        CaseRun& r = runs.back();
+        handles.push_back(
+            in_flight.start(*executions.back(), {r.input, r.output}, type, op, options));
+      }
+      for (int k = kAtOnce - 1; k >= 0; --k) in_flight.wait(*handles[static_cast<std::size_t>(k)]);
+      for (int k = 0; k < kAtOnce; ++k) {
+        const CaseRun& r = runs[static_cast<std::size_t>(k)];
+        if (r.output != r.expected) {
+          problem = c.name + ": wrong output of run " + std::to_string(k) + " on rank " +
+                    std::to_string(rank);
+        }
+      }
+    } catch (const std::exception& e) {
+      problem = c.name + ": " + e.what();
+    }
+    if (!problem.empty()) {
+      if (failures < 10) std::fprintf(stderr, "FAIL %s\n", problem.c_str());
+      ++failures;
+      if (problem.find("transport failed earlier") != std::string::npos) break;
+    }
+  }
+  int total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("mpi in-flight grid p=%d: %zu cases x %d at once, %d failures\n", size,
+                cases.size(), kAtOnce, total);
+  }
+  return total == 0 ? 0 : 1;
+}
+
+int run_nonblocking() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto p = static_cast<std::size_t>(size);
+  int mismatches = 0;
+  auto expect_same = [&](const std::string& what, const std::vector<std::int64_t>& ours,
+                         const std::vector<std::int64_t>& theirs) {
+    if (ours != theirs) {
+      std::fprintf(stderr, "rank %d: %s differs from MPI's\n", rank, what.c_str());
+      ++mismatches;
+    }
+  };
+  {
+    mpi::MpiTransport transport(MPI_COMM_WORLD);
+    Communicator comm(transport, std::make_shared<PlanCache>());
+    // Skewed gatherv counts; the persistent request is made once, started every round.
+    std::vector<Count> counts(p);
+    std::vector<int> mpi_counts(p);
+    std::vector<int> displs(p);
+    int total = 0;
+    for (std::size_t r = 0; r < p; ++r) {
+      counts[r] = r == p - 1 ? 5000 : static_cast<Count>(3 + r);
+      mpi_counts[r] = static_cast<int>(counts[r]);
+      displs[r] = total;
+      total += mpi_counts[r];
+    }
+    const auto mine = static_cast<std::size_t>(counts[static_cast<std::size_t>(rank)]);
+    std::vector<std::int64_t> block(mine);
+    std::vector<std::int64_t> gathered(rank == 0 ? static_cast<std::size_t>(total) : 0);
+    Request gatherv = comm.gatherv_init<std::int64_t>(block, gathered, counts, 0);
+    for (int round = 0; round < 4; ++round) {
+      const std::size_t n = 20000 + 37 * static_cast<std::size_t>(round);
+      std::vector<std::int64_t> in(n);
+      for (std::size_t i = 0; i < n; ++i)
+        in[i] = (rank + 1) * 1000003 + static_cast<std::int64_t>(i) * (round + 3);
+      for (std::size_t i = 0; i < mine; ++i)
+        block[i] = rank * 7919 + round * 31 + static_cast<std::int64_t>(i);
+      std::vector<std::int64_t> sum(n), max(n), bcast = in, all(n * p);
+      const int root = size > 1 ? 1 : 0;
+      std::vector<Request> requests;
+      requests.push_back(comm.iallreduce<std::int64_t>(in, sum, "sum"));
+      gatherv.start();
+      requests.push_back(comm.ibcast<std::int64_t>(bcast, root));
+      requests.push_back(comm.iallreduce<std::int64_t>(in, max, "max"));
+      // A blocking collective among them.
+      std::vector<std::int64_t> blocking(n);
+      comm.allreduce<std::int64_t>(in, blocking, "sum");
+      requests.push_back(comm.iallgather<std::int64_t>(in, all));
+      std::reverse(requests.begin(), requests.end());
+      wait_all(requests);
+      gatherv.wait();
+
+      std::vector<std::int64_t> theirs(n);
+      MPI_Allreduce(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM,
+                    MPI_COMM_WORLD);
+      expect_same("iallreduce sum", sum, theirs);
+      expect_same("allreduce among requests", blocking, theirs);
+      MPI_Allreduce(in.data(), theirs.data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX,
+                    MPI_COMM_WORLD);
+      expect_same("iallreduce max", max, theirs);
+      theirs = in;
+      MPI_Bcast(theirs.data(), static_cast<int>(n), MPI_INT64_T, root, MPI_COMM_WORLD);
+      expect_same("ibcast", bcast, theirs);
+      std::vector<std::int64_t> mpi_all(n * p);
+      MPI_Allgather(in.data(), static_cast<int>(n), MPI_INT64_T, mpi_all.data(),
+                    static_cast<int>(n), MPI_INT64_T, MPI_COMM_WORLD);
+      expect_same("iallgather", all, mpi_all);
+      std::vector<std::int64_t> mpi_gathered(gathered.size());
+      MPI_Gatherv(block.data(), static_cast<int>(mine), MPI_INT64_T, mpi_gathered.data(),
+                  mpi_counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
+      expect_same("persistent gatherv round " + std::to_string(round), gathered, mpi_gathered);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  int total = 0;
+  MPI_Allreduce(&mismatches, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("mpi nonblocking p=%d: %d mismatches\n", size, total);
+  return total == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace optcoll
 
@@ -409,6 +582,8 @@ int main(int argc, char** argv) {
     status = mode == "grid"           ? optcoll::run_grid()
              : mode == "communicator" ? optcoll::run_communicator()
              : mode == "multicast"    ? optcoll::run_multicast()
+             : mode == "in-flight"    ? optcoll::run_in_flight_grid()
+             : mode == "nonblocking"  ? optcoll::run_nonblocking()
                                       : optcoll::run_fault(mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

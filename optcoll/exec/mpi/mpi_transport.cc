@@ -201,15 +201,28 @@ MpiTransport::~MpiTransport() {
 }
 
 int MpiTransport::tag_for(Rank peer, MsgKey key) const {
-  const int seq_limit = call_ == 0 ? tag_ub_ : (1 << kSeqBits) - 1;
+  const bool numbered = call_ != 0 || epoch_tags_;
+  const int seq_limit = numbered ? (1 << kSeqBits) - 1 : tag_ub_;
   if (key.seq < 0 || key.seq > seq_limit) {
     throw TransportError(
         fmt::format("rank {}: message seq {} to or from rank {} exceeds this MPI's largest tag {}",
                     rank_, key.seq, peer, seq_limit));
   }
-  if (call_ == 0) return key.seq;
+  if (!numbered) return key.seq;
   const auto calls = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;  // >= 1
-  return static_cast<int>((call_ % calls) << kSeqBits) + key.seq;
+  // Epochs take the numbers 1 .. calls - 1: never 0, the tags of the calls before the switch.
+  const std::uint64_t number = call_ != 0 ? call_ % calls : 1 + key.epoch % (calls - 1);
+  return static_cast<int>(number << kSeqBits) + key.seq;
+}
+
+void MpiTransport::expect_overlapping_calls() {
+  if ((tag_ub_ >> kSeqBits) < 1) {
+    throw_invalid(
+        "rank {}: this MPI's largest tag {} leaves no room for collectives in flight at once "
+        "(nonblocking collectives need at least 2^17 - 1)",
+        rank_, tag_ub_);
+  }
+  epoch_tags_ = true;
 }
 
 void MpiTransport::begin_call(std::uint64_t call) {
@@ -267,7 +280,7 @@ RequestId MpiTransport::post(bool receive, Rank peer, std::int32_t seq, MPI_Comm
               "MPI_Isend");
   }
   requests_.push_back(request);
-  pending_.push_back({id, receive, peer, seq, bytes, part});
+  pending_.push_back({id, receive, peer, seq, tag, bytes, part});
   return id;
 }
 
@@ -512,7 +525,7 @@ void MpiTransport::probe_mismatches() {
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     const Pending& p = pending_[i];
     if (!p.receive || p.part != Part::kWhole || !shm_->on_node(p.peer)) continue;
-    const int tag = tag_for(p.peer, MsgKey{0, p.seq});
+    const int tag = p.tag;
     int flag = 0;
     MPI_Status status;
     MPI_Iprobe(p.peer, tag, shm_comm_, &flag, &status);

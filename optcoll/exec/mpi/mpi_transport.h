@@ -43,6 +43,11 @@
 // the transport is usable again from the next call. Without begin_call the tag is the seq
 // and a failure is final, as described below.
 //
+// Overlapping calls (expect_overlapping_calls(), for nonblocking collectives): without
+// begin_call, the tag then carries the message's epoch instead of the call number
+// (tag = (1 + epoch mod (E - 1)) * 2^16 + seq), so that collectives in flight at once never
+// match each other's messages (up to E - 1 at once).
+//
 // Failures: a message of the wrong size is a TransportError naming the peer, the seq and
 // both sizes (a larger one is caught by MPI as a truncation, a smaller one by its count).
 // abort(reason) sends the reason to every other rank on a second duplicate communicator;
@@ -120,6 +125,8 @@ class MpiTransport final : public Transport {
   bool failed_by_notice() const { return !failed_.empty() && failed_by_notice_; }
   // Starts collective call number `call` (increasing, equal on every rank; see above).
   void begin_call(std::uint64_t call);
+  // Throws Error(kInvalidArgument) when this MPI's tag bound leaves no room for it.
+  void expect_overlapping_calls() override;
   // Whether a message of `bytes` to or from `peer` goes through the same-node channel.
   bool through_shared_memory(Rank peer, std::size_t bytes) const;
   // The agreed threshold (SIZE_MAX when the channel is off).
@@ -141,6 +148,7 @@ class MpiTransport final : public Transport {
     bool receive = false;
     Rank peer = 0;
     std::int32_t seq = 0;
+    int tag = 0;
     std::size_t bytes = 0;  // the message's size (a part's own size for descriptors)
     Part part = Part::kWhole;
   };
@@ -245,6 +253,7 @@ class MpiTransport final : public Transport {
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
   std::uint64_t call_ = 0;          // the current call (0: calls not used)
+  bool epoch_tags_ = false;         // without calls: tags carry the epoch (overlapping calls)
   std::uint64_t aborted_call_ = 0;  // the call this rank told the others about (+1; 0: none)
   std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending

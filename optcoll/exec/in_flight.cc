@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: CollectivesInFlight: one wait_some() per pass, its completions offered to every run.
+#include "optcoll/exec/in_flight.h"
+
+#include <algorithm>
+
+#include "optcoll/exec/wait_error.h"
+
+namespace optcoll {
+
+CollectivesInFlight::~CollectivesInFlight() {
+  try {
+    while (!runs_.empty()) wait(*runs_.front());
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nobody is left to tell
+  }
+}
+
+CollectivesInFlight::Handle CollectivesInFlight::start(Execution& execution, BufferBinding buffers,
+                                                       Datatype type, ReduceOp op,
+                                                       const ExecOptions& options,
+                                                       std::shared_ptr<const void> owner) {
+  auto entry = std::make_shared<Entry>();
+  entry->owner = std::move(owner);
+  entry->run = std::make_unique<ExecutionRun>(execution, transport_, buffers, std::move(type),
+                                              std::move(op), options);
+  if (!entry->run->finished()) runs_.push_back(entry);
+  return entry;
+}
+
+template <typename Fail>
+void CollectivesInFlight::fail_all(Fail fail) {
+  for (const Handle& entry : runs_) {
+    if (entry->failure == nullptr) entry->failure = std::make_exception_ptr(fail(*entry->run));
+  }
+  runs_.clear();
+}
+
+void CollectivesInFlight::drop_done() {
+  std::erase_if(runs_, [](const Handle& entry) { return entry->done(); });
+}
+
+bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {
+  const bool any_waiting =
+      std::any_of(runs_.begin(), runs_.end(), [](const Handle& e) { return e->run->waiting(); });
+  if (!any_waiting) return false;
+  completed_.clear();
+  try {
+    transport_.wait_some(timeout, completed_);
+  } catch (const TransportError& e) {
+    const std::string cause = e.what();
+    fail_all([&cause](const ExecutionRun& run) { return run.failure(cause); });
+    return true;
+  }
+  bool changed = false;
+  // A run may complete and leave the set below; copies of the handles keep them alive.
+  for (const Handle& entry : std::vector<Handle>(runs_)) {
+    try {
+      changed = entry->run->absorb(completed_) || changed;
+    } catch (...) {
+      entry->failure = std::current_exception();
+      changed = true;
+    }
+  }
+  drop_done();
+  return changed;
+}
+
+bool CollectivesInFlight::test(Entry& entry) {
+  if (!entry.done()) progress(std::chrono::milliseconds{0});
+  if (entry.failure) std::rethrow_exception(entry.failure);
+  return entry.run->finished();
+}
+
+void CollectivesInFlight::wait(Entry& entry) {
+  while (!entry.done()) {
+    // (A completion of a request abandoned earlier changes no run, but is no timeout.)
+    if (progress(entry.run->options().timeout) || !completed_.empty()) continue;
+    // A whole timeout without progress on any run: give up on all of them.
+    const WaitError mine = entry.run->timeout();
+    transport_.abort(mine.what());
+    fail_all([](const ExecutionRun& run) { return run.timeout(); });
+  }
+  if (entry.failure) std::rethrow_exception(entry.failure);
+}
+
+}  // namespace optcoll
