@@ -91,9 +91,44 @@ struct PendingCall {
 
 }  // namespace detail
 
-// The communicator's collectives in flight complete first (in_flight_ is the last member:
-// it goes first, while the prepared calls it runs are still there).
-Communicator::~Communicator() = default;
+// The progress thread stops first; then the collectives in flight complete (in_flight_
+// goes before the prepared calls it runs).
+Communicator::~Communicator() {
+  stop_progress_thread();
+  in_flight_.reset();
+}
+
+void Communicator::stop_progress_thread() {
+  if (!progress_thread_.joinable()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  started_.notify_all();
+  progress_thread_.join();
+}
+
+std::unique_lock<std::mutex> Communicator::turn() {
+  if (!progress_thread_.joinable()) return {};
+  return std::unique_lock(mutex_);
+}
+
+void Communicator::progress_loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (in_flight_->empty()) {
+      started_.wait(lock, [this] { return stopping_ || !in_flight_->empty(); });
+      continue;
+    }
+    try {
+      in_flight_->progress(std::chrono::milliseconds{0});  // keeps failures for their waits
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a run's failure stays with the run
+    }
+    lock.unlock();
+    std::this_thread::sleep_for(options_.progress_interval);
+    lock.lock();
+  }
+}
 
 const std::shared_ptr<Communicator::PreparedCall>& Communicator::prepared(
     const CollectiveSpec& spec, std::string_view algorithm_override) {
@@ -211,6 +246,7 @@ const std::shared_ptr<const Plan>& Communicator::run_prepared(
   buffers = bound(call->execution, buffers, bind_used);
   // (Plans are shared by the ranks of a process: copying one touches a shared counter.)
   if (last_plan_ != call->plan) last_plan_ = call->plan;
+  const auto lock = turn();
   if (in_flight_ != nullptr && !in_flight_->empty()) {
     // Collectives are in flight: this one runs with them (and advances them).
     const std::shared_ptr<PreparedCall> free_call = idle(call);
@@ -237,24 +273,35 @@ Request Communicator::start_prepared(const std::shared_ptr<PreparedCall>& call,
   pending->type = type;
   pending->op = op;
   pending->persistent = persistent;
-  if (!persistent) launch(*pending);
+  if (!persistent) launch(pending);
   return Request(std::move(pending));
 }
 
-void Communicator::launch(detail::PendingCall& call) {
+void Communicator::launch(const std::shared_ptr<detail::PendingCall>& pending) {
+  detail::PendingCall& call = *pending;
   if (in_flight_ == nullptr) {
+    if (options_.progress_thread) {
+      const std::string why = transport_.why_no_progress_thread();
+      if (!why.empty()) throw_invalid("CommOptions::progress_thread: {}", why);
+    }
     // Every rank gets here at the same collective of its sequence (its first start).
     transport_.expect_overlapping_calls();
     in_flight_ = std::make_unique<CollectivesInFlight>(transport_);
+    if (options_.progress_thread) progress_thread_ = std::thread([this] { progress_loop(); });
   }
-  if (last_plan_ != call.prepared->plan) last_plan_ = call.prepared->plan;
-  call.run = in_flight_->start(call.prepared->execution, call.buffers, call.type, call.op,
-                               next_options(), call.prepared);
-  // Every call advances the others in flight.
-  if (in_flight_->size() > 1) in_flight_->progress(std::chrono::milliseconds{0});
+  {
+    const auto lock = turn();
+    if (last_plan_ != call.prepared->plan) last_plan_ = call.prepared->plan;
+    call.run = in_flight_->start(call.prepared->execution, call.buffers, call.type, call.op,
+                                 next_options(), pending);
+    // Every call advances the others in flight.
+    if (in_flight_->size() > 1) in_flight_->progress(std::chrono::milliseconds{0});
+  }
+  if (progress_thread_.joinable()) started_.notify_one();
 }
 
 bool Communicator::test(detail::PendingCall& call) {
+  const auto lock = turn();
   const CollectivesInFlight::Handle run = call.run;
   try {
     if (!in_flight_->test(*run)) return false;
@@ -267,11 +314,13 @@ bool Communicator::test(detail::PendingCall& call) {
 }
 
 void Communicator::wait(detail::PendingCall& call) {
+  const auto lock = turn();
   const CollectivesInFlight::Handle run = std::move(call.run);
   in_flight_->wait(*run);
 }
 
-std::size_t Communicator::in_flight() const {
+std::size_t Communicator::in_flight() {
+  const auto lock = turn();
   return in_flight_ == nullptr ? 0 : in_flight_->size();
 }
 
@@ -324,7 +373,7 @@ void Request::start() {
         "without a wait or a completing test)",
         collective_name(call_->prepared->spec.kind));
   }
-  call_->comm->launch(*call_);
+  call_->comm->launch(call_);
 }
 
 bool Request::test() {

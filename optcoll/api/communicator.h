@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -39,6 +40,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "optcoll/exec/executor.h"
@@ -64,6 +66,14 @@ struct CommOptions {
   // where it has one for the call (its p, this transport's backend, its sizes), the model's
   // elsewhere (plan_tuned). Plan::decided_by says which.
   std::shared_ptr<const TuningTable> tuning;
+  // Nonblocking and persistent collectives progress inside the communicator's calls; with a
+  // progress thread, also while the caller computes: a thread of the communicator's own
+  // advances them every progress_interval while any is in flight (and sleeps otherwise).
+  // It costs a thread per communicator and a share of a CPU while collectives are in
+  // flight. MPI backend: MPI must run at MPI_THREAD_MULTIPLE; threads: not as fibers
+  // (Transport::why_no_progress_thread; Error(kInvalidArgument) at the first start).
+  bool progress_thread = false;
+  std::chrono::microseconds progress_interval{20};
 };
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
@@ -324,7 +334,7 @@ class Communicator {
   Request start(const CollectiveSpec& spec, BufferBinding buffers, const Datatype& type,
                 const ReduceOp& op, bool persistent, std::string_view algorithm = {});
   // How many collectives are in flight on this communicator.
-  std::size_t in_flight() const;
+  std::size_t in_flight();
 
  private:
   friend class Request;
@@ -345,7 +355,7 @@ class Communicator {
   Request start_prepared(const std::shared_ptr<PreparedCall>& call, BufferBinding buffers,
                          const Datatype& type, const ReduceOp& op, bool persistent, bool bind_used);
   // Starts `call` in flight (Request::start, and the nonblocking forms).
-  void launch(detail::PendingCall& call);
+  void launch(const std::shared_ptr<detail::PendingCall>& pending);
   // Advances the collectives in flight (Request::test/wait).
   bool test(detail::PendingCall& call);
   void wait(detail::PendingCall& call);
@@ -383,6 +393,16 @@ class Communicator {
   std::shared_ptr<const Plan> last_plan_;
   std::vector<std::shared_ptr<PreparedCall>> prepared_;  // most recently used first
   std::unique_ptr<CollectivesInFlight> in_flight_;       // made by the first start()
+  // With a progress thread: it and the caller's thread take turns on the transport and the
+  // collectives in flight under `mutex_` (the caller's blocking calls and waits hold it).
+  void progress_loop();
+  void stop_progress_thread();
+  // The caller's turn on the transport: `mutex_` held while there is a progress thread.
+  std::unique_lock<std::mutex> turn();
+  std::mutex mutex_;
+  std::condition_variable started_;  // a collective was started (wakes the progress thread)
+  bool stopping_ = false;
+  std::thread progress_thread_;
 };
 
 // Runs fn on p ranks of a fresh ThreadWorld, each with its own Communicator over a shared

@@ -566,8 +566,8 @@ void Execution::check_not_running() const {
 }
 
 ExecutionRun::ExecutionRun(Execution& execution, Transport& transport, BufferBinding buffers,
-                           Datatype type, ReduceOp op, ExecOptions options)
-    : type_(std::move(type)), op_(std::move(op)), options_(options) {
+                           const Datatype& type, const ReduceOp& op, const ExecOptions& options)
+    : options_(options) {
   if (options_.timeout.count() <= 0) {
     throw_invalid("rank {}: the execution timeout must be positive, got {} ms", transport.rank(),
                   options_.timeout.count());
@@ -576,8 +576,8 @@ ExecutionRun::ExecutionRun(Execution& execution, Transport& transport, BufferBin
   check_run(execution.schedule_, execution.rank_, transport, buffers, execution.input_count_,
             execution.output_count_,
             execution.schedule_.ranks[static_cast<std::size_t>(execution.rank_)].scratch_count,
-            type_, op_);
-  interpreter_ = std::make_unique<Interpreter>(execution, transport, buffers, type_, op_, options_);
+            type, op);
+  interpreter_ = std::make_unique<Interpreter>(execution, transport, buffers, type, op, options_);
   try {
     interpreter_->begin();
   } catch (const TransportError& e) {

@@ -116,13 +116,13 @@ class Execution {
 // Execution::run does and issues the ops that are ready at once; absorb() takes in
 // completions the caller got from the transport's wait_some() and issues what they make
 // ready. Several runs (of different Executions, with different epochs) may be in flight on
-// one transport: each ignores the others' completions. The run owns copies of the datatype,
-// the operator and the options; the Execution and the buffers must outlive it. Destroying
-// an unfinished run withdraws its requests (Transport::cancel).
+// one transport: each ignores the others' completions. The run owns a copy of the options;
+// the Execution, the buffers, the datatype and the operator must outlive it. Destroying an
+// unfinished run withdraws its requests (Transport::cancel).
 class ExecutionRun {
  public:
-  ExecutionRun(Execution& execution, Transport& transport, BufferBinding buffers, Datatype type,
-               ReduceOp op, ExecOptions options);
+  ExecutionRun(Execution& execution, Transport& transport, BufferBinding buffers,
+               const Datatype& type, const ReduceOp& op, const ExecOptions& options);
   ~ExecutionRun();
   ExecutionRun(const ExecutionRun&) = delete;
   ExecutionRun& operator=(const ExecutionRun&) = delete;
@@ -140,8 +140,6 @@ class ExecutionRun {
   const ExecOptions& options() const { return options_; }
 
  private:
-  const Datatype type_;
-  const ReduceOp op_;
   const ExecOptions options_;
   std::unique_ptr<Interpreter> interpreter_;
 };

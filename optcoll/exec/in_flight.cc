@@ -16,13 +16,12 @@ CollectivesInFlight::~CollectivesInFlight() {
 }
 
 CollectivesInFlight::Handle CollectivesInFlight::start(Execution& execution, BufferBinding buffers,
-                                                       Datatype type, ReduceOp op,
+                                                       const Datatype& type, const ReduceOp& op,
                                                        const ExecOptions& options,
                                                        std::shared_ptr<const void> owner) {
   auto entry = std::make_shared<Entry>();
   entry->owner = std::move(owner);
-  entry->run = std::make_unique<ExecutionRun>(execution, transport_, buffers, std::move(type),
-                                              std::move(op), options);
+  entry->run = std::make_unique<ExecutionRun>(execution, transport_, buffers, type, op, options);
   if (!entry->run->finished()) runs_.push_back(entry);
   return entry;
 }
@@ -52,8 +51,8 @@ bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {
     return true;
   }
   bool changed = false;
-  // A run may complete and leave the set below; copies of the handles keep them alive.
-  for (const Handle& entry : std::vector<Handle>(runs_)) {
+  // (absorb() never touches the set: runs leave it below, after the pass.)
+  for (const Handle& entry : runs_) {
     try {
       changed = entry->run->absorb(completed_) || changed;
     } catch (...) {

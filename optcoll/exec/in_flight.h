@@ -50,9 +50,11 @@ class CollectivesInFlight {
 
   // Starts a run of `execution` (ExecutionRun: the checks throw here, before anything is
   // sent) and keeps it until it is done, whether or not the caller keeps the handle.
-  // `owner`, if given, is kept as long as the run (what keeps `execution` alive).
-  Handle start(Execution& execution, BufferBinding buffers, Datatype type, ReduceOp op,
-               const ExecOptions& options, std::shared_ptr<const void> owner = {});
+  // `owner`, if given, is kept as long as the run: what keeps `execution`, `type` and `op`
+  // alive (they must outlive the run).
+  Handle start(Execution& execution, BufferBinding buffers, const Datatype& type,
+               const ReduceOp& op, const ExecOptions& options,
+               std::shared_ptr<const void> owner = {});
   // Takes in what completed within `timeout` (zero: what has completed already) for every
   // run; returns whether any run changed. Never throws for a run's failure (it keeps it).
   bool progress(std::chrono::milliseconds timeout);

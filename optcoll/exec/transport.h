@@ -94,6 +94,10 @@ class Transport {
   // Every rank calls it at the same point of its sequence of collectives. A backend that
   // always matches on the whole key (threads) does nothing.
   virtual void expect_overlapping_calls() {}
+  // Why another thread may not advance this transport's requests while the rank's own
+  // thread does other work (a progress thread: CommOptions::progress_thread; the two never
+  // use the transport at the same time), or "" when it may.
+  virtual std::string why_no_progress_thread() const { return {}; }
 
  protected:
   // The backend halves of wait_some() and cancel() (same contracts).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -267,6 +268,64 @@ TEST(Nonblocking, FibersRunCollectivesInFlightToo) {
     EXPECT_EQ(out1, std::vector<std::int32_t>(300, 36));
     EXPECT_EQ(out2, std::vector<std::int32_t>(300, 8));
     for (std::int32_t q = 0; q < 9; ++q) EXPECT_EQ(out3[static_cast<std::size_t>(q)], q);
+  });
+}
+
+// How long ranks 1 and 2 wait for an allreduce that rank 0 started and then left alone for
+// `absent` (no optcoll call), with or without a progress thread; the slower of the two.
+std::chrono::milliseconds wait_while_rank0_is_away(bool progress_thread,
+                                                   std::chrono::milliseconds absent) {
+  CommOptions options;
+  options.progress_thread = progress_thread;
+  options.algorithms["allreduce"] = "ring";  // p steps: every one needs rank 0's interpreter
+  ThreadWorld world(3, WorldOptions{std::chrono::seconds(30), RankExecution::kThreads});
+  auto cache = std::make_shared<PlanCache>();
+  std::atomic<std::int64_t> slowest_ms{0};
+  world.run([&](Transport& transport) {
+    Communicator comm(transport, cache, options);
+    std::vector<std::int64_t> in(3000, comm.rank() + 1), out(3000);
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    Request r = comm.iallreduce<std::int64_t>(in, out, "sum");
+    if (comm.rank() == 0) std::this_thread::sleep_for(absent);
+    r.wait();
+    EXPECT_EQ(out, std::vector<std::int64_t>(3000, 6));
+    if (comm.rank() != 0) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      std::int64_t seen = slowest_ms.load();
+      while (ms > seen && !slowest_ms.compare_exchange_weak(seen, ms)) {
+      }
+    }
+  });
+  return std::chrono::milliseconds(slowest_ms.load());
+}
+
+TEST(Nonblocking, AProgressThreadAdvancesCollectivesWhileTheCallerIsAway) {
+  const std::chrono::milliseconds absent{400};
+  // Without one, rank 0's part waits for its next call: the others wait at least as long.
+  EXPECT_GE(wait_while_rank0_is_away(false, absent), absent - std::chrono::milliseconds(5));
+  // With one, the collective completes while rank 0 sleeps.
+  EXPECT_LT(wait_while_rank0_is_away(true, absent), absent / 2);
+}
+
+TEST(Nonblocking, AProgressThreadIsRefusedWhereItCannotWork) {
+  CommOptions options;
+  options.progress_thread = true;
+  ThreadWorld world(2, WorldOptions{std::chrono::seconds(10), RankExecution::kFibers});
+  auto cache = std::make_shared<PlanCache>();
+  world.run([&](Transport& transport) {
+    Communicator comm(transport, cache, options);
+    std::vector<std::int32_t> in(2, 1), out(2);
+    try {
+      Request r = comm.iallreduce<std::int32_t>(in, out, "sum");
+      ADD_FAILURE() << "a progress thread was started for fibers";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("progress_thread: the ranks run as fibers"),
+                std::string::npos)
+          << e.what();
+    }
   });
 }
 

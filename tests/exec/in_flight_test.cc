@@ -162,11 +162,12 @@ TEST(InFlight, AnUnmatchedRunTimesOutNamingWhatItWaitsFor) {
     std::vector<std::int64_t> out(3);
     ExecOptions options;
     options.timeout = std::chrono::milliseconds(200);
-    CollectivesInFlight in_flight(transport);
     const Datatype type = Datatype::int64();
+    const ReduceOp sum = ReduceOp::builtin("sum", type);
+    CollectivesInFlight in_flight(transport);
     auto h =
         in_flight.start(run, {std::as_bytes(std::span(in)), std::as_writable_bytes(std::span(out))},
-                        type, ReduceOp::builtin("sum", type), options);
+                        type, sum, options);
     EXPECT_FALSE(in_flight.test(*h));
     try {
       in_flight.wait(*h);

@@ -19,6 +19,8 @@
 //   nonblocking       the Communicator's nonblocking and persistent forms (several in
 //                     flight, blocking calls among them, persistent gatherv started again
 //                     with new data), equal to MPI's own collectives.
+//   progress-thread   the same with a progress thread (MPI_Init_thread MULTIPLE);
+//   progress-thread-refused   and without MULTIPLE: refused, naming the thread level.
 //   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
 //                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
@@ -489,7 +491,7 @@ int run_in_flight_grid() {
   return total == 0 ? 0 : 1;
 }
 
-int run_nonblocking() {
+int run_nonblocking(bool progress_thread) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -505,7 +507,9 @@ int run_nonblocking() {
   };
   {
     mpi::MpiTransport transport(MPI_COMM_WORLD);
-    Communicator comm(transport, std::make_shared<PlanCache>());
+    CommOptions options;
+    options.progress_thread = progress_thread;
+    Communicator comm(transport, std::make_shared<PlanCache>(), options);
     // Skewed gatherv counts; the persistent request is made once, started every round.
     std::vector<Count> counts(p);
     std::vector<int> mpi_counts(p);
@@ -567,24 +571,57 @@ int run_nonblocking() {
   }
   int total = 0;
   MPI_Allreduce(&mismatches, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("mpi nonblocking p=%d: %d mismatches\n", size, total);
+  if (rank == 0) {
+    std::printf("mpi nonblocking%s p=%d: %d mismatches\n",
+                progress_thread ? " with a progress thread" : "", size, total);
+  }
   return total == 0 ? 0 : 1;
+}
+
+// Without MPI_THREAD_MULTIPLE a progress thread is refused, naming the thread level.
+int run_progress_thread_refused() {
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  CommOptions options;
+  options.progress_thread = true;
+  Communicator comm(transport, std::make_shared<PlanCache>(), options);
+  std::vector<std::int64_t> in(4, 1), out(4);
+  std::string error;
+  try {
+    Request r = comm.iallreduce<std::int64_t>(in, out, "sum");
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  const int ok = contains(error, "MPI_THREAD_MULTIPLE") ? 0 : 1;
+  if (ok != 0) std::fprintf(stderr, "no refusal, or not the expected one: '%s'\n", error.c_str());
+  int failed = 0;
+  MPI_Allreduce(&ok, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && failed == 0) std::printf("progress thread refused: %s\n", error.c_str());
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace optcoll
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   const std::string mode = argc > 1 ? argv[1] : "grid";
+  if (mode == "progress-thread") {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int status = 1;
   try {
-    status = mode == "grid"           ? optcoll::run_grid()
-             : mode == "communicator" ? optcoll::run_communicator()
-             : mode == "multicast"    ? optcoll::run_multicast()
-             : mode == "in-flight"    ? optcoll::run_in_flight_grid()
-             : mode == "nonblocking"  ? optcoll::run_nonblocking()
-                                      : optcoll::run_fault(mode);
+    status = mode == "grid"                      ? optcoll::run_grid()
+             : mode == "communicator"            ? optcoll::run_communicator()
+             : mode == "multicast"               ? optcoll::run_multicast()
+             : mode == "in-flight"               ? optcoll::run_in_flight_grid()
+             : mode == "nonblocking"             ? optcoll::run_nonblocking(false)
+             : mode == "progress-thread"         ? optcoll::run_nonblocking(true)
+             : mode == "progress-thread-refused" ? optcoll::run_progress_thread_refused()
+                                                 : optcoll::run_fault(mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
   }

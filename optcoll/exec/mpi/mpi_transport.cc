@@ -225,6 +225,17 @@ void MpiTransport::expect_overlapping_calls() {
   epoch_tags_ = true;
 }
 
+std::string MpiTransport::why_no_progress_thread() const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level == MPI_THREAD_MULTIPLE) return {};
+  return fmt::format(
+      "MPI was initialized with thread level {} (MPI_THREAD_SINGLE 0 .. MPI_THREAD_MULTIPLE {}); "
+      "a progress thread calls MPI beside the application's thread and needs "
+      "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...)",
+      level, MPI_THREAD_MULTIPLE);
+}
+
 void MpiTransport::begin_call(std::uint64_t call) {
   call_ = call;
   failed_.clear();

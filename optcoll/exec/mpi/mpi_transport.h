@@ -127,6 +127,8 @@ class MpiTransport final : public Transport {
   void begin_call(std::uint64_t call);
   // Throws Error(kInvalidArgument) when this MPI's tag bound leaves no room for it.
   void expect_overlapping_calls() override;
+  // A progress thread calls MPI while the application's thread may too: MPI_THREAD_MULTIPLE.
+  std::string why_no_progress_thread() const override;
   // Whether a message of `bytes` to or from `peer` goes through the same-node channel.
   bool through_shared_memory(Rank peer, std::size_t bytes) const;
   // The agreed threshold (SIZE_MAX when the channel is off).

@@ -450,6 +450,12 @@ RequestId ThreadTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes
 
 void ThreadTransport::abort(const std::string& reason) { fabric_.abort(rank_, reason); }
 
+std::string ThreadTransport::why_no_progress_thread() const {
+  if (fabric_.fibers() == nullptr) return {};
+  return "the ranks run as fibers (more ranks than CPUs): a wait parks the rank's own fiber, "
+         "which no other thread can do; use RankExecution::kThreads";
+}
+
 void ThreadTransport::attach(Progress& progress) {
   // Helping pays only when ranks wait for CPUs; with a CPU each they spin instead, and the
   // seat is not used at all; nor with fibers, where a waiting rank runs the others.

@@ -367,6 +367,8 @@ class ThreadTransport final : public Transport {
   // execution to helpers when the world has more ranks than CPUs.
   void attach(Progress& progress) override;
   void detach() override;
+  // Not while the ranks run as fibers (a wait parks the rank's own fiber).
+  std::string why_no_progress_thread() const override;
 
   // Starts a new run: forgets completions of the previous one, restarts the no-progress
   // count. Called by the rank's own thread before it runs its function.
