@@ -31,7 +31,7 @@
  *
  * The first call on a communicator duplicates it (collectively) for optcoll's traffic;
  * the duplicate is released when the communicator is freed, and at MPI_Finalize.
- * Plans are made once per distinct call and reused (persistent). Not thread-safe:
+ * Plans are made once per distinct call and reused. Not thread-safe:
  * call from one thread per process (MPI_THREAD_FUNNELED or SERIALIZED use). */
 #ifndef OPTCOLL_H_
 #define OPTCOLL_H_
@@ -86,6 +86,134 @@ int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendt
 int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/* Nonblocking and persistent collectives (docs/c_api.md). OPTCOLL_I<name> starts the
+ * collective and returns at once; OPTCOLL_<Name>_init plans it, exchanges the counts MPI
+ * gives at one rank only, checks it, and returns an inactive request that OPTCOLL_Start runs
+ * any number of times (every rank makes the init call, in the same order as its other
+ * collectives: it is a collective call that may wait for the others). Every rank starts its
+ * collectives, blocking or not, in the same order. They progress inside optcoll's calls
+ * (OPTCOLL_Test, OPTCOLL_Wait and every OPTCOLL_* collective on the communicator): call
+ * OPTCOLL_Test while computing to move them on. Requests are optcoll's own, not MPI_Request
+ * (MPI's generalized requests cannot be progressed by MPI_Wait). OPTCOLL_Wait/Test complete
+ * a request: a nonblocking one is then freed (set to OPTCOLL_REQUEST_NULL), a persistent one
+ * becomes inactive until the next OPTCOLL_Start; OPTCOLL_Request_free frees an inactive
+ * request. Refused with an error: starting an active request, freeing an active request, a
+ * nonblocking alltoallv (its counts would need an exchange: use OPTCOLL_Alltoallv_init).
+ * A nonblocking MPI-semantics gatherv or scatterv runs linear without a count exchange (an
+ * exchange would make it wait for the other ranks). */
+typedef struct OPTCOLL_Request_s* OPTCOLL_Request;
+#ifdef __cplusplus
+#define OPTCOLL_REQUEST_NULL (static_cast<OPTCOLL_Request>(nullptr))
+#else
+#define OPTCOLL_REQUEST_NULL ((OPTCOLL_Request)0)
+#endif
+
+int OPTCOLL_Start(OPTCOLL_Request* request);
+int OPTCOLL_Wait(OPTCOLL_Request* request);
+int OPTCOLL_Test(OPTCOLL_Request* request, int* flag);
+int OPTCOLL_Waitall(int count, OPTCOLL_Request requests[]);
+int OPTCOLL_Request_free(OPTCOLL_Request* request);
+
+int OPTCOLL_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   OPTCOLL_Request* request);
+int OPTCOLL_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                       OPTCOLL_Request* request);
+int OPTCOLL_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    OPTCOLL_Request* request);
+int OPTCOLL_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        OPTCOLL_Request* request);
+int OPTCOLL_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     OPTCOLL_Request* request);
+int OPTCOLL_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         OPTCOLL_Request* request);
+int OPTCOLL_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Igatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Gatherv_known_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, int root, MPI_Comm comm,
+                               OPTCOLL_Request* request);
+int OPTCOLL_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Iscatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
+                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            OPTCOLL_Request* request);
+int OPTCOLL_Scatterv_known_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                                MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                OPTCOLL_Request* request);
+int OPTCOLL_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  OPTCOLL_Request* request);
+int OPTCOLL_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      OPTCOLL_Request* request);
+int OPTCOLL_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            OPTCOLL_Request* request);
+int OPTCOLL_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                OPTCOLL_Request* request);
+int OPTCOLL_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       OPTCOLL_Request* request);
+int OPTCOLL_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           OPTCOLL_Request* request);
+int OPTCOLL_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      OPTCOLL_Request* request);
+int OPTCOLL_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          OPTCOLL_Request* request);
+int OPTCOLL_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       OPTCOLL_Request* request);
+int OPTCOLL_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                           OPTCOLL_Request* request);
+int OPTCOLL_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Ibarrier(MPI_Comm comm, OPTCOLL_Request* request);
+int OPTCOLL_Barrier_init(MPI_Comm comm, OPTCOLL_Request* request);
 
 /* Settings; call them on every rank alike, before the collectives they should affect
  * (communicators keep their transport; their plans are made afresh). They are local, on no

@@ -173,7 +173,7 @@ std::shared_ptr<Communicator::PreparedCall> Communicator::idle(
 ExecOptions Communicator::next_options() {
   ExecOptions exec;
   exec.timeout = options_.timeout;
-  exec.epoch = epoch_++;
+  exec.epoch = options_.epochs != nullptr ? (*options_.epochs)++ : epoch_++;
   return exec;
 }
 

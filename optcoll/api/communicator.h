@@ -74,6 +74,11 @@ struct CommOptions {
   // (Transport::why_no_progress_thread; Error(kInvalidArgument) at the first start).
   bool progress_thread = false;
   std::chrono::microseconds progress_interval{20};
+  // Where the communicator numbers its calls (the epochs of their messages). Communicators
+  // that share one transport while calls of both may be in flight (the C API remakes its
+  // communicator when settings change, and persistent requests keep the old one) share one
+  // counter, so that no two calls in flight have the same epoch. Null: a counter of its own.
+  std::shared_ptr<std::uint32_t> epochs;
 };
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "optcoll.h"
+#include "optcoll/capi/c_api_bodies.h"
 #include "optcoll/capi/call.h"
 #include "optcoll/plan/counts_free.h"
 
@@ -43,14 +44,16 @@ void gatherv_bytes(Call& call, const CollectiveSpec& spec, const std::vector<Cou
                                          const std::vector<Count>& arriving,
                                          const std::vector<Count>& expected, Rank r, const void* in,
                                          std::string_view algorithm) {
-  std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
-  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data(), algorithm);
   const auto i = static_cast<std::size_t>(r);
-  throw CallError(MPI_ERR_COUNT,
-                  fmt::format("rank {} sends {} bytes but the root's recvcounts[{}] says {} "
-                              "(recvbuf left unchanged)",
-                              r, arriving[i], r, expected[i]),
-                  /*transport_intact=*/true);
+  fail_count_mismatch(
+      call,
+      fmt::format("rank {} sends {} bytes but the root's recvcounts[{}] says {} "
+                  "(recvbuf left unchanged)",
+                  r, arriving[i], r, expected[i]),
+      [&] {
+        std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
+        run_spec(call, spec, byte_type(), no_reduction(), in, staging.data(), algorithm);
+      });
 }
 
 // Sends the root's blocks (at `displs` in units of `send_bytes`; packed first if they do
@@ -62,269 +65,252 @@ void scatterv_bytes(Call& call, const CollectiveSpec& spec, const std::vector<Co
     run_spec(call, spec, byte_type(), no_reduction(), sendbuf, out, algorithm);
     return;
   }
-  const Count total = total_of(byte_counts);
-  std::vector<std::byte> staging(static_cast<std::size_t>(total));
-  pack(static_cast<const std::byte*>(sendbuf), byte_counts, displs, send_bytes, staging.data());
-  run_spec(call, spec, byte_type(), no_reduction(), staging.data(), out, algorithm);
+  std::vector<std::byte> local;
+  run_spec(call, spec, byte_type(), no_reduction(),
+           packed_input(call, sendbuf, byte_counts, displs, send_bytes, local), out, algorithm);
 }
 
 // The root's own block for an in-place gather(v): a copy (optcoll's input and output never
 // alias).
 }  // namespace
 
-extern "C" {
+namespace optcoll::capi {
 
-int OPTCOLL_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    const Count bytes = bytes_of(count, "count", datatype, "datatype");
-    run_spec(call, regular(CollectiveKind::kBcast, bytes, root), byte_type(), no_reduction(),
-             nullptr, buffer);
-  });
+void bcast_body(Call& call, void* buffer, int count, MPI_Datatype datatype, int root,
+                MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  const Count bytes = bytes_of(count, "count", datatype, "datatype");
+  run_spec(call, regular(CollectiveKind::kBcast, bytes, root), byte_type(), no_reduction(), nullptr,
+           buffer);
 }
 
-int OPTCOLL_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_count(count, "count");
-    check_root(root, call.size);
-    const Datatype type = element_type(datatype);
-    const ReduceOp reduce = reduce_op(op, datatype, type);
-    std::vector<std::byte> own;
+void reduce_body(Call& call, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm /*comm*/) {
+  check_count(count, "count");
+  check_root(root, call.size);
+  const Datatype type = element_type(datatype);
+  const ReduceOp reduce = reduce_op(op, datatype, type);
+  std::vector<std::byte> own;
+  if (in_place(sendbuf)) {
+    if (call.rank != root) throw_call(MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root");
+    sendbuf = in_place_input(call, recvbuf, 0, Count{count} * static_cast<Count>(type.bytes), own);
+  }
+  run_spec(call, regular(CollectiveKind::kReduce, count, root), type, reduce, sendbuf, recvbuf);
+}
+
+void gather_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  Count block = 0;
+  std::vector<std::byte> own;
+  if (call.rank == root) {
+    block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     if (in_place(sendbuf)) {
-      if (call.rank != root) throw_call(MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root");
-      const auto* from = static_cast<const std::byte*>(recvbuf);
-      own.assign(from, from + static_cast<std::size_t>(count) * type.bytes);
-      sendbuf = own.data();
-    }
-    run_spec(call, regular(CollectiveKind::kReduce, count, root), type, reduce, sendbuf, recvbuf);
-  });
-}
-
-int OPTCOLL_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    Count block = 0;
-    std::vector<std::byte> own;
-    if (call.rank == root) {
-      block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
-      if (in_place(sendbuf)) {
-        own = copy_of(recvbuf, block * root, block);
-        sendbuf = own.data();
-      } else {
-        const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
-        if (mine != block) {  // the others are sending: receive aside, then fail here alone
-          std::vector<std::byte> in(static_cast<std::size_t>(block)),
-              out(static_cast<std::size_t>(block * call.size));
-          run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
-                   in.data(), out.data());
-          throw CallError(MPI_ERR_COUNT,
-                          fmt::format("the root sends {} bytes but receives {} per rank (recvbuf "
-                                      "left unchanged)",
-                                      mine, block),
-                          /*transport_intact=*/true);
-        }
-      }
+      sendbuf = in_place_input(call, recvbuf, block * root, block, own);
     } else {
-      block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+      const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+      if (mine != block) {  // the others are sending: receive aside, then fail here alone
+        fail_count_mismatch(call,
+                            fmt::format("the root sends {} bytes but receives {} per rank "
+                                        "(recvbuf left unchanged)",
+                                        mine, block),
+                            [&] {
+                              std::vector<std::byte> in(static_cast<std::size_t>(block)),
+                                  out(static_cast<std::size_t>(block * call.size));
+                              run_spec(call, regular(CollectiveKind::kGather, block, root),
+                                       byte_type(), no_reduction(), in.data(), out.data());
+                            });
+      }
     }
-    run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
-             sendbuf, recvbuf);
-  });
+  } else {
+    block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+  }
+  run_spec(call, regular(CollectiveKind::kGather, block, root), byte_type(), no_reduction(),
+           sendbuf, recvbuf);
 }
 
-int OPTCOLL_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    Count block = 0;
-    std::vector<std::byte> discard;
-    if (call.rank == root) {
-      block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
-      if (in_place(recvbuf)) {  // the root's block stays where it is
-        discard.resize(static_cast<std::size_t>(block));
-        recvbuf = discard.data();
-      } else {
-        const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
-        if (mine != block) {  // the others wait for their blocks: send them, then fail here alone
-          std::vector<std::byte> out(static_cast<std::size_t>(block));
-          run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(),
-                   no_reduction(), sendbuf, out.data());
-          throw CallError(MPI_ERR_COUNT,
-                          fmt::format("the root sends {} bytes per rank but receives {} (recvbuf "
-                                      "left unchanged)",
-                                      block, mine),
-                          /*transport_intact=*/true);
-        }
-      }
+void scatter_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  Count block = 0;
+  std::vector<std::byte> discard;
+  if (call.rank == root) {
+    block = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+    if (in_place(recvbuf)) {  // the root's block stays where it is
+      recvbuf = scratch_output(call, block, discard);
     } else {
-      block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+      const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+      if (mine != block) {  // the others wait for their blocks: send them, then fail here alone
+        fail_count_mismatch(call,
+                            fmt::format("the root sends {} bytes per rank but receives {} "
+                                        "(recvbuf left unchanged)",
+                                        block, mine),
+                            [&] {
+                              std::vector<std::byte> out(static_cast<std::size_t>(block));
+                              run_spec(call, regular(CollectiveKind::kScatter, block, root),
+                                       byte_type(), no_reduction(), sendbuf, out.data());
+                            });
+      }
     }
-    run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
-             sendbuf, recvbuf);
-  });
+  } else {
+    block = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+  }
+  run_spec(call, regular(CollectiveKind::kScatter, block, root), byte_type(), no_reduction(),
+           sendbuf, recvbuf);
 }
 
-int OPTCOLL_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                    MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    const bool is_root = call.rank == root;
-    std::size_t recv_bytes = 0;
-    Count mine = 0;
-    std::vector<std::byte> own;
-    if (is_root) {
-      check_counts(recvcounts, call.size, "recvcounts");
-      recv_bytes = contiguous_bytes(recvtype, "recvtype");
-    }
-    if (is_root && in_place(sendbuf)) {
-      if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
-      mine = Count{recvcounts[root]} * static_cast<Count>(recv_bytes);
-      own = copy_of(recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes), mine);
-      sendbuf = own.data();
-    } else {
-      mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
-    }
-    if (call.comm->counts_free(CollectiveKind::kGatherv)) {
-      // Linear needs no count exchange (optcoll/plan/counts_free.h): the root receives each
-      // block at the size its recvcounts give, so a sender whose count disagrees fails the
-      // root's receive of it (a transport error naming both sizes).
-      if (!is_root) {
-        run_spec(call,
-                 counts_free_spec(CollectiveKind::kGatherv, call.size, root, call.rank,
-                                  std::span(&mine, 1)),
-                 byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
-        return;
-      }
-      const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
-      if (mine != expected[static_cast<std::size_t>(root)]) {
-        std::vector<Count> arriving = expected;
-        arriving[static_cast<std::size_t>(root)] = mine;
-        gatherv_count_mismatch(
-            call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, arriving),
-            arriving, expected, root, sendbuf, kLinearGatherv);
-      }
-      gatherv_bytes(call,
-                    counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, expected),
-                    expected, sendbuf, root, recvbuf, displs, recv_bytes, kLinearGatherv);
-      return;
-    }
-    // MPI gives the counts at the root only: every rank learns them first.
-    const std::vector<Count> byte_counts = exchange_own(call, mine);
-    const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
-    if (is_root) {
-      const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
-      for (Rank r = 0; r < call.size; ++r) {
-        if (expected[static_cast<std::size_t>(r)] != byte_counts[static_cast<std::size_t>(r)]) {
-          gatherv_count_mismatch(call, spec, byte_counts, expected, r, sendbuf, {});
-        }
-      }
-    }
-    gatherv_bytes(call, spec, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
-  });
-}
-
-int OPTCOLL_Gatherv_known(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                          int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
+void gatherv_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  const bool is_root = call.rank == root;
+  std::size_t recv_bytes = 0;
+  Count mine = 0;
+  std::vector<std::byte> own;
+  if (is_root) {
     check_counts(recvcounts, call.size, "recvcounts");
-    const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
-    const std::vector<Count> byte_counts = scaled(recvcounts, call.size, recv_bytes);
-    std::vector<std::byte> own;
-    const void* mine =
-        checked_contribution(call, call.rank == root, sendbuf, sendcount, sendtype, recvbuf, displs,
-                             recv_bytes, byte_counts[static_cast<std::size_t>(call.rank)], own);
-    gatherv_bytes(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_counts,
-                  mine, root, recvbuf, displs, recv_bytes);
-  });
-}
-
-int OPTCOLL_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                     int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    const bool is_root = call.rank == root;
-    const auto me = static_cast<std::size_t>(call.rank);
-    if (!is_root && call.comm->counts_free(CollectiveKind::kScatterv)) {
-      // Linear needs no count exchange (optcoll/plan/counts_free.h): this rank receives its
-      // block at the size its recvcount gives, so a root that sends another size fails the
-      // receive (a transport error naming both sizes).
-      const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+    recv_bytes = contiguous_bytes(recvtype, "recvtype");
+  }
+  if (is_root && in_place(sendbuf)) {
+    if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
+    mine = Count{recvcounts[root]} * static_cast<Count>(recv_bytes);
+    sendbuf = in_place_input(call, recvbuf, Count{displs[root]} * static_cast<Count>(recv_bytes),
+                             mine, own);
+  } else {
+    mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
+  }
+  if (counts_free(call, CollectiveKind::kGatherv)) {
+    // Linear needs no count exchange (optcoll/plan/counts_free.h): the root receives each
+    // block at the size its recvcounts give, so a sender whose count disagrees fails the
+    // root's receive of it (a transport error naming both sizes).
+    if (!is_root) {
       run_spec(call,
-               counts_free_spec(CollectiveKind::kScatterv, call.size, root, call.rank,
+               counts_free_spec(CollectiveKind::kGatherv, call.size, root, call.rank,
                                 std::span(&mine, 1)),
-               byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
+               byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
       return;
     }
-    std::size_t send_bytes = 0;
-    std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
-    if (is_root) {
-      check_counts(sendcounts, call.size, "sendcounts");
-      send_bytes = contiguous_bytes(sendtype, "sendtype");
-      const std::vector<Count> mine = scaled(sendcounts, call.size, send_bytes);
-      all.assign(mine.begin(), mine.end());
+    const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
+    if (mine != expected[static_cast<std::size_t>(root)]) {
+      std::vector<Count> arriving = expected;
+      arriving[static_cast<std::size_t>(root)] = mine;
+      gatherv_count_mismatch(
+          call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, arriving),
+          arriving, expected, root, sendbuf, kLinearGatherv);
     }
-    CollectiveSpec spec;
-    std::string_view algorithm;
-    if (call.comm->counts_free(CollectiveKind::kScatterv)) {  // the root, without exchange
-      spec = counts_free_spec(CollectiveKind::kScatterv, call.size, root, root,
-                              std::vector<Count>(all.begin(), all.end()));
-      algorithm = kLinearScatterv;
-    } else {
-      // MPI gives the counts at the root only: it tells every rank first.
-      call.comm->bcast<std::int64_t>(all, root);
-      spec = detail::irregular(CollectiveKind::kScatterv,
-                               std::vector<Count>(all.begin(), all.end()), root);
-    }
-    const std::vector<Count> byte_counts(all.begin(), all.end());
-    std::vector<std::byte> discard;
-    Count mine = byte_counts[me];
-    if (!(is_root && in_place(recvbuf))) {
-      mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
-    }
-    if (mine != byte_counts[me] || (is_root && in_place(recvbuf))) {
-      discard.resize(static_cast<std::size_t>(byte_counts[me]));
-    }
-    scatterv_bytes(call, spec, byte_counts, sendbuf, displs, send_bytes, root,
-                   discard.empty() ? recvbuf : discard.data(), algorithm);
-    if (mine != byte_counts[me]) {  // the data went aside; this rank alone fails
-      throw CallError(MPI_ERR_COUNT,
-                      fmt::format("rank {} receives {} bytes but the root sends it {} (recvbuf "
-                                  "left unchanged)",
-                                  call.rank, mine, byte_counts[me]),
-                      /*transport_intact=*/true);
-    }
-  });
-}
-
-int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const int displs[],
-                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return guarded(comm, [&](Call& call) {
-    check_root(root, call.size);
-    check_counts(sendcounts, call.size, "sendcounts");
-    const std::size_t send_bytes = contiguous_bytes(sendtype, "sendtype");
-    const std::vector<Count> byte_counts = scaled(sendcounts, call.size, send_bytes);
-    const auto me = static_cast<std::size_t>(call.rank);
-    std::vector<std::byte> discard;
-    if (call.rank == root && in_place(recvbuf)) {
-      discard.resize(static_cast<std::size_t>(byte_counts[me]));
-      recvbuf = discard.data();
-    } else {
-      const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
-      if (mine != byte_counts[me]) {
-        throw_call(MPI_ERR_COUNT, "rank {} receives {} bytes but sendcounts[{}] says {}", call.rank,
-                   mine, call.rank, byte_counts[me]);
+    gatherv_bytes(call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, expected),
+                  expected, sendbuf, root, recvbuf, displs, recv_bytes, kLinearGatherv);
+    return;
+  }
+  // MPI gives the counts at the root only: every rank learns them first.
+  const std::vector<Count> byte_counts = exchange_own(call, mine);
+  const CollectiveSpec spec = detail::irregular(CollectiveKind::kGatherv, byte_counts, root);
+  if (is_root) {
+    const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
+    for (Rank r = 0; r < call.size; ++r) {
+      if (expected[static_cast<std::size_t>(r)] != byte_counts[static_cast<std::size_t>(r)]) {
+        gatherv_count_mismatch(call, spec, byte_counts, expected, r, sendbuf, {});
       }
     }
-    scatterv_bytes(call, detail::irregular(CollectiveKind::kScatterv, byte_counts, root),
-                   byte_counts, sendbuf, displs, send_bytes, root, recvbuf);
-  });
+  }
+  gatherv_bytes(call, spec, byte_counts, sendbuf, root, recvbuf, displs, recv_bytes);
 }
 
-}  // extern "C"
+void gatherv_known_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  check_counts(recvcounts, call.size, "recvcounts");
+  const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
+  const std::vector<Count> byte_counts = scaled(recvcounts, call.size, recv_bytes);
+  std::vector<std::byte> own;
+  const void* mine =
+      checked_contribution(call, call.rank == root, sendbuf, sendcount, sendtype, recvbuf, displs,
+                           recv_bytes, byte_counts[static_cast<std::size_t>(call.rank)], own);
+  gatherv_bytes(call, detail::irregular(CollectiveKind::kGatherv, byte_counts, root), byte_counts,
+                mine, root, recvbuf, displs, recv_bytes);
+}
+
+void scatterv_body(Call& call, const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  const bool is_root = call.rank == root;
+  const auto me = static_cast<std::size_t>(call.rank);
+  if (!is_root && counts_free(call, CollectiveKind::kScatterv)) {
+    // Linear needs no count exchange (optcoll/plan/counts_free.h): this rank receives its
+    // block at the size its recvcount gives, so a root that sends another size fails the
+    // receive (a transport error naming both sizes).
+    const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+    run_spec(call,
+             counts_free_spec(CollectiveKind::kScatterv, call.size, root, call.rank,
+                              std::span(&mine, 1)),
+             byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
+    return;
+  }
+  std::size_t send_bytes = 0;
+  std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
+  if (is_root) {
+    check_counts(sendcounts, call.size, "sendcounts");
+    send_bytes = contiguous_bytes(sendtype, "sendtype");
+    const std::vector<Count> mine = scaled(sendcounts, call.size, send_bytes);
+    all.assign(mine.begin(), mine.end());
+  }
+  CollectiveSpec spec;
+  std::string_view algorithm;
+  if (counts_free(call, CollectiveKind::kScatterv)) {  // the root, without exchange
+    spec = counts_free_spec(CollectiveKind::kScatterv, call.size, root, root,
+                            std::vector<Count>(all.begin(), all.end()));
+    algorithm = kLinearScatterv;
+  } else {
+    // MPI gives the counts at the root only: it tells every rank first.
+    call.comm->bcast<std::int64_t>(all, root);
+    spec = detail::irregular(CollectiveKind::kScatterv, std::vector<Count>(all.begin(), all.end()),
+                             root);
+  }
+  const std::vector<Count> byte_counts(all.begin(), all.end());
+  std::vector<std::byte> discard;
+  Count mine = byte_counts[me];
+  if (!(is_root && in_place(recvbuf))) {
+    mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+  }
+  if (mine != byte_counts[me]) {  // the data go aside; this rank alone fails
+    fail_count_mismatch(call,
+                        fmt::format("rank {} receives {} bytes but the root sends it {} "
+                                    "(recvbuf left unchanged)",
+                                    call.rank, mine, byte_counts[me]),
+                        [&] {
+                          scatterv_bytes(call, spec, byte_counts, sendbuf, displs, send_bytes, root,
+                                         scratch_output(call, byte_counts[me], discard), algorithm);
+                        });
+  }
+  scatterv_bytes(
+      call, spec, byte_counts, sendbuf, displs, send_bytes, root,
+      is_root && in_place(recvbuf) ? scratch_output(call, byte_counts[me], discard) : recvbuf,
+      algorithm);
+}
+
+void scatterv_known_body(Call& call, const void* sendbuf, const int sendcounts[],
+                         const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm /*comm*/) {
+  check_root(root, call.size);
+  check_counts(sendcounts, call.size, "sendcounts");
+  const std::size_t send_bytes = contiguous_bytes(sendtype, "sendtype");
+  const std::vector<Count> byte_counts = scaled(sendcounts, call.size, send_bytes);
+  const auto me = static_cast<std::size_t>(call.rank);
+  std::vector<std::byte> discard;
+  if (call.rank == root && in_place(recvbuf)) {
+    recvbuf = scratch_output(call, byte_counts[me], discard);
+  } else {
+    const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
+    if (mine != byte_counts[me]) {
+      throw_call(MPI_ERR_COUNT, "rank {} receives {} bytes but sendcounts[{}] says {}", call.rank,
+                 mine, call.rank, byte_counts[me]);
+    }
+  }
+  scatterv_bytes(call, detail::irregular(CollectiveKind::kScatterv, byte_counts, root), byte_counts,
+                 sendbuf, displs, send_bytes, root, recvbuf);
+}
+
+}  // namespace optcoll::capi

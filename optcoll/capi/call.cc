@@ -46,14 +46,14 @@ std::vector<std::byte> copy_of(const void* data, Count offset, Count bytes) {
   return {from, from + bytes};
 }
 
-const void* checked_contribution(const Call& call, bool in_place_allowed, const void* sendbuf,
+const void* checked_contribution(Call& call, bool in_place_allowed, const void* sendbuf,
                                  int sendcount, MPI_Datatype sendtype, const void* recvbuf,
                                  const int* displs, std::size_t recv_bytes, Count expected,
                                  std::vector<std::byte>& own) {
   if (in_place_allowed && in_place(sendbuf)) {
     if (displs == nullptr) throw_call(MPI_ERR_ARG, "displs is NULL");
-    own = copy_of(recvbuf, Count{displs[call.rank]} * static_cast<Count>(recv_bytes), expected);
-    return own.data();
+    return in_place_input(call, recvbuf, Count{displs[call.rank]} * static_cast<Count>(recv_bytes),
+                          expected, own);
   }
   const Count mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
   if (mine != expected) {
@@ -104,6 +104,74 @@ void pack(const std::byte* spread, std::span<const Count> byte_counts, const int
   }
 }
 
+std::byte* Deferred::buffer(std::size_t bytes) {
+  buffers.emplace_back(bytes);
+  return buffers.back().data();
+}
+
+const void* in_place_input(Call& call, const void* from, Count offset, Count bytes,
+                           std::vector<std::byte>& own) {
+  if (call.deferred == nullptr) {
+    own = copy_of(from, offset, bytes);
+    return own.data();
+  }
+  std::byte* copy = call.deferred->buffer(static_cast<std::size_t>(bytes));
+  const auto* source = static_cast<const std::byte*>(from) + offset;
+  const auto n = static_cast<std::size_t>(bytes);
+  auto take = [copy, source, n] {
+    if (n > 0) std::memcpy(copy, source, n);
+  };
+  if (call.persistent()) {
+    call.deferred->before_start.push_back(take);
+  } else {
+    take();
+  }
+  return copy;
+}
+
+void* scratch_output(Call& call, Count bytes, std::vector<std::byte>& local) {
+  if (call.deferred == nullptr) {
+    local.resize(static_cast<std::size_t>(bytes));
+    return local.data();
+  }
+  return call.deferred->buffer(static_cast<std::size_t>(bytes));
+}
+
+const void* packed_input(Call& call, const void* spread, std::span<const Count> byte_counts,
+                         const int* displs, std::size_t elem_bytes, std::vector<std::byte>& local) {
+  const auto total = static_cast<std::size_t>(total_of(byte_counts));
+  const auto* from = static_cast<const std::byte*>(spread);
+  if (call.deferred == nullptr) {
+    local.resize(total);
+    pack(from, byte_counts, displs, elem_bytes, local.data());
+    return local.data();
+  }
+  std::byte* packed_data = call.deferred->buffer(total);
+  auto take = [packed_data, from,
+               counts = std::vector<Count>(byte_counts.begin(), byte_counts.end()),
+               at = std::vector<int>(displs, displs + byte_counts.size()),
+               elem_bytes] { pack(from, counts, at.data(), elem_bytes, packed_data); };
+  if (call.persistent()) {
+    call.deferred->before_start.push_back(std::move(take));
+  } else {
+    take();
+  }
+  return packed_data;
+}
+
+bool counts_free(Call& call, CollectiveKind kind) {
+  return call.nonblocking() || call.comm->counts_free(kind);
+}
+
+[[noreturn]] void fail_count_mismatch(Call& call, const std::string& message,
+                                      const std::function<void()>& run) {
+  if (call.deferred == nullptr) {
+    run();
+    throw CallError(MPI_ERR_COUNT, message, /*transport_intact=*/true);
+  }
+  throw CallError(MPI_ERR_COUNT, message, /*transport_intact=*/false);
+}
+
 void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
               const void* in, void* out, std::string_view algorithm) {
   spec.nranks = call.size;
@@ -122,6 +190,11 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
       std::span<const std::byte>(static_cast<const std::byte*>(in), in_bytes),
       std::span<std::byte>(static_cast<std::byte*>(out), out_bytes)};
   call.context->set_step(spec.kind);
+  if (call.deferred != nullptr) {
+    call.deferred->requests.push_back(
+        call.comm->start(spec, buffers, type, op, call.persistent(), algorithm));
+    return;
+  }
   call.comm->run(spec, buffers, type, op, algorithm);
 }
 
@@ -134,12 +207,23 @@ void run_into_displs(Call& call, const CollectiveSpec& spec, const void* in, voi
     run_spec(call, spec, byte_type(), no_reduction(), in, recvbuf, algorithm);
     return;
   }
-  std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
-  run_spec(call, spec, byte_type(), no_reduction(), in, staging.data(), algorithm);
-  unpack(staging.data(), arriving, displs, recv_bytes, static_cast<std::byte*>(recvbuf));
+  std::vector<std::byte> local;
+  auto* staging = static_cast<std::byte*>(scratch_output(call, total_of(arriving), local));
+  run_spec(call, spec, byte_type(), no_reduction(), in, staging, algorithm);
+  auto* spread = static_cast<std::byte*>(recvbuf);
+  if (call.deferred == nullptr) {
+    unpack(staging, arriving, displs, recv_bytes, spread);
+    return;
+  }
+  call.deferred->after_completion.push_back(
+      [staging, spread, recv_bytes, counts = std::vector<Count>(arriving.begin(), arriving.end()),
+       at = std::vector<int>(displs, displs + arriving.size())] {
+        unpack(staging, counts, at.data(), recv_bytes, spread);
+      });
 }
 
 std::vector<Count> exchange_own(Call& call, Count mine) {
+  OPTCOLL_CHECK(!call.nonblocking(), "a nonblocking call exchanged counts");
   const std::int64_t own = mine;
   std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
   call.comm->allgather<std::int64_t>(std::span<const std::int64_t>(&own, 1), all);

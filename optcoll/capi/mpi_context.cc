@@ -7,6 +7,7 @@
 #include <set>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/capi/call.h"
 #include "optcoll/capi/call_error.h"
 #include "optcoll/capi/model_file.h"
 #include "optcoll/capi/settings.h"
@@ -107,14 +108,24 @@ bool mpi_running() {
 CommContext::CommContext(MPI_Comm comm)
     : transport_(std::make_unique<mpi::MpiTransport>(comm, process_settings().values.shm)) {}
 
-Communicator& CommContext::communicator() {
+CommContext::~CommContext() { orphan_requests(this); }
+
+Communicator& CommContext::communicator() { return *shared_communicator(); }
+
+std::shared_ptr<Communicator> CommContext::shared_communicator() {
   const Settings& s = settings();
   if (communicator_ == nullptr || generation_ != s.generation) {
+    std::erase_if(retired_, [](const auto& c) { return c.use_count() == 1; });
+    if (communicator_ != nullptr && communicator_.use_count() > 1) {
+      retired_.push_back(std::move(communicator_));
+    }
+    CommOptions options = s.options;
+    options.epochs = epochs_;
     communicator_ =
-        std::make_unique<Communicator>(*transport_, std::make_shared<PlanCache>(), s.options);
+        std::make_shared<Communicator>(*transport_, std::make_shared<PlanCache>(), options);
     generation_ = s.generation;
   }
-  return *communicator_;
+  return communicator_;
 }
 
 CommContext& context_for(MPI_Comm comm) {

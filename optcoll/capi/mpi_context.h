@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -21,6 +22,11 @@ namespace optcoll::capi {
 class CommContext {
  public:
   explicit CommContext(MPI_Comm comm);  // collective over comm (duplicates it)
+  // Completes what the context's requests have in flight and cuts them off
+  // (orphan_requests), then frees the duplicates.
+  ~CommContext();
+  CommContext(const CommContext&) = delete;
+  CommContext& operator=(const CommContext&) = delete;
 
   mpi::MpiTransport& transport() { return *transport_; }
   // Numbers the next collective call (the same on every rank: MPI requires that every rank
@@ -35,10 +41,17 @@ class CommContext {
   std::optional<CollectiveKind> step() const { return step_; }
   // The Communicator under the current settings (remade, plans and all, when they change).
   Communicator& communicator();
+  // The same, shared: a request (OPTCOLL_I*, *_init) keeps the communicator it was made on
+  // alive after a settings change. The communicators of one context share their epochs.
+  std::shared_ptr<Communicator> shared_communicator();
 
  private:
   std::unique_ptr<mpi::MpiTransport> transport_;
-  std::unique_ptr<Communicator> communicator_;
+  std::shared_ptr<std::uint32_t> epochs_ = std::make_shared<std::uint32_t>(0);
+  std::shared_ptr<Communicator> communicator_;
+  // Earlier communicators that requests still use (dropped when none does); destroyed,
+  // completing what they have in flight, before the transport.
+  std::vector<std::shared_ptr<Communicator>> retired_;
   unsigned generation_ = 0;
   std::uint64_t calls_ = 0;
   std::int64_t call_started_ms_ = 0;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* File: include/optcoll.h used from C (compiled as C11): an allreduce and a gatherv with
- * irregular counts, checked against the values every rank can compute. */
+ * irregular counts, then the same allreduce nonblocking and persistent (OPTCOLL_Request),
+ * checked against the values every rank can compute. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -39,6 +40,29 @@ int main(int argc, char** argv) {
       }
     }
   }
+  /* Nonblocking, then persistent twice with new data. */
+  OPTCOLL_Request request = OPTCOLL_REQUEST_NULL;
+  sum = 0;
+  if (OPTCOLL_Iallreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &request) !=
+          MPI_SUCCESS ||
+      OPTCOLL_Wait(&request) != MPI_SUCCESS || request != OPTCOLL_REQUEST_NULL ||
+      sum != (long long)size * (size + 1) / 2) {
+    ok = 0;
+  }
+  if (OPTCOLL_Allreduce_init(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &request) !=
+      MPI_SUCCESS) {
+    ok = 0;
+  }
+  for (int step = 1; step <= 2; ++step) {
+    mine = (long long)step * (rank + 1);
+    int flag = 0;
+    if (OPTCOLL_Start(&request) != MPI_SUCCESS) ok = 0;
+    while (!flag) {
+      if (OPTCOLL_Test(&request, &flag) != MPI_SUCCESS) break;
+    }
+    if (sum != (long long)step * size * (size + 1) / 2) ok = 0;
+  }
+  if (OPTCOLL_Request_free(&request) != MPI_SUCCESS || request != OPTCOLL_REQUEST_NULL) ok = 0;
   int all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0) printf("C header check: %s\n", all_ok ? "ok" : "FAILED");

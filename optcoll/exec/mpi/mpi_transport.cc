@@ -209,9 +209,12 @@ int MpiTransport::tag_for(Rank peer, MsgKey key) const {
                     rank_, key.seq, peer, seq_limit));
   }
   if (!numbered) return key.seq;
-  const auto calls = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;  // >= 1
-  // Epochs take the numbers 1 .. calls - 1: never 0, the tags of the calls before the switch.
-  const std::uint64_t number = call_ != 0 ? call_ % calls : 1 + key.epoch % (calls - 1);
+  const auto numbers = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;  // >= 1
+  // Call numbers take the lower half of the numbers, epochs the upper half (never 0, the
+  // number of plain tags): a message of a call made before the switch never matches one of
+  // an epoch after it.
+  const std::uint64_t half = std::max<std::uint64_t>(1, numbers / 2);
+  const std::uint64_t number = epoch_tags_ ? half + key.epoch % (numbers - half) : call_ % half;
   return static_cast<int>(number << kSeqBits) + key.seq;
 }
 

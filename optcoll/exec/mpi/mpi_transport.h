@@ -36,17 +36,19 @@
 //
 // Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
 // the same numbers on every rank, as the C API does) gets failures scoped to one call:
-// tags carry the call number (tag = (call mod E) * 2^16 + seq, E = (MPI_TAG_UB + 1) / 2^16,
-// 32768 with Open MPI), so messages a failed call leaves behind never match a later call;
+// tags carry the call number (tag = (call mod H) * 2^16 + seq, H = (MPI_TAG_UB + 1) / 2^17,
+// 16384 with Open MPI), so messages a failed call leaves behind never match a later call;
 // abort notices carry it too, so a notice fails only the call it is about (a rank that had
 // finished that call ignores it; one that has not reached it yet fails when it does); and
 // the transport is usable again from the next call. Without begin_call the tag is the seq
 // and a failure is final, as described below.
 //
-// Overlapping calls (expect_overlapping_calls(), for nonblocking collectives): without
-// begin_call, the tag then carries the message's epoch instead of the call number
-// (tag = (1 + epoch mod (E - 1)) * 2^16 + seq), so that collectives in flight at once never
-// match each other's messages (up to E - 1 at once).
+// Overlapping calls (expect_overlapping_calls(), for nonblocking collectives): from then on
+// the tag carries the message's epoch instead (tag = (H + epoch mod H') * 2^16 + seq: the
+// upper half of the numbers, H' = (MPI_TAG_UB + 1) / 2^16 - H), so that collectives in
+// flight at once never match each other's messages (up to H' at once), nor those of calls
+// made before the switch. An abort notice then fails the current call only: a collective
+// still in flight from an earlier call learns of the failure at its timeout.
 //
 // Failures: a message of the wrong size is a TransportError naming the peer, the seq and
 // both sizes (a larger one is caught by MPI as a truncation, a smaller one by its count).
