@@ -4,8 +4,9 @@
 // rank's Communicator kept across iterations (so the plan is made once and prepared). What is
 // measured is the executor's and the transport's per-call and per-message overhead, not data
 // movement: the number every small collective pays (issue 7: the thread backend against MPI at 8
-// B). p = 1 has no message at all. With more ranks than cores each p runs twice: as threads and
-// as fibers (design.md 40).
+// B). p = 1 has no message at all. The allreduce also nonblocking and persistent, each
+// started and waited for at once: what a request costs over the blocking call. With more ranks than
+// cores each p runs twice: as threads and as fibers (design.md 40).
 //
 //   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <atomic>
@@ -61,6 +62,10 @@ void run_calls(benchmark::State& state, const std::string& collective) {
       std::vector<double> in(1, comm.rank() + 1.0);
       std::vector<double> out(1, 0.0);
       std::vector<double> all(np, 0.0);
+      Request persistent;
+      if (collective == "allreduce_persistent") {
+        persistent = comm.allreduce_init<double>(in, out, "sum");
+      }
       for (int i = 0; i < kCallsPerIteration; ++i) {
         if (collective == "bcast") {
           out[0] = comm.rank() == 0 ? 42.0 : 0.0;
@@ -68,6 +73,13 @@ void run_calls(benchmark::State& state, const std::string& collective) {
           if (out[0] != 42.0) correct = false;
         } else if (collective == "allreduce") {
           comm.allreduce<double>(in, out, "sum");
+          if (out[0] != static_cast<double>(np * (np + 1) / 2)) correct = false;
+        } else if (collective == "allreduce_nonblocking") {
+          comm.iallreduce<double>(in, out, "sum").wait();
+          if (out[0] != static_cast<double>(np * (np + 1) / 2)) correct = false;
+        } else if (collective == "allreduce_persistent") {
+          persistent.start();
+          persistent.wait();
           if (out[0] != static_cast<double>(np * (np + 1) / 2)) correct = false;
         } else {
           comm.allgather<double>(in, all);
@@ -86,6 +98,10 @@ void run_calls(benchmark::State& state, const std::string& collective) {
 void BM_Bcast(benchmark::State& state) { run_calls(state, "bcast"); }
 void BM_Allreduce(benchmark::State& state) { run_calls(state, "allreduce"); }
 void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
+// The same allreduce started and waited for at once: nonblocking (iallreduce + wait) and
+// persistent (start + wait of one allreduce_init): their cost over the blocking call.
+void BM_AllreduceNonblocking(benchmark::State& state) { run_calls(state, "allreduce_nonblocking"); }
+void BM_AllreducePersistent(benchmark::State& state) { run_calls(state, "allreduce_persistent"); }
 
 // The same rank counts for every call: one rank (no messages), two, and more ranks than
 // cores, there as threads (fibers:0) and as fibers (fibers:1, what auto chooses there).
@@ -102,6 +118,8 @@ void per_rank_count(benchmark::internal::Benchmark* bench) {
 BENCHMARK(BM_Bcast)->Apply(per_rank_count);
 BENCHMARK(BM_Allreduce)->Apply(per_rank_count);
 BENCHMARK(BM_Allgather)->Apply(per_rank_count);
+BENCHMARK(BM_AllreduceNonblocking)->Apply(per_rank_count);
+BENCHMARK(BM_AllreducePersistent)->Apply(per_rank_count);
 
 }  // namespace
 }  // namespace optcoll

@@ -13,8 +13,10 @@
 // optcoll with a progress thread (CommOptions::progress_thread, its own communicator).
 // Part 2, persistent gatherv of skewed counts (one rank holds most of the data): per call,
 // optcoll's persistent request (start + wait, planned and counts exchanged once, at init),
-// optcoll's blocking gatherv (counts known everywhere), and MPI_Gatherv; Open MPI's own
-// persistent MPIX_Gatherv_init where its pcollreq extension is built.
+// optcoll's blocking gatherv (counts known everywhere), the C API's persistent request
+// (OPTCOLL_Gatherv_init) and blocking call (OPTCOLL_Gatherv: MPI semantics, counts at the root
+// only, exchanged every call unless linear runs without them), and MPI_Gatherv; Open MPI's
+// own persistent MPIX_Gatherv_init where its pcollreq extension is built.
 //
 // Every cell is the median over `repetitions` (default 11) of the slowest rank's time per
 // call over `calls` calls (default 50, fewer for large sizes) after a barrier; the variants
@@ -33,6 +35,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "optcoll.h"
 #include "optcoll/api/communicator.h"
 #include "optcoll/exec/mpi/mpi_transport.h"
 
@@ -221,8 +224,9 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::printf("\n# gatherv, skewed counts, p = %d (us per call, median of %d)\n", size,
                   repetitions);
-      std::printf("%-28s %11s %11s %11s %11s %9s %9s\n", "counts (int64)", "persistent", "blocking",
-                  "MPI_Gatherv", "MPIX_init", "mpi/pers", "blk/pers");
+      std::printf("%-28s %11s %11s %11s %11s %11s %11s %9s %9s %9s\n", "counts (int64)",
+                  "persistent", "blocking", "C_init", "C_blocking", "MPI_Gatherv", "MPIX_init",
+                  "mpi/pers", "blk/pers", "Cblk/Cini");
     }
     struct Skew {
       std::string name;
@@ -250,6 +254,13 @@ int main(int argc, char** argv) {
       std::vector<std::int64_t> gathered(rank == 0 ? static_cast<std::size_t>(total) : 0);
       std::vector<std::int64_t> mpi_gathered(gathered.size());
       Request persistent = comm.gatherv_init<std::int64_t>(block, gathered, counts, 0);
+      // The C API: MPI semantics (counts at the root only), so its blocking call exchanges
+      // them (or runs linear without) every time; its persistent request did that at init.
+      std::vector<std::int64_t> c_gathered(gathered.size());
+      OPTCOLL_Request c_persistent = OPTCOLL_REQUEST_NULL;
+      OPTCOLL_Gatherv_init(block.data(), static_cast<int>(mine), MPI_INT64_T, c_gathered.data(),
+                           mpi_counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD,
+                           &c_persistent);
 #ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
       MPI_Request mpix = MPI_REQUEST_NULL;
       MPIX_Gatherv_init(block.data(), static_cast<int>(mine), MPI_INT64_T, mpi_gathered.data(),
@@ -264,6 +275,14 @@ int main(int argc, char** argv) {
         persistent.wait();
       };
       const auto run_blocking = [&] { comm.gatherv<std::int64_t>(block, gathered, counts, 0); };
+      const auto run_c_persistent = [&] {
+        OPTCOLL_Start(&c_persistent);
+        OPTCOLL_Wait(&c_persistent);
+      };
+      const auto run_c_blocking = [&] {
+        OPTCOLL_Gatherv(block.data(), static_cast<int>(mine), MPI_INT64_T, c_gathered.data(),
+                        mpi_counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
+      };
       const auto run_mpi = [&] {
         MPI_Gatherv(block.data(), static_cast<int>(mine), MPI_INT64_T, mpi_gathered.data(),
                     mpi_counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
@@ -278,24 +297,31 @@ int main(int argc, char** argv) {
       run_blocking();
       run_mpi();
       run_mpix();
-      if (gathered != mpi_gathered) ++wrong;
-      std::vector<double> tp, tb, tm, tx;
+      run_c_persistent();
+      if (gathered != mpi_gathered || c_gathered != mpi_gathered) ++wrong;
+      run_c_blocking();
+      if (c_gathered != mpi_gathered) ++wrong;
+      std::vector<double> tp, tb, tm, tx, tcp, tcb;
       const int calls = base_calls * 4;
       for (int rep = 0; rep < repetitions; ++rep) {
         tp.push_back(time_calls(run_persistent, calls));
         tb.push_back(time_calls(run_blocking, calls));
+        tcp.push_back(time_calls(run_c_persistent, calls));
+        tcb.push_back(time_calls(run_c_blocking, calls));
         tm.push_back(time_calls(run_mpi, calls));
         if (have_mpix) tx.push_back(time_calls(run_mpix, calls));
       }
 #ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
       MPI_Request_free(&mpix);
 #endif
+      OPTCOLL_Request_free(&c_persistent);
       if (rank == 0) {
         const double mp = median(tp);
-        std::printf("%-28s %11.1f %11.1f %11.1f %11s %9.2f %9.2f\n", skew.name.c_str(), mp * 1e6,
-                    median(tb) * 1e6, median(tm) * 1e6,
+        std::printf("%-28s %11.1f %11.1f %11.1f %11.1f %11.1f %11s %9.2f %9.2f %9.2f\n",
+                    skew.name.c_str(), mp * 1e6, median(tb) * 1e6, median(tcp) * 1e6,
+                    median(tcb) * 1e6, median(tm) * 1e6,
                     have_mpix ? std::to_string(median(tx) * 1e6).substr(0, 8).c_str() : "-",
-                    median(tm) / mp, median(tb) / mp);
+                    median(tm) / mp, median(tb) / mp, median(tcb) / median(tcp));
       }
     }
     MPI_Barrier(MPI_COMM_WORLD);

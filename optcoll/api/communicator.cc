@@ -86,7 +86,8 @@ struct PendingCall {
   Datatype type;
   ReduceOp op;
   bool persistent = false;
-  CollectivesInFlight::Handle run;  // null: inactive
+  CollectivesInFlight::Handle run;   // null: inactive
+  CollectivesInFlight::Handle last;  // persistent: the last run, started again if it succeeded
 };
 
 }  // namespace detail
@@ -292,8 +293,15 @@ void Communicator::launch(const std::shared_ptr<detail::PendingCall>& pending) {
   {
     const auto lock = turn();
     if (last_plan_ != call.prepared->plan) last_plan_ = call.prepared->plan;
-    call.run = in_flight_->start(call.prepared->execution, call.buffers, call.type, call.op,
-                                 next_options(), pending);
+    const auto& last = call.last;
+    if (last != nullptr && last->failure == nullptr && last->run->finished()) {
+      in_flight_->restart(last, next_options(), pending);  // a persistent request's next start
+      call.run = last;
+    } else {
+      call.run = in_flight_->start(call.prepared->execution, call.buffers, call.type, call.op,
+                                   next_options(), pending);
+      if (call.persistent) call.last = call.run;
+    }
     // Every call advances the others in flight.
     if (in_flight_->size() > 1) in_flight_->progress(std::chrono::milliseconds{0});
   }

@@ -119,12 +119,20 @@ class Interpreter final : public Progress {
       x_.scratch_bytes_ = scratch;
     }
     scratch_ = x_.scratch_.get();
-    x_.running_ = true;
-    x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
-    x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
-    x_.batch_.clear();  // a failed run may have left part of a batch
-    x_.in_flight_.clear();
-    x_.completed_.clear();
+    reset();
+  }
+
+  // Makes a finished interpreter run again, with the same buffers, datatype and operator
+  // (a persistent request's next start; the options may have changed: a new epoch).
+  void restart() {
+    OPTCOLL_CHECK(finished() && in_flight_count_ == 0, "rank {}: restart of an unfinished run",
+                  me_);
+    done_ = 0;
+    sorted_ = true;
+    released_ = false;
+    failure_ = nullptr;
+    progress_count_ = 0;
+    reset();
   }
 
   Interpreter(const Interpreter&) = delete;
@@ -163,6 +171,7 @@ class Interpreter final : public Progress {
   }
 
   bool finished() const { return done_ == program_.ops.size(); }
+  const Execution& execution() const { return x_; }
   bool waiting() const { return in_flight_count_ > 0; }
 
   // What a failed or timed-out wait says about this rank: `cause` and the messages in flight.
@@ -445,6 +454,16 @@ class Interpreter final : public Progress {
     return text;
   }
 
+  // Takes the Execution and starts its working memory afresh.
+  void reset() {
+    x_.running_ = true;
+    x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
+    x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
+    x_.batch_.clear();  // a failed run may have left part of a batch
+    x_.in_flight_.clear();
+    x_.completed_.clear();
+  }
+
   // Gives the Execution back (once): it may run again.
   void release() {
     if (!released_) x_.running_ = false;
@@ -595,6 +614,18 @@ bool ExecutionRun::absorb(std::span<const RequestId> completed) {
     return interpreter_->absorb(completed);
   } catch (const WaitError&) {
     throw;
+  } catch (const TransportError& e) {
+    throw interpreter_->wait_error(e.what(), /*timed_out=*/false);
+  }
+}
+
+void ExecutionRun::restart(Execution& execution, const ExecOptions& options) {
+  OPTCOLL_CHECK(&interpreter_->execution() == &execution, "restart on another execution");
+  execution.check_not_running();
+  options_ = options;
+  interpreter_->restart();
+  try {
+    interpreter_->begin();
   } catch (const TransportError& e) {
     throw interpreter_->wait_error(e.what(), /*timed_out=*/false);
   }

@@ -128,6 +128,10 @@ class ExecutionRun {
   ExecutionRun& operator=(const ExecutionRun&) = delete;
 
   bool finished() const;
+  // Runs the same Execution again with the same buffers, datatype and operator and new
+  // `options` (a persistent request's next start; cheaper than a new run: nothing is
+  // allocated). Only when finished.
+  void restart(Execution& execution, const ExecOptions& options);
   // Whether it has messages in flight (an unfinished run always has).
   bool waiting() const;
   // Takes in `completed` (ids of other runs' requests are ignored) and issues what became
@@ -140,7 +144,7 @@ class ExecutionRun {
   const ExecOptions& options() const { return options_; }
 
  private:
-  const ExecOptions options_;
+  ExecOptions options_;  // the interpreter refers to it
   std::unique_ptr<Interpreter> interpreter_;
 };
 

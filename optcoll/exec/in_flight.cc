@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "optcoll/exec/wait_error.h"
+#include "optcoll/model/error.h"
 
 namespace optcoll {
 
@@ -19,23 +20,44 @@ CollectivesInFlight::Handle CollectivesInFlight::start(Execution& execution, Buf
                                                        const Datatype& type, const ReduceOp& op,
                                                        const ExecOptions& options,
                                                        std::shared_ptr<const void> owner) {
-  auto entry = std::make_shared<Entry>();
-  entry->owner = std::move(owner);
+  auto entry = std::make_shared<Entry>(execution);
   entry->run = std::make_unique<ExecutionRun>(execution, transport_, buffers, type, op, options);
-  if (!entry->run->finished()) runs_.push_back(entry);
+  if (!entry->run->finished()) {
+    entry->owner = std::move(owner);
+    runs_.push_back(entry);
+  }
   return entry;
+}
+
+void CollectivesInFlight::restart(const Handle& entry, const ExecOptions& options,
+                                  std::shared_ptr<const void> owner) {
+  OPTCOLL_CHECK(entry->failure == nullptr && entry->run->finished(),
+                "restart of a collective that is in flight or failed");
+  Execution& execution = entry->execution;
+  entry->run->restart(execution, options);
+  if (!entry->run->finished()) {
+    entry->owner = std::move(owner);
+    runs_.push_back(entry);
+  }
 }
 
 template <typename Fail>
 void CollectivesInFlight::fail_all(Fail fail) {
   for (const Handle& entry : runs_) {
     if (entry->failure == nullptr) entry->failure = std::make_exception_ptr(fail(*entry->run));
+    entry->owner.reset();
   }
   runs_.clear();
 }
 
 void CollectivesInFlight::drop_done() {
-  std::erase_if(runs_, [](const Handle& entry) { return entry->done(); });
+  // A run out of the set needs its owner no longer: whoever holds the handle keeps what it
+  // runs (a persistent request holds its last run, which holds no owner: no cycle).
+  std::erase_if(runs_, [](const Handle& entry) {
+    if (!entry->done()) return false;
+    entry->owner.reset();
+    return true;
+  });
 }
 
 bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {

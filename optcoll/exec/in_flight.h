@@ -34,7 +34,9 @@ class CollectivesInFlight {
  public:
   // A collective in flight, and the error that ended it, if any.
   struct Entry {
-    std::shared_ptr<const void> owner;  // keeps the run's Execution alive
+    explicit Entry(Execution& of) : execution(of) {}
+    Execution& execution;
+    std::shared_ptr<const void> owner;  // keeps the Execution alive while in the set
     std::unique_ptr<ExecutionRun> run;
     std::exception_ptr failure;
     bool done() const { return failure != nullptr || run->finished(); }
@@ -54,6 +56,10 @@ class CollectivesInFlight {
   // alive (they must outlive the run).
   Handle start(Execution& execution, BufferBinding buffers, const Datatype& type,
                const ReduceOp& op, const ExecOptions& options,
+               std::shared_ptr<const void> owner = {});
+  // Starts `entry` (done, without a failure, and of this set) again: its run's restart()
+  // with `options`. What a persistent request does at its next start.
+  void restart(const Handle& entry, const ExecOptions& options,
                std::shared_ptr<const void> owner = {});
   // Takes in what completed within `timeout` (zero: what has completed already) for every
   // run; returns whether any run changed. Never throws for a run's failure (it keeps it).
