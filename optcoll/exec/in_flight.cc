@@ -61,9 +61,8 @@ void CollectivesInFlight::drop_done() {
 }
 
 bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {
-  const bool any_waiting =
-      std::any_of(runs_.begin(), runs_.end(), [](const Handle& e) { return e->run->waiting(); });
-  if (!any_waiting) return false;
+  // Every run in the set is unfinished, so it has messages in flight (ExecutionRun::waiting).
+  if (runs_.empty()) return false;
   completed_.clear();
   try {
     transport_.wait_some(timeout, completed_);
@@ -73,6 +72,7 @@ bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {
     return true;
   }
   bool changed = false;
+  bool any_done = false;
   // (absorb() never touches the set: runs leave it below, after the pass.)
   for (const Handle& entry : runs_) {
     try {
@@ -81,8 +81,9 @@ bool CollectivesInFlight::progress(std::chrono::milliseconds timeout) {
       entry->failure = std::current_exception();
       changed = true;
     }
+    any_done = any_done || entry->done();
   }
-  drop_done();
+  if (any_done) drop_done();
   return changed;
 }
 
