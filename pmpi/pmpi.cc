@@ -17,6 +17,7 @@
 
 #include "optcoll.h"
 #include "optcoll/model/collective.h"
+#include "pmpi/calls.h"
 #include "pmpi/route.h"
 #include "pmpi/settings_check.h"
 
@@ -25,74 +26,14 @@ using optcoll::CollectiveSpec;
 using optcoll::Count;
 using optcoll::pmpi::Route;
 
-namespace {
-
-int comm_size(MPI_Comm comm) {
-  int size = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return 0;
-  return size;
-}
-int comm_rank(MPI_Comm comm) {
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
-CollectiveSpec spec_of(CollectiveKind kind, int nranks, Count count, int root,
-                       std::size_t elem_bytes, bool commutative) {
-  CollectiveSpec spec;
-  spec.kind = kind;
-  spec.nranks = nranks;
-  spec.count = count;
-  spec.root = optcoll::is_rooted(kind) ? root : 0;
-  spec.elem_bytes = elem_bytes;
-  spec.commutative = commutative;
-  return spec;
-}
-
-CollectiveSpec spec_of_counts(CollectiveKind kind, int nranks, std::vector<Count> counts,
-                              int root) {
-  CollectiveSpec spec = spec_of(kind, nranks, 0, root, 1, true);
-  spec.counts = std::move(counts);
-  return spec;
-}
-
-// The size of `main`'s elements when both datatypes are contiguous, else 0. (Ranks judge
-// their own datatypes: a call where some ranks use non-contiguous types and others
-// contiguous ones of the same signature fails with optcoll's MPI_ERR_TYPE: docs/c_api.md.)
-std::size_t both_movable(MPI_Datatype main, MPI_Datatype other) {
-  return optcoll::pmpi::movable_bytes(other) > 0 ? optcoll::pmpi::movable_bytes(main) : 0;
-}
-
-// The route of a data-movement call whose spec is made from the element bytes `bytes`
-// (0: optcoll cannot move the datatype).
-Route movement(MPI_Comm comm, std::size_t bytes, CollectiveKind kind, long long count, int root) {
-  const int p = comm_size(comm);
-  if (bytes == 0 || p == 0 || count < 0 || root < 0 || (optcoll::is_rooted(kind) && root >= p)) {
-    return Route::kMpi;  // MPI reports the error in its own words
-  }
-  return optcoll::pmpi::route(
-      comm, spec_of(kind, p, count * static_cast<long long>(bytes), root, 1, true));
-}
-
-Route reduction(MPI_Comm comm, MPI_Datatype type, MPI_Op op, CollectiveKind kind, long long count,
-                int root) {
-  bool commutative = true;
-  const std::size_t bytes = optcoll::pmpi::reducible_bytes(type, op, &commutative);
-  const int p = comm_size(comm);
-  if (bytes == 0 || p == 0 || count < 0 || root < 0 || (optcoll::is_rooted(kind) && root >= p)) {
-    return Route::kMpi;
-  }
-  return optcoll::pmpi::route(comm, spec_of(kind, p, count, root, bytes, commutative));
-}
-
-template <typename Optcoll, typename Mpi>
-int dispatch(const char* function, Route route, Optcoll&& ours, Mpi&& theirs) {
-  optcoll::pmpi::count_call(function, route);
-  return route == Route::kOptcoll ? ours() : theirs();
-}
-
-}  // namespace
+using optcoll::pmpi::both_movable;
+using optcoll::pmpi::comm_rank;
+using optcoll::pmpi::comm_size;
+using optcoll::pmpi::dispatch;
+using optcoll::pmpi::movement;
+using optcoll::pmpi::reduction;
+using optcoll::pmpi::spec_of;
+using optcoll::pmpi::spec_of_counts;
 
 extern "C" {
 
@@ -214,20 +155,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
-  const int p = comm_size(comm);
-  const std::size_t bytes = both_movable(recvtype, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype);
-  Route route = Route::kMpi;
-  if (p > 0 && bytes > 0 && recvcounts != nullptr && displs != nullptr) {
-    std::vector<Count> counts(static_cast<std::size_t>(p));
-    bool valid = true;
-    for (int r = 0; r < p; ++r) {
-      valid = valid && recvcounts[r] >= 0;
-      counts[static_cast<std::size_t>(r)] = Count{recvcounts[r]} * static_cast<Count>(bytes);
-    }
-    if (valid) {
-      route = optcoll::pmpi::route(comm, spec_of_counts(CollectiveKind::kAllgatherv, p, counts, 0));
-    }
-  }
+  const Route route =
+      optcoll::pmpi::allgatherv_route(comm, sendbuf, sendtype, recvcounts, displs, recvtype);
   return dispatch(
       "MPI_Allgatherv", route,
       [&] {
@@ -242,19 +171,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  const int p = comm_size(comm);
-  bool commutative = true;
-  const std::size_t bytes = optcoll::pmpi::reducible_bytes(datatype, op, &commutative);
-  Route route = Route::kMpi;
-  if (p > 0 && bytes > 0 && recvcounts != nullptr) {
-    CollectiveSpec spec = spec_of(CollectiveKind::kReduceScatter, p, 0, 0, bytes, commutative);
-    bool valid = true;
-    for (int r = 0; r < p; ++r) {
-      valid = valid && recvcounts[r] >= 0;
-      spec.counts.push_back(recvcounts[r]);
-    }
-    if (valid) route = optcoll::pmpi::route(comm, spec);
-  }
+  const Route route = optcoll::pmpi::reduce_scatter_route(comm, recvcounts, datatype, op);
   return dispatch(
       "MPI_Reduce_scatter", route,
       [&] { return OPTCOLL_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); },
