@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,19 +85,16 @@ std::string run_case(mpi::MpiTransport& transport, const RegistryCase& c, std::u
   return "";
 }
 
-int run_grid() {
-  int rank = 0;
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  mpi::MpiTransport transport(MPI_COMM_WORLD);
-  const auto cases = registry_cases({size});
+// Runs `run_one` on every case (its problem, or "" when right; an exception is a problem
+// too), prints the first problems, stops after a transport failure; returns the failures
+// summed over every rank.
+int failures_over(const std::vector<RegistryCase>& cases,
+                  const std::function<std::string(const RegistryCase&)>& run_one) {
   int failures = 0;
-  std::uint32_t epoch = 0;
   for (const auto& c : cases) {
     std::string problem;
     try {
-      problem = run_case(transport, c, epoch++);
+      problem = run_one(c);
     } catch (const std::exception& e) {
       problem = c.name + ": " + e.what();
     }
@@ -108,6 +106,19 @@ int run_grid() {
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+int run_grid() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  const auto cases = registry_cases({size});
+  std::uint32_t epoch = 0;
+  const int total =
+      failures_over(cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++); });
   if (rank == 0) {
     std::printf("mpi grid p=%d: %zu cases, %d failures\n", size, cases.size(), total);
   }
@@ -433,6 +444,42 @@ CaseRun case_run(const RegistryCase& c, Rank me, const Datatype& type, std::uint
   return run;
 }
 
+constexpr int kAtOnce = 3;
+
+// One case kAtOnce times at once on `transport` (epochs from `epoch` on); "" when every run's
+// output on this rank matches the reference.
+std::string run_case_in_flight(mpi::MpiTransport& transport, const RegistryCase& c,
+                               std::uint32_t& epoch) {
+  const Rank rank = transport.rank();
+  const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
+  const bool matrices = !c.spec.commutative;
+  const Datatype type = matrices ? mat2_type() : Datatype::int64();
+  const ReduceOp op = matrices ? mat2_product() : ReduceOp::builtin("sum", type);
+  std::vector<CaseRun> runs;
+  std::vector<std::unique_ptr<Execution>> executions;
+  CollectivesInFlight in_flight(transport);
+  std::vector<CollectivesInFlight::Handle> handles;
+  runs.reserve(kAtOnce);
+  for (int k = 0; k < kAtOnce; ++k) {
+    runs.push_back(case_run(c, rank, type, epoch));
+    executions.push_back(std::make_unique<Execution>(schedule, rank));
+    ExecOptions options;
+    options.timeout = std::chrono::seconds(60);
+    options.epoch = epoch++;
+    CaseRun& r = runs.back();
+    handles.push_back(in_flight.start(*executions.back(), {r.input, r.output}, type, op, options));
+  }
+  for (int k = kAtOnce - 1; k >= 0; --k) in_flight.wait(*handles[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < kAtOnce; ++k) {
+    const CaseRun& r = runs[static_cast<std::size_t>(k)];
+    if (r.output != r.expected) {
+      return c.name + ": wrong output of run " + std::to_string(k) + " on rank " +
+             std::to_string(rank);
+    }
+  }
+  return "";
+}
+
 int run_in_flight_grid() {
   int rank = 0;
   int size = 0;
@@ -441,49 +488,9 @@ int run_in_flight_grid() {
   mpi::MpiTransport transport(MPI_COMM_WORLD);
   transport.expect_overlapping_calls();
   const auto cases = registry_cases({size});
-  int failures = 0;
   std::uint32_t epoch = 0;
-  constexpr int kAtOnce = 3;
-  for (const auto& c : cases) {
-    std::string problem;
-    try {
-      const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
-      const bool matrices = !c.spec.commutative;
-      const Datatype type = matrices ? mat2_type() : Datatype::int64();
-      const ReduceOp op = matrices ? mat2_product() : ReduceOp::builtin("sum", type);
-      std::vector<CaseRun> runs;
-      std::vector<std::unique_ptr<Execution>> executions;
-      CollectivesInFlight in_flight(transport);
-      std::vector<CollectivesInFlight::Handle> handles;
-      for (int k = 0; k < kAtOnce; ++k) {
-        runs.push_back(case_run(c, rank, type, epoch));
-        executions.push_back(std::make_unique<Execution>(schedule, rank));
-        ExecOptions options;
-        options.timeout = std::chrono::seconds(60);
-        options.epoch = epoch++;
-        CaseRun& r = runs.back();
-        handles.push_back(
-            in_flight.start(*executions.back(), {r.input, r.output}, type, op, options));
-      }
-      for (int k = kAtOnce - 1; k >= 0; --k) in_flight.wait(*handles[static_cast<std::size_t>(k)]);
-      for (int k = 0; k < kAtOnce; ++k) {
-        const CaseRun& r = runs[static_cast<std::size_t>(k)];
-        if (r.output != r.expected) {
-          problem = c.name + ": wrong output of run " + std::to_string(k) + " on rank " +
-                    std::to_string(rank);
-        }
-      }
-    } catch (const std::exception& e) {
-      problem = c.name + ": " + e.what();
-    }
-    if (!problem.empty()) {
-      if (failures < 10) std::fprintf(stderr, "FAIL %s\n", problem.c_str());
-      ++failures;
-      if (problem.find("transport failed earlier") != std::string::npos) break;
-    }
-  }
-  int total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int total = failures_over(
+      cases, [&](const RegistryCase& c) { return run_case_in_flight(transport, c, epoch); });
   if (rank == 0) {
     std::printf("mpi in-flight grid p=%d: %zu cases x %d at once, %d failures\n", size,
                 cases.size(), kAtOnce, total);
