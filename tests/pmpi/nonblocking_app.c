@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, round, MPI_COMM_WORLD, &r[5]);
     MPI_Irecv(&received, 1, MPI_INT, (rank + size - 1) % size, round, MPI_COMM_WORLD, &r[6]);
     MPI_Ibarrier(MPI_COMM_WORLD, &r[7]);
-    MPI_Iallgatherv(vmine, rank % 2 + 1, MPI_INT, vall, vcounts, vdispls, MPI_INT,
-                    MPI_COMM_WORLD, &r[8]);
+    MPI_Iallgatherv(vmine, rank % 2 + 1, MPI_INT, vall, vcounts, vdispls, MPI_INT, MPI_COMM_WORLD,
+                    &r[8]);
     MPI_Ireduce_scatter(rs_in, rs_out, rs_counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[9]);
     if (round == 0) {
       MPI_Waitall(10, r, MPI_STATUSES_IGNORE);
