@@ -387,6 +387,66 @@ TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
   EXPECT_LT(total.evaluated * 2, total.splits) << total.evaluated << " of " << total.splits;
 }
 
+// The binary DP's exact block pruning keeps the tree of the unpruned program (cost, root,
+// every child list, every copy slot: the tie order included) on instances where blocks are
+// pruned (p from 70, the smallest with two blocks of 32 candidates per family), in integers
+// (many exact ties), fractional parameters, with empty blocks, increasing and spiky sizes,
+// alpha = 0, beta = 0 and copy = 0; best root and every fixed root of some.
+TEST(TreeDp, BinaryPrunedEqualsUnpruned) {
+  std::mt19937_64 rng(41);
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Rank p = 70 + (trial * 37) % 231;  // 70..300
+    GatherProblem pb = random_problem(rng, p, trial % 3 == 0);
+    switch (trial % 6) {
+      case 1:  // increasing
+        for (Rank q = 0; q < p; ++q) pb.sizes[static_cast<std::size_t>(q)] = 1 + 3 * q;
+        break;
+      case 2:  // spikes
+        for (Rank q = 0; q < p; ++q) pb.sizes[static_cast<std::size_t>(q)] = q % 17 == 0 ? 500 : 1;
+        break;
+      case 3:  // fractional parameters
+        pb.alpha = 1e-6 * (1 + trial);
+        pb.beta = 1e-9 * 3.7;
+        pb.copy = 1e-9 * 1.3;
+        break;
+      case 4:
+        pb.alpha = 0;
+        break;
+      case 5:
+        pb.beta = 0;
+        pb.copy = 0;
+        break;
+      default:
+        break;
+    }
+    const auto check = [&](std::optional<Rank> root) {
+      const OrderedTree want = binary_optimal_tree_plain(pb, root);
+      const OrderedTree got = binary_optimal_tree(pb, root);
+      EXPECT_EQ(got.cost, want.cost) << "trial " << trial;
+      EXPECT_EQ(got.shape.root, want.shape.root) << "trial " << trial;
+      EXPECT_EQ(got.shape.children, want.shape.children) << "trial " << trial;
+      EXPECT_EQ(got.copy_slot, want.copy_slot) << "trial " << trial;
+      ++compared;
+    };
+    check(std::nullopt);
+    if (trial % 10 == 0) {
+      for (const Rank r : {Rank{0}, p / 2, p - 1}) check(r);
+    }
+  }
+  EXPECT_EQ(compared, 60 + 6 * 3);
+  // Träff's Increasing distribution at p = 400: most candidates are never evaluated.
+  GatherProblem pb;
+  pb.alpha = 100;
+  pb.beta = 1;
+  pb.copy = 1;
+  for (Rank q = 0; q < 400; ++q)
+    pb.sizes.push_back(static_cast<Time>(2 * 1000 * (q + 1) / 400 + 1));
+  const TreeDpStats s = binary_tree_dp_stats(pb);
+  EXPECT_GT(s.splits, 0);
+  EXPECT_LT(s.evaluated * 2, s.splits) << s.evaluated << " of " << s.splits;
+}
+
 TEST(TreeDp, PruningSkipsMostSplitsAndKeepsTheTree) {
   // Träff's Increasing distribution (b = 1000, alpha = 100, beta = copy = 1) at p = 400, in
   // integers (exact: no margin) and scaled to seconds (rounding: the margin): the same tree as

@@ -9,7 +9,9 @@
 //   root j, children   [i..k], [k+1..j-1]:        [c1, c2, copy]
 // Ties: the smallest root index. A fixed root r only changes the top range [0..p-1].
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/model/error.h"
@@ -90,66 +92,257 @@ struct BinaryDp {
     return best;
   }
 
-  // Best tree of [i..j] over every root (ties: the smallest root, then the first split).
-  // The candidates of each family go to a buffer in a vectorizable loop; the first one that
-  // attains the minimum wins.
-  std::pair<Time, Choice> best_root(Rank i, Rank j, std::vector<Time>& buf) const {
-    // Each family has j - i - 1 candidates; the three lie back to back.
-    const Rank n_first = j - i - 1;
-    const Rank n_last = j - i - 1;
-    buf.resize(3 * static_cast<std::size_t>(n_first) + 1);
-    Time* first = buf.data();        // q = i, split k = i+1..j-1 at [k - i - 1]
-    Time* middle = first + n_first;  // q = i+1..j-1 at [q - i - 1]
-    Time* last = middle + n_first;   // q = j, split k = i..j-2 at [k - i]
-    {
-      const Time c = copy(i);
-      const Time* row = &b[idx(i + 1, 0)];
-      const Time* mrow = &msg[idx(i + 1, 0)];
-      const Time* col = &bt[idx(j, 0)];
-      const Time* mcol = &msg_t[idx(j, 0)];
-      for (Rank k = i + 1; k < j; ++k)
-        first[k - i - 1] = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
-    }
-    {
-      const Time* row = &b[idx(i, 0)];
-      const Time* mrow = &msg[idx(i, 0)];
-      const Time* col = &bt[idx(j, 0)];
-      const Time* mcol = &msg_t[idx(j, 0)];
-      const Time* sizes = pb->sizes.data();
-      const Time rate = pb->copy;
-      for (Rank q = i + 1; q < j; ++q) {
-        middle[q - i - 1] =
-            std::max(row[q - 1] + mrow[q - 1] + rate * sizes[q], col[q + 1]) + mcol[q + 1];
+  // The three families of candidates of [i..j] (i + 1 < j), each of n = j - i - 1, back to
+  // back in a buffer: q = i with split k = i+1+t; q = i+1+t (one child each side); q = j
+  // with split k = i+t (t = 0..n-1).
+  enum Family : std::uint8_t { kFirst, kMiddle, kLast };
+
+  // Writes the candidates t0 <= t < t1 of `family` to out[t] (a vectorizable loop).
+  void fill(Family family, Rank i, Rank j, Rank t0, Rank t1, Time* out) const {
+    switch (family) {
+      case kFirst: {
+        const Time c = copy(i);
+        const Time* row = &b[idx(i + 1, 0)];     // row[k] = B[i+1][k]
+        const Time* mrow = &msg[idx(i + 1, 0)];  // mrow[k] = c(M(i+1, k))
+        const Time* col = &bt[idx(j, 0)];        // col[a] = B[a][j]
+        const Time* mcol = &msg_t[idx(j, 0)];    // mcol[a] = c(M(a, j))
+        for (Rank t = t0; t < t1; ++t) {
+          const Rank k = i + 1 + t;
+          out[t] = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
+        }
+        return;
+      }
+      case kMiddle: {
+        const Time* row = &b[idx(i, 0)];
+        const Time* mrow = &msg[idx(i, 0)];
+        const Time* col = &bt[idx(j, 0)];
+        const Time* mcol = &msg_t[idx(j, 0)];
+        const Time* sizes = pb->sizes.data();
+        const Time rate = pb->copy;
+        for (Rank t = t0; t < t1; ++t) {
+          const Rank q = i + 1 + t;
+          out[t] = std::max(row[q - 1] + mrow[q - 1] + rate * sizes[q], col[q + 1]) + mcol[q + 1];
+        }
+        return;
+      }
+      case kLast: {
+        const Time c = copy(j);
+        const Time* row = &b[idx(i, 0)];
+        const Time* mrow = &msg[idx(i, 0)];
+        const Time* col = &bt[idx(j - 1, 0)];
+        const Time* mcol = &msg_t[idx(j - 1, 0)];
+        for (Rank t = t0; t < t1; ++t) {
+          const Rank k = i + t;
+          out[t] = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
+        }
+        return;
       }
     }
-    {
-      const Time c = copy(j);
-      const Time* row = &b[idx(i, 0)];
-      const Time* mrow = &msg[idx(i, 0)];
-      const Time* col = &bt[idx(j - 1, 0)];
-      const Time* mcol = &msg_t[idx(j - 1, 0)];
-      for (Rank k = i; k + 1 < j; ++k)
-        last[k - i] = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
-    }
-    const Time one_first = std::max(copy(i), at(i + 1, j)) + message(i + 1, j);
-    const Time one_last = at(i, j - 1) + message(i, j - 1) + copy(j);
-    Time best = std::min(one_first, one_last);
-    const Rank total = n_first + (j - i - 1) + n_last;
-#pragma omp simd reduction(min : best)
-    for (Rank t = 0; t < total; ++t) best = std::min(best, first[t]);
+  }
+
+  // The first candidate in the tie order (the one-child cases, then by family and index)
+  // whose value is `best`; candidates not evaluated hold +infinity.
+  std::pair<Time, Choice> first_attaining(Rank i, Rank j, Time best, Time one_first, Time one_last,
+                                          const Time* first) const {
+    const Rank n = j - i - 1;
+    const Time* middle = first + n;
+    const Time* last = middle + n;
     if (one_first == best) return {best, {i, -1}};
-    for (Rank t = 0; t < n_first; ++t) {
+    for (Rank t = 0; t < n; ++t) {
       if (first[t] == best) return {best, {i, i + 1 + t}};
     }
-    for (Rank t = 0; t < j - i - 1; ++t) {
+    for (Rank t = 0; t < n; ++t) {
       if (middle[t] == best) return {best, {i + 1 + t, -1}};
     }
     if (one_last == best) return {best, {j, -1}};
-    for (Rank t = 0; t < n_last; ++t) {
+    for (Rank t = 0; t < n; ++t) {
       if (last[t] == best) return {best, {j, i + t}};
     }
     OPTCOLL_CHECK(false, "binary tree DP lost its minimum at [{}, {}]", i, j);
     return {best, {i, -1}};
+  }
+
+  // Best tree of [i..j] over every root (ties: the smallest root, then the first split),
+  // every candidate evaluated: the reference (binary_optimal_tree_plain) and small ranges.
+  std::pair<Time, Choice> best_root_plain(Rank i, Rank j, std::vector<Time>& buf) const {
+    const Rank n = j - i - 1;
+    buf.resize(3 * static_cast<std::size_t>(n) + 1);
+    for (const Family f : {kFirst, kMiddle, kLast}) fill(f, i, j, 0, n, buf.data() + f * n);
+    const Time one_first = std::max(copy(i), at(i + 1, j)) + message(i + 1, j);
+    const Time one_last = at(i, j - 1) + message(i, j - 1) + copy(j);
+    Time best = std::min(one_first, one_last);
+    const Time* all = buf.data();
+    const Rank total = 3 * n;
+#pragma omp simd reduction(min : best)
+    for (Rank t = 0; t < total; ++t) best = std::min(best, all[t]);
+    return first_attaining(i, j, best, one_first, one_last, buf.data());
+  }
+
+  // ---- exact block pruning (best_root)
+  //
+  // With P the prefix sums of the sizes and c(M) >= beta·M (c(M) = alpha + beta·M for M > 0,
+  // c(0) = 0; alpha, beta >= 0), every candidate is at least max(row side, column side):
+  //   first (q = i, split k):  v >= [B[i+1][k] + c(M(i+1,k)) - beta·P[k+1]] + beta·P[j+1]
+  //                            v >= B[k+1][j] + c(M(k+1,j))
+  //   middle (root q):         v >= [B[i][q-1] + c(M(i,q-1)) - beta·P[q+1]] + beta·P[j+1]
+  //                            v >= B[q+1][j] + c(M(q+1,j))
+  //   last (q = j, split k):   v >= [B[i][k] + c(M(i,k)) - beta·P[k+1]] + beta·P[j] + copy_j
+  //                            v >= B[k+1][j-1] + c(M(k+1,j-1))
+  // (each candidate adds non-negative terms to these: its own message cost, at least beta
+  // times its mass, and the copies). The bracketed terms depend on their row alone, the
+  // column sides on their column alone: their minima over aligned blocks of kBlock ranks are
+  // kept for the row below (complete) and the row being filled (running: over its entries
+  // so far), and per column over aligned blocks of rows (running: the rows filled so far). A
+  // block of kBlock candidates spans at most two aligned blocks of each, so the maximum of
+  // the two sides' minima bounds every candidate of it. A block whose bound is above the
+  // best value found so far cannot hold the minimum and is not evaluated (its candidates stay
+  // +infinity for the tie scan: a candidate equal to the minimum lies in a block whose bound
+  // is at most the minimum). With integer parameters and sizes whose sums stay below 2^52 the
+  // arithmetic is exact; otherwise the bound is lowered by a margin of 64 eps of the
+  // magnitudes involved (as in optimal_tree_dp.cc).
+  static constexpr Rank kBlock = 32;
+  std::size_t blocks = 0;
+  // Block minima: of the row terms [B + c(M) - beta·P[k+1]] of the row below and of the row
+  // being filled, of the same with P[k+2] (middle) for the row being filled, and of the
+  // column terms ([c * blocks + blk]).
+  std::vector<Time> row_below, row_here, row_here_middle, column;
+  Time margin_ulps = 0;
+  Time magnitude = 0;                          // alpha + beta · total mass
+  std::int64_t candidates = 0, evaluated = 0;  // for the statistics
+  bool prune = false;                          // pruning_applies(), set by init_pruning
+
+  static constexpr Time kNone = std::numeric_limits<Time>::infinity();
+  static std::size_t block_of(Rank k) { return static_cast<std::size_t>(k / kBlock); }
+  Time column_term(Rank r, Rank c) const { return b[idx(r, c)] + msg[idx(r, c)]; }
+  Time row_term(Rank r, Rank k, Rank shift) const {
+    return b[idx(r, k)] + msg[idx(r, k)] - pb->beta * prefix[static_cast<std::size_t>(k + shift)];
+  }
+
+  // The minimum of `minima` over the aligned blocks covering ranks lo..hi (hi - lo < kBlock).
+  static Time covering(const Time* minima, Rank lo, Rank hi) {
+    return std::min(minima[block_of(lo)], minima[block_of(hi)]);
+  }
+
+  void init_pruning() {
+    blocks = (p + kBlock - 1) / kBlock;
+    row_below.assign(blocks, kNone);
+    row_here.assign(blocks, kNone);
+    row_here_middle.assign(blocks, kNone);
+    column.assign(p * blocks, kNone);
+    for (std::size_t c = 0; c < p; ++c) {
+      const auto r = static_cast<Rank>(c);
+      column[c * blocks + block_of(r)] = column_term(r, r);
+    }
+    const auto last = static_cast<Rank>(p - 1);
+    row_here[block_of(last)] = row_term(last, last, 1);
+    bool exact = std::trunc(pb->alpha) == pb->alpha && std::trunc(pb->beta) == pb->beta &&
+                 std::trunc(pb->copy) == pb->copy;
+    Time max_size = 0;
+    for (const Time m : pb->sizes) {
+      exact = exact && std::trunc(m) == m;
+      max_size = std::max(max_size, m);
+    }
+    magnitude = pb->alpha + pb->beta * prefix.back();
+    const Time largest = 2 * pb->copy * max_size + static_cast<Time>(p + 1) * magnitude;
+    exact = exact && prefix.back() < 0x1p52 && largest < 0x1p52;
+    margin_ulps = exact ? 0 : 64 * std::numeric_limits<Time>::epsilon();
+    prune = pruning_applies();
+  }
+
+  // Whether pruning is sound here: non-negative finite parameters and sizes.
+  bool pruning_applies() const {
+    bool ok = pb->alpha >= 0 && pb->beta >= 0 && pb->copy >= 0 && std::isfinite(pb->alpha) &&
+              std::isfinite(pb->beta) && std::isfinite(pb->copy) && std::isfinite(prefix.back());
+    for (const Time m : pb->sizes) ok = ok && m >= 0;
+    return ok;
+  }
+
+  // Row i begins: the row filled before it is complete and becomes the row below.
+  void begin_row(Rank i) {
+    row_below.swap(row_here);
+    std::fill(row_here.begin(), row_here.end(), kNone);
+    std::fill(row_here_middle.begin(), row_here_middle.end(), kNone);
+    row_here[block_of(i)] = row_term(i, i, 1);
+    row_here_middle[block_of(i)] = row_term(i, i, 2);
+  }
+
+  // B[i][j] is known: the running minima take it in.
+  void take_in(Rank i, Rank j) {
+    Time& r = row_here[block_of(j)];
+    r = std::min(r, row_term(i, j, 1));
+    if (static_cast<std::size_t>(j) + 2 <= p) {
+      Time& m = row_here_middle[block_of(j)];
+      m = std::min(m, row_term(i, j, 2));
+    }
+    Time& c = column[static_cast<std::size_t>(j) * blocks + block_of(i)];
+    c = std::min(c, column_term(i, j));
+  }
+
+  Time beta_prefix(Rank k) const { return pb->beta * prefix[static_cast<std::size_t>(k)]; }
+
+  // The bound of candidates t0..t1-1 of `family` of [i..j] (before the margin).
+  Time bound(Family family, Rank i, Rank j, Rank t0, Rank t1) const {
+    const Rank hi = t1 - 1;
+    const Time* column_j = &column[static_cast<std::size_t>(j) * blocks];
+    switch (family) {
+      case kFirst:  // row i+1 at k = i+1+t, column j at k+1
+        return std::max(covering(row_below.data(), i + 1 + t0, i + 1 + hi) + beta_prefix(j + 1),
+                        covering(column_j, i + 2 + t0, i + 2 + hi));
+      case kMiddle:  // row i at q-1 = i+t, column j at q+1 = i+2+t
+        return std::max(covering(row_here_middle.data(), i + t0, i + hi) + beta_prefix(j + 1),
+                        covering(column_j, i + 2 + t0, i + 2 + hi));
+      case kLast:  // row i at k = i+t, column j-1 at k+1
+        return std::max(
+            covering(row_here.data(), i + t0, i + hi) + beta_prefix(j) + copy(j),
+            covering(&column[static_cast<std::size_t>(j - 1) * blocks], i + 1 + t0, i + 1 + hi));
+    }
+    return 0;
+  }
+
+  // best_root_plain's answer, skipping the blocks that cannot hold the minimum; the block
+  // with the lowest bound goes first, the rest in order.
+  std::pair<Time, Choice> best_root(Rank i, Rank j, std::vector<Time>& buf,
+                                    std::vector<Time>& bounds) {
+    const Rank n = j - i - 1;
+    candidates += 3 * static_cast<std::int64_t>(n);
+    if (n < 2 * kBlock || !prune) {
+      evaluated += 3 * static_cast<std::int64_t>(n);
+      return best_root_plain(i, j, buf);
+    }
+    buf.assign(3 * static_cast<std::size_t>(n) + 1, kNone);
+    const Rank per_family = (n + kBlock - 1) / kBlock;
+    bounds.resize(3 * static_cast<std::size_t>(per_family));
+    std::size_t lowest = 0;
+    for (const Family f : {kFirst, kMiddle, kLast}) {
+      for (Rank blk = 0; blk < per_family; ++blk) {
+        const Rank t0 = blk * kBlock;
+        const auto at_index = static_cast<std::size_t>(f * per_family + blk);
+        bounds[at_index] = bound(f, i, j, t0, std::min(n, t0 + kBlock));
+        if (bounds[at_index] < bounds[lowest]) lowest = at_index;
+      }
+    }
+    const Time one_first = std::max(copy(i), at(i + 1, j)) + message(i + 1, j);
+    const Time one_last = at(i, j - 1) + message(i, j - 1) + copy(j);
+    Time best = std::min(one_first, one_last);
+    auto evaluate = [&](std::size_t at_index) {
+      const auto f = static_cast<Family>(at_index / static_cast<std::size_t>(per_family));
+      const Rank t0 = static_cast<Rank>(at_index % static_cast<std::size_t>(per_family)) * kBlock;
+      const Rank t1 = std::min(n, t0 + kBlock);
+      Time* out = buf.data() + f * n;
+      fill(f, i, j, t0, t1, out);
+      evaluated += t1 - t0;
+      for (Rank t = t0; t < t1; ++t) best = std::min(best, out[t]);
+    };
+    // May the block with bound `bnd` hold a candidate of at most `best`?
+    auto may_hold = [&](Time bnd) {
+      if (margin_ulps == 0) return bnd <= best;
+      return bnd - margin_ulps * (std::abs(bnd) + std::abs(best) + 2 * magnitude) <= best;
+    };
+    if (may_hold(bounds[lowest])) evaluate(lowest);
+    for (std::size_t at_index = 0; at_index < bounds.size(); ++at_index) {
+      if (at_index != lowest && may_hold(bounds[at_index])) evaluate(at_index);
+    }
+    return first_attaining(i, j, best, one_first, one_last, buf.data());
   }
 
   Rank rebuild(OrderedTree& tree, Rank i, Rank j, const Choice& ch) const {
@@ -185,18 +378,23 @@ struct BinaryDp {
 
 namespace {
 
-BinaryDp fill_binary(const GatherProblem& pb) {
+// The tables of every range, row by row from the bottom: [i..j] needs rows > i and shorter
+// ranges of row i. `pruned`: best_root (exact block pruning); else best_root_plain.
+BinaryDp fill_binary(const GatherProblem& pb, bool pruned = true) {
   const Rank n = pb.nranks();
   OPTCOLL_CHECK(n >= 1, "empty gather problem");
   BinaryDp dp;
   dp.init(pb);
-  // Row by row from the bottom: [i..j] needs rows > i and shorter ranges of row i.
+  dp.init_pruning();
   std::vector<Time> buf;
+  std::vector<Time> bounds;
   for (Rank i = n - 2; i >= 0; --i) {
+    dp.begin_row(i);
     for (Rank j = i + 1; j < n; ++j) {
-      const auto best = dp.best_root(i, j, buf);
+      const auto best = pruned ? dp.best_root(i, j, buf, bounds) : dp.best_root_plain(i, j, buf);
       dp.b[dp.idx(i, j)] = dp.bt[dp.idx(j, i)] = best.first;
       dp.choice[dp.idx(i, j)] = best.second;
+      dp.take_in(i, j);
     }
   }
   return dp;
@@ -219,6 +417,16 @@ OrderedTree extract(const BinaryDp& dp, const GatherProblem& pb, std::optional<R
 OrderedTree binary_optimal_tree(const GatherProblem& pb, std::optional<Rank> root) {
   OPTCOLL_CHECK(!root || (*root >= 0 && *root < pb.nranks()), "root out of range");
   return extract(fill_binary(pb), pb, root);
+}
+
+OrderedTree binary_optimal_tree_plain(const GatherProblem& pb, std::optional<Rank> root) {
+  OPTCOLL_CHECK(!root || (*root >= 0 && *root < pb.nranks()), "root out of range");
+  return extract(fill_binary(pb, /*pruned=*/false), pb, root);
+}
+
+TreeDpStats binary_tree_dp_stats(const GatherProblem& pb) {
+  const BinaryDp dp = fill_binary(pb);
+  return {dp.candidates, dp.evaluated};
 }
 
 std::pair<OrderedTree, OrderedTree> binary_trees_best_and_fixed(const GatherProblem& pb,

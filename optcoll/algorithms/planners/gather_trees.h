@@ -130,6 +130,12 @@ Time optimal_cost_nonhomogeneous_literal(const GatherProblem& problem, std::opti
 // A fixed root r uses the DP's tables below it and the case with q = r at the top.
 OrderedTree binary_optimal_tree(const GatherProblem& problem, std::optional<Rank> root);
 
+// The same tree with every candidate evaluated (no pruning): the reference for tests and
+// benchmarks. And how much of the candidates (root and split choices over all ranges) the
+// pruned DP evaluated (binary_tree_dp.cc, "exact block pruning").
+OrderedTree binary_optimal_tree_plain(const GatherProblem& problem, std::optional<Rank> root);
+TreeDpStats binary_tree_dp_stats(const GatherProblem& problem);
+
 // The best-root and the fixed-root tree from one set of tables (X = copy in case (6)).
 std::pair<OrderedTree, OrderedTree> optimal_trees_best_and_fixed(const GatherProblem& problem,
                                                                  Rank root);
