@@ -4,7 +4,9 @@
 // γ = 1e-10 s/B (one port, full duplex, no overlap, copy free), the message size at which
 // each registry algorithm that wins for long messages overtakes the MST algorithm of its
 // collective (bisection to the byte, or to the block for per-block collectives), next to
-// the values derived from the paper's formulas (docs/math/alpha-beta-costs.md §2.6); and one chart
+// the values derived from the paper's formulas where they describe that algorithm (the bucket
+// algorithms, §2.6; the 2-D broadcast on the paper's 8 x 8 grid, §2.7, run on that grid:
+// docs/math/alpha-beta-costs.md); and one chart
 // per collective of predicted time against message size (8 B .. 64 MiB) with every registry
 // algorithm. The registry is iterated, so algorithms merged later appear without changes here.
 #include <cmath>
@@ -58,30 +60,62 @@ CollectiveSpec spec_for(CollectiveKind kind, Rank p, Count bytes) {
   return spec;
 }
 
+// The paper's 2-D broadcasts run on its 8 x 8 grid at p = 64 (docs/math/alpha-beta-costs.md
+// §2.7), not on the grid `dims=auto` would pick; every other algorithm takes its defaults.
+algorithms::Params paper_params(const algorithms::AlgorithmInfo& info, Rank p) {
+  algorithms::Params given;
+  const bool two_d = info.name.starts_with("bcast/hybrid_2d_");
+  if (two_d && p == 64) given.set("dims", "8x8");
+  return algorithms::resolve_params(info, given);
+}
+
 std::optional<Time> predict(const algorithms::AlgorithmInfo& info, CollectiveKind kind, Rank p,
                             Count bytes, const CostModel& model) {
   const CollectiveSpec spec = spec_for(kind, p, bytes);
-  const auto params = algorithms::resolve_params(info, {});
+  const auto params = paper_params(info, p);
   if (algorithms::why_not(info, spec, params)) return std::nullopt;
   const SimResult r = simulate(algorithms::build(info, spec, params, model), model);
   if (r.status != SimStatus::kOk) return std::nullopt;
   return r.makespan;
 }
 
-// The MST algorithm of each collective of the paper's table and the crossover derived
-// from its formulas (docs/math/alpha-beta-costs.md §2.6, MST vs bucket).
+// The MST algorithm of each collective of the paper's table.
 struct PaperPair {
   CollectiveKind kind;
   std::string_view mst;
-  double paper_bytes;
 };
 constexpr PaperPair kPairs[] = {
-    {CollectiveKind::kBcast, "bcast/binomial", 156279},
-    {CollectiveKind::kReduce, "reduce/binomial", 138987},
-    {CollectiveKind::kAllgather, "allgather/gather_then_bcast", 85000},
-    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block/reduce_then_scatter", 78443},
-    {CollectiveKind::kAllreduce, "allreduce/reduce_then_bcast", 108233},
+    {CollectiveKind::kBcast, "bcast/binomial"},
+    {CollectiveKind::kReduce, "reduce/binomial"},
+    {CollectiveKind::kAllgather, "allgather/gather_then_bcast"},
+    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block/reduce_then_scatter"},
+    {CollectiveKind::kAllreduce, "allreduce/reduce_then_bcast"},
 };
+
+// The crossovers the paper's formulas give against the MST algorithm (p = 64), for the
+// algorithms they describe: the bucket algorithms (docs/math/alpha-beta-costs.md §2.6) and
+// the 2-D broadcast's options 2 and 3 on 8 x 8 (§2.7). Other rows have none.
+struct PaperCrossover {
+  std::string_view algorithm;
+  double bytes;
+  std::string_view what;
+};
+constexpr PaperCrossover kPaperCrossovers[] = {
+    {"bcast/scatter_ring_allgather", 156279, "§2.6, MST scatter + bucket allgather"},
+    {"bcast/hybrid_2d_scatter_mst", 18065, "§2.7, option 2 on 8 x 8"},
+    {"bcast/hybrid_2d_scatter", 34729, "§2.7, option 3 on 8 x 8"},
+    {"reduce/bucket", 138987, "§2.6, bucket reduce-scatter + MST gather"},
+    {"allgather/ring", 85000, "§2.6, bucket"},
+    {"reduce_scatter_block/ring", 78443, "§2.6, bucket"},
+    {"allreduce/ring", 108233, "§2.6, bucket reduce-scatter + allgather"},
+};
+
+const PaperCrossover* paper_crossover(std::string_view algorithm) {
+  for (const auto& c : kPaperCrossovers) {
+    if (c.algorithm == algorithm) return &c;
+  }
+  return nullptr;
+}
 
 struct Crossover {
   std::string other;
@@ -151,8 +185,8 @@ ExperimentResult run_crossover(const ExperimentOptions& options) {
       "Crossovers for p = {}, α = 1e-5 s, β = 1e-9 s/B, γ = 1e-10 s/B (one port, full duplex, "
       "no overlap){}: the first message size (total bytes) at which each algorithm that wins "
       "for long messages beats the MST one\n\n"
-      "| collective | MST algorithm | long-message algorithm | simulated crossover | paper (MST vs "
-      "bucket) |\n|---|---|---|---|---|\n",
+      "| collective | MST algorithm | long-message algorithm | simulated crossover | paper's "
+      "formulas |\n|---|---|---|---|---|\n",
       p, options.quick ? " [quick: p = 8, up to 64 KiB]" : "");
   std::map<CollectiveKind, std::vector<std::pair<double, std::string>>> markers;
   for (const auto& pair : kPairs) {
@@ -162,14 +196,20 @@ ExperimentResult run_crossover(const ExperimentOptions& options) {
       if (other == mst) continue;
       const auto bytes = crossover(*mst, *other, pair.kind, p, grid, model);
       if (!bytes) continue;
-      result.table += fmt::format(
-          "| {} | {} | {} | {} B ({}) | {:.0f} B |\n", collective_name(pair.kind),
-          mst->short_name(), other->short_name(), *bytes, human_bytes(*bytes), pair.paper_bytes);
-      doc["crossovers"].push_back({{"collective", collective_name(pair.kind)},
-                                   {"mst", mst->name},
-                                   {"other", other->name},
-                                   {"simulated_bytes", *bytes},
-                                   {"paper_bytes", pair.paper_bytes}});
+      const PaperCrossover* paper = paper_crossover(other->name);
+      const bool on_paper_grid = p == 64;  // the paper's values are for p = 64
+      const std::string paper_text = paper != nullptr && on_paper_grid
+                                         ? fmt::format("{:.0f} B ({})", paper->bytes, paper->what)
+                                         : std::string("—");
+      result.table += fmt::format("| {} | {} | {} | {} B ({}) | {} |\n", collective_name(pair.kind),
+                                  mst->short_name(), other->short_name(), *bytes,
+                                  human_bytes(*bytes), paper_text);
+      nlohmann::json row = {{"collective", collective_name(pair.kind)},
+                            {"mst", mst->name},
+                            {"other", other->name},
+                            {"simulated_bytes", *bytes}};
+      if (paper != nullptr && on_paper_grid) row["paper_bytes"] = paper->bytes;
+      doc["crossovers"].push_back(row);
       markers[pair.kind].emplace_back(static_cast<double>(*bytes),
                                       std::string(other->short_name()));
     }

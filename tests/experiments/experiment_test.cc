@@ -4,6 +4,7 @@
 #include "optcoll/experiments/experiment.h"
 
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,33 @@ TEST(Experiments, NamesAreUniqueAndFindable) {
     EXPECT_EQ(&find_experiment(info.name), &info);
   }
   EXPECT_THROW(find_experiment("nope"), Error);
+}
+
+// The full crossover run (p = 64, about 7 s in the release build; sanitizer builds skip it):
+// every paper value stands on the row of the algorithm its formula describes, and the
+// simulated crossover lies within a block (64 B) of it. The 2-D broadcasts run on the
+// paper's 8 x 8 grid (their crossovers are 18,065 and 34,729 B there, 4,002 B under
+// dims=auto's grid).
+TEST(Experiments, CrossoverRowsCarryTheirOwnPaperValues) {
+#ifdef OPTCOLL_SANITIZED_BUILD
+  GTEST_SKIP() << "the full p = 64 run is too slow under sanitizers";
+#endif
+  const ExperimentResult r = find_experiment("crossover").run(ExperimentOptions{});
+  const auto doc = nlohmann::json::parse(r.json);
+  std::set<std::string> with_paper;
+  for (const auto& row : doc["crossovers"]) {
+    if (!row.contains("paper_bytes")) continue;
+    const std::string other = row["other"];
+    with_paper.insert(other);
+    const double simulated = row["simulated_bytes"];
+    const double paper = row["paper_bytes"];
+    EXPECT_GE(simulated, paper) << other;
+    EXPECT_LT(simulated - paper, 64) << other;
+  }
+  EXPECT_EQ(with_paper,
+            (std::set<std::string>{"bcast/scatter_ring_allgather", "bcast/hybrid_2d_scatter_mst",
+                                   "bcast/hybrid_2d_scatter", "reduce/bucket", "allgather/ring",
+                                   "reduce_scatter_block/ring", "allreduce/ring"}));
 }
 
 class QuickRun : public ::testing::TestWithParam<ExperimentInfo> {};
