@@ -212,6 +212,19 @@ std::string option_of(std::string_view field) {
 }
 }  // namespace
 
+namespace {
+// --placement: NxM, a list, or @FILE holding the list.
+Placement read_placement_option(const std::string& text) {
+  if (text.empty() || text.front() != '@') return parse_placement(text);
+  const std::string path = text.substr(1);
+  try {
+    return parse_placement(read_file(path));
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("placement file {}: {}", path, e.what()));
+  }
+}
+}  // namespace
+
 void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--model", file, "cost model JSON file (fields as written by calibrate)");
   app.add_flag("--abstract", abstract,
@@ -234,12 +247,17 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--topology", topology,
                  "network: torus:DxDx...[:uni|bi][:snake] or mesh:... (links are simulated; sets "
                  "ports = 2N, duplex from the links, and overlap; --ports/--duplex override)");
+  app.add_option("--placement", placement,
+                 "which node each rank is on: NxM (N nodes of M ranks, in blocks) or @FILE (a "
+                 "node id per rank); messages between nodes cost --inter-alpha/--inter-beta "
+                 "and share each node's --nic-ports");
 }
 
 CostModel ModelOptions::model() const {
   const CostModel base = abstract ? CostModel{} : reference_cluster_model();
   CostModel m = file.empty() ? base : parse_cost_model_json(read_file(file), base);
   if (!topology.empty()) m = with_topology(m, parse_topology(topology));
+  if (!placement.empty()) m.placement = read_placement_option(placement);
   for (const ModelFieldInfo& field : model_fields()) {
     const std::string name(field.name);
     if (const auto flag = flags.find(name); flag != flags.end() && flag->second) {
@@ -269,6 +287,7 @@ std::string ModelOptions::describe(const CostModel& model) const {
   }
   std::vector<std::string> given;
   if (!topology.empty()) given.push_back("--topology " + topology);
+  if (!placement.empty()) given.push_back("--placement " + placement);
   for (const auto& [name, on] : flags) {
     if (on) given.push_back(option_of(name));
   }

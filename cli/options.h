@@ -51,6 +51,7 @@ struct ModelOptions {
   std::string file;
   bool abstract = false;  // start from alpha = beta = 1, gamma = copy = 0 instead of the cluster
   std::string topology;   // --topology torus:8x8x8[:uni|bi][:snake] or mesh:...
+  std::string placement;  // --placement NxM or @FILE
   // By field name: the text of each field's option as given (flags: "true").
   std::map<std::string, std::optional<std::string>, std::less<>> values;
   std::map<std::string, bool, std::less<>> flags;

@@ -96,7 +96,8 @@ bool model_given(const ModelOptions& m) {
                                      [](const auto& entry) { return entry.second.has_value(); });
   const bool any_flag =
       std::any_of(m.flags.begin(), m.flags.end(), [](const auto& entry) { return entry.second; });
-  return !m.file.empty() || m.abstract || !m.topology.empty() || any_value || any_flag;
+  return !m.file.empty() || m.abstract || !m.topology.empty() || !m.placement.empty() ||
+         any_value || any_flag;
 }
 
 void run_export(const ExportCommandOptions& o) {

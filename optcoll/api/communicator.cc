@@ -49,6 +49,8 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
                            CommOptions options)
     : transport_(transport), cache_(std::move(cache)), options_(std::move(options)) {
   OPTCOLL_CHECK(cache_ != nullptr, "Communicator needs a plan cache");
+  // Where the transport knows the ranks' nodes, a two-level model prices that placement.
+  options_.model = place_on(std::move(options_.model), transport_.placement());
   validate(options_.model);
   // A misspelled override would otherwise be ignored silently.
   for (const auto& [collective, algorithm] : options_.algorithms) {

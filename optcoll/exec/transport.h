@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "optcoll/model/placement.h"
 #include "optcoll/model/types.h"
 
 namespace optcoll {
@@ -58,6 +60,9 @@ class Transport {
   virtual Rank size() const = 0;
   // The backend, as tuning tables name it ("threads", "mpi"); empty for others (tests').
   virtual std::string_view backend() const { return {}; }
+  // Which node each rank runs on, where the transport knows (MPI: MPI_Comm_split_type
+  // SHARED at construction); nullopt otherwise (threads: one process).
+  virtual std::optional<Placement> placement() const { return std::nullopt; }
   virtual RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) = 0;
   virtual RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) = 0;
   // Receives `bytes` bytes and hands them to `reduce`. The default receives into a

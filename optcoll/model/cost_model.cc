@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
@@ -276,11 +277,13 @@ std::string model_fields_table() {
 }
 
 Time CostModel::latency(Rank from, Rank to) const {
-  return homogeneous() ? alpha : pair_alpha[pair_index(*this, from, to)];
+  if (placement) return placement->same_node(from, to) ? alpha : node_latency();
+  return has_pair_matrices() ? pair_alpha[pair_index(*this, from, to)] : alpha;
 }
 
 Time CostModel::per_unit(Rank from, Rank to) const {
-  return homogeneous() ? beta : pair_beta[pair_index(*this, from, to)];
+  if (placement) return placement->same_node(from, to) ? beta : node_per_unit();
+  return has_pair_matrices() ? pair_beta[pair_index(*this, from, to)] : beta;
 }
 
 double CostModel::units(Count count, std::size_t elem_bytes) const {
@@ -324,6 +327,37 @@ Time CostModel::reduce_time(Count count, std::size_t elem_bytes) const {
   return gamma * units(count, elem_bytes);
 }
 
+namespace {
+// The placement and the fields that only mean something with one.
+void validate_placement_fields(const CostModel& model) {
+  if (!model.placement) {
+    const char* stray = model.inter_alpha      ? "inter_alpha"
+                        : model.inter_beta     ? "inter_beta"
+                        : model.nic_ports != 1 ? "nic_ports"
+                                               : nullptr;
+    if (stray != nullptr) {
+      throw_invalid(
+          "model parameter {} prices messages between nodes, but the model has no placement "
+          "(give one: --placement NxM or @FILE, or \"placement\" in the model file)",
+          stray);
+    }
+    return;
+  }
+  validate(*model.placement);
+  const char* conflict = model.has_pair_matrices() ? "pair matrices"
+                         : model.topology          ? "a topology"
+                         : model.cores             ? "cores"
+                         : model.node_beta         ? "node_beta"
+                                                   : nullptr;
+  if (conflict != nullptr) {
+    throw_invalid(
+        "model placement {} cannot be combined with {} (the placement prices pairs by node; "
+        "cores and node_beta describe one node)",
+        to_string(*model.placement), conflict);
+  }
+}
+}  // namespace
+
 void validate(const CostModel& model) {
   visit_fields(model,
                [](const ModelFieldInfo& info, const auto& member) { check_member(info, member); });
@@ -348,6 +382,34 @@ void validate(const CostModel& model) {
     check_parameter(fmt::format("pair_beta[{}][{}]", from, to), model.pair_beta[i]);
   }
   if (model.topology) validate(*model.topology);
+  validate_placement_fields(model);
+}
+
+CostModel place_on(CostModel model, const std::optional<Placement>& discovered) {
+  if (!discovered) return model;
+  if (model.placement) {
+    if (model.placement->nranks() != discovered->nranks()) {
+      throw_invalid("model placement {} has {} ranks but the ranks run on {} ({} ranks)",
+                    to_string(*model.placement), model.placement->nranks(), to_string(*discovered),
+                    discovered->nranks());
+    }
+    for (Rank r = 0; r < discovered->nranks(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (model.placement->node_of[i] != discovered->node_of[i]) {
+        throw_invalid(
+            "model placement {} differs from where the ranks run ({}): rank {} is on node {}, "
+            "the model says node {}",
+            to_string(*model.placement), to_string(*discovered), r, discovered->node_of[i],
+            model.placement->node_of[i]);
+      }
+    }
+    return model;
+  }
+  if (model.inter_alpha || model.inter_beta || model.nic_ports != 1) {
+    model.placement = discovered;
+    validate(model);
+  }
+  return model;
 }
 
 CostModel with_topology(CostModel model, Topology topology) {
@@ -365,11 +427,37 @@ void validate_for(const CostModel& model, Rank nranks) {
     throw_invalid("model topology {} has {} nodes but the collective has {} ranks",
                   to_string(*model.topology), model.topology->size(), nranks);
   }
-  if (!model.homogeneous() && model.pair_nranks != nranks) {
+  if (model.placement) validate_for(*model.placement, nranks);
+  if (model.has_pair_matrices() && model.pair_nranks != nranks) {
     throw_invalid("model pair matrices are {} x {} but the collective has {} ranks",
                   model.pair_nranks, model.pair_nranks, nranks);
   }
 }
+
+namespace {
+// "placement": "NxM", "0,0,1,1" or [0, 0, 1, 1].
+Placement read_placement(const nlohmann::json& value) {
+  if (value.is_string()) return parse_placement(value.get<std::string>());
+  if (!value.is_array()) {
+    throw Error(ErrorCode::kParse,
+                "model: placement must be a string (\"4x16\") or an array of node ids");
+  }
+  Placement placement;
+  for (std::size_t r = 0; r < value.size(); ++r) {
+    const auto& id = value[r];
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+      throw Error(ErrorCode::kParse,
+                  fmt::format("model: placement entry {} (rank {}) is {}, not a node id (a "
+                              "whole number >= 0)",
+                              r, r, id.dump()));
+    }
+    placement.node_of.push_back(static_cast<std::int32_t>(id.get<std::int64_t>()));
+  }
+  validate(placement);
+  return placement;
+}
+}  // namespace
 
 CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
   nlohmann::json doc;
@@ -407,6 +495,8 @@ CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
     } else if (key == "topology") {
       if (!value.is_string()) throw Error(ErrorCode::kParse, "model: topology must be a string");
       model.topology = parse_topology(value.get<std::string>());
+    } else if (key == "placement") {
+      model.placement = read_placement(value);
     } else if (key == "shared_send_min_bytes") {
       ModelFieldInfo old_name = *find_model_field("send_mode_min_bytes");
       old_name.name = key;
@@ -465,7 +555,7 @@ std::string cost_model_to_json(const CostModel& model) {
       doc[std::string(info.name)] = write_value(member);
     }
   });
-  if (!model.homogeneous()) {
+  if (model.has_pair_matrices()) {
     const auto n = static_cast<std::size_t>(model.pair_nranks);
     nlohmann::json alpha = nlohmann::json::array();
     nlohmann::json beta = nlohmann::json::array();
@@ -481,6 +571,7 @@ std::string cost_model_to_json(const CostModel& model) {
     doc["pair_beta"] = beta;
   }
   if (model.topology) doc["topology"] = to_string(*model.topology);
+  if (model.placement) doc["placement"] = to_string(*model.placement);
   return doc.dump(2);
 }
 
@@ -511,6 +602,132 @@ CostModel reference_cluster_model() {
   return model;
 }
 
+namespace {
+
+// Elements that must enter (`into`) or leave each node of `placement`: the data some rank's
+// output needs from a rank on another node. A reduction's element combines inputs of other
+// nodes, so at least one value per element index crosses into the node that needs it (and
+// out of a node whose inputs another node needs), whatever is combined on the way.
+std::vector<Count> node_traffic(const Layout& layout, const Placement& placement, bool into) {
+  const auto& spec = layout.spec();
+  const Rank p = layout.nranks();
+  const auto node = [&](Rank r) { return placement.node_of[static_cast<std::size_t>(r)]; };
+  const std::int32_t nodes = placement.nodes();
+  std::vector<Count> traffic(static_cast<std::size_t>(nodes), 0);
+  if (nodes < 2) return traffic;
+  const auto at = [&](std::int32_t n) -> Count& { return traffic[static_cast<std::size_t>(n)]; };
+  const Count n = layout.total();
+  const std::int32_t root_node = is_rooted(spec.kind) ? node(layout.root()) : 0;
+  switch (spec.kind) {
+    case CollectiveKind::kBcast:
+    case CollectiveKind::kReduce:
+      // bcast: into every other node, out of the root's; reduce: the reverse.
+      for (std::int32_t m = 0; m < nodes; ++m) {
+        const bool root_side = m == root_node;
+        if (n > 0 && root_side != (into == (spec.kind == CollectiveKind::kBcast))) at(m) = n;
+      }
+      break;
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv: {
+      // The blocks of the ranks off the root's node cross between their node and the root's.
+      const bool outwards =
+          spec.kind == CollectiveKind::kScatter || spec.kind == CollectiveKind::kScatterv;
+      for (Rank r = 0; r < p; ++r) {
+        if (node(r) == root_node) continue;
+        at(into == outwards ? node(r) : root_node) += layout.block(r);
+      }
+      break;
+    }
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv: {
+      std::vector<Count> own(static_cast<std::size_t>(nodes), 0);
+      for (Rank r = 0; r < p; ++r) own[static_cast<std::size_t>(node(r))] += layout.block(r);
+      for (std::int32_t m = 0; m < nodes; ++m) {
+        at(m) = into ? n - own[static_cast<std::size_t>(m)] : own[static_cast<std::size_t>(m)];
+      }
+      break;
+    }
+    case CollectiveKind::kAllreduce:
+      for (std::int32_t m = 0; m < nodes; ++m) at(m) = n;
+      break;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduceScatterBlock: {
+      // Into a node: its ranks' blocks; out of it: every other node's blocks.
+      std::vector<Count> own(static_cast<std::size_t>(nodes), 0);
+      for (Rank r = 0; r < p; ++r) own[static_cast<std::size_t>(node(r))] += layout.block(r);
+      for (std::int32_t m = 0; m < nodes; ++m) {
+        at(m) = into ? own[static_cast<std::size_t>(m)] : n - own[static_cast<std::size_t>(m)];
+      }
+      break;
+    }
+    case CollectiveKind::kScan:
+    case CollectiveKind::kExscan: {
+      // Rank x's output combines the inputs of the ranks before it (and its own): a node
+      // needs n from outside if a rank elsewhere comes before one of its ranks, and its
+      // inputs must leave it if one of its ranks comes before a rank elsewhere.
+      std::vector<Rank> first(static_cast<std::size_t>(nodes), p);
+      std::vector<Rank> last(static_cast<std::size_t>(nodes), -1);
+      for (Rank r = 0; r < p; ++r) {
+        const auto m = static_cast<std::size_t>(node(r));
+        first[m] = std::min(first[m], r);
+        last[m] = r;
+      }
+      for (std::int32_t m = 0; m < nodes && n > 0; ++m) {
+        bool crosses = false;
+        for (Rank r = 0; r < p && !crosses; ++r) {
+          if (node(r) == m) continue;
+          crosses =
+              into ? r < last[static_cast<std::size_t>(m)] : first[static_cast<std::size_t>(m)] < r;
+        }
+        if (crosses) at(m) = n;
+      }
+      break;
+    }
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      for (Rank a = 0; a < p; ++a) {
+        for (Rank b = 0; b < p; ++b) {
+          if (node(a) == node(b)) continue;
+          at(into ? node(b) : node(a)) += layout.pair_count(a, b);
+        }
+      }
+      break;
+    case CollectiveKind::kBarrier:
+      break;
+  }
+  return traffic;
+}
+
+// With a placement: the bounds of the homogeneous model whose alpha and beta are the cheaper
+// of the two levels (every transfer costs at least that), and the NIC bound: the m elements
+// that must enter (or leave) a node go through its nic_ports channels, each transfer holding
+// one for at least inter_alpha + inter_beta * m', so the last ends no sooner than
+// inter_alpha + inter_beta * m / nic_ports.
+std::optional<Time> placement_lower_bound(const Layout& layout, const CostModel& model) {
+  CostModel flat = model;
+  flat.placement.reset();
+  flat.alpha = std::min(model.alpha, model.node_latency());
+  flat.beta = std::min(model.beta, model.node_per_unit());
+  flat.inter_alpha.reset();
+  flat.inter_beta.reset();
+  flat.nic_ports = 1;
+  const std::optional<Time> levels = lower_bound(layout, flat);
+  double nic = 0;
+  for (const bool into : {true, false}) {
+    for (const Count m : node_traffic(layout, *model.placement, into)) {
+      if (m == 0) continue;
+      nic = std::max(nic, model.node_latency() + model.node_per_unit() *
+                                                     model.units(m, layout.spec().elem_bytes) /
+                                                     model.nic_ports);
+    }
+  }
+  return std::max(levels.value_or(0.0), nic);
+}
+
+}  // namespace
+
 // lower_bound: the known bounds (Chan, Heimlich, Purkayastha & van de Geijn 2007, "Collective
 // communication: theory, practice, and experience", Table 1; Bruck et al. 1997 for alltoall;
 // Jain & Sabharwal for the torus links), each in the form that provably holds under the
@@ -522,6 +739,7 @@ CostModel reference_cluster_model() {
 // processor bound what runs at once; cores, node_beta, copies and links only add time, so
 // the bounds without them hold with them.
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
+  if (model.placement) return placement_lower_bound(layout, model);
   // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
   const Rank p = layout.nranks();

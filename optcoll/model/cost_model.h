@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "optcoll/model/collective.h"
+#include "optcoll/model/placement.h"
 #include "optcoll/model/topology.h"
 #include "optcoll/model/types.h"
 
@@ -78,6 +79,14 @@ struct CostModel {
   // sets them as the papers' torus models have them.
   std::optional<Topology> topology;
 
+  // Optional placement (several nodes): a transfer between ranks on different nodes costs
+  // inter_alpha + inter_beta * m (each unset: alpha, beta) and holds one of the sending
+  // node's nic_ports outgoing channels and one of the receiving node's nic_ports incoming
+  // channels for its whole duration (a node's ranks share its NICs); one within a node costs
+  // alpha + beta * m and holds no channel. Not combined with pair matrices, a topology or the
+  // one-node fields (cores, node_beta: they describe one node's processors and memory).
+  std::optional<Placement> placement;
+
   // The send mode that applies to a send of `bytes` (send_mode from send_mode_min_bytes on).
   SendMode send_mode_for(std::size_t bytes) const {
     return bytes >= send_mode_min_bytes ? send_mode : SendMode::kPort;
@@ -92,7 +101,12 @@ struct CostModel {
   // without a receive gap).
   Time receive_port_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
 
-  bool homogeneous() const { return pair_nranks == 0; }
+  // Every pair of ranks costs alpha + beta * m: no pair matrices and no placement.
+  bool homogeneous() const { return pair_nranks == 0 && !placement; }
+  bool has_pair_matrices() const { return pair_nranks != 0; }
+  // The inter-node costs (alpha, beta where unset).
+  Time node_latency() const { return inter_alpha.value_or(alpha); }
+  Time node_per_unit() const { return inter_beta.value_or(beta); }
   Time latency(Rank from, Rank to) const;
   Time per_unit(Rank from, Rank to) const;
   double units(Count count, std::size_t elem_bytes) const;
@@ -127,10 +141,19 @@ void set_model_field(CostModel& model, std::string_view name, std::string_view t
 std::string model_fields_table();
 
 // Throws Error(kInvalidArgument) naming the parameter: NaN, infinite or negative values,
-// ports < 1, pair matrices that are not square.
+// ports < 1, pair matrices that are not square, a bad placement, inter-node fields without a
+// placement, a placement with pair matrices, a topology, cores or node_beta.
 void validate(const CostModel& model);
-// As validate(), and the pair matrices (if any) must be nranks x nranks.
+// As validate(), and the pair matrices (if any) must be nranks x nranks, the placement (if
+// any) must place nranks ranks.
 void validate_for(const CostModel& model, Rank nranks);
+
+// The model for ranks that run where `discovered` says (a transport's placement, when it
+// knows one): a model with a placement must name that one; a model with inter-node costs
+// (inter_alpha, inter_beta or nic_ports set) and no placement takes it; any other model is
+// returned as it is (it prices every pair alike, and discovering nodes changes nothing).
+// Throws Error(kInvalidArgument) naming the first rank where the model's placement differs.
+CostModel place_on(CostModel model, const std::optional<Placement>& discovered);
 
 // `model` with `topology` set, and ports, duplex and overlap as in the papers' torus models:
 // 2N ports (one per link), half duplex for unidirectional links (2N communications in all),
@@ -143,7 +166,8 @@ CostModel with_topology(CostModel model, Topology topology);
 // the structured ones:
 //   {"alpha": 1e-6, "beta": 1e-9, "per_byte": true, "send_mode": "receiver", "cores": 16,
 //    "pair_alpha": [[...], ...], "pair_beta": [[...]],
-//    "topology": "torus:8x8x8:bi"}   (the topology as parse_topology() reads it)
+//    "topology": "torus:8x8x8:bi",   (the topology as parse_topology() reads it)
+//    "placement": "4x16" or [0, 0, 1, 1, ...]}   (parse_placement(), or a node id per rank)
 // Fields not given keep `base`'s values: the unit model (CostModel{}) unless the caller gives
 // another (the CLI gives the reference cluster, or the unit model with --abstract: one rule
 // for files and options, docs/cost_model.md), or the file names its own with "base":

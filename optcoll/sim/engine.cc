@@ -75,6 +75,18 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
     }
     link_busy_.assign(static_cast<std::size_t>(links), 0);
     link_queue_slot_.assign(static_cast<std::size_t>(links), -1);
+    link_capacity_ = 1;
+    has_links_ = true;
+  }
+  if (model.placement) {
+    // Each node's NICs: channel 2 node (out of the node) and 2 node + 1 (into it), each
+    // taken by up to nic_ports transfers at once.
+    placement_ = &*model.placement;
+    const auto channels = 2 * static_cast<std::size_t>(placement_->nodes());
+    link_busy_.assign(channels, 0);
+    link_queue_slot_.assign(channels, -1);
+    link_capacity_ = static_cast<std::uint16_t>(model.nic_ports);
+    has_links_ = true;
   }
 }
 
@@ -220,7 +232,7 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
     case kComputeQueue:
       return can_compute(rank);
     case kLinkQueue:
-      return link_busy_[static_cast<std::size_t>(rank)] == 0;
+      return link_busy_[static_cast<std::size_t>(rank)] < link_capacity_;
   }
   return false;
 }
@@ -420,7 +432,7 @@ void Engine::handle_event(const Item& event, Time now) {
     const Gid other = h.partner;
     const Hot& o = hot_[other];
     if (!h.empty) {
-      if (topology_ != nullptr) release_links(g);
+      if (has_links_) release_links(g);
       track_send(g, false);
       track_traffic(g, false);
       if (h.port != PortHold::kReleased) add_activity(r, -1);
@@ -503,7 +515,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
       park(r, kSendQueue, item);
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
-    } else if (topology_ == nullptr || take_links(g, item)) {
+    } else if (!has_links_ || take_links(g, item)) {
       hot_[g].port = joins           ? PortHold::kJoined
                      : holds_nothing ? PortHold::kReleased
                                      : PortHold::kHeld;
@@ -546,12 +558,23 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   prefetch_successors(g);
 }
 
-bool Engine::take_links(Gid g, Item item) {
+void Engine::links_of(Gid g) {
   route_.clear();
-  topology_->route(hot_[g].rank, hot_[hot_[g].partner].rank, route_);
+  const Rank from = hot_[g].rank;
+  const Rank to = hot_[hot_[g].partner].rank;
+  if (topology_ != nullptr) {
+    topology_->route(from, to, route_);
+  } else if (!placement_->same_node(from, to)) {
+    route_.push_back(2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(from)]});
+    route_.push_back(2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(to)]} + 1);
+  }
+}
+
+bool Engine::take_links(Gid g, Item item) {
+  links_of(g);
   for (const std::int64_t link : route_) {
     const auto l = static_cast<std::size_t>(link);
-    if (link_busy_[l] == 0) continue;
+    if (link_busy_[l] < link_capacity_) continue;
     if (link_queue_slot_[l] < 0) {
       link_queue_slot_[l] = queues_.create();
       queue_info_.push_back(QueueInfo{static_cast<Rank>(link), kLinkQueue, false, kNoGid});
@@ -560,16 +583,15 @@ bool Engine::take_links(Gid g, Item item) {
     queues_.push(link_queue_slot_[l], item);
     return false;
   }
-  for (const std::int64_t link : route_) link_busy_[static_cast<std::size_t>(link)] = 1;
+  for (const std::int64_t link : route_) ++link_busy_[static_cast<std::size_t>(link)];
   return true;
 }
 
 void Engine::release_links(Gid g) {
-  route_.clear();
-  topology_->route(hot_[g].rank, hot_[hot_[g].partner].rank, route_);
+  links_of(g);
   for (const std::int64_t link : route_) {
     const auto l = static_cast<std::size_t>(link);
-    link_busy_[l] = 0;
+    --link_busy_[l];
     wake_queue(link_queue_slot_[l], g);
   }
 }

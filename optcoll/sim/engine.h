@@ -131,6 +131,7 @@ class Engine {
   // Links (only with a topology): take every link of the route of Send g, or park `item` on
   // the first busy one and return false; release them when the transfer ends.
   bool take_links(Gid g, Item item);
+  void links_of(Gid g);  // the links of Send g's transfer into route_
   void release_links(Gid g);
   bool has_resource(Rank rank, QueueType type) const;
   bool can_send(Rank r) const;
@@ -216,9 +217,13 @@ class Engine {
   std::int64_t demanding_ = 0;
   std::vector<Time> instant_virtual_;
   std::vector<Time> instant_real_;
-  // Links (only with a topology): busy flags and blocked-queue ids by link id.
+  // Links (only with a topology: the torus links, or a placement: the nodes' NIC
+  // channels): transfers in progress on each and blocked-queue ids by link id.
   const Topology* topology_ = nullptr;
-  std::vector<std::uint8_t> link_busy_;
+  const Placement* placement_ = nullptr;
+  bool has_links_ = false;
+  std::uint16_t link_capacity_ = 1;  // transfers one link carries at once
+  std::vector<std::uint16_t> link_busy_;
   std::vector<std::int32_t> link_queue_slot_;
   std::vector<std::int64_t> route_;    // scratch
   BlockedQueues queues_;               // created on first use

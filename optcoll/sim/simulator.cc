@@ -20,6 +20,12 @@
 //   A transfer that finds a link busy waits in that link's queue and is retried, in the
 //   start order below, when the link is released; it reserves nothing meanwhile. Without a
 //   topology nothing of this exists (and costs nothing).
+// NICs (only when the model has a placement). A transfer of m > 0 elements between ranks on
+//   different nodes costs inter_alpha + inter_beta * units(m) (CostModel::latency/per_unit)
+//   and holds one of the sending node's nic_ports outgoing channels and one of the receiving
+//   node's nic_ports incoming channels for its whole duration, as a route of two links that
+//   each carry up to nic_ports transfers (waiting and retrying as for topology links). One
+//   within a node costs alpha + beta * units(m) and holds no channel.
 // Ports. Full duplex: a rank has `ports` send ports and `ports` receive ports, so up to
 //   `ports` sends and `ports` receives are in progress at once. Half duplex: `ports`
 //   communications in total.

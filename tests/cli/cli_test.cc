@@ -902,6 +902,25 @@ const BadInput kBadInputs[] = {
     {"bad_topology",
      [](Cli&) { return std::string("plan allreduce -p 16 --count 16 --topology ring:16"); },
      "bad topology \"ring:16\": unknown kind \"ring\""},
+    {"placement_size_mismatch",
+     [](Cli&) { return std::string("plan allreduce -p 8 --count 16 --placement 4x4"); },
+     "placement 4x4 has 16 ranks but the collective has 8"},
+    {"placement_not_a_number",
+     [](Cli&) { return std::string("plan allreduce -p 4 --count 16 --placement 0,1,y,1"); },
+     "placement: entry 2 (rank 2) \"y\" is not a whole number"},
+    {"placement_file_missing",
+     [](Cli&) {
+       return std::string("plan allreduce -p 4 --count 16 --placement @/nonexistent/n.txt");
+     },
+     "placement file /nonexistent/n.txt: cannot read file '/nonexistent/n.txt'"},
+    {"placement_file_empty_node",
+     [](Cli& cli) {
+       return "plan allreduce -p 4 --count 16 --placement @" + cli.file("nodes.txt", "0 0 2 2\n");
+     },
+     "node 1 holds no rank"},
+    {"inter_beta_without_placement",
+     [](Cli&) { return std::string("plan allreduce -p 4 --count 16 --inter-beta 1e-9"); },
+     "inter_beta prices messages between nodes, but the model has no placement"},
     {"topology_size_mismatch",
      [](Cli&) { return std::string("plan allreduce -p 8 --count 16 --topology torus:4x4"); },
      "has 16 nodes but the collective has 8 ranks"},

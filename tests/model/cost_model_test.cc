@@ -214,17 +214,29 @@ TEST(ModelFields, EveryFieldRoundTripsThroughFileAndOption) {
     }
     return "";
   };
+  // The inter-node fields need a placement, which excludes the one-node fields: `all` holds
+  // every other field, `nodes` those.
+  const auto between_nodes = [](const ModelFieldInfo& f) {
+    return f.name.starts_with("inter_") || f.name == "nic_ports";
+  };
+  CostModel two_nodes;
+  two_nodes.placement = block_placement(2, 1);
   CostModel all;
+  CostModel nodes = two_nodes;
   for (const auto& f : fields) {
-    CostModel one;
+    const CostModel base = between_nodes(f) ? two_nodes : CostModel{};
+    CostModel one = base;
     set_model_field(one, f.name, text_for(f));
-    EXPECT_NE(one, CostModel{}) << f.name << " did not change the model";
+    EXPECT_NE(one, base) << f.name << " did not change the model";
     const std::string json = cost_model_to_json(one);
     EXPECT_NE(json.find("\"" + std::string(f.name) + "\""), std::string::npos) << json;
     EXPECT_EQ(parse_cost_model_json(json), one) << f.name;
-    set_model_field(all, f.name, text_for(f));
+    set_model_field(between_nodes(f) ? nodes : all, f.name, text_for(f));
   }
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(all)), all);
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(nodes)), nodes);
+  EXPECT_EQ(nodes.inter_beta, std::optional<Time>(0.375));
+  EXPECT_EQ(nodes.nic_ports, 3);
   EXPECT_EQ(all.alpha, 0.375);
   EXPECT_EQ(all.ports, 3);
   EXPECT_EQ(all.cores, std::optional<int>(3));

@@ -21,6 +21,10 @@
 //                     with new data), equal to MPI's own collectives.
 //   progress-thread   the same with a progress thread (MPI_Init_thread MULTIPLE);
 //   progress-thread-refused   and without MULTIPLE: refused, naming the thread level.
+//   placement         the transport discovers where the ranks run (one node here: 1xP);
+//                     a model with inter-node costs takes that placement (its allreduce
+//                     and the node-aware ones equal MPI's), a model naming another
+//                     placement is refused naming the first rank that differs.
 //   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
 //                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
@@ -608,6 +612,63 @@ int run_progress_thread_refused() {
   return failed == 0 ? 0 : 1;
 }
 
+// The placement MPI_Comm_split_type gives, and the models that use it.
+int run_placement() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  std::vector<std::string> problems;
+  const auto discovered = transport.placement();
+  const std::string expected = fmt::format("1x{}", size);
+  if (!discovered || to_string(*discovered) != expected) {
+    problems.push_back(fmt::format("placement {} (expected {})",
+                                   discovered ? to_string(*discovered) : "none", expected));
+  }
+  CommOptions two_level;
+  two_level.model.inter_alpha = 1e-5;
+  two_level.model.inter_beta = 1e-9;
+  for (const char* algorithm : {"auto", "allreduce/node_aware", "allreduce/node_multileader"}) {
+    two_level.algorithms["allreduce"] = algorithm;
+    Communicator comm(transport, std::make_shared<PlanCache>(), two_level);
+    if (!comm.options().model.placement || to_string(*comm.options().model.placement) != expected) {
+      problems.emplace_back("the two-level model did not take the discovered placement");
+    }
+    std::vector<std::int64_t> in(777);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = (rank + 3) * 7919 + static_cast<std::int64_t>(i);
+    std::vector<std::int64_t> ours(in.size());
+    std::vector<std::int64_t> theirs(in.size());
+    comm.allreduce<std::int64_t>(in, ours, "sum");
+    MPI_Allreduce(in.data(), theirs.data(), static_cast<int>(in.size()), MPI_INT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    if (ours != theirs)
+      problems.push_back(fmt::format("{}: allreduce differs from MPI's", algorithm));
+  }
+  if (size >= 2) {
+    CommOptions elsewhere;
+    elsewhere.model.placement = block_placement(size, 1);
+    std::string error;
+    try {
+      Communicator comm(transport, std::make_shared<PlanCache>(), elsewhere);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    const std::string wanted = fmt::format(
+        "model placement {} differs from where the ranks run ({}): rank 1 is on node 0, the "
+        "model says node 1",
+        to_string(*elsewhere.model.placement), expected);
+    if (error != wanted) problems.push_back("refusal: '" + error + "'");
+  }
+  for (const auto& problem : problems) std::fprintf(stderr, "rank %d: %s\n", rank, problem.c_str());
+  const int mine = static_cast<int>(problems.size());
+  int total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("mpi placement p=%d: %d problems\n", size, total);
+  return total == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace optcoll
 
@@ -628,6 +689,7 @@ int main(int argc, char** argv) {
              : mode == "nonblocking"             ? optcoll::run_nonblocking(false)
              : mode == "progress-thread"         ? optcoll::run_nonblocking(true)
              : mode == "progress-thread-refused" ? optcoll::run_progress_thread_refused()
+             : mode == "placement"               ? optcoll::run_placement()
                                                  : optcoll::run_fault(mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/planners/greedy_reduction.h"
@@ -355,11 +356,98 @@ std::int64_t prime_factor_steps(Rank p) {
   return steps;
 }
 
+// The node-aware algorithms under a model without a placement: one rank per node, so the
+// phase between the nodes is the whole call, run by the flat algorithm of `flat_kind` auto
+// chose for it (recorded in the schedule's parameters as `phase`=name) on the same blocks,
+// and the one-rank phases copy each rank's `copied` elements into or out of the hand-off
+// areas (all ranks alike: the whole schedule shifts by that copy).
+Time one_rank_per_node(std::string_view name, CollectiveKind kind, CollectiveKind flat_kind,
+                       std::string_view phase, Count copied, const Env& e) {
+  const CostModel m = model(e.copy);
+  const auto spec = takes_counts(kind)
+                        ? make_spec_v(kind, e.p, e.counts, e.root)
+                        : make_spec(kind, e.p, count_is_message(kind) ? e.n : e.m, e.root);
+  const Schedule s = algorithms::build(name, spec, {}, m);
+  const auto params = algorithms::Params::parse(s.params);
+  const std::string flat = fmt::format("{}/{}", collective_name(flat_kind), params.get(phase));
+  const auto flat_spec =
+      flat_kind == kind
+          ? spec
+          : make_spec_v(flat_kind, e.p,
+                        takes_counts(kind) ? e.counts
+                                           : std::vector<Count>(static_cast<std::size_t>(e.p), e.m),
+                        e.root);
+  return static_cast<Time>(copied) * e.copy + makespan(flat, flat_spec, m);
+}
+
 // The formulas of algorithms.def, with its names for the symbols. Where the string there is
 // wrong, the correct formula is used and the comment says so (see the report in the docs).
 const std::map<std::string, Formula>& formulas() {
   static const std::map<std::string, Formula> table{
       {"bcast/linear", {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.n)); }}},
+      {"bcast/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("bcast/node_aware", CollectiveKind::kBcast,
+                                       CollectiveKind::kBcast, "inter", 0, e);
+            }}},
+      {"reduce/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("reduce/node_aware", CollectiveKind::kReduce,
+                                       CollectiveKind::kReduce, "inter", e.n, e);
+            }}},
+      {"allreduce/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("allreduce/node_aware", CollectiveKind::kAllreduce,
+                                       CollectiveKind::kAllreduce, "inter", e.n, e);
+            }}},
+      {"allreduce/node_multileader",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("allreduce/node_multileader", CollectiveKind::kAllreduce,
+                                       CollectiveKind::kAllreduce, "inter", 2 * e.n, e);
+            }}},
+      {"scatter/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("scatter/node_aware", CollectiveKind::kScatter,
+                                       CollectiveKind::kScatterv, "inter", e.block(0), e);
+            }}},
+      {"scatterv/node_aware",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return one_rank_per_node("scatterv/node_aware", CollectiveKind::kScatterv,
+                                       CollectiveKind::kScatterv, "inter", e.block(0), e);
+            }}},
+      {"gather/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("gather/node_aware", CollectiveKind::kGather,
+                                       CollectiveKind::kGatherv, "inter", e.block(0), e);
+            }}},
+      {"gatherv/node_aware",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return one_rank_per_node("gatherv/node_aware", CollectiveKind::kGatherv,
+                                       CollectiveKind::kGatherv, "inter", e.block(0), e);
+            }}},
+      {"allgather/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("allgather/node_aware", CollectiveKind::kAllgather,
+                                       CollectiveKind::kAllgatherv, "inter", e.block(0), e);
+            }}},
+      {"allgatherv/node_aware",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return one_rank_per_node("allgatherv/node_aware", CollectiveKind::kAllgatherv,
+                                       CollectiveKind::kAllgatherv, "inter", e.block(0), e);
+            }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
       // Theorem 4's ordered trees: homogeneously the optimum is the binomial time (the lower
       // bound of one port, reached by halving the range around the root).

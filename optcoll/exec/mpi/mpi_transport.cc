@@ -23,16 +23,34 @@ constexpr int kMaxNoticeBytes = 4096;
 constexpr int kSeqBits = 16;  // with calls: the low bits of a tag are the seq
 // A same-node sender copies at most this much into its block per progress step, so that
 // the receiver starts early and several transfers advance together.
-// The ranks of `comm` that share this rank's node (MPI_Comm_split_type SHARED).
-int ranks_on_this_node(MPI_Comm comm) {
+// Which node each rank of `comm` is on (MPI_Comm_split_type SHARED): node ids numbered by
+// each node's lowest rank. Every rank computes the same placement (an allgather). PMPI_: the
+// PMPI library interposes the collectives and runs them through optcoll.
+void check_mpi(int code, const char* call);
+
+Placement discover_placement(MPI_Comm comm) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int lowest = rank;
   MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-    return 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    PMPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
   }
-  int size = 1;
-  MPI_Comm_size(node, &size);
-  MPI_Comm_free(&node);
-  return size;
+  std::vector<int> lowest_of(static_cast<std::size_t>(size));
+  check_mpi(PMPI_Allgather(&lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm),
+            "PMPI_Allgather");
+  Placement placement;
+  std::vector<std::int32_t> id_of_lowest(static_cast<std::size_t>(size), -1);
+  std::int32_t nodes = 0;
+  for (const int l : lowest_of) {
+    auto& id = id_of_lowest[static_cast<std::size_t>(l)];
+    if (id < 0) id = nodes++;
+    placement.node_of.push_back(id);
+  }
+  return placement;
 }
 
 // The node's online CPUs (not this rank's affinity: mpirun binds each rank to one core).
@@ -166,7 +184,10 @@ MpiTransport::MpiTransport(MPI_Comm comm, Options options, bool from_environment
   int found = 0;
   MPI_Comm_get_attr(data_, MPI_TAG_UB, &tag_ub, &found);
   if (found != 0 && tag_ub != nullptr) tag_ub_ = *static_cast<int*>(tag_ub);
-  ranks_outnumber_cpus_ = ranks_on_this_node(data_) > cpus_of_this_node();
+  placement_ = discover_placement(data_);
+  const std::int32_t my_node = placement_.node_of[static_cast<std::size_t>(rank_)];
+  ranks_outnumber_cpus_ = std::count(placement_.node_of.begin(), placement_.node_of.end(),
+                                     my_node) > cpus_of_this_node();
   if (agreed[1] == 0) {
     shm_ = ShmArena::create(data_, static_cast<std::size_t>(UINT64_MAX - agreed[2]));
     shm_min_bytes_ = static_cast<std::size_t>(agreed[3]);

@@ -114,6 +114,7 @@ class MpiTransport final : public Transport {
   Rank rank() const override { return rank_; }
   Rank size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }
+  std::optional<Placement> placement() const override { return placement_; }
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override;
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   // Same-node messages are combined straight out of the sender's arena block.
@@ -242,6 +243,7 @@ class MpiTransport final : public Transport {
   std::uint64_t polls_ = 0;        // test_once calls so far
   std::vector<Suspect> suspects_;  // what the last mismatch probe found
   std::unique_ptr<ShmArena> shm_;  // null: no same-node channel
+  Placement placement_;            // where the ranks run (MPI_Comm_split_type SHARED)
   std::uint64_t arena_bytes_copied_in_ = 0;
   std::size_t shm_min_bytes_ = SIZE_MAX;
   // More ranks of this communicator on this node than the node has CPUs: a waiting rank

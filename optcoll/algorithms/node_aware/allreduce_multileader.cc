@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// allreduce/node_multileader — every node's first L ranks each lead a slice: a reduce-scatter
+// within each node leaves slice j (n/L elements) reduced over the node at its rank j; the
+// j-th ranks of all nodes allreduce slice j among themselves (L allreduces between the nodes
+// at once, sharing the NICs); an allgather within each node assembles the result.
+//
+//   2 nodes x 2 ranks, L = 2: intra reduce-scatter {0,1}, {2,3}; inter allreduce of slice 0
+//   between 0 and 2, of slice 1 between 1 and 3; intra allgather {0,1}, {2,3}
+//
+// Cost: max T_reduce_scatter(m_node, n/L per leader) + T_allreduce(N, n/L) (L at once, each
+//   node's NICs shared by its L leaders) + max T_allgatherv(m_node, n/L per leader); every
+//   node still sends and receives about 2n over its NICs, but L ranks drive them and the
+//   intra phases are bandwidth-optimal.
+// Restrictions: commutative operator; nodes auto or 1..p; leaders auto (the smallest node's
+//   size) or 1..the smallest node's size; the phases auto or flat registry algorithms.
+// Reference: multi-leader allreduce (Kandalla et al., "Designing multi-leader-based
+//   allgather algorithms for multi-core clusters", IPDPS 2009; Jain et al., "Multi-leader
+//   collectives", 2018); Open MPI coll/han's segmented variants.
+
+#include <algorithm>
+#include <charconv>
+
+#include "optcoll/algorithms/node_aware/common.h"
+#include "optcoll/algorithms/patterns/partition.h"
+#include "optcoll/model/error.h"
+
+namespace optcoll::algorithms {
+namespace {
+
+constexpr ParamInfo kParams[] = {
+    {"nodes", "auto", "auto (the model's placement) or N nodes in even blocks"},
+    {"leaders", "auto", "ranks per node that lead a slice (auto: the smallest node's size)"},
+    {"intra", "auto", "reduce-scatter within each node"},
+    {"inter", "auto", "allreduce of each slice among the nodes"},
+    {"gather", "auto", "allgatherv within each node"},
+};
+constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kReduceScatter},
+                                            {"inter", CollectiveKind::kAllreduce},
+                                            {"gather", CollectiveKind::kAllgatherv}};
+
+struct Plan {
+  patterns::NodeLevels levels;
+  Rank leaders = 1;
+  std::vector<CollectiveSpec> scatter_specs;  // per node (also the allgatherv's counts)
+  std::vector<CollectiveSpec> inter_specs;    // per slice
+  std::vector<CollectiveSpec> gather_specs;   // per node
+  const AlgorithmInfo* intra = nullptr;
+  const AlgorithmInfo* inter = nullptr;
+  const AlgorithmInfo* gather = nullptr;
+};
+
+Rank leaders_of(const Params& params, const patterns::NodeLevels& levels) {
+  Rank smallest = levels.size(0);
+  for (std::int32_t n = 1; n < levels.nodes(); ++n) smallest = std::min(smallest, levels.size(n));
+  const std::string_view text = params.get("leaders");
+  if (text == "auto") return smallest;
+  Rank value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || value < 1 || value > smallest) {
+    throw Error(ErrorCode::kNotApplicable,
+                fmt::format("leaders={} must be auto or 1..{} (the smallest node's ranks)", text,
+                            smallest));
+  }
+  return value;
+}
+
+Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
+  Plan plan{
+      patterns::node_levels(spec.nranks, params, model), 1, {}, {}, {}, nullptr, nullptr, nullptr};
+  const auto& levels = plan.levels;
+  plan.leaders = leaders_of(params, levels);
+  for (std::int32_t n = 0; n < levels.nodes(); ++n) {
+    std::vector<Count> counts(static_cast<std::size_t>(levels.size(n)), 0);
+    for (Rank j = 0; j < plan.leaders; ++j) {
+      counts[static_cast<std::size_t>(j)] = patterns::even_piece(spec.count, plan.leaders, j).count;
+    }
+    plan.scatter_specs.push_back(
+        patterns::level_spec(spec, CollectiveKind::kReduceScatter, levels.size(n), 0, 0, counts));
+    plan.gather_specs.push_back(
+        patterns::level_spec(spec, CollectiveKind::kAllgatherv, levels.size(n), 0, 0, counts));
+  }
+  for (Rank j = 0; j < plan.leaders; ++j) {
+    plan.inter_specs.push_back(
+        patterns::level_spec(spec, CollectiveKind::kAllreduce, levels.nodes(),
+                             patterns::even_piece(spec.count, plan.leaders, j).count));
+  }
+  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.scatter_specs,
+                                          levels.intra, "ring");
+  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_specs,
+                                          levels.inter, "recursive_doubling");
+  plan.gather = &patterns::level_algorithm("gather", params.get("gather"), plan.gather_specs,
+                                           levels.intra, "ring");
+  return plan;
+}
+
+std::string recorded(const Plan& plan) {
+  return fmt::format("{},leaders={},intra={},inter={},gather={}", plan.levels.nodes_param,
+                     plan.leaders, plan.intra->short_name(), plan.inter->short_name(),
+                     plan.gather->short_name());
+}
+
+}  // namespace
+
+std::span<const ParamInfo> allreduce_node_multileader_params() { return kParams; }
+
+std::optional<std::string> allreduce_node_multileader_why_not(const CollectiveSpec& spec,
+                                                              const Params& params) {
+  const std::string_view leaders = params.get("leaders");
+  Rank value = 0;
+  const auto [ptr, ec] = std::from_chars(leaders.data(), leaders.data() + leaders.size(), value);
+  if (leaders != "auto" &&
+      (ec != std::errc{} || ptr != leaders.data() + leaders.size() || value < 1)) {
+    return fmt::format("leaders={} must be auto or a number of ranks from 1", leaders);
+  }
+  return patterns::levels_why_not(spec, params, kPhases);
+}
+
+Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Params& params,
+                                          const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const Layout layout(spec);
+  const auto& levels = plan.levels;
+  const auto nodes = static_cast<std::size_t>(levels.nodes());
+  Stitcher stitcher(spec, "allreduce/node_multileader");
+  // Per node and leader j: slice j reduced over the node, then over all nodes.
+  std::vector<std::vector<Slice>> reduced(nodes);
+  std::vector<std::vector<Slice>> result(nodes);
+  for (std::size_t g = 0; g < nodes; ++g) {
+    for (Rank j = 0; j < plan.leaders; ++j) {
+      const Rank r = levels.members[g][static_cast<std::size_t>(j)];
+      const Count size = patterns::even_piece(spec.count, plan.leaders, j).count;
+      reduced[g].push_back(stitcher.scratch(r, size));
+      result[g].push_back(stitcher.scratch(r, size));
+    }
+  }
+  const auto slice_of = [&](const std::vector<std::vector<Slice>>& slices, std::size_t g, Rank i) {
+    return i < plan.leaders ? slices[g][static_cast<std::size_t>(i)] : Slice{Buf::kScratch, 0, 0};
+  };
+  node_aware::append_groups(stitcher, *plan.intra, plan.scatter_specs, levels.members, levels.intra,
+                            [&](std::size_t g, Rank i, Buf buf) {
+                              if (buf == Buf::kInput) {
+                                return node_aware::whole(
+                                    layout, levels.members[g][static_cast<std::size_t>(i)], buf);
+                              }
+                              return slice_of(reduced, g, i);
+                            });
+  std::vector<std::vector<Rank>> slice_groups(static_cast<std::size_t>(plan.leaders));
+  for (Rank j = 0; j < plan.leaders; ++j) {
+    for (std::size_t g = 0; g < nodes; ++g) {
+      slice_groups[static_cast<std::size_t>(j)].push_back(
+          levels.members[g][static_cast<std::size_t>(j)]);
+    }
+  }
+  node_aware::append_groups(stitcher, *plan.inter, plan.inter_specs, slice_groups, levels.inter,
+                            [&](std::size_t j, Rank g, Buf buf) {
+                              const auto& slices = buf == Buf::kInput ? reduced : result;
+                              return slices[static_cast<std::size_t>(g)][j];
+                            });
+  node_aware::append_groups(stitcher, *plan.gather, plan.gather_specs, levels.members, levels.intra,
+                            [&](std::size_t g, Rank i, Buf buf) {
+                              if (buf == Buf::kOutput) {
+                                return node_aware::whole(
+                                    layout, levels.members[g][static_cast<std::size_t>(i)], buf);
+                              }
+                              return slice_of(result, g, i);
+                            });
+  stitcher.set_params(recorded(plan));
+  return std::move(stitcher).finish();
+}
+
+// Estimate: the three phases' estimates one after the other (the slices' allreduces at
+// once: the slowest; NIC sharing among a node's L leaders is not in it).
+std::optional<Estimate> estimate_allreduce_node_multileader(const CollectiveSpec& spec,
+                                                            const Params& params,
+                                                            const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const auto intra = patterns::level_estimate(*plan.intra, plan.scatter_specs, plan.levels.intra);
+  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_specs, plan.levels.inter);
+  const auto gather = patterns::level_estimate(*plan.gather, plan.gather_specs, plan.levels.intra);
+  if (!intra || !inter || !gather) return std::nullopt;
+  return Estimate{intra->time + inter->time + gather->time,
+                  intra->bytes + inter->bytes + gather->bytes,
+                  intra->work + inter->work + gather->work, false, recorded(plan)};
+}
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// bcast/node_aware — two levels: the root broadcasts to one leader per node (among the
+// leaders), then every leader broadcasts within its node. The root leads its own node.
+//
+//   2 nodes x 3 ranks, root 1, binomial at both levels:
+//     inter: 1 -> 3            intra: 1 -> 0, 1 -> 2;  3 -> 4, 3 -> 5
+//
+// Cost: T_inter(N, n) + max over nodes T_intra(m_node, n), each level's bcast under its own
+//   alpha and beta (inter_alpha, inter_beta between the N nodes; alpha, beta within a node of
+//   m_node ranks). The message crosses each NIC once.
+// Restrictions: nodes auto (the model's placement; one rank per node without one) or 1..p;
+//   inter and intra auto or a flat bcast of the registry.
+// Reference: Open MPI coll/han (2-level bcast); MPICH's SMP-aware bcast; Träff, "SMP-aware
+//   message passing programming" (2003).
+
+#include "optcoll/algorithms/node_aware/common.h"
+
+namespace optcoll::algorithms {
+namespace {
+
+constexpr ParamInfo kParams[] = {
+    {"nodes", "auto", "auto (the model's placement) or N nodes in even blocks"},
+    {"inter", "auto", "bcast among the nodes' leaders (auto: least estimated time)"},
+    {"intra", "auto", "bcast within each node (auto: least estimated time)"},
+};
+constexpr patterns::LevelPhase kPhases[] = {{"inter", CollectiveKind::kBcast},
+                                            {"intra", CollectiveKind::kBcast}};
+
+struct Plan {
+  patterns::NodeLevels levels;
+  std::vector<CollectiveSpec> inter_spec;
+  std::vector<CollectiveSpec> intra_specs;
+  const AlgorithmInfo* inter = nullptr;
+  const AlgorithmInfo* intra = nullptr;
+};
+
+Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
+  Plan plan{patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, nullptr, nullptr};
+  const auto& levels = plan.levels;
+  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kBcast, levels.nodes(),
+                                                 spec.count, levels.root_node));
+  for (std::int32_t n = 0; n < levels.nodes(); ++n) {
+    plan.intra_specs.push_back(
+        patterns::level_spec(spec, CollectiveKind::kBcast, levels.size(n), spec.count,
+                             levels.leader_index[static_cast<std::size_t>(n)]));
+  }
+  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
+                                          levels.inter, "binomial");
+  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
+                                          levels.intra, "binomial");
+  return plan;
+}
+
+std::string recorded(const Plan& plan) {
+  return fmt::format("{},inter={},intra={}", plan.levels.nodes_param, plan.inter->short_name(),
+                     plan.intra->short_name());
+}
+
+}  // namespace
+
+std::span<const ParamInfo> bcast_node_aware_params() { return kParams; }
+
+std::optional<std::string> bcast_node_aware_why_not(const CollectiveSpec& spec,
+                                                    const Params& params) {
+  return patterns::levels_why_not(spec, params, kPhases);
+}
+
+Schedule build_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
+                                const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const Layout layout(spec);
+  const auto& levels = plan.levels;
+  Stitcher stitcher(spec, "bcast/node_aware");
+  const auto by_rank = [&](const std::vector<Rank>& members) {
+    return [&layout, &members](Rank i, Buf buf) {
+      return node_aware::whole(layout, members[static_cast<std::size_t>(i)], buf);
+    };
+  };
+  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
+                  levels.leaders, by_rank(levels.leaders));
+  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
+                            [&](std::size_t g, Rank i, Buf buf) {
+                              return node_aware::whole(
+                                  layout, levels.members[g][static_cast<std::size_t>(i)], buf);
+                            });
+  stitcher.set_params(recorded(plan));
+  return std::move(stitcher).finish();
+}
+
+// Estimate: the two levels' estimates one after the other (each under its level's model;
+// NIC sharing does not arise: one rank per node talks between nodes).
+std::optional<Estimate> estimate_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
+                                                  const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
+  const auto intra = patterns::level_estimate(*plan.intra, plan.intra_specs, plan.levels.intra);
+  if (!inter || !intra) return std::nullopt;
+  return Estimate{inter->time + intra->time, inter->bytes + intra->bytes, inter->work + intra->work,
+                  false, recorded(plan)};
+}
+
+}  // namespace optcoll::algorithms

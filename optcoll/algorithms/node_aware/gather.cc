@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// gather(v)/node_aware — two levels: every node gathers its ranks' blocks at its leader, then
+// the leaders gather the nodes' blocks at the root (which leads its own node). Where the
+// nodes are not blocks of consecutive ranks, the root receives the blocks in node order into
+// a staging area and copies each into its place.
+//
+//   2 nodes x 2 ranks, root 0: intra 1 -> 0, 3 -> 2 (blocks of 2, 3 at 2); inter 2 -> 0
+//
+// Cost: max over nodes T_intra(m_node, the node's blocks) + T_inter(N, the nodes' totals)
+//   (+ the root's copies out of the staging area for other placements); every block crosses
+//   the network at most once, in one message per node.
+// Restrictions: nodes auto or 1..p; intra and inter auto or flat gatherv algorithms.
+// Reference: Open MPI coll/han (2-level gather); Träff, "Hierarchical gather/scatter
+//   algorithms with graceful degradation" (IPDPS 2004).
+
+#include "optcoll/algorithms/node_aware/common.h"
+
+namespace optcoll::algorithms {
+namespace {
+
+constexpr ParamInfo kParams[] = {
+    {"nodes", "auto", "auto (the model's placement) or N nodes in even blocks"},
+    {"intra", "auto", "gatherv within each node to its leader"},
+    {"inter", "auto", "gatherv among the nodes' leaders to the root"},
+};
+constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kGatherv},
+                                            {"inter", CollectiveKind::kGatherv}};
+
+struct Plan {
+  patterns::NodeLevels levels;
+  node_aware::NodeOrder order;
+  std::vector<CollectiveSpec> intra_specs;
+  std::vector<CollectiveSpec> inter_spec;
+  const AlgorithmInfo* intra = nullptr;
+  const AlgorithmInfo* inter = nullptr;
+};
+
+Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
+  const Layout layout(spec);
+  Plan plan{
+      patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, {}, nullptr, nullptr};
+  const auto& levels = plan.levels;
+  plan.order = node_aware::node_order(levels, layout);
+  for (std::size_t g = 0; g < levels.members.size(); ++g) {
+    plan.intra_specs.push_back(patterns::level_spec(
+        spec, CollectiveKind::kGatherv, levels.size(static_cast<std::int32_t>(g)), 0,
+        levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
+  }
+  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kGatherv, levels.nodes(), 0,
+                                                 levels.root_node, plan.order.node_total));
+  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
+                                          levels.intra, "binomial");
+  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
+                                          levels.inter, "binomial");
+  return plan;
+}
+
+std::string recorded(const Plan& plan) {
+  return fmt::format("{},intra={},inter={}", plan.levels.nodes_param, plan.intra->short_name(),
+                     plan.inter->short_name());
+}
+
+}  // namespace
+
+std::span<const ParamInfo> gather_node_aware_params() { return kParams; }
+
+std::optional<std::string> gather_node_aware_why_not(const CollectiveSpec& spec,
+                                                     const Params& params) {
+  return patterns::levels_why_not(spec, params, kPhases);
+}
+
+Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& params,
+                                 const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const Layout layout(spec);
+  const auto& levels = plan.levels;
+  Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
+  std::vector<Slice> handoff;  // each leader's node blocks
+  for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
+    handoff.push_back(stitcher.scratch(levels.leaders[g], plan.order.node_total[g]));
+  }
+  const bool staged = !plan.order.same_as_rank_order;
+  const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
+                               : node_aware::whole(layout, spec.root, Buf::kOutput);
+  node_aware::append_groups(
+      stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
+      [&](std::size_t g, Rank i, Buf buf) {
+        const Rank r = levels.members[g][static_cast<std::size_t>(i)];
+        if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
+        return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
+      });
+  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
+                  levels.leaders, [&](Rank i, Buf buf) {
+                    const auto g = static_cast<std::size_t>(i);
+                    if (buf == Buf::kInput) return handoff[g];
+                    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kOutput, 0, 0};
+                  });
+  if (staged) {
+    for (Rank r = 0; r < spec.nranks; ++r) {
+      const Count b = layout.block(r);
+      stitcher.copy(spec.root,
+                    Slice{Buf::kScratch,
+                          staging.offset + plan.order.staged_displ[static_cast<std::size_t>(r)], b},
+                    Slice{Buf::kOutput, layout.displ(r), b});
+    }
+  }
+  stitcher.set_params(recorded(plan));
+  return std::move(stitcher).finish();
+}
+
+// Estimate: the two levels' estimates one after the other (the root's copies out of the
+// staging area, for placements not in blocks, are not in it).
+std::optional<Estimate> estimate_gather_node_aware(const CollectiveSpec& spec, const Params& params,
+                                                   const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const auto intra = patterns::level_estimate(*plan.intra, plan.intra_specs, plan.levels.intra);
+  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
+  if (!intra || !inter) return std::nullopt;
+  return Estimate{intra->time + inter->time, intra->bytes + inter->bytes, intra->work + inter->work,
+                  false, recorded(plan)};
+}
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// scatter(v)/node_aware — two levels: the root scatters each node's blocks to the node's
+// leader (the root leads its own node), then every leader scatters within its node. Where
+// the nodes are not blocks of consecutive ranks, the root first copies the blocks into node
+// order in a staging area.
+//
+//   2 nodes x 2 ranks, root 0: inter 0 -> 2 (blocks of 2 and 3); intra 0 -> 1, 2 -> 3
+//
+// Cost: T_inter(N, the nodes' totals) + max over nodes T_intra(m_node, the node's blocks)
+//   (+ the root's copies into the staging area for other placements); every block crosses
+//   the network at most once, in one message per node.
+// Restrictions: nodes auto or 1..p; inter and intra auto or flat scatterv algorithms.
+// Reference: Open MPI coll/han (2-level scatter); Träff, "Hierarchical gather/scatter
+//   algorithms with graceful degradation" (IPDPS 2004).
+
+#include "optcoll/algorithms/node_aware/common.h"
+
+namespace optcoll::algorithms {
+namespace {
+
+constexpr ParamInfo kParams[] = {
+    {"nodes", "auto", "auto (the model's placement) or N nodes in even blocks"},
+    {"inter", "auto", "scatterv from the root among the nodes' leaders"},
+    {"intra", "auto", "scatterv within each node from its leader"},
+};
+constexpr patterns::LevelPhase kPhases[] = {{"inter", CollectiveKind::kScatterv},
+                                            {"intra", CollectiveKind::kScatterv}};
+
+struct Plan {
+  patterns::NodeLevels levels;
+  node_aware::NodeOrder order;
+  std::vector<CollectiveSpec> inter_spec;
+  std::vector<CollectiveSpec> intra_specs;
+  const AlgorithmInfo* inter = nullptr;
+  const AlgorithmInfo* intra = nullptr;
+};
+
+Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
+  const Layout layout(spec);
+  Plan plan{
+      patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, {}, nullptr, nullptr};
+  const auto& levels = plan.levels;
+  plan.order = node_aware::node_order(levels, layout);
+  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kScatterv, levels.nodes(), 0,
+                                                 levels.root_node, plan.order.node_total));
+  for (std::size_t g = 0; g < levels.members.size(); ++g) {
+    plan.intra_specs.push_back(patterns::level_spec(
+        spec, CollectiveKind::kScatterv, levels.size(static_cast<std::int32_t>(g)), 0,
+        levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
+  }
+  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
+                                          levels.inter, "binomial");
+  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
+                                          levels.intra, "binomial");
+  return plan;
+}
+
+std::string recorded(const Plan& plan) {
+  return fmt::format("{},inter={},intra={}", plan.levels.nodes_param, plan.inter->short_name(),
+                     plan.intra->short_name());
+}
+
+}  // namespace
+
+std::span<const ParamInfo> scatter_node_aware_params() { return kParams; }
+
+std::optional<std::string> scatter_node_aware_why_not(const CollectiveSpec& spec,
+                                                      const Params& params) {
+  return patterns::levels_why_not(spec, params, kPhases);
+}
+
+Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& params,
+                                  const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const Layout layout(spec);
+  const auto& levels = plan.levels;
+  Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
+  std::vector<Slice> handoff;  // each leader's node blocks
+  for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
+    handoff.push_back(stitcher.scratch(levels.leaders[g], plan.order.node_total[g]));
+  }
+  const bool staged = !plan.order.same_as_rank_order;
+  const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
+                               : node_aware::whole(layout, spec.root, Buf::kInput);
+  if (staged) {
+    for (Rank r = 0; r < spec.nranks; ++r) {
+      const Count b = layout.block(r);
+      stitcher.copy(
+          spec.root, Slice{Buf::kInput, layout.displ(r), b},
+          Slice{Buf::kScratch,
+                staging.offset + plan.order.staged_displ[static_cast<std::size_t>(r)], b});
+    }
+  }
+  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
+                  levels.leaders, [&](Rank i, Buf buf) {
+                    const auto g = static_cast<std::size_t>(i);
+                    if (buf == Buf::kOutput) return handoff[g];
+                    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kInput, 0, 0};
+                  });
+  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
+                            [&](std::size_t g, Rank i, Buf buf) {
+                              const Rank r = levels.members[g][static_cast<std::size_t>(i)];
+                              if (buf == Buf::kOutput) return node_aware::whole(layout, r, buf);
+                              return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kInput, 0, 0};
+                            });
+  stitcher.set_params(recorded(plan));
+  return std::move(stitcher).finish();
+}
+
+// Estimate: the two levels' estimates one after the other (the root's staging copies, for
+// placements not in blocks, are not in it).
+std::optional<Estimate> estimate_scatter_node_aware(const CollectiveSpec& spec,
+                                                    const Params& params, const CostModel& model) {
+  const Plan plan = plan_of(spec, params, model);
+  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
+  const auto intra = patterns::level_estimate(*plan.intra, plan.intra_specs, plan.levels.intra);
+  if (!intra || !inter) return std::nullopt;
+  return Estimate{inter->time + intra->time, inter->bytes + intra->bytes, inter->work + intra->work,
+                  false, recorded(plan)};
+}
+
+}  // namespace optcoll::algorithms

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: Stitcher (stitch.h).
+#include "optcoll/schedule/stitch.h"
+
+#include <algorithm>
+
+#include "optcoll/model/error.h"
+
+namespace optcoll {
+namespace {
+
+// The part's slice renamed into the member's buffers: in and out through `mapped_in`,
+// `mapped_out`, scratch after the member's scratch as it was (`scratch_base`).
+Slice rename(const Slice& slice, const Slice& mapped_in, const Slice& mapped_out,
+             Count scratch_base) {
+  if (slice.buf == Buf::kScratch) return {Buf::kScratch, scratch_base + slice.offset, slice.count};
+  const Slice& base = slice.buf == Buf::kInput ? mapped_in : mapped_out;
+  OPTCOLL_CHECK(slice.end() <= base.count, "part slice {} outside its mapped {}", describe(slice),
+                describe(base));
+  return {base.buf, base.offset + slice.offset, slice.count};
+}
+
+}  // namespace
+
+Stitcher::Stitcher(CollectiveSpec spec, std::string algorithm)
+    : layout_(spec), sinks_(static_cast<std::size_t>(spec.nranks)) {
+  schedule_.spec = std::move(spec);
+  schedule_.algorithm = std::move(algorithm);
+  schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
+}
+
+Slice Stitcher::scratch(Rank r, Count count) {
+  RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
+  const Slice slice{Buf::kScratch, program.scratch_count, count};
+  program.scratch_count += count;
+  return slice;
+}
+
+void Stitcher::append(const Schedule& part, std::span<const Rank> members, const Place& place) {
+  const auto q = static_cast<Rank>(part.ranks.size());
+  OPTCOLL_CHECK(static_cast<Rank>(members.size()) == q, "part of {} ranks on {} members", q,
+                members.size());
+  const Layout part_layout(part.spec);
+  std::map<std::pair<Rank, Rank>, std::int32_t> part_messages;
+  for (Rank i = 0; i < q; ++i) {
+    const Rank r = members[static_cast<std::size_t>(i)];
+    RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
+    const RankProgram& source = part.ranks[static_cast<std::size_t>(i)];
+    const Slice in = place(i, Buf::kInput);
+    const Slice out = place(i, Buf::kOutput);
+    OPTCOLL_CHECK(
+        in.count >= part_layout.input_count(i) && out.count >= part_layout.output_count(i),
+        "part rank {} buffers mapped to {} and {}", i, describe(in), describe(out));
+    const Count scratch_base = program.scratch_count;
+    program.scratch_count += source.scratch_count;
+    const auto first = static_cast<OpId>(program.ops.size());
+    std::vector<OpId>& sinks = sinks_[static_cast<std::size_t>(r)];
+    std::vector<bool> has_successor(source.ops.size(), false);
+    for (const Op& op : source.ops) {
+      Op renamed;
+      renamed.seq = op.seq;
+      renamed.after.reserve(op.after.empty() ? sinks.size() : op.after.size());
+      for (const OpId a : op.after) {
+        renamed.after.push_back(first + a);
+        has_successor[static_cast<std::size_t>(a)] = true;
+      }
+      if (op.after.empty()) renamed.after = sinks;
+      const auto map = [&](const Slice& s) { return rename(s, in, out, scratch_base); };
+      renamed.action = std::visit(
+          [&](const auto& a) -> Action {
+            using T = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<T, Send>) {
+              return Send{members[static_cast<std::size_t>(a.peer)], map(a.src)};
+            } else if constexpr (std::is_same_v<T, Recv>) {
+              return Recv{members[static_cast<std::size_t>(a.peer)], map(a.dst)};
+            } else if constexpr (std::is_same_v<T, RecvReduce>) {
+              return RecvReduce{members[static_cast<std::size_t>(a.peer)], map(a.dst), a.incoming};
+            } else if constexpr (std::is_same_v<T, Copy>) {
+              return Copy{map(a.src), map(a.dst)};
+            } else {
+              return Reduce{map(a.src), map(a.dst), a.src_side};
+            }
+          },
+          op.action);
+      if (const auto* send = std::get_if<Send>(&renamed.action)) {
+        const auto key = std::make_pair(r, send->peer);
+        renamed.seq += messages_[key];
+        auto& used = part_messages[key];
+        used = std::max(used, op.seq + 1);
+      } else if (const auto* recv = std::get_if<Recv>(&renamed.action)) {
+        renamed.seq += messages_[std::make_pair(recv->peer, r)];
+      } else if (const auto* recv_reduce = std::get_if<RecvReduce>(&renamed.action)) {
+        renamed.seq += messages_[std::make_pair(recv_reduce->peer, r)];
+      }
+      program.ops.push_back(std::move(renamed));
+    }
+    if (!source.ops.empty()) {
+      sinks.clear();
+      for (std::size_t k = 0; k < source.ops.size(); ++k) {
+        if (!has_successor[k]) sinks.push_back(first + static_cast<OpId>(k));
+      }
+    }
+  }
+  for (const auto& [key, used] : part_messages) messages_[key] += used;
+}
+
+void Stitcher::copy(Rank r, const Slice& src, const Slice& dst) {
+  OPTCOLL_CHECK(src.count == dst.count, "copy of {} into {}", describe(src), describe(dst));
+  if (src.count == 0) return;
+  RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
+  std::vector<OpId>& sinks = sinks_[static_cast<std::size_t>(r)];
+  Op op;
+  op.action = Copy{src, dst};
+  op.after = sinks;
+  sinks.assign(1, static_cast<OpId>(program.ops.size()));
+  program.ops.push_back(std::move(op));
+}
+
+Schedule Stitcher::finish() && { return std::move(schedule_); }
+
+}  // namespace optcoll

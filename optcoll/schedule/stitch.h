@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// File: Stitcher: one schedule of p ranks made of schedules of sub-communicators, placed
+// one after another (the node-aware algorithms: a phase per node, a phase among the nodes'
+// leaders, ...). Each part is a whole schedule of its own (built and verifiable alone); the
+// stitcher renames its ranks and buffers into the whole call's, continues the message
+// numbers of every ordered pair, and orders each rank's part after that rank's earlier ops.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "optcoll/model/collective.h"
+#include "optcoll/schedule/schedule.h"
+
+namespace optcoll {
+
+class Stitcher {
+ public:
+  // The whole call (validated); `algorithm` names the result.
+  Stitcher(CollectiveSpec spec, std::string algorithm);
+
+  // `count` more scratch elements on rank r (e.g. a hand-off area between two parts).
+  Slice scratch(Rank r, Count count);
+
+  // Where part rank i's input or output buffer lies in its member's buffers.
+  using Place = std::function<Slice(Rank part_rank, Buf buf)>;
+  // Appends `part`, whose rank i is played by members[i] (distinct ranks). Its input and
+  // output buffers map through `place` (the slice must be at least the part's buffer
+  // count); its scratch is appended to the member's scratch. Every op of the part on a rank
+  // starts after all of that rank's ops appended before (parts on disjoint ranks stay
+  // independent). Throws InternalError when an op touches elements outside the mapped slice.
+  void append(const Schedule& part, std::span<const Rank> members, const Place& place);
+
+  // A local copy on rank r after all of its ops so far (e.g. blocks from a staging area into
+  // their places in the output).
+  void copy(Rank r, const Slice& src, const Slice& dst);
+
+  void set_params(std::string params) { schedule_.params = std::move(params); }
+  Schedule finish() &&;
+
+ private:
+  Layout layout_;
+  Schedule schedule_;
+  // Per rank: which of its ops no later op of the rank waits for (its current sinks).
+  std::vector<std::vector<OpId>> sinks_;
+  // Messages so far per ordered pair (from, to): the next part continues from there.
+  std::map<std::pair<Rank, Rank>, std::int32_t> messages_;
+};
+
+}  // namespace optcoll
