@@ -21,10 +21,12 @@
 //                     with new data), equal to MPI's own collectives.
 //   progress-thread   the same with a progress thread (MPI_Init_thread MULTIPLE);
 //   progress-thread-refused   and without MULTIPLE: refused, naming the thread level.
-//   placement         the transport discovers where the ranks run (one node here: 1xP);
-//                     a model with inter-node costs takes that placement (its allreduce
-//                     and the node-aware ones equal MPI's), a model naming another
-//                     placement is refused naming the first rank that differs.
+//   placement [NxM]   the transport discovers where the ranks run (default one node: 1xP;
+//                     the emulated cluster: tests/cluster); a model with inter-node costs
+//                     takes that placement (its allreduce and the node-aware ones equal
+//                     MPI's), a model naming another placement is refused naming the first
+//                     rank that differs, and every node-aware registry algorithm runs the
+//                     grid's cases under the discovered placement against the reference.
 //   fault-exit        rank 1 exits without a word: MPI (not optcoll) then ends the job; the
 //                     test asserts that mpirun returns a failure instead of hanging.
 //   fault-size        rank 1 runs the schedule for a larger count: a receiver must report the
@@ -61,8 +63,9 @@ namespace {
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
 // Runs one case on `transport`; "" when this rank's output matches the reference.
-std::string run_case(mpi::MpiTransport& transport, const RegistryCase& c, std::uint32_t epoch) {
-  const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
+std::string run_case(mpi::MpiTransport& transport, const RegistryCase& c, std::uint32_t epoch,
+                     const CostModel& model = {}) {
+  const Schedule schedule = algorithms::build(*c.algorithm, c.spec, {}, model);
   const bool matrices = !c.spec.commutative;
   const Datatype type = matrices ? mat2_type() : Datatype::int64();
   const ReduceOp op = matrices ? mat2_product() : ReduceOp::builtin("sum", type);
@@ -613,7 +616,7 @@ int run_progress_thread_refused() {
 }
 
 // The placement MPI_Comm_split_type gives, and the models that use it.
-int run_placement() {
+int run_placement(std::string expected) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -621,7 +624,7 @@ int run_placement() {
   mpi::MpiTransport transport(MPI_COMM_WORLD);
   std::vector<std::string> problems;
   const auto discovered = transport.placement();
-  const std::string expected = fmt::format("1x{}", size);
+  if (expected.empty()) expected = fmt::format("1x{}", size);
   if (!discovered || to_string(*discovered) != expected) {
     problems.push_back(fmt::format("placement {} (expected {})",
                                    discovered ? to_string(*discovered) : "none", expected));
@@ -646,7 +649,19 @@ int run_placement() {
     if (ours != theirs)
       problems.push_back(fmt::format("{}: allreduce differs from MPI's", algorithm));
   }
-  if (size >= 2) {
+  // Every node-aware algorithm over the grid's cases, built for the discovered placement.
+  CostModel levels = two_level.model;
+  levels.placement = discovered;
+  std::vector<RegistryCase> cases;
+  for (const auto& c : registry_cases({size})) {
+    if (c.algorithm->short_name().starts_with("node_")) cases.push_back(c);
+  }
+  std::uint32_t epoch = 0;
+  const int failures = failures_over(
+      cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++, levels); });
+  if (failures > 0) problems.push_back(fmt::format("{} node-aware cases failed", failures));
+  if (rank == 0) std::printf("node-aware cases: %zu\n", cases.size());
+  if (size >= 2 && expected != to_string(block_placement(size, 1))) {
     CommOptions elsewhere;
     elsewhere.model.placement = block_placement(size, 1);
     std::string error;
@@ -689,7 +704,7 @@ int main(int argc, char** argv) {
              : mode == "nonblocking"             ? optcoll::run_nonblocking(false)
              : mode == "progress-thread"         ? optcoll::run_nonblocking(true)
              : mode == "progress-thread-refused" ? optcoll::run_progress_thread_refused()
-             : mode == "placement"               ? optcoll::run_placement()
+             : mode == "placement"               ? optcoll::run_placement(argc > 2 ? argv[2] : "")
                                                  : optcoll::run_fault(mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -448,6 +448,27 @@ const std::map<std::string, Formula>& formulas() {
               return one_rank_per_node("allgatherv/node_aware", CollectiveKind::kAllgatherv,
                                        CollectiveKind::kAllgatherv, "inter", e.block(0), e);
             }}},
+      {"reduce_scatter/node_aware",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return one_rank_per_node("reduce_scatter/node_aware", CollectiveKind::kReduceScatter,
+                                       CollectiveKind::kReduceScatter, "inter", e.n + e.block(0),
+                                       e);
+            }}},
+      {"reduce_scatter_block/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("reduce_scatter_block/node_aware",
+                                       CollectiveKind::kReduceScatterBlock,
+                                       CollectiveKind::kReduceScatter, "inter", e.n + e.m, e);
+            }}},
+      {"barrier/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("barrier/node_aware", CollectiveKind::kBarrier,
+                                       CollectiveKind::kBarrier, "inter", 0, e);
+            }}},
       {"bcast/binomial", {.cost = [](const Env& e) { return e.log * (a(1) + b(e.n)); }}},
       // Theorem 4's ordered trees: homogeneously the optimum is the binomial time (the lower
       // bound of one port, reached by halving the range around the root).

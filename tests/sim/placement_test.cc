@@ -230,14 +230,16 @@ const std::vector<std::string>& node_aware_algorithms() {
 TEST(NodeAware, TheRegistryHasThem) {
   EXPECT_EQ(
       node_aware_algorithms(),
-      (std::vector<std::string>{"bcast/node_aware", "reduce/node_aware", "scatter/node_aware",
-                                "scatterv/node_aware", "gather/node_aware", "gatherv/node_aware",
-                                "allgather/node_aware", "allgatherv/node_aware",
-                                "allreduce/node_aware", "allreduce/node_multileader"}));
+      (std::vector<std::string>{
+          "bcast/node_aware", "reduce/node_aware", "scatter/node_aware", "scatterv/node_aware",
+          "gather/node_aware", "gatherv/node_aware", "allgather/node_aware",
+          "allgatherv/node_aware", "reduce_scatter/node_aware", "reduce_scatter_block/node_aware",
+          "allreduce/node_aware", "allreduce/node_multileader", "barrier/node_aware"}));
 }
 
 // `count` for regular kinds; for the v-variants blocks around it, with zeros.
 CollectiveSpec spec_of(CollectiveKind kind, Rank p, Count count, Rank root) {
+  if (kind == CollectiveKind::kBarrier) return make_spec(kind, p, 0);
   if (!takes_counts(kind)) return make_spec(kind, p, count, root);
   std::vector<Count> counts(static_cast<std::size_t>(p));
   for (Rank r = 0; r < p; ++r) {

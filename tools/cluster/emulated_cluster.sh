@@ -5,8 +5,12 @@
 #   emulated_cluster.sh up N RATE     make hosts oc0..oc<N-1>; RATE is a tc rate (1gbit, 200mbit)
 #   emulated_cluster.sh down          remove them
 #   emulated_cluster.sh status        list the hosts, their addresses and link shaping
-#   emulated_cluster.sh run [--mpi openmpi|mpich] NP CMD..
+#   emulated_cluster.sh run [--mpi openmpi|mpich] [--per-host M] NP CMD..
 #                                     run CMD on NP ranks, rank i on host oc<i> (needs up NP);
+#                                     with --per-host M, M ranks per host in blocks (ranks
+#                                     0..M-1 on oc0, ...; needs up ceil(NP/M)): a host's ranks
+#                                     share its namespace and its shaped link, and talk to
+#                                     each other through shared memory;
 #                                     the MPI library is the one CMD links (ldd), or --mpi
 #
 # Topology: a Linux bridge oc-br (10.77.0.254/24, in the caller's namespace: hydra's mpiexec
@@ -115,38 +119,50 @@ cmd_status() {
 }
 
 cmd_run() {
-  local mpi="" np i list=""
-  if [[ "${1:-}" == --mpi ]]; then
-    mpi="${2:-}"
-    shift 2 || die "usage: run [--mpi openmpi|mpich] NP COMMAND [ARGS...]"
-  fi
-  [[ $# -ge 2 ]] || die "usage: run [--mpi openmpi|mpich] NP COMMAND [ARGS...]"
+  local mpi="" np i list="" per_host=1 hosts_needed usage
+  usage="usage: run [--mpi openmpi|mpich] [--per-host M] NP COMMAND [ARGS...]"
+  while [[ "${1:-}" == --* ]]; do
+    case "$1" in
+      --mpi) mpi="${2:-}" ;;
+      --per-host) per_host="${2:-}" ;;
+      *) die "unknown option '$1'; $usage" ;;
+    esac
+    shift 2 || die "$usage"
+  done
+  [[ $# -ge 2 ]] || die "$usage"
+  [[ "$per_host" =~ ^[0-9]+$ ]] && ((per_host >= 1)) || die "--per-host '$per_host' must be a positive rank count"
   np="$1"
   shift
   [[ "$np" =~ ^[0-9]+$ ]] && ((np >= 1)) || die "NP '$np' must be a positive rank count"
-  for ((i = 0; i < np; ++i)); do
-    ip netns list | grep -qw "^$prefix$i" || die "host $prefix$i is missing: 'up $np RATE' first"
+  hosts_needed=$(((np + per_host - 1) / per_host))
+  for ((i = 0; i < hosts_needed; ++i)); do
+    ip netns list | grep -qw "^$prefix$i" || die "host $prefix$i is missing: 'up $hosts_needed RATE' first"
     list+="${list:+,}$prefix$i"
   done
   if [[ -z "$mpi" ]]; then
     mpi=openmpi
     if ldd "$(command -v "$1" || echo "$1")" 2> /dev/null | grep -q libmpich; then mpi=mpich; fi
   fi
+  # A host's ranks talk through shared memory (as on a node); across hosts only TCP.
+  local ucx_tls=tcp,self btl=self,tcp
+  if ((per_host > 1)); then ucx_tls=tcp,self,sysv,posix btl=self,vader,tcp; fi
   case "$mpi" in
     mpich)
       command -v mpiexec.mpich > /dev/null || die "mpiexec.mpich not found (apt-get install mpich)"
       exec mpiexec.mpich -localhost "$subnet.254" -hosts "$list" -launcher ssh \
-        -launcher-exec "$here/netns_launch.sh" -n "$np" -ppn 1 \
-        -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES eth0 -genv UCX_WARN_UNUSED_ENV_VARS n \
+        -launcher-exec "$here/netns_launch.sh" -n "$np" -ppn "$per_host" \
+        -genv UCX_TLS "$ucx_tls" -genv UCX_NET_DEVICES eth0 -genv UCX_WARN_UNUSED_ENV_VARS n \
         -genv MPIR_CVAR_POLLS_BEFORE_YIELD 100 "$@"
       ;;
     openmpi)
       command -v mpirun.openmpi > /dev/null || die "mpirun.openmpi not found (apt-get install openmpi-bin)"
+      local slots=""
+      for ((i = 0; i < hosts_needed; ++i)); do slots+="${slots:+,}$prefix$i:$per_host"; done
       OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 exec mpirun.openmpi \
         --mca plm_rsh_agent "$here/netns_launch.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$subnet.0/24" --mca btl self,tcp \
+        --mca oob_tcp_if_include "$subnet.0/24" --mca btl "$btl" \
         --mca btl_tcp_if_include "$subnet.0/24" --mca mpi_yield_when_idle 1 \
-        -H "$list" -np "$np" "$@"
+        -H "$slots" --map-by slot -np "$np" "$@"
       ;;
     *) die "unknown --mpi '$mpi' (openmpi, mpich)" ;;
   esac

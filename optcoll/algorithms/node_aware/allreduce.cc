@@ -108,12 +108,10 @@ std::optional<Estimate> estimate_allreduce_node_aware(const CollectiveSpec& spec
                                                       const Params& params,
                                                       const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const auto up = patterns::level_estimate(*plan.up, plan.up_specs, plan.levels.intra);
-  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
-  const auto down = patterns::level_estimate(*plan.down, plan.down_specs, plan.levels.intra);
-  if (!up || !inter || !down) return std::nullopt;
-  return Estimate{up->time + inter->time + down->time, up->bytes + inter->bytes + down->bytes,
-                  up->work + inter->work + down->work, false, recorded(plan)};
+  return patterns::phases_estimate({{plan.up, plan.up_specs, &plan.levels.intra},
+                                    {plan.inter, plan.inter_spec, &plan.levels.inter},
+                                    {plan.down, plan.down_specs, &plan.levels.intra}},
+                                   recorded(plan));
 }
 
 }  // namespace optcoll::algorithms

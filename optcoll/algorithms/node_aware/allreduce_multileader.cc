@@ -11,8 +11,10 @@
 //   node's NICs shared by its L leaders) + max T_allgatherv(m_node, n/L per leader); every
 //   node still sends and receives about 2n over its NICs, but L ranks drive them and the
 //   intra phases are bandwidth-optimal.
-// Restrictions: commutative operator; nodes auto or 1..p; leaders auto (the smallest node's
-//   size) or 1..the smallest node's size; the phases auto or flat registry algorithms.
+// Restrictions: commutative operator; nodes auto or 1..p; leaders auto (the least estimated
+//   time over 1, 2, 4, ... and the smallest node's size, each slice's allreduce priced with
+//   the node's NICs shared by its L leaders) or 1..the smallest node's size; the phases auto
+//   or flat registry algorithms.
 // Reference: multi-leader allreduce (Kandalla et al., "Designing multi-leader-based
 //   allgather algorithms for multi-core clusters", IPDPS 2009; Jain et al., "Multi-leader
 //   collectives", 2018); Open MPI coll/han's segmented variants.
@@ -29,7 +31,7 @@ namespace {
 
 constexpr ParamInfo kParams[] = {
     {"nodes", "auto", "auto (the model's placement) or N nodes in even blocks"},
-    {"leaders", "auto", "ranks per node that lead a slice (auto: the smallest node's size)"},
+    {"leaders", "auto", "ranks per node that lead a slice (auto: least estimated time)"},
     {"intra", "auto", "reduce-scatter within each node"},
     {"inter", "auto", "allreduce of each slice among the nodes"},
     {"gather", "auto", "allgatherv within each node"},
@@ -47,13 +49,17 @@ struct Plan {
   const AlgorithmInfo* intra = nullptr;
   const AlgorithmInfo* inter = nullptr;
   const AlgorithmInfo* gather = nullptr;
+  CostModel inter_model;  // the levels' inter model with the leaders sharing the NICs
 };
 
-Rank leaders_of(const Params& params, const patterns::NodeLevels& levels) {
+Rank smallest_node(const patterns::NodeLevels& levels) {
   Rank smallest = levels.size(0);
   for (std::int32_t n = 1; n < levels.nodes(); ++n) smallest = std::min(smallest, levels.size(n));
-  const std::string_view text = params.get("leaders");
-  if (text == "auto") return smallest;
+  return smallest;
+}
+
+// `leaders=k`, checked against the smallest node.
+Rank leaders_given(std::string_view text, Rank smallest) {
   Rank value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || ptr != text.data() + text.size() || value < 1 || value > smallest) {
@@ -64,33 +70,77 @@ Rank leaders_of(const Params& params, const patterns::NodeLevels& levels) {
   return value;
 }
 
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  Plan plan{
-      patterns::node_levels(spec.nranks, params, model), 1, {}, {}, {}, nullptr, nullptr, nullptr};
-  const auto& levels = plan.levels;
-  plan.leaders = leaders_of(params, levels);
-  for (std::int32_t n = 0; n < levels.nodes(); ++n) {
-    std::vector<Count> counts(static_cast<std::size_t>(levels.size(n)), 0);
-    for (Rank j = 0; j < plan.leaders; ++j) {
-      counts[static_cast<std::size_t>(j)] = patterns::even_piece(spec.count, plan.leaders, j).count;
+// The model of one slice's allreduce among the nodes when L leaders per node share the
+// node's nic_ports NICs: every message waits for ceil(L / nic_ports) turns (the phases' choice
+// and the estimate see the NICs' sharing; the simulation prices it exactly).
+CostModel shared_nic_model(const CostModel& inter, Rank leaders, int nic_ports) {
+  CostModel m = inter;
+  const auto turns = static_cast<double>((leaders + nic_ports - 1) / nic_ports);
+  m.alpha *= turns;
+  m.beta *= turns;
+  return m;
+}
+
+Plan plan_for(const CollectiveSpec& spec, const Params& params, const CostModel& model,
+              patterns::NodeLevels levels, Rank leaders) {
+  Plan plan{std::move(levels), leaders, {}, {}, {}, nullptr, nullptr, nullptr, {}};
+  const auto& lv = plan.levels;
+  plan.inter_model = shared_nic_model(lv.inter, leaders, model.nic_ports);
+  for (std::int32_t n = 0; n < lv.nodes(); ++n) {
+    std::vector<Count> counts(static_cast<std::size_t>(lv.size(n)), 0);
+    for (Rank j = 0; j < leaders; ++j) {
+      counts[static_cast<std::size_t>(j)] = patterns::even_piece(spec.count, leaders, j).count;
     }
     plan.scatter_specs.push_back(
-        patterns::level_spec(spec, CollectiveKind::kReduceScatter, levels.size(n), 0, 0, counts));
+        patterns::level_spec(spec, CollectiveKind::kReduceScatter, lv.size(n), 0, 0, counts));
     plan.gather_specs.push_back(
-        patterns::level_spec(spec, CollectiveKind::kAllgatherv, levels.size(n), 0, 0, counts));
+        patterns::level_spec(spec, CollectiveKind::kAllgatherv, lv.size(n), 0, 0, counts));
   }
-  for (Rank j = 0; j < plan.leaders; ++j) {
+  for (Rank j = 0; j < leaders; ++j) {
     plan.inter_specs.push_back(
-        patterns::level_spec(spec, CollectiveKind::kAllreduce, levels.nodes(),
-                             patterns::even_piece(spec.count, plan.leaders, j).count));
+        patterns::level_spec(spec, CollectiveKind::kAllreduce, lv.nodes(),
+                             patterns::even_piece(spec.count, leaders, j).count));
   }
   plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.scatter_specs,
-                                          levels.intra, "ring");
+                                          lv.intra, "ring");
   plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_specs,
-                                          levels.inter, "recursive_doubling");
+                                          plan.inter_model, "recursive_doubling");
   plan.gather = &patterns::level_algorithm("gather", params.get("gather"), plan.gather_specs,
-                                           levels.intra, "ring");
+                                           lv.intra, "ring");
   return plan;
+}
+
+// The three phases' estimates one after the other (the slices' allreduces at once: the
+// slowest, each under the shared-NIC model).
+std::optional<Estimate> estimate_of(const Plan& plan) {
+  return patterns::phases_estimate({{plan.intra, plan.scatter_specs, &plan.levels.intra},
+                                    {plan.inter, plan.inter_specs, &plan.inter_model},
+                                    {plan.gather, plan.gather_specs, &plan.levels.intra}},
+                                   {});
+}
+
+// leaders=auto: the least estimated time over L = 1, 2, 4, ... and the smallest node's size
+// (where no estimate prices the model: the smallest node's size).
+Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
+  const patterns::NodeLevels levels = patterns::node_levels(spec.nranks, params, model);
+  const Rank smallest = smallest_node(levels);
+  const std::string_view text = params.get("leaders");
+  if (text != "auto") return plan_for(spec, params, model, levels, leaders_given(text, smallest));
+  std::vector<Rank> candidates;
+  for (Rank l = 1; l < smallest; l *= 2) candidates.push_back(l);
+  candidates.push_back(smallest);
+  std::optional<Plan> best;
+  Time best_time = 0;
+  for (const Rank l : candidates) {
+    Plan plan = plan_for(spec, params, model, levels, l);
+    const auto e = estimate_of(plan);
+    if (!e) return plan_for(spec, params, model, levels, smallest);
+    if (!best || e->time < best_time) {
+      best_time = e->time;
+      best = std::move(plan);
+    }
+  }
+  return std::move(*best);
 }
 
 std::string recorded(const Plan& plan) {
@@ -151,7 +201,7 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
           levels.members[g][static_cast<std::size_t>(j)]);
     }
   }
-  node_aware::append_groups(stitcher, *plan.inter, plan.inter_specs, slice_groups, levels.inter,
+  node_aware::append_groups(stitcher, *plan.inter, plan.inter_specs, slice_groups, plan.inter_model,
                             [&](std::size_t j, Rank g, Buf buf) {
                               const auto& slices = buf == Buf::kInput ? reduced : result;
                               return slices[static_cast<std::size_t>(g)][j];
@@ -168,19 +218,15 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
   return std::move(stitcher).finish();
 }
 
-// Estimate: the three phases' estimates one after the other (the slices' allreduces at
-// once: the slowest; NIC sharing among a node's L leaders is not in it).
+// Estimate: the phases' estimates, the slices' allreduces under the shared-NIC model
+// (estimate_of).
 std::optional<Estimate> estimate_allreduce_node_multileader(const CollectiveSpec& spec,
                                                             const Params& params,
                                                             const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const auto intra = patterns::level_estimate(*plan.intra, plan.scatter_specs, plan.levels.intra);
-  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_specs, plan.levels.inter);
-  const auto gather = patterns::level_estimate(*plan.gather, plan.gather_specs, plan.levels.intra);
-  if (!intra || !inter || !gather) return std::nullopt;
-  return Estimate{intra->time + inter->time + gather->time,
-                  intra->bytes + inter->bytes + gather->bytes,
-                  intra->work + inter->work + gather->work, false, recorded(plan)};
+  auto e = estimate_of(plan);
+  if (e) e->params = recorded(plan);
+  return e;
 }
 
 }  // namespace optcoll::algorithms

@@ -92,11 +92,9 @@ Schedule build_bcast_node_aware(const CollectiveSpec& spec, const Params& params
 std::optional<Estimate> estimate_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
                                                   const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
-  const auto intra = patterns::level_estimate(*plan.intra, plan.intra_specs, plan.levels.intra);
-  if (!inter || !intra) return std::nullopt;
-  return Estimate{inter->time + intra->time, inter->bytes + intra->bytes, inter->work + intra->work,
-                  false, recorded(plan)};
+  return patterns::phases_estimate({{plan.inter, plan.inter_spec, &plan.levels.inter},
+                                    {plan.intra, plan.intra_specs, &plan.levels.intra}},
+                                   recorded(plan));
 }
 
 }  // namespace optcoll::algorithms

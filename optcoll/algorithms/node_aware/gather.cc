@@ -113,11 +113,9 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
 std::optional<Estimate> estimate_gather_node_aware(const CollectiveSpec& spec, const Params& params,
                                                    const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const auto intra = patterns::level_estimate(*plan.intra, plan.intra_specs, plan.levels.intra);
-  const auto inter = patterns::level_estimate(*plan.inter, plan.inter_spec, plan.levels.inter);
-  if (!intra || !inter) return std::nullopt;
-  return Estimate{intra->time + inter->time, intra->bytes + inter->bytes, intra->work + inter->work,
-                  false, recorded(plan)};
+  return patterns::phases_estimate({{plan.intra, plan.intra_specs, &plan.levels.intra},
+                                    {plan.inter, plan.inter_spec, &plan.levels.inter}},
+                                   recorded(plan));
 }
 
 }  // namespace optcoll::algorithms

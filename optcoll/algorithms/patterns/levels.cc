@@ -136,6 +136,20 @@ std::optional<Estimate> level_estimate(const AlgorithmInfo& info,
   return total;
 }
 
+std::optional<Estimate> phases_estimate(std::initializer_list<PhaseCost> phases,
+                                        std::string params) {
+  Estimate total;
+  for (const PhaseCost& phase : phases) {
+    const auto e = level_estimate(*phase.info, phase.specs, *phase.model);
+    if (!e) return std::nullopt;
+    total.time += phase.times * e->time;
+    total.bytes += static_cast<std::uint64_t>(phase.times) * e->bytes;
+    total.work += phase.times * e->work;
+  }
+  total.params = std::move(params);
+  return total;
+}
+
 std::optional<std::string> levels_why_not(const CollectiveSpec& spec, const Params& params,
                                           std::span<const LevelPhase> phases) {
   if (is_reduction(spec.kind) && !spec.commutative) {

@@ -6,6 +6,7 @@
 // sub-communicator (the ranks of one node, or one rank per node) placed by a Stitcher.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,6 +65,18 @@ Schedule build_level(const AlgorithmInfo& info, const CollectiveSpec& spec, cons
 std::optional<Estimate> level_estimate(const AlgorithmInfo& info,
                                        std::span<const CollectiveSpec> specs,
                                        const CostModel& model);
+
+// Phases run one after the other: the sum of their estimates (a phase counted `times`
+// times), bytes and work; nullopt where a phase's estimate is. Not exact: NIC sharing and
+// the staging copies are not in it.
+struct PhaseCost {
+  const AlgorithmInfo* info;
+  std::span<const CollectiveSpec> specs;
+  const CostModel* model;
+  int times = 1;
+};
+std::optional<Estimate> phases_estimate(std::initializer_list<PhaseCost> phases,
+                                        std::string params);
 
 // The why_not of the node-aware algorithms: `nodes` is auto or 1..p, each phase parameter
 // (name, kind) is auto or a flat registry algorithm of that kind, and the operator is

@@ -1,0 +1,28 @@
+#!/bin/bash
+# The emulated cluster with several ranks per host: three hosts (namespaces octest0-2 on
+# 10.78.0.0/24) of two ranks each, 1 Gbit/s links. The ranks must run two per host in blocks,
+# the MPI backend must discover that placement (3x2), and every node-aware registry algorithm
+# must give the reference result over the grid's cases under it (mpi_registry_run placement).
+# Exit 77 (skipped) without root or netns.
+# Usage: cluster_nodes.sh MPI_REGISTRY_RUN
+set -u
+runner="$1"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cluster="$here/../../tools/cluster/emulated_cluster.sh"
+export OPTCOLL_CLUSTER_PREFIX=octest OPTCOLL_CLUSTER_SUBNET=10.78.0
+if [[ $(id -u) != 0 ]] || ! ip netns add octestprobe 2> /dev/null; then
+  echo "cluster_nodes: skipped (needs root and network namespaces)"
+  exit 77
+fi
+ip netns del octestprobe
+"$cluster" down
+trap '"$cluster" down' EXIT
+"$cluster" up 3 1gbit || exit 1
+fail() { echo "cluster_nodes: $*"; exit 1; }
+names=$("$cluster" run --per-host 2 6 hostname | sort | tr '\n' ' ')
+[[ "$names" == "octest0 octest0 octest1 octest1 octest2 octest2 " ]] ||
+  fail "ranks ran on '$names', expected two on each of octest0-2"
+out=$("$cluster" run --per-host 2 6 "$runner" placement 3x2 2>&1) || fail "placement run failed: $out"
+echo "$out"
+echo "$out" | grep -q "mpi placement p=6: 0 problems" || fail "expected 0 problems"
+echo "cluster_nodes: ok"
