@@ -328,21 +328,27 @@ Time CostModel::reduce_time(Count count, std::size_t elem_bytes) const {
 }
 
 namespace {
-// The placement and the fields that only mean something with one.
-void validate_placement_fields(const CostModel& model) {
-  if (!model.placement) {
-    const char* stray = model.inter_alpha      ? "inter_alpha"
-                        : model.inter_beta     ? "inter_beta"
-                        : model.nic_ports != 1 ? "nic_ports"
-                                               : nullptr;
-    if (stray != nullptr) {
-      throw_invalid(
-          "model parameter {} prices messages between nodes, but the model has no placement "
-          "(give one: --placement NxM or @FILE, or \"placement\" in the model file)",
-          stray);
-    }
-    return;
+// The fields that only mean something with a placement, without one: an error where the
+// model prices a call (validate_for); a model file may hold them for the MPI backend, which
+// gives the model the placement it discovers (place_on).
+void check_no_stray_inter_fields(const CostModel& model) {
+  if (model.placement) return;
+  const char* stray = model.inter_alpha      ? "inter_alpha"
+                      : model.inter_beta     ? "inter_beta"
+                      : model.nic_ports != 1 ? "nic_ports"
+                                             : nullptr;
+  if (stray != nullptr) {
+    throw_invalid(
+        "model parameter {} prices messages between nodes, but the model has no placement "
+        "(give one: --placement NxM or @FILE, or \"placement\" in the model file; the MPI "
+        "backend gives it the placement it discovers)",
+        stray);
   }
+}
+
+// The placement, and what it cannot be combined with.
+void validate_placement_fields(const CostModel& model) {
+  if (!model.placement) return;
   validate(*model.placement);
   const char* conflict = model.has_pair_matrices() ? "pair matrices"
                          : model.topology          ? "a topology"
@@ -423,6 +429,7 @@ CostModel with_topology(CostModel model, Topology topology) {
 
 void validate_for(const CostModel& model, Rank nranks) {
   validate(model);
+  check_no_stray_inter_fields(model);
   if (model.topology && model.topology->size() != nranks) {
     throw_invalid("model topology {} has {} nodes but the collective has {} ranks",
                   to_string(*model.topology), model.topology->size(), nranks);

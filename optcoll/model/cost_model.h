@@ -141,11 +141,13 @@ void set_model_field(CostModel& model, std::string_view name, std::string_view t
 std::string model_fields_table();
 
 // Throws Error(kInvalidArgument) naming the parameter: NaN, infinite or negative values,
-// ports < 1, pair matrices that are not square, a bad placement, inter-node fields without a
-// placement, a placement with pair matrices, a topology, cores or node_beta.
+// ports < 1, pair matrices that are not square, a bad placement, a placement with pair
+// matrices, a topology, cores or node_beta.
 void validate(const CostModel& model);
 // As validate(), and the pair matrices (if any) must be nranks x nranks, the placement (if
-// any) must place nranks ranks.
+// any) must place nranks ranks, and inter-node fields (inter_alpha, inter_beta, nic_ports)
+// need a placement (a model file may hold them without one for the MPI backend, which gives
+// it the placement it discovers: place_on).
 void validate_for(const CostModel& model, Rank nranks);
 
 // The model for ranks that run where `discovered` says (a transport's placement, when it

@@ -100,9 +100,16 @@ TEST(Placement, ModelFilesCarryItAndRefuseStrayOrConflictingFields) {
   EXPECT_EQ(m.per_unit(3, 1), 2);
   EXPECT_EQ(m.per_unit(3, 2), 20);
   EXPECT_EQ(parse_cost_model_json(cost_model_to_json(m)), m);
-  EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"inter_beta": 1})"); }),
+  // Inter-node fields without a placement: kept for the MPI backend's discovered placement,
+  // refused where a call is priced.
+  const CostModel waiting = parse_cost_model_json(R"({"inter_beta": 1})");
+  EXPECT_EQ(waiting.inter_beta, std::optional<Time>(1));
+  EXPECT_EQ(error_of([&] { validate_for(waiting, 4); }),
             "model parameter inter_beta prices messages between nodes, but the model has no "
-            "placement (give one: --placement NxM or @FILE, or \"placement\" in the model file)");
+            "placement (give one: --placement NxM or @FILE, or \"placement\" in the model file; "
+            "the MPI backend gives it the placement it discovers)");
+  EXPECT_EQ(place_on(waiting, parse_placement("2x2")).placement, parse_placement("2x2"));
+  EXPECT_EQ(place_on(CostModel{}, parse_placement("2x2")), CostModel{});
   EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"placement": "2x2", "cores": 4})"); }),
             "model placement 2x2 cannot be combined with cores (the placement prices pairs by "
             "node; cores and node_beta describe one node)");
