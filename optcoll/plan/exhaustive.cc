@@ -27,8 +27,12 @@ std::optional<Time> best_simulated(const Search& s, bool defaults) {
 }
 
 Search simulate_all(const CollectiveSpec& spec, const CostModel& model, bool prune, bool defaults) {
-  Search s{spec,         model, PlanOptions{.exhaustive = true, .prune = prune}, make_entries(spec),
-           std::nullopt, 0};
+  Search s{spec,
+           model,
+           PlanOptions{.exhaustive = true, .prune = prune},
+           make_entries(spec, model),
+           std::nullopt,
+           0};
   parallel_for(s.entries.size(),
                [&](std::size_t i) { prepare_entry(s.entries[i], spec, model, /*price=*/false); });
   std::vector<std::size_t> which;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/algorithms/patterns/levels.h"
 #include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
 
@@ -115,12 +116,19 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   }
 }
 
-std::vector<Entry> make_entries(const CollectiveSpec& spec) {
+std::vector<Entry> make_entries(const CollectiveSpec& spec, const CostModel& model) {
   std::vector<Entry> entries;
   for (const auto* info : algorithms::algorithms_for(spec.kind)) {
     Entry e;
     e.info = info;
     e.why_not = algorithms::why_not(*info, spec, algorithms::resolve_params(*info, {}));
+    // Without a placement every rank is its own node: a node-aware algorithm is then its
+    // inter-node phase on all ranks, a flat candidate already there (plus hand-off copies).
+    if (!e.why_not && !model.placement && algorithms::patterns::is_node_aware(*info)) {
+      e.why_not =
+          "needs a placement in the model (without one it is its inter-node phase, a "
+          "flat algorithm already among the candidates)";
+    }
     entries.push_back(std::move(e));
   }
   return entries;

@@ -23,8 +23,8 @@ inline constexpr double kMaxSimulatedWork = 1e7;
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 
 // Every registry algorithm of spec's kind, in registry order, with why it does not apply
-// (with its default parameters).
-std::vector<Entry> make_entries(const CollectiveSpec& spec);
+// (with its default parameters; the node-aware ones only under a model with a placement).
+std::vector<Entry> make_entries(const CollectiveSpec& spec, const CostModel& model);
 
 // Prepares an applicable entry: its registry bound, its defaults and (with `price`) their
 // estimate under the model, and when there is one the variants' (select.h: radix 2, 3, 4,
