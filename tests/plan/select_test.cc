@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/patterns/levels.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
@@ -48,6 +49,10 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
         if (i > 0) {
           EXPECT_LE(*p.candidates[i - 1].predicted, *c.predicted);
         }
+      } else if (!c.why_not.empty()) {
+        // Not applicable: the node-aware ones without a placement in the model.
+        EXPECT_NE(c.algorithm.find("/node_"), std::string::npos)
+            << c.algorithm << ": " << c.why_not;
       } else {
         ASSERT_TRUE(c.bound) << c.algorithm;
         ruled_out_seen = true;
@@ -164,7 +169,8 @@ TEST(Select, AutoIsDeterministicAndBreaksTiesByBytesThenRegistryOrder) {
     std::uint64_t fewest = 0;
     for (const auto* info : algorithms::algorithms_for(kind)) {
       const auto params = algorithms::resolve_params(*info, {});
-      if (info->why_not(spec, params)) continue;
+      // (The node-aware ones are no candidates without a placement in the model.)
+      if (info->why_not(spec, params) || algorithms::patterns::is_node_aware(*info)) continue;
       registry_order.emplace_back(info->name);
       const std::uint64_t bytes = sent_bytes(algorithms::build(*info, spec, params, zero_cost));
       if (expected.empty() || bytes < fewest) {
