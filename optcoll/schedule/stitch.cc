@@ -3,6 +3,7 @@
 #include "optcoll/schedule/stitch.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "optcoll/model/error.h"
 
@@ -23,7 +24,9 @@ Slice rename(const Slice& slice, const Slice& mapped_in, const Slice& mapped_out
 }  // namespace
 
 Stitcher::Stitcher(CollectiveSpec spec, std::string algorithm)
-    : layout_(spec), sinks_(static_cast<std::size_t>(spec.nranks)) {
+    : layout_(spec),
+      sinks_(static_cast<std::size_t>(spec.nranks)),
+      messages_(static_cast<std::size_t>(spec.nranks)) {
   schedule_.spec = std::move(spec);
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
@@ -36,12 +39,21 @@ Slice Stitcher::scratch(Rank r, Count count) {
   return slice;
 }
 
+std::int32_t& Stitcher::messages(Rank from, Rank to) {
+  auto& sent = messages_[static_cast<std::size_t>(from)];
+  for (auto& [peer, count] : sent) {
+    if (peer == to) return count;
+  }
+  return sent.emplace_back(to, 0).second;
+}
+
 void Stitcher::append(const Schedule& part, std::span<const Rank> members, const Place& place) {
   const auto q = static_cast<Rank>(part.ranks.size());
   OPTCOLL_CHECK(static_cast<Rank>(members.size()) == q, "part of {} ranks on {} members", q,
                 members.size());
   const Layout part_layout(part.spec);
-  std::map<std::pair<Rank, Rank>, std::int32_t> part_messages;
+  // Messages of this part per (sender, receiver), added to messages_ once the part is in.
+  std::vector<std::tuple<Rank, Rank, std::int32_t>> part_messages;
   for (Rank i = 0; i < q; ++i) {
     const Rank r = members[static_cast<std::size_t>(i)];
     RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
@@ -54,6 +66,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
     const Count scratch_base = program.scratch_count;
     program.scratch_count += source.scratch_count;
     const auto first = static_cast<OpId>(program.ops.size());
+    program.ops.reserve(program.ops.size() + source.ops.size());
     std::vector<OpId>& sinks = sinks_[static_cast<std::size_t>(r)];
     std::vector<bool> has_successor(source.ops.size(), false);
     for (const Op& op : source.ops) {
@@ -83,14 +96,12 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
           },
           op.action);
       if (const auto* send = std::get_if<Send>(&renamed.action)) {
-        const auto key = std::make_pair(r, send->peer);
-        renamed.seq += messages_[key];
-        auto& used = part_messages[key];
-        used = std::max(used, op.seq + 1);
+        renamed.seq += messages(r, send->peer);
+        part_messages.emplace_back(r, send->peer, op.seq + 1);
       } else if (const auto* recv = std::get_if<Recv>(&renamed.action)) {
-        renamed.seq += messages_[std::make_pair(recv->peer, r)];
+        renamed.seq += messages(recv->peer, r);
       } else if (const auto* recv_reduce = std::get_if<RecvReduce>(&renamed.action)) {
-        renamed.seq += messages_[std::make_pair(recv_reduce->peer, r)];
+        renamed.seq += messages(recv_reduce->peer, r);
       }
       program.ops.push_back(std::move(renamed));
     }
@@ -101,7 +112,15 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
       }
     }
   }
-  for (const auto& [key, used] : part_messages) messages_[key] += used;
+  // A pair's part messages are numbered 0..k-1: its count is the largest number plus one.
+  std::sort(part_messages.begin(), part_messages.end());
+  for (std::size_t k = 0; k < part_messages.size(); ++k) {
+    const auto& [from, to, used] = part_messages[k];
+    const bool last_of_pair = k + 1 == part_messages.size() ||
+                              std::get<0>(part_messages[k + 1]) != from ||
+                              std::get<1>(part_messages[k + 1]) != to;
+    if (last_of_pair) messages(from, to) += used;
+  }
 }
 
 void Stitcher::copy(Rank r, const Slice& src, const Slice& dst) {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -47,8 +46,11 @@ class Stitcher {
   Schedule schedule_;
   // Per rank: which of its ops no later op of the rank waits for (its current sinks).
   std::vector<std::vector<OpId>> sinks_;
-  // Messages so far per ordered pair (from, to): the next part continues from there.
-  std::map<std::pair<Rank, Rank>, std::int32_t> messages_;
+  // Messages so far per ordered pair (from, to), as (to, count) entries of `from`'s list:
+  // the next part continues from there. A rank talks to few peers in a phase; a flat list
+  // per sender is cheaper than a map over every pair of a large call (millions of pairs).
+  std::vector<std::vector<std::pair<Rank, std::int32_t>>> messages_;
+  std::int32_t& messages(Rank from, Rank to);
 };
 
 }  // namespace optcoll
