@@ -50,11 +50,12 @@ void run(const std::string& name, const CollectiveSpec& spec, const optcoll::Cos
   start = Clock::now();
   const auto result = optcoll::simulate(schedule, model);
   const double simulate_s = seconds_since(start);
-  std::printf("%-22s ops %9zu  build %6.2f s  verify %6.2f s  simulate %6.2f s  total %6.2f s"
-              "  %s  predicted %.4g s  params %s\n",
-              name.c_str(), schedule.op_count(), build_s, verify_s, simulate_s,
-              build_s + verify_s + simulate_s, verified ? "verified" : "NOT VERIFIED",
-              result.makespan, schedule.params.c_str());
+  std::printf(
+      "%-22s ops %9zu  build %6.2f s  verify %6.2f s  simulate %6.2f s  total %6.2f s"
+      "  %s  predicted %.4g s  params %s\n",
+      name.c_str(), schedule.op_count(), build_s, verify_s, simulate_s,
+      build_s + verify_s + simulate_s, verified ? "verified" : "NOT VERIFIED", result.makespan,
+      schedule.params.c_str());
 }
 
 }  // namespace
@@ -68,9 +69,8 @@ int main(int argc, char** argv) {
   run("allreduce/node_aware", optcoll::make_spec(CollectiveKind::kAllreduce, p, 1 << 20), model);
   run("bcast/node_aware", optcoll::make_spec(CollectiveKind::kBcast, p, 1 << 20), model);
   run("gatherv/node_aware",
-      optcoll::make_spec_v(
-          CollectiveKind::kGatherv, p,
-          optcoll::distribution_counts(optcoll::Distribution::kRandom, p, 1000)),
+      optcoll::make_spec_v(CollectiveKind::kGatherv, p,
+                           optcoll::distribution_counts(optcoll::Distribution::kRandom, p, 1000)),
       model);
   return 0;
 }

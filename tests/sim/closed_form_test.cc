@@ -370,13 +370,13 @@ Time one_rank_per_node(std::string_view name, CollectiveKind kind, CollectiveKin
   const Schedule s = algorithms::build(name, spec, {}, m);
   const auto params = algorithms::Params::parse(s.params);
   const std::string flat = fmt::format("{}/{}", collective_name(flat_kind), params.get(phase));
+  const auto cells =
+      static_cast<std::size_t>(flat_kind == CollectiveKind::kAlltoallv ? e.p * e.p : e.p);
   const auto flat_spec =
       flat_kind == kind
           ? spec
           : make_spec_v(flat_kind, e.p,
-                        takes_counts(kind) ? e.counts
-                                           : std::vector<Count>(static_cast<std::size_t>(e.p), e.m),
-                        e.root);
+                        takes_counts(kind) ? e.counts : std::vector<Count>(cells, e.m), e.root);
   return static_cast<Time>(copied) * e.copy + makespan(flat, flat_spec, m);
 }
 
@@ -462,6 +462,22 @@ const std::map<std::string, Formula>& formulas() {
               return one_rank_per_node("reduce_scatter_block/node_aware",
                                        CollectiveKind::kReduceScatterBlock,
                                        CollectiveKind::kReduceScatter, "inter", e.n + e.m, e);
+            }}},
+      // alltoall(v): the rank's send buffer is copied twice (gathered, packed by node) and
+      // its receive buffer twice (unpacked by rank, scattered) around the flat exchange.
+      {"alltoall/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("alltoall/node_aware", CollectiveKind::kAlltoall,
+                                       CollectiveKind::kAlltoallv, "inter", 4 * e.p * e.m, e);
+            }}},
+      {"alltoallv/node_aware",
+       {.uniform_only = true,
+        .cost =
+            [](const Env& e) {
+              return one_rank_per_node("alltoallv/node_aware", CollectiveKind::kAlltoallv,
+                                       CollectiveKind::kAlltoallv, "inter", 4 * e.p * e.counts[0],
+                                       e);
             }}},
       {"barrier/node_aware",
        {.cost =

@@ -241,13 +241,21 @@ TEST(NodeAware, TheRegistryHasThem) {
           "bcast/node_aware", "reduce/node_aware", "scatter/node_aware", "scatterv/node_aware",
           "gather/node_aware", "gatherv/node_aware", "allgather/node_aware",
           "allgatherv/node_aware", "reduce_scatter/node_aware", "reduce_scatter_block/node_aware",
-          "allreduce/node_aware", "allreduce/node_multileader", "barrier/node_aware"}));
+          "allreduce/node_aware", "allreduce/node_multileader", "alltoall/node_aware",
+          "alltoallv/node_aware", "barrier/node_aware"}));
 }
 
 // `count` for regular kinds; for the v-variants blocks around it, with zeros.
 CollectiveSpec spec_of(CollectiveKind kind, Rank p, Count count, Rank root) {
   if (kind == CollectiveKind::kBarrier) return make_spec(kind, p, 0);
   if (!takes_counts(kind)) return make_spec(kind, p, count, root);
+  if (kind == CollectiveKind::kAlltoallv) {  // p x p, row = sender
+    std::vector<Count> counts(static_cast<std::size_t>(p * p));
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      counts[k] = (k * 5 + static_cast<std::size_t>(count)) % 7 == 2 ? 0 : count + k % 4;
+    }
+    return make_spec_v(kind, p, counts, root);
+  }
   std::vector<Count> counts(static_cast<std::size_t>(p));
   for (Rank r = 0; r < p; ++r) {
     counts[static_cast<std::size_t>(r)] = (r * 3 + count) % 4 == 1 ? 0 : count + r % 3;
