@@ -10,6 +10,7 @@
 #include "optcoll/exec/threads/thread_transport.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -37,7 +38,11 @@ Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
       rings_(std::make_unique<std::atomic<EagerRing*>[]>(static_cast<std::size_t>(nranks) *
                                                          static_cast<std::size_t>(nranks))),
       arrived_(std::make_unique<PostedQueue<Arrived>[]>(static_cast<std::size_t>(nranks) *
-                                                        static_cast<std::size_t>(nranks))) {}
+                                                        static_cast<std::size_t>(nranks))) {
+  for (Rank r = 0; r < nranks; ++r) {
+    inbox(r).completed.reserve(ThreadTransport::kCompletionsReserved);
+  }
+}
 
 std::size_t Fabric::bytes_for(Rank nranks) {
   const auto p = static_cast<std::size_t>(nranks);
@@ -190,7 +195,9 @@ void Fabric::fail(Rank owner, std::string message) {
   if (fibers_ != nullptr) fibers_->poke(owner);
 }
 
-ThreadTransport::ThreadTransport(Fabric& fabric, Rank rank) : fabric_(fabric), rank_(rank) {}
+ThreadTransport::ThreadTransport(Fabric& fabric, Rank rank) : fabric_(fabric), rank_(rank) {
+  local_done_.reserve(kCompletionsReserved);
+}
 
 void ThreadTransport::begin_run() {
   local_done_.clear();
@@ -350,7 +357,23 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
       send.eager_bytes = data.size();
       std::byte* copy = send.small.data();
       if (data.size() > send.small.size()) {
-        send.copy = std::make_unique_for_overwrite<std::byte[]>(data.size());
+        auto& spares = box.spare_copies;
+        if (!spares.empty() && spares.back().capacity >= data.size()) {
+          send.copy = std::move(spares.back().bytes);
+          send.copy_capacity = spares.back().capacity;
+          spares.pop_back();
+        } else {
+          // A new peak of copies in flight on this pair: as many spares again as are in
+          // flight, so that the pool grows in O(log peak) steps (close sizes reuse them).
+          send.copy_capacity = std::bit_ceil(data.size());
+          send.copy = std::make_unique_for_overwrite<std::byte[]>(send.copy_capacity);
+          if (spares.capacity() == 0) spares.reserve(kEagerMailboxMessages);
+          const std::size_t extra = std::min(box.eager_messages, kEagerMailboxMessages);
+          while (spares.size() < extra) {
+            spares.push_back({std::make_unique_for_overwrite<std::byte[]>(send.copy_capacity),
+                              send.copy_capacity});
+          }
+        }
         copy = send.copy.get();
       }
       if (!data.empty()) std::memcpy(copy, data.data(), data.size());
@@ -397,12 +420,16 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
     box.recvs.push_back(std::move(recv));
     return id;
   }
-  const Fabric::PostedSend send = box.sends.take(it);
+  Fabric::PostedSend send = box.sends.take(it);
   if (send.eager()) {
     box.eager_bytes -= send.eager_bytes;
     --box.eager_messages;
   }
   TransferResult result = transfer(from, rank_, key, send.payload(), recv);
+  if (send.copy != nullptr && box.spare_copies.size() < kEagerMailboxMessages) {
+    if (box.spare_copies.capacity() == 0) box.spare_copies.reserve(kEagerMailboxMessages);
+    box.spare_copies.push_back({std::move(send.copy), send.copy_capacity});
+  }
   lock.unlock();
   if (send.eager()) {
     // An eager send completed when it was posted: only this side is left to finish. A size

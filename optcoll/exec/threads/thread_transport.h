@@ -134,8 +134,14 @@ class PostedQueue {
   iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
   iterator end() { return items_.end(); }
   bool empty() const { return head_ == items_.size(); }
-  Posted& emplace_back() { return items_.emplace_back(); }
-  void push_back(Posted posted) { items_.push_back(std::move(posted)); }
+  Posted& emplace_back() {
+    make_room();
+    return items_.emplace_back();
+  }
+  void push_back(Posted posted) {
+    make_room();
+    items_.push_back(std::move(posted));
+  }
   void clear() {
     items_.clear();
     head_ = 0;
@@ -163,6 +169,17 @@ class PostedQueue {
   }
 
  private:
+  // Before an append: a first use reserves kInitialCapacity; a full vector drops its taken
+  // prefix before it grows. Together they keep a pair's steady traffic allocation-free.
+  static constexpr std::size_t kInitialCapacity = 16;
+  void make_room() {
+    if (items_.capacity() == 0) items_.reserve(kInitialCapacity);
+    if (items_.size() == items_.capacity() && head_ > 0) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
   std::vector<Posted> items_;
   std::size_t head_ = 0;  // items_[0 .. head_) were taken
 };
@@ -214,9 +231,11 @@ class Fabric {
     MsgKey key;
     RequestId id = 0;                 // 0: an eager send (complete already)
     std::span<const std::byte> data;  // not eager: the sender's memory
-    // Eager: a copy of the data, in `small` if it fits, else in `copy`.
+    // Eager: a copy of the data, in `small` if it fits, else in `copy` (of copy_capacity
+    // bytes, from the mailbox's spare copies where one is large enough).
     std::size_t eager_bytes = 0;
     std::unique_ptr<std::byte[]> copy;
+    std::size_t copy_capacity = 0;
     std::array<std::byte, 48> small{};
 
     bool eager() const { return id == 0; }
@@ -270,6 +289,14 @@ class Fabric {
     PostedQueue<PostedRecv> recvs;
     std::size_t eager_bytes = 0;     // held in the copies of eager sends
     std::size_t eager_messages = 0;  // eager sends waiting in `sends`
+    // Copies of eager sends the receiver is done with, kept for the pair's next ones (as
+    // many as the pair ever had in flight, at most kEagerMailboxMessages): back-to-back calls
+    // of the same collective allocate nothing once the pair's peak was reached.
+    struct SpareCopy {
+      std::unique_ptr<std::byte[]> bytes;
+      std::size_t capacity = 0;
+    };
+    std::vector<SpareCopy> spare_copies;
   };
   // Requests of one rank completed by other ranks, and the failed ones with their message.
   struct alignas(64) Inbox {
@@ -346,6 +373,9 @@ class ThreadTransport final : public Transport {
   static constexpr std::size_t kEagerBytes = std::size_t{4} << 10;
   static constexpr std::size_t kEagerMailboxBytes = std::size_t{64} << 10;
   static constexpr std::size_t kEagerMailboxMessages = 64;
+  // Completions a rank's lists hold without growing (more make them grow once, and they
+  // keep that size: a prepared call allocates nothing).
+  static constexpr std::size_t kCompletionsReserved = 64;
   // Sends of at most this many bytes go through the pair's ring while it has a free slot
   // (file comment); a sender runs ahead of its receiver by at most kRingSlots of them, and
   // then by kEagerMailboxMessages more through the mailbox.
