@@ -82,7 +82,9 @@ std::string value_text(const FittedParameter& f, const CostModel& m) {
       if (mode == m.send_mode) return fmt::format("{} (from {} B)", word, m.send_mode_min_bytes);
     }
   }
-  if (f.name == "alpha" || f.name == "send_gap") return fmt::format("{:.3f} us", f.value * 1e6);
+  if (f.name == "alpha" || f.name == "inter_alpha" || f.name == "send_gap") {
+    return fmt::format("{:.3f} us", f.value * 1e6);
+  }
   return fmt::format("{:.4g} s/B ({:.2f} GB/s)", f.value, f.value > 0 ? 1e-9 / f.value : 0.0);
 }
 
@@ -129,6 +131,10 @@ void print_text(const NodeCalibration& c, const CalibrateOptions& o, const std::
   for (const auto& f : c.fitted) {
     std::cout << fmt::format("{:<10} {:<28} {:>8.1f}%  {}\n", f.name, value_text(f, c.model),
                              f.error * 100, f.from);
+  }
+  if (c.model.placement) {
+    std::cout << fmt::format("{:<10} {:<28} {:>9}  where the MPI processes run (node per rank)\n",
+                             "placement", to_string(*c.model.placement), "-");
   }
   if (c.model.cores) {
     std::cout << fmt::format("{:<10} {:<28} {:>9}  the processors the ranks share\n", "cores",

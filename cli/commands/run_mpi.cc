@@ -115,7 +115,12 @@ NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
     options.send_modes.push_back(SendMode::kShared);
     options.send_mode_min_bytes = threshold;
   }
-  return calibrate_node(transport, options);
+  NodeCalibration calibration = calibrate_node(transport, options);
+  // Several nodes: the two levels and the placement (calibrate_node.h).
+  if (const auto placement = transport.placement(); placement && placement->nodes() > 1) {
+    calibrate_levels(transport, *placement, options, calibration);
+  }
+  return calibration;
 }
 
 TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress) {

@@ -261,6 +261,100 @@ std::optional<double> fit_gap(const NodeCalibration& c, CostModel model, Rank p)
 
 }  // namespace
 
+namespace {
+
+// `samples` of the rank that holds them, on every rank (each value: the largest over the
+// ranks, where the others hold none).
+std::vector<PingPongSample> shared_samples(RankSync& sync, std::span<const std::size_t> sizes,
+                                           const std::vector<PingPongSample>& samples) {
+  std::vector<PingPongSample> all;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    all.push_back({sizes[k], sync.max(k < samples.size() ? samples[k].seconds : 0.0)});
+  }
+  return all;
+}
+
+// The ping-pong's description and the line fitted to it.
+struct LevelFit {
+  std::vector<PingPongSample> samples;
+  LinearFit line;
+};
+LevelFit fit_level(RankSync& sync, Transport& transport, const NodeCalibrationOptions& o,
+                   std::pair<Rank, Rank> pair) {
+  const auto sizes = ping_pong_sizes(o.max_bytes);
+  sync.barrier();
+  const auto mine = measure_ping_pong(transport, sizes, o.repetitions, o.timeout, pair);
+  LevelFit fit{shared_samples(sync, sizes, mine), {}};
+  fit.line = fit_latency_bandwidth(fit.samples, o.fit);
+  return fit;
+}
+
+}  // namespace
+
+void calibrate_levels(Transport& transport, const Placement& placement,
+                      const NodeCalibrationOptions& o, NodeCalibration& c) {
+  validate_for(placement, transport.size());
+  const auto members = placement.members();
+  if (members.size() < 2) return;
+  // Epochs from 3 * 2^30 on: calibrate_node's synchronization used those from 2^31.
+  RankSync sync(transport, o.timeout, std::uint32_t{3} << 30);
+  std::optional<std::pair<Rank, Rank>> intra;
+  for (const auto& node : members) {
+    if (node.size() >= 2) {
+      intra = std::make_pair(node[0], node[1]);
+      break;
+    }
+  }
+  const std::pair<Rank, Rank> inter{members[0][0], members[1][0]};
+  std::optional<LevelFit> within;
+  if (intra) within = fit_level(sync, transport, o, *intra);
+  const LevelFit between = fit_level(sync, transport, o, inter);
+  sync.barrier();
+  if (transport.rank() != 0) return;
+  CostModel& m = c.model;
+  const auto drop = [&](std::string_view name) {
+    std::erase_if(c.fitted, [&](const FittedParameter& f) { return f.name == name; });
+  };
+  if (within) {
+    m.alpha = within->line.intercept;
+    m.beta = within->line.slope;
+    drop("alpha");
+    drop("beta");
+    c.fitted.insert(c.fitted.begin(),
+                    {{"alpha", m.alpha,
+                      fmt::format("ping-pong of ranks {} and {} (one node) at {} B", intra->first,
+                                  intra->second, within->samples.front().bytes),
+                      within->line.max_relative_error},
+                     {"beta", m.beta,
+                      fmt::format("ping-pong of ranks {} and {} (one node) up to {} B",
+                                  intra->first, intra->second, o.max_bytes),
+                      within->line.max_relative_error}});
+  }
+  m.inter_alpha = between.line.intercept;
+  m.inter_beta = between.line.slope;
+  c.fitted.push_back({"inter_alpha", *m.inter_alpha,
+                      fmt::format("ping-pong of ranks {} and {} (two nodes) at {} B", inter.first,
+                                  inter.second, between.samples.front().bytes),
+                      between.line.max_relative_error});
+  c.fitted.push_back({"inter_beta", *m.inter_beta,
+                      fmt::format("ping-pong of ranks {} and {} (two nodes) up to {} B",
+                                  inter.first, inter.second, o.max_bytes),
+                      between.line.max_relative_error});
+  drop("node_beta");
+  m.cores.reset();
+  m.node_beta.reset();
+  m.placement = placement;
+  validate_for(m, transport.size());
+  // The ring exchange (every rank busy, messages within and between nodes) as the two
+  // levels predict it: a check neither ping-pong was fitted to.
+  for (const PingPongSample& e : c.exchange) {
+    const Count count = static_cast<Count>(std::max(kElem, e.bytes) / kElem);
+    c.checks.push_back(
+        {fmt::format("ring exchange step of {} B over the {} nodes", e.bytes, members.size()),
+         e.seconds, predict(ring_exchange(transport.size(), count), m)});
+  }
+}
+
 NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
   check_calibration_options(o);
   if (transport.size() < 2) {

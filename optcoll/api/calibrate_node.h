@@ -92,6 +92,18 @@ struct NodeCalibration {
 // TransportError when a rank fails or stalls.
 NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& options);
 
+// The two levels of a call over several nodes (`placement`, as the transport discovered it;
+// collective, after calibrate_node): a ping-pong between two ranks of one node gives alpha
+// and beta (the first node with two ranks; none: they stay as calibrate_node measured them),
+// one between the leaders of the first two nodes gives inter_alpha and inter_beta (each fit
+// as beta's, FitKind; alpha is the fitted line at the smallest size), and the model takes the
+// placement. cores and node_beta are dropped: a model with a placement describes each node by
+// alpha and beta (docs/cost_model.md). Fitted on rank 0 into `calibration` (its fitted list
+// says so); a placement of one node changes nothing. Error(kInvalidArgument) for a placement
+// that does not describe the transport's ranks.
+void calibrate_levels(Transport& transport, const Placement& placement,
+                      const NodeCalibrationOptions& options, NodeCalibration& calibration);
+
 // node_beta fitted to a copy-throughput curve (`throughput[k - 1]`: bytes per second of k
 // ranks copying at once; `copy`: one rank's seconds per byte): the model's curve is
 // min(k / copy, 1 / node_beta); the saturation level (one of the measured ones, but never

@@ -49,15 +49,22 @@ std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes) {
 
 std::vector<PingPongSample> measure_ping_pong(Transport& transport,
                                               std::span<const std::size_t> sizes, int repetitions,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout,
+                                              std::pair<Rank, Rank> pair) {
   if (repetitions < 1) throw_invalid("repetitions must be at least 1, got {}", repetitions);
   if (transport.size() < 2) {
     throw_invalid("a ping-pong needs two ranks, the transport has {}", transport.size());
   }
+  const auto [first, second] = pair;
+  if (first == second || first < 0 || second < 0 || first >= transport.size() ||
+      second >= transport.size()) {
+    throw_invalid("a ping-pong needs two distinct ranks from 0 to {}, got {} and {}",
+                  transport.size() - 1, first, second);
+  }
   const Rank me = transport.rank();
   std::vector<PingPongSample> samples;
-  if (me > 1) return samples;
-  const Rank peer = 1 - me;
+  if (me != first && me != second) return samples;
+  const Rank peer = me == first ? second : first;
   std::uint32_t epoch = 0;
   for (const std::size_t bytes : sizes) {
     std::vector<std::byte> out(bytes, std::byte{0x5A});
@@ -66,7 +73,7 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
     for (int rep = 0; rep <= repetitions; ++rep) {  // rep 0 warms up
       const MsgKey key{++epoch, 0};
       const auto start = Clock::now();
-      if (me == 0) {
+      if (me == first) {
         wait_for(transport, {transport.isend(peer, key, out)}, timeout, bytes);
         wait_for(transport, {transport.irecv(peer, key, in)}, timeout, bytes);
       } else {
@@ -76,7 +83,7 @@ std::vector<PingPongSample> measure_ping_pong(Transport& transport,
       const std::chrono::duration<double> took = Clock::now() - start;
       if (rep > 0) round_trips.push_back(took.count());
     }
-    if (me == 0) samples.push_back({bytes, median(round_trips) / 2});
+    if (me == first) samples.push_back({bytes, median(round_trips) / 2});
   }
   return samples;
 }

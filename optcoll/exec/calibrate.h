@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "optcoll/exec/transport.h"
@@ -46,12 +47,14 @@ struct KernelRate {
 // max_bytes >= 32 (two sizes at least).
 std::vector<std::size_t> ping_pong_sizes(std::size_t max_bytes);
 
-// Collective over `transport` (size >= 2): ranks 0 and 1 ping-pong every size `repetitions`
-// times after one warm-up; other ranks return at once. Returns the samples on rank 0 (empty
+// Collective over `transport` (size >= 2): ranks `pair.first` and `pair.second` (0 and 1 by
+// default; distinct ranks of the transport) ping-pong every size `repetitions` times after
+// one warm-up; other ranks return at once. Returns the samples on pair.first (empty
 // elsewhere). TransportError if the peer does not answer within `timeout`.
 std::vector<PingPongSample> measure_ping_pong(Transport& transport,
                                               std::span<const std::size_t> sizes, int repetitions,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout,
+                                              std::pair<Rank, Rank> pair = {0, 1});
 
 // The send gap (CostModel::send_gap, LogGP's g): how soon a rank can start its next small
 // send. Ranks 0 and 1 alternate two timings, `repetitions` times each after a warm-up: a

@@ -12,6 +12,7 @@
 
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
+#include "tests/exec/exec_helpers.h"
 
 namespace optcoll {
 namespace {
@@ -139,6 +140,70 @@ TEST(CalibrateNode, BelowFourRanksTheGapIsTheBurstsAlone) {
   ASSERT_TRUE(c.send_gap.has_value());
   ASSERT_TRUE(c.model.send_gap.has_value());
   EXPECT_EQ(*c.model.send_gap, c.send_gap->gap);
+}
+
+// Messages between the two "nodes" of a thread world are slowed by a known delay per send,
+// as a network would: the levels' ping-pongs must see it on the inter-node pair only.
+class SlowBetweenNodes : public testing::ForwardingTransport {
+ public:
+  SlowBetweenNodes(Transport& inner, const Placement& placement, std::chrono::microseconds delay)
+      : ForwardingTransport(inner), placement_(placement), delay_(delay) {}
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    if (node(to) != node(rank())) {
+      const auto until = std::chrono::steady_clock::now() + delay_;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+    return ForwardingTransport::isend(to, key, data);
+  }
+
+ private:
+  std::int32_t node(Rank r) const { return placement_.node_of[static_cast<std::size_t>(r)]; }
+  Placement placement_;
+  std::chrono::microseconds delay_;
+};
+
+TEST(CalibrateNode, LevelsComeFromAPingPongWithinAndOneBetweenNodes) {
+  const Placement placement{{0, 0, 1, 1}};
+  NodeCalibrationOptions o = quick_options();
+  o.max_bytes = 1024;
+  o.repetitions = 3;
+  NodeCalibration c;
+  c.model.cores = 4;
+  c.model.node_beta = 1e-10;
+  c.fitted = {{"alpha", 1, "before", 0}, {"beta", 1, "before", 0}, {"node_beta", 1e-10, "", 0}};
+  ThreadWorld world(4);
+  world.run([&](Transport& transport) {
+    SlowBetweenNodes slow(transport, placement, std::chrono::milliseconds(2));
+    NodeCalibration mine = c;
+    calibrate_levels(slow, placement, o, mine);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  ASSERT_TRUE(c.model.placement.has_value());
+  EXPECT_EQ(c.model.placement->node_of, placement.node_of);
+  ASSERT_TRUE(c.model.inter_alpha && c.model.inter_beta);
+  EXPECT_GE(*c.model.inter_alpha, 1.5e-3);             // one send each way: 2 ms each
+  EXPECT_LT(c.model.alpha, *c.model.inter_alpha / 4);  // ranks 0 and 1 share a node
+  EXPECT_FALSE(c.model.cores.has_value());
+  EXPECT_FALSE(c.model.node_beta.has_value());
+  std::vector<std::string> names;
+  for (const auto& f : c.fitted) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "inter_alpha", "inter_beta"}));
+  EXPECT_TRUE(testing::contains(c.fitted[0].from, "ranks 0 and 1 (one node)")) << c.fitted[0].from;
+  EXPECT_TRUE(testing::contains(c.fitted[2].from, "ranks 0 and 2 (two nodes)")) << c.fitted[2].from;
+}
+
+TEST(CalibrateNode, LevelsOfOneNodeChangeNothing) {
+  NodeCalibration c;
+  c.model.alpha = 3;
+  ThreadWorld world(2);
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = c;
+    calibrate_levels(transport, Placement{{0, 0}}, quick_options(), mine);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  EXPECT_EQ(c.model.alpha, 3);
+  EXPECT_FALSE(c.model.placement.has_value());
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 # The emulated cluster with several ranks per host: three hosts (namespaces octest0-2 on
 # 10.78.0.0/24) of two ranks each, 1 Gbit/s links. The ranks must run two per host in blocks,
 # the MPI backend must discover that placement (3x2), and every node-aware registry algorithm
-# must give the reference result over the grid's cases under it (mpi_registry_run placement).
+# must give the reference result over the grid's cases under it (mpi_registry_run placement);
+# `optcoll calibrate --backend mpi` must write that placement and an inter-node level slower
+# than the shared-memory one (latency and time per byte).
 # Exit 77 (skipped) without root or netns.
-# Usage: cluster_nodes.sh MPI_REGISTRY_RUN
+# Usage: cluster_nodes.sh MPI_REGISTRY_RUN OPTCOLL
 set -u
 runner="$1"
+optcoll="$2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cluster="$here/../../tools/cluster/emulated_cluster.sh"
 export OPTCOLL_CLUSTER_PREFIX=octest OPTCOLL_CLUSTER_SUBNET=10.78.0
@@ -25,4 +28,19 @@ names=$("$cluster" run --per-host 2 6 hostname | sort | tr '\n' ' ')
 out=$("$cluster" run --per-host 2 6 "$runner" placement 3x2 2>&1) || fail "placement run failed: $out"
 echo "$out"
 echo "$out" | grep -q "mpi placement p=6: 0 problems" || fail "expected 0 problems"
+model=$(mktemp /tmp/optcoll-cluster-model.XXXXXX.json)
+trap 'rm -f "$model"; "$cluster" down' EXIT
+out=$("$cluster" run --per-host 2 6 "$optcoll" calibrate --backend mpi --max-bytes 64K \
+  --kernel-bytes 256K --repetitions 5 --out "$model" 2>&1) || fail "calibrate failed: $out"
+echo "$out"
+python3 - "$model" << 'EOF' || fail "the calibrated model does not describe the two levels"
+import json, sys
+m = json.load(open(sys.argv[1]))
+placement = m.get("placement")
+print("placement", placement, "alpha", m["alpha"], "inter_alpha", m.get("inter_alpha"),
+      "beta", m["beta"], "inter_beta", m.get("inter_beta"))
+assert placement in ("3x2", [0, 0, 1, 1, 2, 2]), placement
+assert m["inter_alpha"] > m["alpha"] and m["inter_beta"] > m["beta"]
+assert "node_beta" not in m and "cores" not in m
+EOF
 echo "cluster_nodes: ok"

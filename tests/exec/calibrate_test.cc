@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "optcoll/exec/threads/world.h"
@@ -99,6 +100,32 @@ TEST(Calibrate, PingPongOnThreadsTimesEverySizeOnRankZero) {
   EXPECT_THROW(
       alone.run([&](Transport& t) { measure_ping_pong(t, sizes, 1, std::chrono::seconds(1)); }),
       Error);
+}
+
+TEST(Calibrate, PingPongBetweenAnyTwoRanks) {
+  const auto sizes = ping_pong_sizes(1 << 10);
+  std::vector<std::size_t> held(3, 99);
+  ThreadWorld world(3);
+  world.run([&](Transport& transport) {
+    const auto mine = measure_ping_pong(transport, sizes, 2, std::chrono::seconds(10), {2, 0});
+    held[static_cast<std::size_t>(transport.rank())] = mine.size();
+  });
+  EXPECT_EQ(held, (std::vector<std::size_t>{0, 0, sizes.size()}));  // on the pair's first
+  for (const auto& bad : std::vector<std::pair<Rank, Rank>>{{1, 1}, {0, 3}, {-1, 0}}) {
+    ThreadWorld two(3);
+    std::string message;
+    two.run([&](Transport& t) {
+      try {
+        measure_ping_pong(t, sizes, 1, std::chrono::seconds(1), bad);
+      } catch (const Error& e) {
+        if (t.rank() == 0) message = e.what();
+      }
+    });
+    EXPECT_TRUE(testing::contains(
+        message, fmt::format("a ping-pong needs two distinct ranks from 0 to 2, got {} and {}",
+                             bad.first, bad.second)))
+        << message;
+  }
 }
 
 // A transport whose every send keeps its caller busy for `cost` first: a known send gap.
