@@ -26,7 +26,6 @@
 using optcoll::CollectiveKind;
 using optcoll::pmpi::movement;
 using optcoll::pmpi::reduction;
-using optcoll::pmpi::Route;
 
 namespace {
 
@@ -325,12 +324,8 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  const int p = optcoll::pmpi::comm_size(comm);
   return optcoll::pmpi::dispatch(
-      "MPI_Ibarrier",
-      p > 0 ? optcoll::pmpi::route(
-                  comm, optcoll::pmpi::spec_of(CollectiveKind::kBarrier, p, 0, 0, 1, true))
-            : Route::kMpi,
+      "MPI_Ibarrier", optcoll::pmpi::barrier_route(comm),
       [&] {
         return start_behind(request, [&](OPTCOLL_Request* r) { return OPTCOLL_Ibarrier(comm, r); });
       },
