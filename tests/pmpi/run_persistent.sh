@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs tests/pmpi/persistent_app under mpirun with liboptcoll_pmpi.so preloaded and the
+# policy given, then checks each rank's call log: under "always" every persistent collective
+# init call (MPI 4's MPI_<Name>_init, or Open MPI's MPIX_<Name>_init) went through optcoll,
+# under "never" to the MPI library.
+# Usage: run_persistent.sh MPIEXEC NP APP LIB POLICY WORKDIR
+set -euo pipefail
+mpiexec=$1 np=$2 app=$3 lib=$4 policy=$5 work=$6
+mkdir -p "$work"
+log="$work/pmpi_$policy"
+rm -f "$log".*
+app_args=()
+[[ $policy == always ]] && app_args=(optcoll)  # it may check what only optcoll promises
+"$mpiexec" -np "$np" -x LD_PRELOAD="$lib" -x OPTCOLL_PMPI="$policy" -x OPTCOLL_PMPI_LOG="$log" \
+  "$app" "${app_args[@]}"
+for ((r = 0; r < np; ++r)); do
+  test -s "$log.$r" || { echo "no call log from rank $r: was the library preloaded?"; exit 1; }
+  for f in Allreduce Bcast Gatherv Scatterv Reduce_scatter_block Barrier; do
+    line=$(grep -E "^MPIX?_${f}_init " "$log.$r") || {
+      echo "rank $r: the ${f}_init call was not intercepted"; exit 1; }
+    ours=$(sed 's/.*optcoll=\([0-9]*\).*/\1/' <<< "$line")
+    theirs=$(sed 's/.*mpi=\([0-9]*\).*/\1/' <<< "$line")
+    case $policy in
+      always) [[ $theirs == 0 && $ours -gt 0 ]] || { echo "rank $r: $line"; exit 1; } ;;
+      never) [[ $ours == 0 && $theirs -gt 0 ]] || { echo "rank $r: $line"; exit 1; } ;;
+    esac
+  done
+done
+echo "every rank's persistent collectives routed as asked ($policy)"
