@@ -35,5 +35,9 @@ for ((r = 0; r < np; ++r)); do
       never) [[ $ours == 0 && $theirs -gt 0 ]] || { echo "rank $r: $line"; exit 1; } ;;
     esac
   done
+  # A strided datatype (persistent_app's gather, Open MPI only) goes to the MPI library.
+  if line=$(grep -E "^MPIX?_Gather_init " "$log.$r"); then
+    [[ $line == *" optcoll=0 "* ]] || { echo "rank $r: $line"; exit 1; }
+  fi
 done
 echo "every rank's persistent collectives routed as asked ($policy)"
