@@ -7,7 +7,10 @@
 // exchange their counts first, at init, once); one that route() sends to optcoll becomes an
 // OPTCOLL_<Name>_init request behind an MPI persistent request (persistent.h), the others go
 // to the MPI library's own PMPI_<Name>_init (PMPIX_) unchanged. The info argument is passed
-// to the MPI library and not read by optcoll.
+// to the MPI library and not read by optcoll. An init call may wait for the other ranks (MPI
+// 4.1, section 6.13: persistent collective initialization procedures are nonlocal, and
+// follow the ordering rules of collectives), which is what lets gatherv and scatterv
+// exchange their counts there, once, where their nonblocking forms cannot.
 #include <string>
 #include <unordered_map>
 #include <vector>

@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: MPI's nonblocking collectives in the PMPI library, and the request calls that
-// complete them. A nonblocking collective that route() sends through optcoll runs as an
-// OPTCOLL_Request; the program gets an MPI generalized request (MPI_Grequest_start) that
-// stands for it. The request calls (MPI_Wait, _Test, _Waitall, _Testall, _Waitany,
-// _Testany, _Waitsome, _Testsome, _Request_free, _Request_get_status) first advance and
-// complete the optcoll requests among theirs (MPI_Grequest_complete), then hand the array
-// to the MPI library, which then completes the generalized requests as it does any other.
-// While no optcoll request is in flight they go straight to the MPI library.
+// complete them and the persistent collectives (persistent.h). A nonblocking collective that
+// route() sends through optcoll runs as an OPTCOLL_Request; the program gets an MPI
+// generalized request (MPI_Grequest_start) that stands for it. A persistent one (made by
+// persistent.cc's init calls) stands behind an MPI persistent request that the MPI library
+// always sees inactive, since a generalized request cannot be started again. The request
+// calls (MPI_Wait, _Test, _Waitall, _Testall, _Waitany, _Testany, _Waitsome, _Testsome,
+// _Request_free, _Request_get_status) first advance and complete the optcoll requests among
+// theirs (MPI_Grequest_complete for the nonblocking ones; the persistent ones become inactive
+// and get an empty status), then hand the array to the MPI library for the others; where
+// the MPI library skips inactive requests (MPI_Waitany, _Testany, _Waitsome, _Testsome) the
+// completed persistent ones are reported beside what it returns, and MPI_Testall leaves
+// everything as it is while a persistent collective still runs. While no optcoll request is
+// alive (or optcoll's own transport calls them) they go straight to the MPI library.
 //
 // Routed like the blocking calls (same spec, same model, same margin): MPI_Ibcast, _Ireduce,
 // _Iallreduce, _Igather, _Iscatter, _Iallgather, _Iallgatherv, _Ialltoall,
 // _Ireduce_scatter_block, _Ireduce_scatter, _Iscan, _Iexscan, _Ibarrier. MPI_Igatherv,
 // _Iscatterv and _Ialltoallv go to the MPI library: deciding needs counts that MPI gives at
-// one rank only, and exchanging them would make the call wait for the other ranks. Neither
-// are the persistent MPI_*_init calls intercepted (MPI 4.0; Open MPI 4.1 has them as MPIX_).
-// Freeing an active request (MPI_Request_free) waits for its collective first.
+// one rank only, and exchanging them would make the call wait for the other ranks (their
+// persistent forms exchange them at init, which MPI lets wait: persistent.cc). Freeing an
+// active nonblocking request (MPI_Request_free) waits for its collective first; freeing an
+// active persistent one is refused (MPI_ERR_REQUEST).
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
