@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * File: the PMPI library's persistent gatherv against the MPI library's gatherv, per call, in
- * a plain C MPI program run with liboptcoll_pmpi.so preloaded (results: docs/results/pmpi/):
+ * a plain C MPI program run with liboptcoll_pmpi.so preloaded (results: docs/results/nonblocking/):
  *
  *   mpirun -np P --bind-to none -x LD_PRELOAD=build/release/pmpi/liboptcoll_pmpi.so \
  *       -x OPTCOLL_PMPI=always build/release/bench/bench_pmpi_persistent [repetitions [calls]]
