@@ -11,8 +11,6 @@
 // program there.
 //
 //   mpirun -np 8 -x LD_PRELOAD=/usr/local/lib/liboptcoll_pmpi.so -x OPTCOLL_MODEL=model.json ./app
-#include <climits>
-#include <cstdint>
 #include <vector>
 
 #include "optcoll.h"
@@ -22,18 +20,12 @@
 #include "pmpi/settings_check.h"
 
 using optcoll::CollectiveKind;
-using optcoll::CollectiveSpec;
-using optcoll::Count;
 using optcoll::pmpi::Route;
 
-using optcoll::pmpi::both_movable;
 using optcoll::pmpi::comm_rank;
-using optcoll::pmpi::comm_size;
 using optcoll::pmpi::dispatch;
 using optcoll::pmpi::movement;
 using optcoll::pmpi::reduction;
-using optcoll::pmpi::spec_of;
-using optcoll::pmpi::spec_of_counts;
 
 extern "C" {
 
@@ -88,16 +80,9 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  // Every rank knows the block from its own arguments (the root from recvcount).
-  const bool at_root = comm_size(comm) > 0 && comm_rank(comm) == root;
-  const std::size_t bytes = both_movable(at_root ? recvtype : sendtype,
-                                         at_root && sendbuf != MPI_IN_PLACE ? sendtype : MPI_BYTE);
-  const int block = at_root ? recvcount : sendcount;
   return dispatch(
       "MPI_Gather",
-      sendbuf == MPI_IN_PLACE && !at_root
-          ? Route::kMpi
-          : movement(comm, bytes, CollectiveKind::kGather, block, root),
+      optcoll::pmpi::gather_route(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, root),
       [&] {
         return OPTCOLL_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm);
@@ -109,12 +94,9 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  const bool at_root = comm_size(comm) > 0 && comm_rank(comm) == root;
-  const std::size_t bytes = both_movable(at_root ? sendtype : recvtype,
-                                         at_root && recvbuf != MPI_IN_PLACE ? recvtype : MPI_BYTE);
-  const int block = at_root ? sendcount : recvcount;
   return dispatch(
-      "MPI_Scatter", movement(comm, bytes, CollectiveKind::kScatter, block, root),
+      "MPI_Scatter",
+      optcoll::pmpi::scatter_route(comm, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
       [&] {
         return OPTCOLL_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm);
@@ -128,8 +110,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return dispatch(
       "MPI_Allgather",
-      movement(comm, both_movable(recvtype, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype),
-               CollectiveKind::kAllgather, recvcount, 0),
+      optcoll::pmpi::regular_route(comm, CollectiveKind::kAllgather, sendbuf, sendtype, recvcount,
+                                   recvtype),
       [&] {
         return OPTCOLL_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
@@ -142,8 +124,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return dispatch(
       "MPI_Alltoall",
-      movement(comm, both_movable(recvtype, sendbuf == MPI_IN_PLACE ? MPI_BYTE : sendtype),
-               CollectiveKind::kAlltoall, recvcount, 0),
+      optcoll::pmpi::regular_route(comm, CollectiveKind::kAlltoall, sendbuf, sendtype, recvcount,
+                                   recvtype),
       [&] {
         return OPTCOLL_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
@@ -181,117 +163,50 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
-  const int p = comm_size(comm);
-  auto theirs = [&] {
-    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                        comm);
-  };
-  // Every rank must take the same path: only what all ranks know (communicator, root,
-  // policy) decides before the count exchange, which is itself collective.
-  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm) ||
-      optcoll::pmpi::skip_count_exchange(comm, CollectiveKind::kGatherv)) {
-    return dispatch("MPI_Gatherv", Route::kMpi, theirs, theirs);
-  }
-  const bool at_root = comm_rank(comm) == root;
-  const bool in_place = at_root && sendbuf == MPI_IN_PLACE;
-  const std::size_t send_bytes = in_place ? 1 : optcoll::pmpi::movable_bytes(sendtype);
-  const std::size_t recv_bytes = at_root ? optcoll::pmpi::movable_bytes(recvtype) : 1;
-  // Each rank's byte count, or -1 when this rank cannot go through optcoll.
-  std::int64_t mine = -1;
-  if (send_bytes > 0 && recv_bytes > 0) {
-    if (in_place) {
-      mine = recvcounts != nullptr
-                 ? std::int64_t{recvcounts[root]} * static_cast<std::int64_t>(recv_bytes)
-                 : -1;
-    } else if (sendcount >= 0) {
-      mine = std::int64_t{sendcount} * static_cast<std::int64_t>(send_bytes);
-    }
-  }
-  std::vector<std::int64_t> all(static_cast<std::size_t>(p));
-  PMPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm);
-  std::vector<Count> counts(all.begin(), all.end());
-  std::vector<int> int_counts(static_cast<std::size_t>(p));
-  bool servable = true;
-  for (int r = 0; r < p; ++r) {
-    const std::int64_t c = all[static_cast<std::size_t>(r)];
-    servable = servable && c >= 0 && c <= INT_MAX;
-    int_counts[static_cast<std::size_t>(r)] = static_cast<int>(c);
-  }
-  const Route route =
-      servable
-          ? optcoll::pmpi::route(comm, spec_of_counts(CollectiveKind::kGatherv, p, counts, root))
-          : Route::kMpi;
+  std::vector<int> byte_counts;
+  const Route route = optcoll::pmpi::gatherv_route(comm, sendbuf, sendcount, sendtype, recvcounts,
+                                                   recvtype, root, &byte_counts);
   return dispatch(
       "MPI_Gatherv", route,
       [&] {
         // The root passes its own arguments; the others pass the exchanged byte counts.
-        return at_root ? OPTCOLL_Gatherv_known(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                               displs, recvtype, root, comm)
-                       : OPTCOLL_Gatherv_known(sendbuf, sendcount, sendtype, nullptr,
-                                               int_counts.data(), nullptr, MPI_BYTE, root, comm);
+        return comm_rank(comm) == root
+                   ? OPTCOLL_Gatherv_known(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                           displs, recvtype, root, comm)
+                   : OPTCOLL_Gatherv_known(sendbuf, sendcount, sendtype, nullptr,
+                                           byte_counts.data(), nullptr, MPI_BYTE, root, comm);
       },
-      theirs);
+      [&] {
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+      });
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
-  const int p = comm_size(comm);
-  auto theirs = [&] {
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm);
-  };
-  if (p == 0 || root < 0 || root >= p || !optcoll::pmpi::enabled(comm) ||
-      optcoll::pmpi::skip_count_exchange(comm, CollectiveKind::kScatterv)) {
-    return dispatch("MPI_Scatterv", Route::kMpi, theirs, theirs);
-  }
-  const bool at_root = comm_rank(comm) == root;
-  // The root tells every rank the byte counts (or -1 when it cannot go through optcoll).
-  std::vector<std::int64_t> all(static_cast<std::size_t>(p), -1);
-  if (at_root) {
-    const std::size_t bytes = optcoll::pmpi::movable_bytes(sendtype);
-    if (bytes > 0 && sendcounts != nullptr) {
-      for (int r = 0; r < p; ++r) {
-        all[static_cast<std::size_t>(r)] =
-            std::int64_t{sendcounts[r]} * static_cast<std::int64_t>(bytes);
-      }
-    }
-  }
-  PMPI_Bcast(all.data(), p, MPI_INT64_T, root, comm);
-  // Every receiver's datatype must be movable too: one more small agreement.
-  int movable = (at_root && recvbuf == MPI_IN_PLACE) || optcoll::pmpi::movable_bytes(recvtype) > 0;
-  PMPI_Allreduce(MPI_IN_PLACE, &movable, 1, MPI_INT, MPI_MIN, comm);
-  std::vector<int> int_counts(static_cast<std::size_t>(p));
-  bool servable = movable != 0;
-  for (int r = 0; r < p; ++r) {
-    const std::int64_t c = all[static_cast<std::size_t>(r)];
-    servable = servable && c >= 0 && c <= INT_MAX;
-    int_counts[static_cast<std::size_t>(r)] = static_cast<int>(c);
-  }
-  const Route route =
-      servable ? optcoll::pmpi::route(
-                     comm, spec_of_counts(CollectiveKind::kScatterv, p,
-                                          std::vector<Count>(all.begin(), all.end()), root))
-               : Route::kMpi;
+  std::vector<int> byte_counts;
+  const Route route = optcoll::pmpi::scatterv_route(comm, sendcounts, sendtype, recvbuf, recvtype,
+                                                    root, &byte_counts);
   return dispatch(
       "MPI_Scatterv", route,
       [&] {
-        return at_root ? OPTCOLL_Scatterv_known(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                                recvcount, recvtype, root, comm)
-                       : OPTCOLL_Scatterv_known(nullptr, int_counts.data(), nullptr, MPI_BYTE,
-                                                recvbuf, recvcount, recvtype, root, comm);
+        return comm_rank(comm) == root
+                   ? OPTCOLL_Scatterv_known(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                            recvcount, recvtype, root, comm)
+                   : OPTCOLL_Scatterv_known(nullptr, byte_counts.data(), nullptr, MPI_BYTE, recvbuf,
+                                            recvcount, recvtype, root, comm);
       },
-      theirs);
+      [&] {
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm);
+      });
 }
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  const bool servable = optcoll::pmpi::movable_bytes(recvtype) > 0 &&
-                        (sendbuf == MPI_IN_PLACE || optcoll::pmpi::movable_bytes(sendtype) > 0);
-  const Route route = optcoll::pmpi::always() && servable && optcoll::pmpi::enabled(comm)
-                          ? Route::kOptcoll
-                          : Route::kMpi;
+  const Route route = optcoll::pmpi::alltoallv_route(comm, sendbuf, sendtype, recvtype);
   return dispatch(
       "MPI_Alltoallv", route,
       [&] {
@@ -305,12 +220,9 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-  const int p = comm_size(comm);
   return dispatch(
-      "MPI_Barrier",
-      p > 0 ? optcoll::pmpi::route(comm, spec_of(CollectiveKind::kBarrier, p, 0, 0, 1, true))
-            : Route::kMpi,
-      [&] { return OPTCOLL_Barrier(comm); }, [&] { return PMPI_Barrier(comm); });
+      "MPI_Barrier", optcoll::pmpi::barrier_route(comm), [&] { return OPTCOLL_Barrier(comm); },
+      [&] { return PMPI_Barrier(comm); });
 }
 
 int MPI_Init(int* argc, char*** argv) {

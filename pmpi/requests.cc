@@ -1,32 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: MPI's nonblocking collectives in the PMPI library, and the request calls that
-// complete them. A nonblocking collective that route() sends through optcoll runs as an
-// OPTCOLL_Request; the program gets an MPI generalized request (MPI_Grequest_start) that
-// stands for it. The request calls (MPI_Wait, _Test, _Waitall, _Testall, _Waitany,
-// _Testany, _Waitsome, _Testsome, _Request_free, _Request_get_status) first advance and
-// complete the optcoll requests among theirs (MPI_Grequest_complete), then hand the array
-// to the MPI library, which then completes the generalized requests as it does any other.
-// While no optcoll request is in flight they go straight to the MPI library.
+// complete them and the persistent collectives (persistent.h). A nonblocking collective that
+// route() sends through optcoll runs as an OPTCOLL_Request; the program gets an MPI
+// generalized request (MPI_Grequest_start) that stands for it. A persistent one (made by
+// persistent.cc's init calls) stands behind an MPI persistent request that the MPI library
+// always sees inactive, since a generalized request cannot be started again. The request
+// calls (MPI_Wait, _Test, _Waitall, _Testall, _Waitany, _Testany, _Waitsome, _Testsome,
+// _Request_free, _Request_get_status) first advance and complete the optcoll requests among
+// theirs (MPI_Grequest_complete for the nonblocking ones; the persistent ones become inactive
+// and get an empty status), then hand the array to the MPI library for the others; where
+// the MPI library skips inactive requests (MPI_Waitany, _Testany, _Waitsome, _Testsome) the
+// completed persistent ones are reported beside what it returns, and MPI_Testall leaves
+// everything as it is while a persistent collective still runs. While no optcoll request is
+// alive (or optcoll's own transport calls them) they go straight to the MPI library.
 //
 // Routed like the blocking calls (same spec, same model, same margin): MPI_Ibcast, _Ireduce,
 // _Iallreduce, _Igather, _Iscatter, _Iallgather, _Iallgatherv, _Ialltoall,
 // _Ireduce_scatter_block, _Ireduce_scatter, _Iscan, _Iexscan, _Ibarrier. MPI_Igatherv,
 // _Iscatterv and _Ialltoallv go to the MPI library: deciding needs counts that MPI gives at
-// one rank only, and exchanging them would make the call wait for the other ranks. Neither
-// are the persistent MPI_*_init calls intercepted (MPI 4.0; Open MPI 4.1 has them as MPIX_).
-// Freeing an active request (MPI_Request_free) waits for its collective first.
+// one rank only, and exchanging them would make the call wait for the other ranks (their
+// persistent forms exchange them at init, which MPI lets wait: persistent.cc). Freeing an
+// active nonblocking request (MPI_Request_free) waits for its collective first; freeing an
+// active persistent one is refused (MPI_ERR_REQUEST).
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
 
 #include "optcoll.h"
 #include "pmpi/calls.h"
+#include "pmpi/persistent.h"
 #include "pmpi/route.h"
 
 using optcoll::CollectiveKind;
+using optcoll::pmpi::any_persistent;
+using optcoll::pmpi::empty_status;
+using optcoll::pmpi::find_persistent;
+using optcoll::pmpi::free_persistent;
+using optcoll::pmpi::InOptcoll;
 using optcoll::pmpi::movement;
+using optcoll::pmpi::Persistent;
+using optcoll::pmpi::progress;
 using optcoll::pmpi::reduction;
-using optcoll::pmpi::Route;
+using optcoll::pmpi::retire;
 
 namespace {
 
@@ -71,6 +86,7 @@ bool advance(MPI_Request request, bool wait) {
   if (it == pending().end()) return false;
   Pending& p = it->second;
   if (p.request != OPTCOLL_REQUEST_NULL) {
+    const InOptcoll inside;
     int done = 0;
     if (wait) {
       p.error = OPTCOLL_Wait(&p.request);
@@ -97,11 +113,38 @@ int take_error(MPI_Request request) {
   return error;
 }
 
-// Advances every optcoll request of `requests` (without waiting); true if one completed.
-bool advance_all(int count, const MPI_Request requests[]) {
-  bool any = false;
-  for (int i = 0; i < count; ++i) any = advance(requests[i], false) || any;
-  return any;
+// Advances (`wait`: completes) every optcoll collective of `requests`, nonblocking and
+// persistent.
+void advance_all(int count, const MPI_Request requests[], bool wait) {
+  for (int i = 0; i < count; ++i) {
+    if (Persistent* p = find_persistent(requests[i])) {
+      progress(*p, wait);
+    } else {
+      advance(requests[i], wait);
+    }
+  }
+}
+
+// Whether a persistent collective of `requests` is active and still running.
+bool persistent_running(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i) {
+    const Persistent* p = find_persistent(requests[i]);
+    if (p != nullptr && p->active && !p->done) return true;
+  }
+  return false;
+}
+
+int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
+
+// Reports every done persistent collective of `requests` complete (inactive); the first
+// error among them.
+int retire_done(int count, const MPI_Request requests[]) {
+  int error = MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    Persistent* p = find_persistent(requests[i]);
+    if (p != nullptr && p->active && p->done) error = first_error(error, retire(*p));
+  }
+  return error;
 }
 
 // The first optcoll error among `before` (the handles as given) whose entries in `after`
@@ -117,10 +160,15 @@ int take_errors(int count, const std::vector<MPI_Request>& before, const MPI_Req
   return first;
 }
 
+// Whether no optcoll request of the program's is alive (or this call is optcoll's own, from
+// inside one of its collectives): the request calls then go straight to the MPI library.
+bool none_alive() { return InOptcoll::now() || (pending().empty() && !any_persistent()); }
+
 bool any_ours(int count, const MPI_Request requests[]) {
-  if (pending().empty() || requests == nullptr) return false;
-  return std::any_of(requests, requests + count,
-                     [](MPI_Request r) { return pending().count(r) > 0; });
+  if (none_alive() || requests == nullptr) return false;
+  return std::any_of(requests, requests + count, [](MPI_Request r) {
+    return pending().count(r) > 0 || find_persistent(r) != nullptr;
+  });
 }
 
 // The result of a request call over an array: optcoll's error if one of its collectives
@@ -325,12 +373,8 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  const int p = optcoll::pmpi::comm_size(comm);
   return optcoll::pmpi::dispatch(
-      "MPI_Ibarrier",
-      p > 0 ? optcoll::pmpi::route(
-                  comm, optcoll::pmpi::spec_of(CollectiveKind::kBarrier, p, 0, 0, 1, true))
-            : Route::kMpi,
+      "MPI_Ibarrier", optcoll::pmpi::barrier_route(comm),
       [&] {
         return start_behind(request, [&](OPTCOLL_Request* r) { return OPTCOLL_Ibarrier(comm, r); });
       },
@@ -340,16 +384,30 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 // ---- the request calls
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (pending().empty() || request == nullptr) return PMPI_Wait(request, status);
+  if (none_alive() || request == nullptr) return PMPI_Wait(request, status);
   const MPI_Request handle = *request;
+  if (Persistent* p = find_persistent(handle)) {
+    progress(*p, /*wait=*/true);
+    const int error = retire(*p);
+    return combined(PMPI_Wait(request, status), error);  // inactive to MPI: an empty status
+  }
   if (!advance(handle, /*wait=*/true)) return PMPI_Wait(request, status);
   const int code = PMPI_Wait(request, status);
   return combined(code, take_error(handle));
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (pending().empty() || request == nullptr) return PMPI_Test(request, flag, status);
+  if (none_alive() || request == nullptr) return PMPI_Test(request, flag, status);
   const MPI_Request handle = *request;
+  if (Persistent* p = find_persistent(handle)) {
+    progress(*p, /*wait=*/false);
+    if (p->active && !p->done) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    const int error = retire(*p);
+    return combined(PMPI_Test(request, flag, status), error);
+  }
   if (pending().count(handle) == 0) return PMPI_Test(request, flag, status);
   if (!advance(handle, /*wait=*/false)) {
     *flag = 0;
@@ -362,25 +420,55 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!any_ours(count, requests)) return PMPI_Waitall(count, requests, statuses);
   const std::vector<MPI_Request> before(requests, requests + count);
-  for (int i = 0; i < count; ++i) advance(requests[i], /*wait=*/true);
+  advance_all(count, requests, /*wait=*/true);
+  const int persistent_error = retire_done(count, requests);
   const int code = PMPI_Waitall(count, requests, statuses);
-  return combined(code, take_errors(count, before, requests));
+  return combined(code, first_error(take_errors(count, before, requests), persistent_error));
 }
 
+// All complete or none: while a persistent collective is still running, the others are left
+// as they are (a done one stays active until a call reports it).
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   if (!any_ours(count, requests)) return PMPI_Testall(count, requests, flag, statuses);
+  advance_all(count, requests, /*wait=*/false);
+  if (persistent_running(count, requests)) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   const std::vector<MPI_Request> before(requests, requests + count);
-  advance_all(count, requests);
   const int code = PMPI_Testall(count, requests, flag, statuses);
-  return combined(code, take_errors(count, before, requests));
+  const int persistent_error = *flag != 0 ? retire_done(count, requests) : MPI_SUCCESS;
+  return combined(code, first_error(take_errors(count, before, requests), persistent_error));
 }
 
+// The MPI library skips the persistent ones (inactive to it): one of them is reported when
+// the library finds nothing else complete.
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   if (!any_ours(count, requests)) return PMPI_Testany(count, requests, index, flag, status);
   const std::vector<MPI_Request> before(requests, requests + count);
-  advance_all(count, requests);
+  advance_all(count, requests, /*wait=*/false);
   const int code = PMPI_Testany(count, requests, index, flag, status);
-  return combined(code, take_errors(count, before, requests));
+  if (code != MPI_SUCCESS || (*flag != 0 && *index != MPI_UNDEFINED)) {
+    return combined(code, take_errors(count, before, requests));
+  }
+  bool running = false;
+  for (int i = 0; i < count; ++i) {
+    Persistent* p = find_persistent(requests[i]);
+    if (p == nullptr || !p->active) continue;
+    if (!p->done) {
+      running = true;
+      continue;
+    }
+    *index = i;
+    *flag = 1;
+    empty_status(requests[i], status);
+    return retire(*p);
+  }
+  if (running) {  // not "all inactive" (flag 1, MPI_UNDEFINED): one is still to come
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+  }
+  return code;
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
@@ -392,15 +480,33 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   return code;
 }
 
+// The persistent ones done are appended to what the MPI library reports.
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   if (!any_ours(incount, requests)) {
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   }
   const std::vector<MPI_Request> before(requests, requests + incount);
-  advance_all(incount, requests);
+  advance_all(incount, requests, /*wait=*/false);
   const int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  return combined(code, take_errors(incount, before, requests));
+  if (code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) {
+    return combined(code, take_errors(incount, before, requests));
+  }
+  bool any_active = *outcount != MPI_UNDEFINED;
+  int n = any_active ? *outcount : 0;
+  int persistent_error = MPI_SUCCESS;
+  for (int i = 0; i < incount; ++i) {
+    Persistent* p = find_persistent(requests[i]);
+    if (p == nullptr || !p->active) continue;
+    any_active = true;
+    if (!p->done) continue;
+    indices[n] = i;
+    empty_status(requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n]);
+    persistent_error = first_error(persistent_error, retire(*p));
+    ++n;
+  }
+  *outcount = any_active ? n : MPI_UNDEFINED;
+  return combined(code, first_error(take_errors(incount, before, requests), persistent_error));
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -417,15 +523,25 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  if (pending().empty() || request == nullptr) return PMPI_Request_free(request);
+  if (none_alive() || request == nullptr) return PMPI_Request_free(request);
   const MPI_Request handle = *request;
+  if (Persistent* p = find_persistent(handle)) return free_persistent(request, *p);
   if (!advance(handle, /*wait=*/true)) return PMPI_Request_free(request);
   take_error(handle);  // nobody is left to tell
   return PMPI_Request_free(request);
 }
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  if (!pending().empty()) advance(request, /*wait=*/false);
+  if (none_alive()) return PMPI_Request_get_status(request, flag, status);
+  if (Persistent* p = find_persistent(request)) {
+    progress(*p, /*wait=*/false);
+    if (p->active && !p->done) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    return PMPI_Request_get_status(request, flag, status);  // complete: an empty status
+  }
+  advance(request, /*wait=*/false);
   return PMPI_Request_get_status(request, flag, status);
 }
 
