@@ -24,44 +24,26 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "allreduce among the nodes' leaders"},
     {"down", "auto", "bcast within each node from its leader"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"up", CollectiveKind::kReduce},
-                                            {"inter", CollectiveKind::kAllreduce},
-                                            {"down", CollectiveKind::kBcast}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"up", CollectiveKind::kReduce},
+    {"inter", CollectiveKind::kAllreduce, patterns::Level::kInter, "recursive_doubling"},
+    {"down", CollectiveKind::kBcast}};
+enum Phase : std::size_t { kUp, kInter, kDown };
 
-struct Plan {
-  patterns::NodeLevels levels;
-  std::vector<CollectiveSpec> up_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  std::vector<CollectiveSpec> down_specs;
-  const AlgorithmInfo* up = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* down = nullptr;
-};
-
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  Plan plan{
-      patterns::node_levels(spec.nranks, params, model), {}, {}, {}, nullptr, nullptr, nullptr};
-  const auto& levels = plan.levels;
+patterns::PhasePlan plan_of(const CollectiveSpec& spec, const Params& params,
+                            const CostModel& model) {
+  patterns::PhasePlan plan(patterns::node_levels(spec.nranks, params, model), kPhases);
+  const auto& levels = plan.levels();
   for (std::int32_t n = 0; n < levels.nodes(); ++n) {
-    plan.up_specs.push_back(
+    plan.specs(kUp).push_back(
         patterns::level_spec(spec, CollectiveKind::kReduce, levels.size(n), spec.count, 0));
-    plan.down_specs.push_back(
+    plan.specs(kDown).push_back(
         patterns::level_spec(spec, CollectiveKind::kBcast, levels.size(n), spec.count, 0));
   }
-  plan.inter_spec.push_back(
+  plan.specs(kInter).push_back(
       patterns::level_spec(spec, CollectiveKind::kAllreduce, levels.nodes(), spec.count));
-  plan.up =
-      &patterns::level_algorithm("up", params.get("up"), plan.up_specs, levels.intra, "binomial");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "recursive_doubling");
-  plan.down = &patterns::level_algorithm("down", params.get("down"), plan.down_specs, levels.intra,
-                                         "binomial");
+  plan.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},up={},inter={},down={}", plan.levels.nodes_param, plan.up->short_name(),
-                     plan.inter->short_name(), plan.down->short_name());
 }
 
 }  // namespace
@@ -75,31 +57,27 @@ std::optional<std::string> allreduce_node_aware_why_not(const CollectiveSpec& sp
 
 Schedule build_allreduce_node_aware(const CollectiveSpec& spec, const Params& params,
                                     const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
+  const patterns::PhasePlan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.levels();
   Stitcher stitcher(spec, "allreduce/node_aware");
   std::vector<Slice> handoff;  // each leader's node result, the leaders' allreduce input
   for (const Rank leader : levels.leaders) handoff.push_back(stitcher.scratch(leader, spec.count));
   const auto member = [&](std::size_t g, Rank i) {
     return levels.members[g][static_cast<std::size_t>(i)];
   };
-  node_aware::append_groups(stitcher, *plan.up, plan.up_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              if (buf == Buf::kInput)
-                                return node_aware::whole(layout, member(g, i), buf);
-                              return i == 0 ? handoff[g] : Slice{Buf::kOutput, 0, 0};
-                            });
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    const auto n = static_cast<std::size_t>(i);
-                    return buf == Buf::kInput ? handoff[n]
-                                              : node_aware::whole(layout, levels.leaders[n], buf);
-                  });
-  node_aware::append_groups(
-      stitcher, *plan.down, plan.down_specs, levels.members, levels.intra,
-      [&](std::size_t g, Rank i, Buf buf) { return node_aware::whole(layout, member(g, i), buf); });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan, kUp, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kInput) return node_aware::whole(layout, member(g, i), buf);
+    return i == 0 ? handoff[g] : Slice{Buf::kOutput, 0, 0};
+  });
+  node_aware::append_phase(stitcher, plan, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto n = static_cast<std::size_t>(i);
+    return buf == Buf::kInput ? handoff[n] : node_aware::whole(layout, levels.leaders[n], buf);
+  });
+  node_aware::append_phase(stitcher, plan, kDown, [&](std::size_t g, Rank i, Buf buf) {
+    return node_aware::whole(layout, member(g, i), buf);
+  });
+  stitcher.set_params(plan.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -107,11 +85,7 @@ Schedule build_allreduce_node_aware(const CollectiveSpec& spec, const Params& pa
 std::optional<Estimate> estimate_allreduce_node_aware(const CollectiveSpec& spec,
                                                       const Params& params,
                                                       const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.up, plan.up_specs, &plan.levels.intra},
-                                    {plan.inter, plan.inter_spec, &plan.levels.inter},
-                                    {plan.down, plan.down_specs, &plan.levels.intra}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).estimate();
 }
 
 }  // namespace optcoll::algorithms

@@ -36,20 +36,17 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "allreduce of each slice among the nodes"},
     {"gather", "auto", "allgatherv within each node"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kReduceScatter},
-                                            {"inter", CollectiveKind::kAllreduce},
-                                            {"gather", CollectiveKind::kAllgatherv}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"intra", CollectiveKind::kReduceScatter, patterns::Level::kIntra, "ring"},
+    {"inter", CollectiveKind::kAllreduce, patterns::Level::kInter, "recursive_doubling"},
+    {"gather", CollectiveKind::kAllgatherv, patterns::Level::kIntra, "ring"}};
+enum Phase : std::size_t { kScatter, kInter, kGather };
 
+// The phases (kInter: one allreduce per slice, under the inter model with the leaders
+// sharing the NICs) for `leaders` leaders per node.
 struct Plan {
-  patterns::NodeLevels levels;
+  patterns::PhasePlan phases;
   Rank leaders = 1;
-  std::vector<CollectiveSpec> scatter_specs;  // per node (also the allgatherv's counts)
-  std::vector<CollectiveSpec> inter_specs;    // per slice
-  std::vector<CollectiveSpec> gather_specs;   // per node
-  const AlgorithmInfo* intra = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* gather = nullptr;
-  CostModel inter_model;  // the levels' inter model with the leaders sharing the NICs
 };
 
 Rank smallest_node(const patterns::NodeLevels& levels) {
@@ -83,40 +80,32 @@ CostModel shared_nic_model(const CostModel& inter, Rank leaders, int nic_ports) 
 
 Plan plan_for(const CollectiveSpec& spec, const Params& params, const CostModel& model,
               patterns::NodeLevels levels, Rank leaders) {
-  Plan plan{std::move(levels), leaders, {}, {}, {}, nullptr, nullptr, nullptr, {}};
-  const auto& lv = plan.levels;
-  plan.inter_model = shared_nic_model(lv.inter, leaders, model.nic_ports);
+  Plan plan{{std::move(levels), kPhases}, leaders};
+  const auto& lv = plan.phases.levels();
+  plan.phases.set_model(kInter, shared_nic_model(lv.inter, leaders, model.nic_ports));
   for (std::int32_t n = 0; n < lv.nodes(); ++n) {
     std::vector<Count> counts(static_cast<std::size_t>(lv.size(n)), 0);
     for (Rank j = 0; j < leaders; ++j) {
       counts[static_cast<std::size_t>(j)] = patterns::even_piece(spec.count, leaders, j).count;
     }
-    plan.scatter_specs.push_back(
+    plan.phases.specs(kScatter).push_back(
         patterns::level_spec(spec, CollectiveKind::kReduceScatter, lv.size(n), 0, 0, counts));
-    plan.gather_specs.push_back(
+    plan.phases.specs(kGather).push_back(
         patterns::level_spec(spec, CollectiveKind::kAllgatherv, lv.size(n), 0, 0, counts));
   }
   for (Rank j = 0; j < leaders; ++j) {
-    plan.inter_specs.push_back(
+    plan.phases.specs(kInter).push_back(
         patterns::level_spec(spec, CollectiveKind::kAllreduce, lv.nodes(),
                              patterns::even_piece(spec.count, leaders, j).count));
   }
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.scatter_specs,
-                                          lv.intra, "ring");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_specs,
-                                          plan.inter_model, "recursive_doubling");
-  plan.gather = &patterns::level_algorithm("gather", params.get("gather"), plan.gather_specs,
-                                           lv.intra, "ring");
+  plan.phases.choose(params);
   return plan;
 }
 
 // The three phases' estimates one after the other (the slices' allreduces at once: the
 // slowest, each under the shared-NIC model).
 std::optional<Estimate> estimate_of(const Plan& plan) {
-  return patterns::phases_estimate({{plan.intra, plan.scatter_specs, &plan.levels.intra},
-                                    {plan.inter, plan.inter_specs, &plan.inter_model},
-                                    {plan.gather, plan.gather_specs, &plan.levels.intra}},
-                                   {});
+  return plan.phases.estimate(fmt::format("leaders={}", plan.leaders));
 }
 
 // leaders=auto: the least estimated time over L = 1, 2, 4, ... and the smallest node's size
@@ -143,12 +132,6 @@ Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& 
   return std::move(*best);
 }
 
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},leaders={},intra={},inter={},gather={}", plan.levels.nodes_param,
-                     plan.leaders, plan.intra->short_name(), plan.inter->short_name(),
-                     plan.gather->short_name());
-}
-
 }  // namespace
 
 std::span<const ParamInfo> allreduce_node_multileader_params() { return kParams; }
@@ -169,7 +152,7 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
                                           const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.phases.levels();
   const auto nodes = static_cast<std::size_t>(levels.nodes());
   Stitcher stitcher(spec, "allreduce/node_multileader");
   // Per node and leader j: slice j reduced over the node, then over all nodes.
@@ -186,14 +169,13 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
   const auto slice_of = [&](const std::vector<std::vector<Slice>>& slices, std::size_t g, Rank i) {
     return i < plan.leaders ? slices[g][static_cast<std::size_t>(i)] : Slice{Buf::kScratch, 0, 0};
   };
-  node_aware::append_groups(stitcher, *plan.intra, plan.scatter_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              if (buf == Buf::kInput) {
-                                return node_aware::whole(
-                                    layout, levels.members[g][static_cast<std::size_t>(i)], buf);
-                              }
-                              return slice_of(reduced, g, i);
-                            });
+  node_aware::append_phase(stitcher, plan.phases, kScatter, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kInput) {
+      return node_aware::whole(layout, node_aware::member_of(plan.phases, kScatter, g, i), buf);
+    }
+    return slice_of(reduced, g, i);
+  });
+  // Slice j's allreduce runs among the j-th ranks of every node.
   std::vector<std::vector<Rank>> slice_groups(static_cast<std::size_t>(plan.leaders));
   for (Rank j = 0; j < plan.leaders; ++j) {
     for (std::size_t g = 0; g < nodes; ++g) {
@@ -201,20 +183,18 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
           levels.members[g][static_cast<std::size_t>(j)]);
     }
   }
-  node_aware::append_groups(stitcher, *plan.inter, plan.inter_specs, slice_groups, plan.inter_model,
-                            [&](std::size_t j, Rank g, Buf buf) {
-                              const auto& slices = buf == Buf::kInput ? reduced : result;
-                              return slices[static_cast<std::size_t>(g)][j];
-                            });
-  node_aware::append_groups(stitcher, *plan.gather, plan.gather_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              if (buf == Buf::kOutput) {
-                                return node_aware::whole(
-                                    layout, levels.members[g][static_cast<std::size_t>(i)], buf);
-                              }
-                              return slice_of(result, g, i);
-                            });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan.phases, kInter, slice_groups,
+                           [&](std::size_t j, Rank g, Buf buf) {
+                             const auto& slices = buf == Buf::kInput ? reduced : result;
+                             return slices[static_cast<std::size_t>(g)][j];
+                           });
+  node_aware::append_phase(stitcher, plan.phases, kGather, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kOutput) {
+      return node_aware::whole(layout, node_aware::member_of(plan.phases, kGather, g, i), buf);
+    }
+    return slice_of(result, g, i);
+  });
+  stitcher.set_params(plan.phases.recorded(fmt::format("leaders={}", plan.leaders)));
   return std::move(stitcher).finish();
 }
 
@@ -223,10 +203,7 @@ Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Para
 std::optional<Estimate> estimate_allreduce_node_multileader(const CollectiveSpec& spec,
                                                             const Params& params,
                                                             const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  auto e = estimate_of(plan);
-  if (e) e->params = recorded(plan);
-  return e;
+  return estimate_of(plan_of(spec, params, model));
 }
 
 }  // namespace optcoll::algorithms

@@ -34,9 +34,11 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "alltoallv of the nodes' combined blocks among the leaders"},
     {"down", "auto", "scatterv of the received blocks within each node"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"up", CollectiveKind::kGatherv},
-                                            {"inter", CollectiveKind::kAlltoallv},
-                                            {"down", CollectiveKind::kScatterv}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"up", CollectiveKind::kGatherv},
+    {"inter", CollectiveKind::kAlltoallv, patterns::Level::kInter, "pairwise"},
+    {"down", CollectiveKind::kScatterv}};
+enum Phase : std::size_t { kUp, kInter, kDown };
 
 // Where every block sits at its leader: in the gathered send buffers (by member, then
 // destination rank), in the packed send buffer of the leaders' exchange (by destination node,
@@ -51,15 +53,8 @@ struct Regrouping {
 };
 
 struct Plan {
-  patterns::NodeLevels levels;
-  std::vector<std::int32_t> node_of;  // per rank
+  patterns::PhasePlan phases;
   Regrouping at;
-  std::vector<CollectiveSpec> up_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  std::vector<CollectiveSpec> down_specs;
-  const AlgorithmInfo* up = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* down = nullptr;
 };
 
 Regrouping regrouping(const patterns::NodeLevels& levels, const std::vector<std::int32_t>& node_of,
@@ -85,23 +80,15 @@ Regrouping regrouping(const patterns::NodeLevels& levels, const std::vector<std:
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{patterns::node_levels(spec.nranks, params, model),
-            {},
-            {},
-            {},
-            {},
-            {},
-            nullptr,
-            nullptr,
-            nullptr};
-  const auto& levels = plan.levels;
-  plan.node_of.assign(static_cast<std::size_t>(spec.nranks), 0);
+  Plan plan{{patterns::node_levels(spec.nranks, params, model), kPhases}, {}};
+  const auto& levels = plan.phases.levels();
+  std::vector<std::int32_t> node_of(static_cast<std::size_t>(spec.nranks), 0);
   for (std::size_t g = 0; g < levels.members.size(); ++g) {
     for (const Rank r : levels.members[g]) {
-      plan.node_of[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(g);
+      node_of[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(g);
     }
   }
-  plan.at = regrouping(levels, plan.node_of, layout);
+  plan.at = regrouping(levels, node_of, layout);
   for (std::size_t g = 0; g < levels.members.size(); ++g) {
     std::vector<Count> sends;
     std::vector<Count> receives;
@@ -110,25 +97,15 @@ Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& 
       receives.push_back(layout.output_count(r));
     }
     const Rank size = levels.size(static_cast<std::int32_t>(g));
-    plan.up_specs.push_back(patterns::level_spec(spec, CollectiveKind::kGatherv, size, 0,
-                                                 levels.leader_index[g], std::move(sends)));
-    plan.down_specs.push_back(patterns::level_spec(spec, CollectiveKind::kScatterv, size, 0,
-                                                   levels.leader_index[g], std::move(receives)));
+    plan.phases.specs(kUp).push_back(patterns::level_spec(
+        spec, CollectiveKind::kGatherv, size, 0, levels.leader_index[g], std::move(sends)));
+    plan.phases.specs(kDown).push_back(patterns::level_spec(
+        spec, CollectiveKind::kScatterv, size, 0, levels.leader_index[g], std::move(receives)));
   }
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kAlltoallv, levels.nodes(),
-                                                 0, 0, plan.at.node_pair));
-  plan.up =
-      &patterns::level_algorithm("up", params.get("up"), plan.up_specs, levels.intra, "binomial");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "pairwise");
-  plan.down = &patterns::level_algorithm("down", params.get("down"), plan.down_specs, levels.intra,
-                                         "binomial");
+  plan.phases.specs(kInter).push_back(patterns::level_spec(
+      spec, CollectiveKind::kAlltoallv, levels.nodes(), 0, 0, plan.at.node_pair));
+  plan.phases.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},up={},inter={},down={}", plan.levels.nodes_param, plan.up->short_name(),
-                     plan.inter->short_name(), plan.down->short_name());
 }
 
 // Copies of blocks from one scratch area to another on one rank, each run merged with the
@@ -168,8 +145,8 @@ class CopyRuns {
 CopyRuns pack_by_node(const Plan& plan, const Layout& layout, std::size_t g) {
   CopyRuns runs;
   Count dst = 0;
-  for (const auto& destinations : plan.levels.members) {
-    for (const Rank from : plan.levels.members[g]) {
+  for (const auto& destinations : plan.phases.levels().members) {
+    for (const Rank from : plan.phases.levels().members[g]) {
       const Count base = plan.at.gather_displ[static_cast<std::size_t>(from)];
       for (const Rank to : destinations) {
         const Count m = layout.pair_count(from, to);
@@ -184,11 +161,11 @@ CopyRuns pack_by_node(const Plan& plan, const Layout& layout, std::size_t g) {
 // Leader of node g: what the exchange delivered (by source node, source member, destination
 // member) into the scatter's order (by destination member, then source rank).
 CopyRuns unpack_by_rank(const Plan& plan, const Layout& layout, std::size_t g) {
-  const auto& mine = plan.levels.members[g];
+  const auto& mine = plan.phases.levels().members[g];
   // Where each source rank's blocks for this node start in the received buffer.
   std::vector<Count> received_at(static_cast<std::size_t>(layout.nranks()), 0);
   Count at = 0;
-  for (const auto& sources : plan.levels.members) {
+  for (const auto& sources : plan.phases.levels().members) {
     for (const Rank from : sources) {
       received_at[static_cast<std::size_t>(from)] = at;
       for (const Rank to : mine) at += layout.pair_count(from, to);
@@ -222,7 +199,7 @@ Schedule build_alltoall_node_aware(const CollectiveSpec& spec, const Params& par
                                    const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.phases.levels();
   const auto nodes = static_cast<std::size_t>(levels.nodes());
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   // Per leader: gathered, packed, received and unpacked areas.
@@ -243,30 +220,25 @@ Schedule build_alltoall_node_aware(const CollectiveSpec& spec, const Params& par
   const auto member = [&](std::size_t g, Rank i) {
     return levels.members[g][static_cast<std::size_t>(i)];
   };
-  node_aware::append_groups(
-      stitcher, *plan.up, plan.up_specs, levels.members, levels.intra,
-      [&](std::size_t g, Rank i, Buf buf) {
-        if (buf == Buf::kInput) return node_aware::whole(layout, member(g, i), buf);
-        return i == levels.leader_index[g] ? gathered[g] : Slice{Buf::kOutput, 0, 0};
-      });
+  node_aware::append_phase(stitcher, plan.phases, kUp, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kInput) return node_aware::whole(layout, member(g, i), buf);
+    return i == levels.leader_index[g] ? gathered[g] : Slice{Buf::kOutput, 0, 0};
+  });
   for (std::size_t g = 0; g < nodes; ++g) {
     pack_by_node(plan, layout, g).emit(stitcher, levels.leaders[g], gathered[g], packed[g]);
   }
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    const auto g = static_cast<std::size_t>(i);
-                    return buf == Buf::kInput ? packed[g] : received[g];
-                  });
+  node_aware::append_phase(stitcher, plan.phases, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto g = static_cast<std::size_t>(i);
+    return buf == Buf::kInput ? packed[g] : received[g];
+  });
   for (std::size_t g = 0; g < nodes; ++g) {
     unpack_by_rank(plan, layout, g).emit(stitcher, levels.leaders[g], received[g], unpacked[g]);
   }
-  node_aware::append_groups(
-      stitcher, *plan.down, plan.down_specs, levels.members, levels.intra,
-      [&](std::size_t g, Rank i, Buf buf) {
-        if (buf == Buf::kOutput) return node_aware::whole(layout, member(g, i), buf);
-        return i == levels.leader_index[g] ? unpacked[g] : Slice{Buf::kInput, 0, 0};
-      });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan.phases, kDown, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kOutput) return node_aware::whole(layout, member(g, i), buf);
+    return i == levels.leader_index[g] ? unpacked[g] : Slice{Buf::kInput, 0, 0};
+  });
+  stitcher.set_params(plan.phases.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -275,13 +247,10 @@ Schedule build_alltoall_node_aware(const CollectiveSpec& spec, const Params& par
 std::optional<Estimate> estimate_alltoall_node_aware(const CollectiveSpec& spec,
                                                      const Params& params, const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  auto estimate = patterns::phases_estimate({{plan.up, plan.up_specs, &plan.levels.intra},
-                                             {plan.inter, plan.inter_spec, &plan.levels.inter},
-                                             {plan.down, plan.down_specs, &plan.levels.intra}},
-                                            recorded(plan));
-  const auto costs = closed_form_costs(spec, plan.levels.intra);
+  auto estimate = plan.phases.estimate();
+  const auto costs = closed_form_costs(spec, plan.phases.levels().intra);
   if (!estimate || !costs) return std::nullopt;
-  const auto nodes = static_cast<std::size_t>(plan.levels.nodes());
+  const auto nodes = static_cast<std::size_t>(plan.phases.levels().nodes());
   Time regroup = 0;
   for (std::size_t g = 0; g < nodes; ++g) {
     Count moved = 0;

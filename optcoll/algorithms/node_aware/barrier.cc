@@ -21,36 +21,23 @@ constexpr ParamInfo kParams[] = {
     {"intra", "auto", "barrier within each node (both times)"},
     {"inter", "auto", "barrier among the nodes' leaders"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kBarrier},
-                                            {"inter", CollectiveKind::kBarrier}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"intra", CollectiveKind::kBarrier, patterns::Level::kIntra, "dissemination", 2},
+    {"inter", CollectiveKind::kBarrier, patterns::Level::kInter, "dissemination"}};
+enum Phase : std::size_t { kIntra, kInter };
 
-struct Plan {
-  patterns::NodeLevels levels;
-  std::vector<CollectiveSpec> intra_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  const AlgorithmInfo* intra = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-};
-
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  Plan plan{patterns::node_levels(spec.nranks, params, model), {}, {}, nullptr, nullptr};
-  const auto& levels = plan.levels;
+patterns::PhasePlan plan_of(const CollectiveSpec& spec, const Params& params,
+                            const CostModel& model) {
+  patterns::PhasePlan plan(patterns::node_levels(spec.nranks, params, model), kPhases);
+  const auto& levels = plan.levels();
   for (std::int32_t n = 0; n < levels.nodes(); ++n) {
-    plan.intra_specs.push_back(
+    plan.specs(kIntra).push_back(
         patterns::level_spec(spec, CollectiveKind::kBarrier, levels.size(n), 0));
   }
-  plan.inter_spec.push_back(
+  plan.specs(kInter).push_back(
       patterns::level_spec(spec, CollectiveKind::kBarrier, levels.nodes(), 0));
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
-                                          levels.intra, "dissemination");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "dissemination");
+  plan.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},intra={},inter={}", plan.levels.nodes_param, plan.intra->short_name(),
-                     plan.inter->short_name());
 }
 
 }  // namespace
@@ -64,27 +51,20 @@ std::optional<std::string> barrier_node_aware_why_not(const CollectiveSpec& spec
 
 Schedule build_barrier_node_aware(const CollectiveSpec& spec, const Params& params,
                                   const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  const auto& levels = plan.levels;
+  const patterns::PhasePlan plan = plan_of(spec, params, model);
   Stitcher stitcher(spec, "barrier/node_aware");
   const auto nothing = [](auto&&...) { return Slice{Buf::kInput, 0, 0}; };
-  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-                            nothing);
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, nothing);
-  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-                            nothing);
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan, kIntra, nothing);
+  node_aware::append_phase(stitcher, plan, kInter, nothing);
+  node_aware::append_phase(stitcher, plan, kIntra, nothing);
+  stitcher.set_params(plan.recorded());
   return std::move(stitcher).finish();
 }
 
-// Estimate: the three phases' estimates one after the other.
+// Estimate: the intra-node barrier twice and the leaders' once.
 std::optional<Estimate> estimate_barrier_node_aware(const CollectiveSpec& spec,
                                                     const Params& params, const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.intra, plan.intra_specs, &plan.levels.intra, 2},
-                                    {plan.inter, plan.inter_spec, &plan.levels.inter}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).estimate();
 }
 
 }  // namespace optcoll::algorithms

@@ -23,37 +23,23 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "bcast among the nodes' leaders (auto: least estimated time)"},
     {"intra", "auto", "bcast within each node (auto: least estimated time)"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"inter", CollectiveKind::kBcast},
-                                            {"intra", CollectiveKind::kBcast}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"inter", CollectiveKind::kBcast, patterns::Level::kInter}, {"intra", CollectiveKind::kBcast}};
+enum Phase : std::size_t { kInter, kIntra };
 
-struct Plan {
-  patterns::NodeLevels levels;
-  std::vector<CollectiveSpec> inter_spec;
-  std::vector<CollectiveSpec> intra_specs;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* intra = nullptr;
-};
-
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  Plan plan{patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, nullptr, nullptr};
-  const auto& levels = plan.levels;
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kBcast, levels.nodes(),
-                                                 spec.count, levels.root_node));
+patterns::PhasePlan plan_of(const CollectiveSpec& spec, const Params& params,
+                            const CostModel& model) {
+  patterns::PhasePlan plan(patterns::node_levels(spec.nranks, params, model, spec.root), kPhases);
+  const auto& levels = plan.levels();
+  plan.specs(kInter).push_back(patterns::level_spec(spec, CollectiveKind::kBcast, levels.nodes(),
+                                                    spec.count, levels.root_node));
   for (std::int32_t n = 0; n < levels.nodes(); ++n) {
-    plan.intra_specs.push_back(
+    plan.specs(kIntra).push_back(
         patterns::level_spec(spec, CollectiveKind::kBcast, levels.size(n), spec.count,
                              levels.leader_index[static_cast<std::size_t>(n)]));
   }
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "binomial");
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
-                                          levels.intra, "binomial");
+  plan.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},inter={},intra={}", plan.levels.nodes_param, plan.inter->short_name(),
-                     plan.intra->short_name());
 }
 
 }  // namespace
@@ -67,23 +53,12 @@ std::optional<std::string> bcast_node_aware_why_not(const CollectiveSpec& spec,
 
 Schedule build_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
                                 const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
+  const patterns::PhasePlan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
   Stitcher stitcher(spec, "bcast/node_aware");
-  const auto by_rank = [&](const std::vector<Rank>& members) {
-    return [&layout, &members](Rank i, Buf buf) {
-      return node_aware::whole(layout, members[static_cast<std::size_t>(i)], buf);
-    };
-  };
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, by_rank(levels.leaders));
-  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              return node_aware::whole(
-                                  layout, levels.members[g][static_cast<std::size_t>(i)], buf);
-                            });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan, kInter, node_aware::whole_buffers(layout, plan, kInter));
+  node_aware::append_phase(stitcher, plan, kIntra, node_aware::whole_buffers(layout, plan, kIntra));
+  stitcher.set_params(plan.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -91,10 +66,7 @@ Schedule build_bcast_node_aware(const CollectiveSpec& spec, const Params& params
 // NIC sharing does not arise: one rank per node talks between nodes).
 std::optional<Estimate> estimate_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
                                                   const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.inter, plan.inter_spec, &plan.levels.inter},
-                                    {plan.intra, plan.intra_specs, &plan.levels.intra}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).estimate();
 }
 
 }  // namespace optcoll::algorithms

@@ -79,4 +79,42 @@ void append_groups(Stitcher& stitcher, const AlgorithmInfo& info,
   }
 }
 
+// The rank that plays rank i of group g in phase `phase` of `plan` (intra: node g's i-th
+// member; inter: node i's leader).
+inline Rank member_of(const patterns::PhasePlan& plan, std::size_t phase, std::size_t g, Rank i) {
+  const auto& levels = plan.levels();
+  const auto k = static_cast<std::size_t>(i);
+  return plan.level(phase) == patterns::Level::kIntra ? levels.members[g][k] : levels.leaders[k];
+}
+
+// A place function (append_phase) that maps every part rank's buffers to its member's whole
+// buffers of the call.
+inline auto whole_buffers(const Layout& layout, const patterns::PhasePlan& plan,
+                          std::size_t phase) {
+  return [&layout, &plan, phase](std::size_t g, Rank i, Buf buf) {
+    return whole(layout, member_of(plan, phase, g, i), buf);
+  };
+}
+
+// Appends phase `phase` of `plan`, its g-th spec run by groups[g].
+template <typename PlaceFn>
+void append_phase(Stitcher& stitcher, const patterns::PhasePlan& plan, std::size_t phase,
+                  const std::vector<std::vector<Rank>>& groups, PlaceFn place) {
+  append_groups(stitcher, plan.algorithm(phase), plan.specs(phase), groups, plan.model(phase),
+                place);
+}
+
+// As above with the groups of the phase's level: every node's members (intra), or the
+// nodes' leaders (inter: place's group is 0).
+template <typename PlaceFn>
+void append_phase(Stitcher& stitcher, const patterns::PhasePlan& plan, std::size_t phase,
+                  PlaceFn place) {
+  const auto& levels = plan.levels();
+  if (plan.level(phase) == patterns::Level::kIntra) {
+    append_phase(stitcher, plan, phase, levels.members, place);
+  } else {
+    append_phase(stitcher, plan, phase, std::vector<std::vector<Rank>>{levels.leaders}, place);
+  }
+}
+
 }  // namespace optcoll::algorithms::node_aware

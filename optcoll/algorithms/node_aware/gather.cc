@@ -23,41 +23,30 @@ constexpr ParamInfo kParams[] = {
     {"intra", "auto", "gatherv within each node to its leader"},
     {"inter", "auto", "gatherv among the nodes' leaders to the root"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kGatherv},
-                                            {"inter", CollectiveKind::kGatherv}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"intra", CollectiveKind::kGatherv},
+    {"inter", CollectiveKind::kGatherv, patterns::Level::kInter}};
+enum Phase : std::size_t { kIntra, kInter };
 
 struct Plan {
-  patterns::NodeLevels levels;
+  patterns::PhasePlan phases;
   node_aware::NodeOrder order;
-  std::vector<CollectiveSpec> intra_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  const AlgorithmInfo* intra = nullptr;
-  const AlgorithmInfo* inter = nullptr;
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{
-      patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, {}, nullptr, nullptr};
-  const auto& levels = plan.levels;
+  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}};
+  const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
   for (std::size_t g = 0; g < levels.members.size(); ++g) {
-    plan.intra_specs.push_back(patterns::level_spec(
+    plan.phases.specs(kIntra).push_back(patterns::level_spec(
         spec, CollectiveKind::kGatherv, levels.size(static_cast<std::int32_t>(g)), 0,
         levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
   }
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kGatherv, levels.nodes(), 0,
-                                                 levels.root_node, plan.order.node_total));
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
-                                          levels.intra, "binomial");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "binomial");
+  plan.phases.specs(kInter).push_back(patterns::level_spec(
+      spec, CollectiveKind::kGatherv, levels.nodes(), 0, levels.root_node, plan.order.node_total));
+  plan.phases.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},intra={},inter={}", plan.levels.nodes_param, plan.intra->short_name(),
-                     plan.inter->short_name());
 }
 
 }  // namespace
@@ -73,7 +62,7 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
                                  const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   std::vector<Slice> handoff;  // each leader's node blocks
   for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
@@ -82,19 +71,16 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
   const bool staged = !plan.order.same_as_rank_order;
   const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
                                : node_aware::whole(layout, spec.root, Buf::kOutput);
-  node_aware::append_groups(
-      stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-      [&](std::size_t g, Rank i, Buf buf) {
-        const Rank r = levels.members[g][static_cast<std::size_t>(i)];
-        if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
-        return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
-      });
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    const auto g = static_cast<std::size_t>(i);
-                    if (buf == Buf::kInput) return handoff[g];
-                    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kOutput, 0, 0};
-                  });
+  node_aware::append_phase(stitcher, plan.phases, kIntra, [&](std::size_t g, Rank i, Buf buf) {
+    const Rank r = node_aware::member_of(plan.phases, kIntra, g, i);
+    if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
+    return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
+  });
+  node_aware::append_phase(stitcher, plan.phases, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto g = static_cast<std::size_t>(i);
+    if (buf == Buf::kInput) return handoff[g];
+    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kOutput, 0, 0};
+  });
   if (staged) {
     for (Rank r = 0; r < spec.nranks; ++r) {
       const Count b = layout.block(r);
@@ -104,7 +90,7 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
                     Slice{Buf::kOutput, layout.displ(r), b});
     }
   }
-  stitcher.set_params(recorded(plan));
+  stitcher.set_params(plan.phases.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -112,10 +98,7 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
 // staging area, for placements not in blocks, are not in it).
 std::optional<Estimate> estimate_gather_node_aware(const CollectiveSpec& spec, const Params& params,
                                                    const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.intra, plan.intra_specs, &plan.levels.intra},
-                                    {plan.inter, plan.inter_spec, &plan.levels.inter}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).phases.estimate();
 }
 
 }  // namespace optcoll::algorithms

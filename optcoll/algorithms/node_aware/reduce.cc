@@ -21,37 +21,24 @@ constexpr ParamInfo kParams[] = {
     {"intra", "auto", "reduce within each node to its leader (auto: least estimated time)"},
     {"inter", "auto", "reduce among the nodes' leaders (auto: least estimated time)"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"intra", CollectiveKind::kReduce},
-                                            {"inter", CollectiveKind::kReduce}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"intra", CollectiveKind::kReduce},
+    {"inter", CollectiveKind::kReduce, patterns::Level::kInter}};
+enum Phase : std::size_t { kIntra, kInter };
 
-struct Plan {
-  patterns::NodeLevels levels;
-  std::vector<CollectiveSpec> intra_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  const AlgorithmInfo* intra = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-};
-
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  Plan plan{patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, nullptr, nullptr};
-  const auto& levels = plan.levels;
+patterns::PhasePlan plan_of(const CollectiveSpec& spec, const Params& params,
+                            const CostModel& model) {
+  patterns::PhasePlan plan(patterns::node_levels(spec.nranks, params, model, spec.root), kPhases);
+  const auto& levels = plan.levels();
   for (std::int32_t n = 0; n < levels.nodes(); ++n) {
-    plan.intra_specs.push_back(
+    plan.specs(kIntra).push_back(
         patterns::level_spec(spec, CollectiveKind::kReduce, levels.size(n), spec.count,
                              levels.leader_index[static_cast<std::size_t>(n)]));
   }
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kReduce, levels.nodes(),
-                                                 spec.count, levels.root_node));
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
-                                          levels.intra, "binomial");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "binomial");
+  plan.specs(kInter).push_back(patterns::level_spec(spec, CollectiveKind::kReduce, levels.nodes(),
+                                                    spec.count, levels.root_node));
+  plan.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},intra={},inter={}", plan.levels.nodes_param, plan.intra->short_name(),
-                     plan.inter->short_name());
 }
 
 }  // namespace
@@ -65,38 +52,30 @@ std::optional<std::string> reduce_node_aware_why_not(const CollectiveSpec& spec,
 
 Schedule build_reduce_node_aware(const CollectiveSpec& spec, const Params& params,
                                  const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
+  const patterns::PhasePlan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.levels();
   Stitcher stitcher(spec, "reduce/node_aware");
   // Each leader's partial result, between the two levels.
   std::vector<Slice> handoff;
   for (const Rank leader : levels.leaders) handoff.push_back(stitcher.scratch(leader, spec.count));
-  node_aware::append_groups(
-      stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-      [&](std::size_t g, Rank i, Buf buf) {
-        const Rank r = levels.members[g][static_cast<std::size_t>(i)];
-        if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
-        return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
-      });
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    return buf == Buf::kInput
-                               ? handoff[static_cast<std::size_t>(i)]
-                               : node_aware::whole(
-                                     layout, levels.leaders[static_cast<std::size_t>(i)], buf);
-                  });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan, kIntra, [&](std::size_t g, Rank i, Buf buf) {
+    const Rank r = node_aware::member_of(plan, kIntra, g, i);
+    if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
+    return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
+  });
+  node_aware::append_phase(stitcher, plan, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto n = static_cast<std::size_t>(i);
+    return buf == Buf::kInput ? handoff[n] : node_aware::whole(layout, levels.leaders[n], buf);
+  });
+  stitcher.set_params(plan.recorded());
   return std::move(stitcher).finish();
 }
 
 // Estimate: the two levels' estimates one after the other.
 std::optional<Estimate> estimate_reduce_node_aware(const CollectiveSpec& spec, const Params& params,
                                                    const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.intra, plan.intra_specs, &plan.levels.intra},
-                                    {plan.inter, plan.inter_spec, &plan.levels.inter}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).estimate();
 }
 
 }  // namespace optcoll::algorithms

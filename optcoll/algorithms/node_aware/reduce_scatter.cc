@@ -26,48 +26,33 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "reduce_scatter of the nodes' parts among the leaders"},
     {"down", "auto", "scatterv within each node from its leader"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"up", CollectiveKind::kReduce},
-                                            {"inter", CollectiveKind::kReduceScatter},
-                                            {"down", CollectiveKind::kScatterv}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"up", CollectiveKind::kReduce},
+    {"inter", CollectiveKind::kReduceScatter, patterns::Level::kInter, "ring"},
+    {"down", CollectiveKind::kScatterv}};
+enum Phase : std::size_t { kUp, kInter, kDown };
 
 struct Plan {
-  patterns::NodeLevels levels;
+  patterns::PhasePlan phases;
   node_aware::NodeOrder order;
-  std::vector<CollectiveSpec> up_specs;
-  std::vector<CollectiveSpec> inter_spec;
-  std::vector<CollectiveSpec> down_specs;
-  const AlgorithmInfo* up = nullptr;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* down = nullptr;
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{
-      patterns::node_levels(spec.nranks, params, model), {}, {}, {}, {}, nullptr, nullptr, nullptr};
-  const auto& levels = plan.levels;
+  Plan plan{{patterns::node_levels(spec.nranks, params, model), kPhases}, {}};
+  const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
   for (std::size_t g = 0; g < levels.members.size(); ++g) {
     const Rank size = levels.size(static_cast<std::int32_t>(g));
-    plan.up_specs.push_back(
+    plan.phases.specs(kUp).push_back(
         patterns::level_spec(spec, CollectiveKind::kReduce, size, layout.total(), 0));
-    plan.down_specs.push_back(patterns::level_spec(spec, CollectiveKind::kScatterv, size, 0, 0,
-                                                   node_aware::member_blocks(levels, layout, g)));
+    plan.phases.specs(kDown).push_back(patterns::level_spec(
+        spec, CollectiveKind::kScatterv, size, 0, 0, node_aware::member_blocks(levels, layout, g)));
   }
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kReduceScatter,
-                                                 levels.nodes(), 0, 0, plan.order.node_total));
-  plan.up =
-      &patterns::level_algorithm("up", params.get("up"), plan.up_specs, levels.intra, "binomial");
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "ring");
-  plan.down = &patterns::level_algorithm("down", params.get("down"), plan.down_specs, levels.intra,
-                                         "binomial");
+  plan.phases.specs(kInter).push_back(patterns::level_spec(
+      spec, CollectiveKind::kReduceScatter, levels.nodes(), 0, 0, plan.order.node_total));
+  plan.phases.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},up={},inter={},down={}", plan.levels.nodes_param, plan.up->short_name(),
-                     plan.inter->short_name(), plan.down->short_name());
 }
 
 }  // namespace
@@ -83,7 +68,7 @@ Schedule build_reduce_scatter_node_aware(const CollectiveSpec& spec, const Param
                                          const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   const bool staged = !plan.order.same_as_rank_order;
   std::vector<Slice> reduced;  // each leader's node sum, in rank order
@@ -98,13 +83,12 @@ Schedule build_reduce_scatter_node_aware(const CollectiveSpec& spec, const Param
   const auto member = [&](std::size_t g, Rank i) {
     return levels.members[g][static_cast<std::size_t>(i)];
   };
-  node_aware::append_groups(stitcher, *plan.up, plan.up_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              if (buf == Buf::kInput) {
-                                return node_aware::whole(layout, member(g, i), buf);
-                              }
-                              return i == 0 ? reduced[g] : Slice{Buf::kOutput, 0, 0};
-                            });
+  node_aware::append_phase(stitcher, plan.phases, kUp, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kInput) {
+      return node_aware::whole(layout, member(g, i), buf);
+    }
+    return i == 0 ? reduced[g] : Slice{Buf::kOutput, 0, 0};
+  });
   if (staged) {
     for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
       for (Rank r = 0; r < spec.nranks; ++r) {
@@ -116,19 +100,17 @@ Schedule build_reduce_scatter_node_aware(const CollectiveSpec& spec, const Param
       }
     }
   }
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    const auto g = static_cast<std::size_t>(i);
-                    return buf == Buf::kInput ? ordered[g] : part[g];
-                  });
-  node_aware::append_groups(stitcher, *plan.down, plan.down_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              if (buf == Buf::kOutput) {
-                                return node_aware::whole(layout, member(g, i), buf);
-                              }
-                              return i == 0 ? part[g] : Slice{Buf::kInput, 0, 0};
-                            });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan.phases, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto g = static_cast<std::size_t>(i);
+    return buf == Buf::kInput ? ordered[g] : part[g];
+  });
+  node_aware::append_phase(stitcher, plan.phases, kDown, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kOutput) {
+      return node_aware::whole(layout, member(g, i), buf);
+    }
+    return i == 0 ? part[g] : Slice{Buf::kInput, 0, 0};
+  });
+  stitcher.set_params(plan.phases.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -137,11 +119,7 @@ Schedule build_reduce_scatter_node_aware(const CollectiveSpec& spec, const Param
 std::optional<Estimate> estimate_reduce_scatter_node_aware(const CollectiveSpec& spec,
                                                            const Params& params,
                                                            const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.up, plan.up_specs, &plan.levels.intra},
-                                    {plan.inter, plan.inter_spec, &plan.levels.inter},
-                                    {plan.down, plan.down_specs, &plan.levels.intra}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).phases.estimate();
 }
 
 }  // namespace optcoll::algorithms

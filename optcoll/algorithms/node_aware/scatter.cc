@@ -23,41 +23,30 @@ constexpr ParamInfo kParams[] = {
     {"inter", "auto", "scatterv from the root among the nodes' leaders"},
     {"intra", "auto", "scatterv within each node from its leader"},
 };
-constexpr patterns::LevelPhase kPhases[] = {{"inter", CollectiveKind::kScatterv},
-                                            {"intra", CollectiveKind::kScatterv}};
+constexpr patterns::LevelPhase kPhases[] = {
+    {"inter", CollectiveKind::kScatterv, patterns::Level::kInter},
+    {"intra", CollectiveKind::kScatterv}};
+enum Phase : std::size_t { kInter, kIntra };
 
 struct Plan {
-  patterns::NodeLevels levels;
+  patterns::PhasePlan phases;
   node_aware::NodeOrder order;
-  std::vector<CollectiveSpec> inter_spec;
-  std::vector<CollectiveSpec> intra_specs;
-  const AlgorithmInfo* inter = nullptr;
-  const AlgorithmInfo* intra = nullptr;
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{
-      patterns::node_levels(spec.nranks, params, model, spec.root), {}, {}, {}, nullptr, nullptr};
-  const auto& levels = plan.levels;
+  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}};
+  const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
-  plan.inter_spec.push_back(patterns::level_spec(spec, CollectiveKind::kScatterv, levels.nodes(), 0,
-                                                 levels.root_node, plan.order.node_total));
+  plan.phases.specs(kInter).push_back(patterns::level_spec(
+      spec, CollectiveKind::kScatterv, levels.nodes(), 0, levels.root_node, plan.order.node_total));
   for (std::size_t g = 0; g < levels.members.size(); ++g) {
-    plan.intra_specs.push_back(patterns::level_spec(
+    plan.phases.specs(kIntra).push_back(patterns::level_spec(
         spec, CollectiveKind::kScatterv, levels.size(static_cast<std::int32_t>(g)), 0,
         levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
   }
-  plan.inter = &patterns::level_algorithm("inter", params.get("inter"), plan.inter_spec,
-                                          levels.inter, "binomial");
-  plan.intra = &patterns::level_algorithm("intra", params.get("intra"), plan.intra_specs,
-                                          levels.intra, "binomial");
+  plan.phases.choose(params);
   return plan;
-}
-
-std::string recorded(const Plan& plan) {
-  return fmt::format("{},inter={},intra={}", plan.levels.nodes_param, plan.inter->short_name(),
-                     plan.intra->short_name());
 }
 
 }  // namespace
@@ -73,7 +62,7 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
                                   const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
   const Layout layout(spec);
-  const auto& levels = plan.levels;
+  const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   std::vector<Slice> handoff;  // each leader's node blocks
   for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
@@ -91,19 +80,17 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
                 staging.offset + plan.order.staged_displ[static_cast<std::size_t>(r)], b});
     }
   }
-  stitcher.append(patterns::build_level(*plan.inter, plan.inter_spec[0], levels.inter),
-                  levels.leaders, [&](Rank i, Buf buf) {
-                    const auto g = static_cast<std::size_t>(i);
-                    if (buf == Buf::kOutput) return handoff[g];
-                    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kInput, 0, 0};
-                  });
-  node_aware::append_groups(stitcher, *plan.intra, plan.intra_specs, levels.members, levels.intra,
-                            [&](std::size_t g, Rank i, Buf buf) {
-                              const Rank r = levels.members[g][static_cast<std::size_t>(i)];
-                              if (buf == Buf::kOutput) return node_aware::whole(layout, r, buf);
-                              return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kInput, 0, 0};
-                            });
-  stitcher.set_params(recorded(plan));
+  node_aware::append_phase(stitcher, plan.phases, kInter, [&](std::size_t, Rank i, Buf buf) {
+    const auto g = static_cast<std::size_t>(i);
+    if (buf == Buf::kOutput) return handoff[g];
+    return levels.leaders[g] == spec.root ? staging : Slice{Buf::kInput, 0, 0};
+  });
+  node_aware::append_phase(stitcher, plan.phases, kIntra, [&](std::size_t g, Rank i, Buf buf) {
+    const Rank r = node_aware::member_of(plan.phases, kIntra, g, i);
+    if (buf == Buf::kOutput) return node_aware::whole(layout, r, buf);
+    return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kInput, 0, 0};
+  });
+  stitcher.set_params(plan.phases.recorded());
   return std::move(stitcher).finish();
 }
 
@@ -111,10 +98,7 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
 // placements not in blocks, are not in it).
 std::optional<Estimate> estimate_scatter_node_aware(const CollectiveSpec& spec,
                                                     const Params& params, const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
-  return patterns::phases_estimate({{plan.inter, plan.inter_spec, &plan.levels.inter},
-                                    {plan.intra, plan.intra_specs, &plan.levels.intra}},
-                                   recorded(plan));
+  return plan_of(spec, params, model).phases.estimate();
 }
 
 }  // namespace optcoll::algorithms

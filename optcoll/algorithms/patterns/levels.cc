@@ -136,17 +136,42 @@ std::optional<Estimate> level_estimate(const AlgorithmInfo& info,
   return total;
 }
 
-std::optional<Estimate> phases_estimate(std::initializer_list<PhaseCost> phases,
-                                        std::string params) {
-  Estimate total;
-  for (const PhaseCost& phase : phases) {
-    const auto e = level_estimate(*phase.info, phase.specs, *phase.model);
-    if (!e) return std::nullopt;
-    total.time += phase.times * e->time;
-    total.bytes += static_cast<std::uint64_t>(phase.times) * e->bytes;
-    total.work += phase.times * e->work;
+PhasePlan::PhasePlan(NodeLevels levels, std::span<const LevelPhase> phases)
+    : levels_(std::move(levels)) {
+  for (const LevelPhase& declared : phases) {
+    phases_.push_back(
+        {declared, declared.level == Level::kIntra ? levels_.intra : levels_.inter, {}, nullptr});
   }
-  total.params = std::move(params);
+}
+
+void PhasePlan::choose(const Params& params) {
+  for (Phase& phase : phases_) {
+    const LevelPhase& d = phase.declared;
+    phase.algorithm =
+        &level_algorithm(d.param, params.get(d.param), phase.specs, phase.model, d.fallback);
+  }
+}
+
+std::string PhasePlan::recorded(std::string_view extra) const {
+  std::string text = levels_.nodes_param;
+  if (!extra.empty()) text += fmt::format(",{}", extra);
+  for (const Phase& phase : phases_) {
+    text += fmt::format(",{}={}", phase.declared.param, phase.algorithm->short_name());
+  }
+  return text;
+}
+
+std::optional<Estimate> PhasePlan::estimate(std::string_view extra) const {
+  Estimate total;
+  for (const Phase& phase : phases_) {
+    const auto e = level_estimate(*phase.algorithm, phase.specs, phase.model);
+    if (!e) return std::nullopt;
+    const int times = phase.declared.times;
+    total.time += times * e->time;
+    total.bytes += static_cast<std::uint64_t>(times) * e->bytes;
+    total.work += times * e->work;
+  }
+  total.params = recorded(extra);
   return total;
 }
 

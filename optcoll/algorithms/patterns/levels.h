@@ -66,27 +66,61 @@ std::optional<Estimate> level_estimate(const AlgorithmInfo& info,
                                        std::span<const CollectiveSpec> specs,
                                        const CostModel& model);
 
-// Phases run one after the other: the sum of their estimates (a phase counted `times`
-// times), bytes and work; nullopt where a phase's estimate is. Not exact: NIC sharing and
-// the staging copies are not in it.
-struct PhaseCost {
-  const AlgorithmInfo* info;
-  std::span<const CollectiveSpec> specs;
-  const CostModel* model;
+// One phase of a node-aware algorithm, as its file declares it in a table: the parameter
+// that names its algorithm, its collective, the level it runs at (within each node, or
+// among the nodes' leaders), the algorithm auto takes where no estimate prices the level's
+// model, and how many times it runs (a barrier's intra-node phase: twice).
+enum class Level : std::uint8_t { kIntra, kInter };
+struct LevelPhase {
+  std::string_view param;
+  CollectiveKind kind;
+  Level level = Level::kIntra;
+  std::string_view fallback = "binomial";
   int times = 1;
 };
-std::optional<Estimate> phases_estimate(std::initializer_list<PhaseCost> phases,
-                                        std::string params);
 
 // The why_not of the node-aware algorithms: `nodes` is auto or 1..p, each phase parameter
 // (name, kind) is auto or a flat registry algorithm of that kind, and the operator is
 // commutative (the levels combine node by node, not in rank order).
-struct LevelPhase {
-  std::string_view param;
-  CollectiveKind kind;
-};
 std::optional<std::string> levels_why_not(const CollectiveSpec& spec, const Params& params,
                                           std::span<const LevelPhase> phases);
+
+// The phases of one call of a node-aware algorithm: for each entry of its table, the specs
+// of the groups that run it (one per node, or one among the leaders) and the algorithm
+// chosen for them. The file fills the specs, then choose() picks every phase's algorithm;
+// recorded() and estimate() follow the table.
+class PhasePlan {
+ public:
+  PhasePlan(NodeLevels levels, std::span<const LevelPhase> phases);
+
+  const NodeLevels& levels() const { return levels_; }
+  std::vector<CollectiveSpec>& specs(std::size_t phase) { return phases_[phase].specs; }
+  const std::vector<CollectiveSpec>& specs(std::size_t phase) const { return phases_[phase].specs; }
+  // The model phase `phase` is chosen and priced under: its level's (set_model: another,
+  // e.g. the inter level with its NICs shared by several leaders).
+  const CostModel& model(std::size_t phase) const { return phases_[phase].model; }
+  void set_model(std::size_t phase, CostModel model) { phases_[phase].model = std::move(model); }
+
+  // Each phase's algorithm: its parameter's value, or auto (level_algorithm).
+  void choose(const Params& params);
+  const AlgorithmInfo& algorithm(std::size_t phase) const { return *phases_[phase].algorithm; }
+  Level level(std::size_t phase) const { return phases_[phase].declared.level; }
+
+  // "nodes=N,<param>=<algorithm>,..." in table order; `extra` ("leaders=2") after nodes.
+  std::string recorded(std::string_view extra = {}) const;
+  // The phases one after the other (phases_estimate), recorded() as its parameters.
+  std::optional<Estimate> estimate(std::string_view extra = {}) const;
+
+ private:
+  struct Phase {
+    LevelPhase declared;
+    CostModel model;
+    std::vector<CollectiveSpec> specs;
+    const AlgorithmInfo* algorithm = nullptr;
+  };
+  NodeLevels levels_;
+  std::vector<Phase> phases_;
+};
 
 // True for the node-aware algorithms themselves (never a phase of another).
 bool is_node_aware(const AlgorithmInfo& info);
