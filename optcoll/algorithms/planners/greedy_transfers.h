@@ -29,14 +29,14 @@
 //   (a + ceil((n − 2^a)/K))(d + c), a = floor(log2 K) + 1, from above (the report's Prop. 8
 //   is false; limited_upper_bound in greedy_reduction.h).
 //
-// Restrictions: K >= 1 (K >= n/2 changes nothing: one port lets at most floor(n/2) transfers
-//   run at once; K >= n − 1 is Algorithm 1). The model must overlap reduction with
-//   communication: without overlap the report's reduction to d' = 0, c' = d + c makes
-//   transfers instantaneous, and a transfer limit then means nothing, so reduce/greedy_overlap
-//   refuses transfers=K there. The start times are model times: under another model than the
-//   one planned for they are only lower bounds. Optimality (Thm 7) is the report's claim;
-//   tests/algorithms/greedy_transfers_test.cc checks it against an exhaustive search for
-//   n <= 8.
+// Restrictions: K >= 1 (K >= floor(n/2) limits nothing, since one port per machine lets at
+//   most floor(n/2) transfers run at once: that is Algorithm 1). The model must overlap
+//   reduction with communication: without overlap the report's reduction to d' = 0,
+//   c' = d + c makes transfers instantaneous, and a transfer limit then means nothing, so
+//   reduce/greedy_overlap refuses transfers=K there. The start times are model times: under
+//   another model than the one planned for they are only lower bounds. Optimality (Thm 7) is
+//   the report's claim; tests/algorithms/greedy_transfers_test.cc checks it against an
+//   exhaustive search for n <= 8.
 //
 // Reference: L.-C. Canon, G. Antoniu, "Scheduling Associative Reductions with Homogeneous
 //   Costs when Overlapping Communications and Computations", INRIA RR-7898 (2012), §6.1,
