@@ -2,18 +2,27 @@
 // File: experiment `canon-ratios`: Figure 2 of Canon & Antoniu (INRIA RR-7898): the length of
 // the binomial strategy over the optimum at d = c, and of the Fibonacci strategy over the
 // optimum at min(d, c) = 0, for n = 2..10000, under both tie-breaking rules of the greedy's
-// argmin; the bounds of Lemma 5 and Prop. 6 beside the optimum; and the optimal length
-// against n for several (d, c) ratios.
+// argmin; the bounds of Lemma 5 and Prop. 6 beside the optimum; the optimal length against n
+// for several (d, c) ratios; and the K-transfer case for d < c (the report's §6.1): Algorithm
+// 2's length against Algorithm 3's (what transfers=K ran before issue 33) and the unlimited
+// optimum, n = 2..1000, each Algorithm 2 entry of the table also simulated as
+// reduce/greedy_overlap transfers=K.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "optcoll/algorithms/planners/greedy_reduction.h"
+#include "optcoll/algorithms/planners/greedy_transfers.h"
+#include "optcoll/algorithms/registry.h"
 #include "optcoll/experiments/experiment.h"
 #include "optcoll/experiments/svg_chart.h"
+#include "optcoll/model/cost_model.h"
+#include "optcoll/sim/simulator.h"
 
 namespace optcoll::experiments {
 namespace {
@@ -66,6 +75,135 @@ std::string optimum_table(const std::vector<std::int64_t>& sizes) {
     t += "\n";
   }
   return t;
+}
+
+// ---- K concurrent transfers, d < c (the report's §6.1) ----------------------------------
+
+constexpr std::array<ReductionCosts, 2> kTransferPairs{{{1, 2}, {1, 5}}};
+constexpr std::array<std::int64_t, 5> kTransferLimits{1, 2, 3, 4, 8};
+
+// The model reduce/greedy_overlap plans for d = alpha + n beta, c = n gamma with one element.
+CostModel transfer_model(const ReductionCosts& k) {
+  CostModel m;
+  m.alpha = k.d;
+  m.beta = 0;
+  m.gamma = k.c;
+  m.ports = 1;
+  m.duplex = Duplex::kHalf;
+  m.overlap = true;
+  return m;
+}
+
+Time simulated_transfers(std::int64_t n, const ReductionCosts& k, std::int64_t limit) {
+  const auto model = transfer_model(k);
+  const auto schedule = algorithms::build(
+      "reduce/greedy_overlap", make_spec(CollectiveKind::kReduce, static_cast<Rank>(n), 1),
+      algorithms::Params::parse(fmt::format("transfers={}", limit)), model);
+  return simulate(schedule, model).makespan;
+}
+
+// Appends the K-transfer section to the result: its table, CSV, chart and JSON.
+void transfer_section(std::int64_t n_max, ExperimentResult& result, nlohmann::json& doc) {
+  struct Row {
+    ReductionCosts costs;
+    std::int64_t limit;
+    std::vector<Time> two, three;  // per n in [2, n_max]
+  };
+  std::vector<Row> rows;
+  std::vector<std::vector<Time>> unlimited;  // per pair: Algorithm 1, per n
+  for (const auto& k : kTransferPairs) {
+    unlimited.push_back(pl::greedy_optimal_lengths(n_max, k));
+    for (const auto limit : kTransferLimits) {
+      Row row{k, limit, {}, {}};
+      for (std::int64_t n = 2; n <= n_max; ++n) {
+        row.two.push_back(pl::greedy_transfers(n, k, limit).length);
+        row.three.push_back(pl::greedy_reducers(n, k, limit).length);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  std::string csv = "n";
+  for (const auto& r : rows) {
+    csv += fmt::format(",alg2_d{0:g}_c{1:g}_K{2},alg3_d{0:g}_c{1:g}_K{2}", r.costs.d, r.costs.c,
+                       r.limit);
+  }
+  for (const auto& k : kTransferPairs) csv += fmt::format(",alg1_d{:g}_c{:g}", k.d, k.c);
+  csv += "\n";
+  for (std::int64_t n = 2; n <= n_max; ++n) {
+    const auto i = static_cast<std::size_t>(n - 2);
+    csv += fmt::format("{}", n);
+    for (const auto& r : rows) csv += fmt::format(",{:g},{:g}", r.two[i], r.three[i]);
+    for (const auto& u : unlimited) csv += fmt::format(",{:g}", u[static_cast<std::size_t>(n)]);
+    csv += "\n";
+  }
+  result.files.emplace_back("canon-transfers.csv", csv);
+
+  LineChart chart;
+  chart.title = "Canon & Antoniu, K concurrent transfers, d < c: Algorithm 3 / Algorithm 2";
+  chart.x_label = "number of elements n";
+  chart.y_label = "length ratio";
+  chart.log_x = true;
+  chart.caption =
+      "Algorithm 3 (K reducers: what transfers=K ran before) over Algorithm 2 (K transfers)";
+  for (const auto& r : rows) {
+    Series series{fmt::format("d = {:g}, c = {:g}, K = {}", r.costs.d, r.costs.c, r.limit), {}, {}};
+    for (std::int64_t n = 2; n <= n_max; ++n) {
+      const auto i = static_cast<std::size_t>(n - 2);
+      series.x.push_back(static_cast<double>(n));
+      series.y.push_back(r.three[i] / r.two[i]);
+    }
+    chart.series.push_back(std::move(series));
+  }
+  result.files.emplace_back("canon-transfers.svg", render_svg(chart));
+
+  std::vector<std::int64_t> sizes{4, 8, 16, 20, 50, 64, 100, 256, 1000};
+  std::erase_if(sizes, [&](std::int64_t n) { return n > n_max; });
+  std::string& t = result.table;
+  t += fmt::format(
+      "\nK concurrent transfers, d < c (§6.1), n = 2..{}. Each cell: Algorithm 2 (the K-transfer "
+      "optimum, Thm 7) / Algorithm 3 with K reducers (what `transfers=K` ran before issue 33) / "
+      "Algorithm 1 (no limit). Every Algorithm 2 entry was also simulated as "
+      "reduce/greedy_overlap transfers=K (d = alpha, c = gamma, one element, overlap, one port, "
+      "half duplex), its sends held to their fixed start times: ",
+      n_max);
+  bool all_equal = true;
+  std::string body = "| d, c, K |";
+  for (const auto n : sizes) body += fmt::format(" n = {} |", n);
+  body += "\n|---|";
+  for (std::size_t i = 0; i < sizes.size(); ++i) body += "---|";
+  body += "\n";
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    const auto& u = unlimited[r / kTransferLimits.size()];
+    body += fmt::format("| {:g}, {:g}, {} |", row.costs.d, row.costs.c, row.limit);
+    for (const auto n : sizes) {
+      const auto i = static_cast<std::size_t>(n - 2);
+      if (simulated_transfers(n, row.costs, row.limit) != row.two[i]) all_equal = false;
+      body += fmt::format(" {:g} / {:g} / {:g} |", row.two[i], row.three[i],
+                          u[static_cast<std::size_t>(n)]);
+    }
+    body += "\n";
+    double worst = 0;
+    std::int64_t worst_n = 0;
+    for (std::int64_t n = 2; n <= n_max; ++n) {
+      const auto i = static_cast<std::size_t>(n - 2);
+      const double ratio = row.three[i] / row.two[i];
+      if (ratio > worst + 1e-12) {
+        worst = ratio;
+        worst_n = n;
+      }
+    }
+    doc["transfers"].push_back({{"d", row.costs.d},
+                                {"c", row.costs.c},
+                                {"K", row.limit},
+                                {"max_ratio_alg3_over_alg2", worst},
+                                {"first_n", worst_n}});
+  }
+  t += all_equal ? "the simulated makespans equal Algorithm 2's lengths in every cell.\n\n"
+                 : "**some simulated makespans differ from Algorithm 2's lengths.**\n\n";
+  t += body;
+  doc["transfers_n_max"] = n_max;
+  doc["transfers_simulated_equal"] = all_equal;
 }
 
 }  // namespace
@@ -149,6 +287,7 @@ ExperimentResult run_canon_ratios(const ExperimentOptions& options) {
                      opt_zero[i], pl::prop6_upper_bound(n, zero), len[2][i]);
   }
   t += "\n" + optimum_table(sizes);
+  transfer_section(std::min<std::int64_t>(n_max, 1000), result, doc);
   result.json = doc.dump(2);
   return result;
 }

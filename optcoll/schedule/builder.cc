@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <memory_resource>
@@ -311,6 +312,17 @@ void ScheduleBuilder::add_dependency(Rank at, OpId before, OpId after) {
   auto& deps = ops[static_cast<std::size_t>(after)].after;
   const auto pos = std::lower_bound(deps.begin(), deps.end(), before);
   if (pos == deps.end() || *pos != before) deps.insert(pos, before);
+}
+
+void ScheduleBuilder::set_not_before(Rank at, OpId op, Time time) {
+  if (op == kNoOp) return;
+  OPTCOLL_CHECK(at >= 0 && at < nranks(), "{}: rank {} out of range", schedule_.algorithm, at);
+  auto& ops = schedule_.ranks[static_cast<std::size_t>(at)].ops;
+  OPTCOLL_CHECK(op >= 0 && static_cast<std::size_t>(op) < ops.size(),
+                "{}: rank {} has no op {} to time", schedule_.algorithm, at, op);
+  OPTCOLL_CHECK(std::isfinite(time) && time >= 0, "{}: rank {} op {} release time {}",
+                schedule_.algorithm, at, op, time);
+  ops[static_cast<std::size_t>(op)].not_before = time;
 }
 
 void ScheduleBuilder::set_tree(TreeShape tree) {

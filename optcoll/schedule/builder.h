@@ -48,6 +48,9 @@ class ScheduleBuilder {
   // Escape hatch for orderings that no data hazard implies (e.g. a model's fixed receive
   // order). Each use in an algorithm file carries a comment saying why. kNoOp is ignored.
   void add_dependency(Rank at, OpId before, OpId after);
+  // Op `op` of rank `at` does not start before `time` (Op::not_before): for schedules whose
+  // start times are fixed in advance for the model they are built for. kNoOp is ignored.
+  void set_not_before(Rank at, OpId op, Time time);
 
   void set_tree(TreeShape tree);
   // Records the parameters actually used ("segment=8192"), e.g. after resolving "auto".

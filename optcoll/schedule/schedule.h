@@ -68,6 +68,13 @@ struct Op {
   Action action;
   std::vector<OpId> after;  // same-rank ops that must complete first (all < own index)
   std::int32_t seq = -1;    // Send/Recv/RecvReduce: k-th message on the ordered pair
+  // Release time: the op does not start before this time (the cost model's time units,
+  // counted from the schedule's start; 0: no such bound). It orders nothing and carries no
+  // data: the simulator holds the op until then, the verifier and the executors ignore it.
+  // A schedule whose timing is fixed in advance (Canon & Antoniu's Algorithm 2: transfer
+  // start times that bound how many transfers run at once) says so with it; dependencies
+  // cannot, because they order ops of one rank after events, not at a time.
+  Time not_before = 0;
 
   bool operator==(const Op&) const = default;
 };

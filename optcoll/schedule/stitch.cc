@@ -72,6 +72,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
     for (const Op& op : source.ops) {
       Op renamed;
       renamed.seq = op.seq;
+      renamed.not_before = op.not_before;  // still a time from the start of the whole call
       renamed.after.reserve(op.after.empty() ? sinks.size() : op.after.size());
       for (const OpId a : op.after) {
         renamed.after.push_back(first + a);

@@ -3,6 +3,7 @@
 #include "optcoll/schedule/validate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -242,6 +243,9 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
         if (dep < 0 || dep >= id) {
           issues.add(r, id, "dependency on op {} does not point backwards", dep);
         }
+      }
+      if (!(op.not_before >= 0) || !std::isfinite(op.not_before)) {
+        issues.add(r, id, "release time (not_before) {} is not a finite time >= 0", op.not_before);
       }
       if (!std::is_sorted(op.after.begin(), op.after.end()) ||
           std::adjacent_find(op.after.begin(), op.after.end()) != op.after.end()) {

@@ -119,6 +119,10 @@ void Engine::flatten() {
       Hot& h = hot_[first + i];
       Cold& c = cold_[first + i];
       const Op& op = ops[i];
+      if (op.not_before > 0) {
+        if (release_.empty()) release_.assign(total, 0);
+        release_[first + i] = op.not_before;
+      }
       h.rank = rank;
       h.deps_left = static_cast<std::int32_t>(op.after.size());
       for (const OpId d : op.after) {
@@ -322,6 +326,11 @@ void Engine::run() {
 }
 
 void Engine::became_ready(Gid g, Time now) {
+  if (!release_.empty() && release_[static_cast<std::size_t>(g)] > now) {
+    // Held until its release time: an event of that instant makes it ready.
+    events_.push(Item{release_[static_cast<std::size_t>(g)], g, kReleaseTime});
+    return;
+  }
   Hot& h = hot_[g];
   h.ready = true;
   if (is_computation(h.kind)) {
@@ -414,6 +423,10 @@ Time Engine::port_release(Gid g) const {
 }
 
 void Engine::handle_event(const Item& event, Time now) {
+  if (event.from == kReleaseTime) {
+    became_ready(event.gid, now);
+    return;
+  }
   if (event.gid < 0) {  // a gap ended: that end's port is free, the message travels on
     const Gid g = -event.gid - 1;
     Hot& h = hot_[g];

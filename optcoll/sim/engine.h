@@ -66,6 +66,8 @@ class Engine {
   std::size_t events() const { return events_count_; }
   bool finished(Gid g) const { return end_[g] >= 0; }
   bool is_ready(Gid g) const { return hot_[g].ready; }
+  // Op g's release time (Op::not_before; 0 when it has none).
+  Time release(Gid g) const { return release_.empty() ? 0 : release_[static_cast<std::size_t>(g)]; }
   // A Send or Recv: the transfer's start. A RecvReduce: the start of its reduction (the
   // transfer's start is the Send's). A Copy or Reduce: its start. -1: never started.
   Time start(Gid g) const { return to_real(start_[g]); }
@@ -192,7 +194,12 @@ class Engine {
   };
   static_assert(sizeof(Hot) == 16 && sizeof(Cold) == 16);
 
+  // An event that is no completion: a release time reached (Op::not_before). Completions and
+  // port releases have from = -1.
+  static constexpr std::int32_t kReleaseTime = -2;
+
   std::vector<std::int64_t> base_;  // p + 1 prefix sums of op counts
+  std::vector<Time> release_;       // per op, only when some op has a release time
   HugeVector<Hot> hot_;
   HugeVector<Cold> cold_;
   HugeVector<Gid> succ_;

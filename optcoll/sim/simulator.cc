@@ -5,7 +5,7 @@
 // ---- Simulation semantics (design.md 3.8; docs/design.md repeats this block) -------------
 //
 // Time starts at 0 on every rank. Every op has a ready time: when the last op of its `after`
-// set completes (0 if the set is empty).
+// set completes (0 if the set is empty), or its release time (Op::not_before) if that is later.
 //
 // Transfers. A Send on rank i and the matching Recv or RecvReduce on rank j (same ordered
 //   pair and seq) form one transfer of m elements. It starts when both ops are ready and both
@@ -72,6 +72,9 @@
 //   memory of its own, and the clock between two instants runs s times slower. Nothing else
 //   changes: the start order, and so the order of every event, is that of the run without
 //   cores and node_beta.
+// Release times. An op with not_before = t > 0 is not ready before t: its release is an
+//   event of that instant, applied with the completions. Release times order nothing else
+//   and hold nothing. (With cores or node_beta they are read on the unstretched clock.)
 // Start order. Whenever work becomes ready or a resource is released, the work that may
 //   start at that instant is started greedily in the order (ready time, rank, op index):
 //   each item in turn starts if the resources it needs are free, otherwise it waits (it
@@ -96,7 +99,10 @@
 //                       latest dependency of the partner op (on the partner's rank);
 //     "port"/"processor" it was ready but a resource was busy: the walk continues at the op
 //                       whose completion released it ("port" if that op communicated);
-//     "start"           it was ready at time 0 (the first step).
+//     "start"           it was ready at time 0 (the first step);
+//     "release time"    it waited for its release time: a step of the same op, from when its
+//                       dependencies were met (and its partner's, for a transfer) to the
+//                       release, comes before it, and the walk continues from that step.
 //   A RecvReduce whose reduction had to wait for the processor appears with the start of its
 //   reduction; otherwise an op's step spans its transfer start to its completion, except a
 //   transfer whose early port release (send or receive gap) let the next step start: its
@@ -137,9 +143,15 @@ Gid latest_dependency(const Engine& engine, Gid g) {
   return best;
 }
 
-Time ready_time(const Engine& engine, Gid g) {
+// When g's `after` set was complete (0 if empty).
+Time dependency_time(const Engine& engine, Gid g) {
   const Gid d = latest_dependency(engine, g);
   return d == kNoGid ? 0 : engine.end(d);
+}
+
+// When g was ready: its `after` set complete and its release time reached.
+Time ready_time(const Engine& engine, Gid g) {
+  return std::max(dependency_time(engine, g), engine.release(g));
 }
 
 // What a blocker held: the Send or Recv of a transfer that ended held a port; a Copy, a
@@ -188,12 +200,26 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
     const OpKind kind = engine.kind(g);
     const bool delayed_reduction =
         kind == OpKind::kRecvReduce && engine.start(g) > engine.end(engine.sender(g));
+    // An op held until its release time: a step of its own for the wait, from when its
+    // dependencies were met to the release, and the walk goes on from there.
+    auto wait_for_release = [&](Time release, Time met) {
+      step.waited_for = "release time";
+      CriticalStep wait;
+      wait.rank = step.rank;
+      wait.op = step.op;
+      wait.start = met;
+      wait.end = release;
+      path.push_back(std::move(step));
+      step = std::move(wait);
+    };
     if (sim::detail::is_computation(kind) || delayed_reduction) {
       step.start = engine.start(g);
       const Time ready = delayed_reduction ? engine.end(engine.sender(g)) : ready_time(engine, g);
       if (step.start > ready) {
         next = blocking_op(engine, engine.blocker(g), step);
       } else {
+        const Time met = delayed_reduction ? ready : dependency_time(engine, g);
+        if (!delayed_reduction && engine.release(g) > met) wait_for_release(step.start, met);
         next = latest_dependency(engine, g);
         step.waited_for = next == kNoGid ? "start" : "dependency";
       }
@@ -201,16 +227,22 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
       const Gid send = engine.sender(g);
       const Gid other = engine.partner(g);
       step.start = engine.start(send);
-      const Time own_ready = ready_time(engine, g);
-      const Time other_ready = ready_time(engine, other);
-      if (step.start > std::max(own_ready, other_ready)) {
+      const Time own_met = dependency_time(engine, g);
+      const Time other_met = dependency_time(engine, other);
+      const Time release = std::max(engine.release(g), engine.release(other));
+      if (step.start > std::max({own_met, other_met, release})) {
         next = blocking_op(engine, engine.blocker(send), step);
-      } else if (own_ready >= other_ready) {
-        next = latest_dependency(engine, g);
-        step.waited_for = next == kNoGid ? "start" : "dependency";
       } else {
-        next = latest_dependency(engine, other);
-        step.waited_for = "message partner";
+        if (release > std::max(own_met, other_met)) {
+          wait_for_release(step.start, std::max(own_met, other_met));
+        }
+        if (own_met >= other_met) {
+          next = latest_dependency(engine, g);
+          step.waited_for = next == kNoGid ? "start" : "dependency";
+        } else {
+          next = latest_dependency(engine, other);
+          step.waited_for = "message partner";
+        }
       }
     }
     end = step.start;  // the next step (the cause) ends where this one starts

@@ -13,6 +13,7 @@
 //     communications in total;
 //   - computation: one at a time per rank; without overlap it also needs the rank to have no
 //     communication in progress and blocks new communication while it runs;
+//   - an op with a release time (Op::not_before) is not ready before it;
 //   - among startable work at the same instant, the order is (ready time, rank, op index),
 //     where a transfer is ranked by its Send: same input, same output, always.
 #pragma once
@@ -29,7 +30,7 @@ namespace optcoll {
 enum class SimStatus : std::uint8_t { kOk, kDeadlock };
 
 struct OpTiming {
-  Time ready = -1;  // all `after` deps complete (-1: never)
+  Time ready = -1;  // all `after` deps complete and its release time reached (-1: never)
   Time start = -1;  // work began (transfer start, or computation start)
   Time end = -1;    // op complete
   // A Send, Recv or RecvReduce whose port was released before the transfer's end

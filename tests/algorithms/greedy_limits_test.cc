@@ -14,6 +14,7 @@
 
 #include "optcoll/algorithms/planners/greedy_reduction.h"
 #include "optcoll/algorithms/planners/greedy_schedule.h"
+#include "optcoll/algorithms/planners/greedy_transfers.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::planners {

@@ -46,13 +46,14 @@ DataChoice matrix_product(std::uint64_t salt) {
   return {"mat2_product", mat2_type(), mat2_product(), mat2_multiply, fill_mat2(salt)};
 }
 
-// Runs `c` with `data` and compares every rank's output with the reference.
-void check_case(const RegistryCase& c, const DataChoice& data) {
-  const Schedule schedule = algorithms::build(*c.algorithm, c.spec);
-  const Rank p = c.spec.nranks;
-  const auto contributions = make_contributions(c.spec, data.type.bytes, data.fill);
-  const auto expected = reference_outputs(c.spec, data.type.bytes, contributions, data.combine);
-  const Layout layout(c.spec);
+// Runs `schedule` (named `name`) with `data` and compares every rank's output with the
+// reference.
+void check_schedule(const Schedule& schedule, const std::string& name, const DataChoice& data) {
+  const CollectiveSpec& spec = schedule.spec;
+  const Rank p = spec.nranks;
+  const auto contributions = make_contributions(spec, data.type.bytes, data.fill);
+  const auto expected = reference_outputs(spec, data.type.bytes, contributions, data.combine);
+  const Layout layout(spec);
   for (Rank r = 0; r < p; ++r) {  // the reference and the layout agree on the sizes
     ASSERT_EQ(expected[static_cast<std::size_t>(r)].size(),
               static_cast<std::size_t>(layout.output_count(r)) * data.type.bytes)
@@ -72,8 +73,13 @@ void check_case(const RegistryCase& c, const DataChoice& data) {
     } else {
       diff = first_difference_near<double>(outputs[i], expected[i], data.tolerance);
     }
-    EXPECT_EQ(diff, "") << c.name << " with " << data.name << ": rank " << r;
+    EXPECT_EQ(diff, "") << name << " with " << data.name << ": rank " << r;
   }
+}
+
+// Runs `c` with `data` and compares every rank's output with the reference.
+void check_case(const RegistryCase& c, const DataChoice& data) {
+  check_schedule(algorithms::build(*c.algorithm, c.spec), c.name, data);
 }
 
 class RegistryExec : public ::testing::TestWithParam<RegistryCase> {};
@@ -94,6 +100,38 @@ INSTANTIATE_TEST_SUITE_P(Registry, RegistryExec,
                          ::testing::ValuesIn(registry_cases(exec_rank_grid(),
                                                             /*thin_large=*/kSanitizedBuild)),
                          case_name);
+
+// Release times (Op::not_before: Canon & Antoniu's Algorithm 2 under transfers=K, planned for
+// an overlap model) order nothing: the executors ignore them and the results are the
+// reference's, in rank order for a non-commutative operator.
+TEST(ReleaseTimes, GreedyOverlapWithATransferLimitMatchesTheReference) {
+  CostModel model;
+  model.alpha = 1;
+  model.beta = 0;
+  model.gamma = 2;
+  model.ports = 1;
+  model.duplex = Duplex::kHalf;
+  model.overlap = true;
+  for (const Rank p : {5, 16}) {
+    for (const Rank root : {Rank{0}, p - 1}) {
+      for (const bool commutative : {true, false}) {
+        auto spec = make_spec(CollectiveKind::kReduce, p, 5, root);
+        spec.commutative = commutative;
+        const Schedule schedule = algorithms::build(
+            "reduce/greedy_overlap", spec, algorithms::Params::parse("transfers=2"), model);
+        bool released = false;
+        for (const auto& program : schedule.ranks) {
+          for (const auto& op : program.ops) released = released || op.not_before > 0;
+        }
+        ASSERT_TRUE(released);
+        const std::string name = fmt::format("p={} root={}", p, root);
+        const std::uint64_t salt = std::hash<std::string>{}(name);
+        check_schedule(schedule, name,
+                       commutative ? integer_sum<std::int64_t>(salt) : matrix_product(salt));
+      }
+    }
+  }
+}
 
 // A barrier has no data; what it guarantees is that no rank leaves before every rank came.
 class BarrierExec : public ::testing::TestWithParam<RegistryCase> {};

@@ -164,6 +164,40 @@ TEST(TextFormat, ParamsRoundTrip) {
   EXPECT_THROW(io::to_text(s), Error);
 }
 
+// Release times (Op::not_before) survive both formats exactly, integral or not.
+TEST(TextFormat, ReleaseTimesRoundTrip) {
+  Schedule s = small_schedule();
+  s.ranks[0].ops[0].not_before = 7;
+  s.ranks[4].ops.back().not_before = 2.5e-6;
+  const std::string text = io::to_text(s);
+  EXPECT_NE(text.find("\n0 send 4 seq 0 in[0:+1] not_before 7\n"), std::string::npos) << text;
+  EXPECT_EQ(io::parse_text(text), s);
+  EXPECT_EQ(io::to_text(io::parse_text(text)), text);
+  const std::string json = io::to_json(s);
+  EXPECT_NE(json.find("\"not_before\":7"), std::string::npos) << json;
+  EXPECT_EQ(io::parse_json(json), s);
+  EXPECT_EQ(io::to_json(io::parse_json(json)), json);
+  const std::string good = io::to_text(small_schedule());
+  const std::string send = "0 send 4 seq 0 in[0:+1]";
+  for (const char* bad : {"-1", "x", "inf", "nan", "1e999"}) {
+    expect_parse_error(replace_once(good, send, send + " not_before " + bad), ErrorCode::kParse,
+                       std::string("expected a finite time >= 0 for not_before, got '") + bad);
+  }
+  expect_parse_error(replace_once(good, send, send + " not_before"), ErrorCode::kParse,
+                     "expected a time after 'not_before'");
+  // The release time comes before the dependencies.
+  expect_parse_error(replace_once(good, "2 send 2 seq 0 scratch[0:+1] after 0",
+                                  "2 send 2 seq 0 scratch[0:+1] after 0 not_before 3"),
+                     ErrorCode::kParse, "expected an integer for a dependency, got 'not_before'");
+  const std::string json_good = io::to_json(small_schedule());
+  const std::string json_send = "{\"op\":\"send\",\"peer\":4,\"seq\":0";
+  for (const char* bad : {"-1", "\"3\"", "true"}) {
+    expect_parse_error(
+        replace_once(json_good, json_send, json_send + ",\"not_before\":" + std::string(bad)),
+        ErrorCode::kParse, "\"not_before\" must be a finite time >= 0");
+  }
+}
+
 TEST(TextFormat, CommentsAndBlankLinesAreIgnored) {
   const Schedule s = small_schedule();
   std::string text = io::to_text(s);

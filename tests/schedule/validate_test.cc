@@ -2,6 +2,8 @@
 // File: structural checks of schedules and message matching.
 #include "optcoll/schedule/validate.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
@@ -93,6 +95,15 @@ TEST(Structure, FindsEveryOtherKindOfDamage) {
     Schedule s = ring();
     s.ranks[3].scratch_count = -2;
     EXPECT_TRUE(has_issue(s, "scratch size -2 out of range"));
+  }
+  {
+    Schedule s = ring();
+    s.ranks[2].ops[1].not_before = -1;
+    EXPECT_TRUE(has_issue(s, "release time (not_before) -1 is not a finite time >= 0"));
+    s.ranks[2].ops[1].not_before = std::numeric_limits<Time>::quiet_NaN();
+    EXPECT_TRUE(has_issue(s, "release time (not_before) nan is not a finite time >= 0"));
+    s.ranks[2].ops[1].not_before = 3;
+    EXPECT_TRUE(structure_issues(s).empty());
   }
   {
     Schedule s = ring();

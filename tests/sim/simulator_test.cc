@@ -695,5 +695,57 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
   EXPECT_GT(early_receive_ends, 0u);
 }
 
+// Release times (Op::not_before): an op is not ready before its release time; the critical
+// path shows the wait as a step of its own. A chain bcast 0 -> 1 -> 2 of 10 elements (T =
+// 110), the first send held until 50: [50, 160], then [160, 270]. (The path names the first
+// transfer by rank 1's receive, the dependency of rank 1's send.)
+TEST(ReleaseTime, HoldsTheOpAndShowsOnTheCriticalPath) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 3, 10), "test/chain");
+  const auto first = b.transfer(0, 1, out(0, 10), out(0, 10));
+  b.transfer(1, 2, out(0, 10), out(0, 10));
+  b.set_not_before(0, first.send, 50);
+  const Schedule s = std::move(b).finish();
+  const auto r = simulate(s, model(1), {.trace = true});
+  EXPECT_EQ(r.makespan, 270);
+  EXPECT_EQ(timing(r, 0, 0).ready, 50);
+  EXPECT_EQ(timing(r, 0, 0).start, 50);
+  EXPECT_EQ(path_of(r),
+            (std::vector<std::tuple<Rank, Time, Time, std::string>>{
+                {1, 0, 50, "start"}, {1, 50, 160, "release time"}, {1, 160, 270, "dependency"}}));
+  // On the receiving side it holds the transfer just the same.
+  Schedule on_recv = s;
+  on_recv.ranks[0].ops[0].not_before = 0;
+  on_recv.ranks[1].ops[0].not_before = 70;
+  const auto rr = simulate(on_recv, model(1));
+  EXPECT_EQ(rr.makespan, 290);
+  EXPECT_EQ(path_of(rr).front(), (std::tuple<Rank, Time, Time, std::string>{1, 0, 70, "start"}));
+  // A release time already past when the op is ready changes nothing.
+  Schedule past = s;
+  past.ranks[0].ops[0].not_before = 0;
+  past.ranks[1].ops[1].not_before = 100;  // its send is ready at 110
+  const auto rp = simulate(past, model(1));
+  EXPECT_EQ(rp.makespan, 220);
+  for (const auto& step : rp.critical_path) EXPECT_NE(step.waited_for, "release time");
+}
+
+// A computation held by its release time after its dependency: the wait step starts where
+// the dependency ends. Rank 1 receives 10 elements ([0, 110]) and copies them (copy = 2: 20),
+// the copy held until 200: [200, 220].
+TEST(ReleaseTime, ComputationWaitsAfterItsDependency) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kBcast, 2, 10), "test/recv_copy");
+  b.transfer(0, 1, out(0, 10), out(0, 10));
+  const Slice tmp = b.scratch(1, 10);
+  const OpId copy = b.copy(1, out(0, 10), tmp);
+  b.set_not_before(1, copy, 200);
+  const Schedule s = std::move(b).finish();
+  CostModel m = model(1);
+  m.copy = 2;
+  const auto r = simulate(s, m);
+  EXPECT_EQ(r.makespan, 220);
+  EXPECT_EQ(path_of(r),
+            (std::vector<std::tuple<Rank, Time, Time, std::string>>{
+                {1, 0, 110, "start"}, {1, 110, 200, "dependency"}, {1, 200, 220, "release time"}}));
+}
+
 }  // namespace
 }  // namespace optcoll

@@ -6,13 +6,13 @@
 //   0→1, 2→3, 4→5, 6→7 in 3d: 8d in all.
 //
 // Cost (overlap, one port, half duplex, copy = 0; d = α + nβ, c = nγ):
-//   L(p) + ceil(log2 p)·d, L(p) the length of Algorithm 1 (or of Algorithm 3 with
-//   reducers=K or transfers=K, as reduce/greedy_overlap).
+//   L(p) + ceil(log2 p)·d, L(p) the length of Algorithm 1 (of Algorithm 2 with transfers=K,
+//   its fixed start times as release times, or of Algorithm 3 with reducers=K, as
+//   reduce/greedy_overlap; the limit holds for the reduction, not the broadcast).
 // Restrictions: none (the tree's sink is rank 0, where pre-order labelling keeps rank order).
-//   transfers and reducers cannot both be set.
+//   As reduce/greedy_overlap: transfers and reducers not both set, greedy as they call for,
+//   transfers=K only with overlap.
 // Reference: L.-C. Canon, G. Antoniu, INRIA RR-7898 (2012); binomial broadcast: Chan et al.
-
-#include <fmt/format.h>
 
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
@@ -28,15 +28,13 @@ Schedule build_allreduce_greedy_overlap(const CollectiveSpec& spec, const Params
                                         const CostModel& model) {
   ScheduleBuilder b(spec, "allreduce/greedy_overlap");
   const Layout& layout = b.layout();
-  const auto costs = planners::reduction_costs(spec, spec.count, model);
-  const auto tree = planners::plan_greedy_tree(spec.nranks, costs, params.get_int("transfers"),
-                                               params.get_int("reducers"));
-  planners::emit_greedy_reduce(b, tree, input_of(layout, 0), output_of(layout, 0), 0);
+  const auto planned = planners::plan_greedy_overlap(
+      spec, model, params.get_int("transfers"), params.get_int("reducers"), params.get("greedy"));
+  planners::emit_greedy_reduce(b, planned.tree, input_of(layout, 0), output_of(layout, 0), 0);
   patterns::emit_tree_bcast(
       b, patterns::binomial_tree(spec.nranks, 0, patterns::ChildOrder::kLargestFirst),
       output_of(layout, 0));
-  b.set_params(fmt::format("transfers={},reducers={}", params.get_int("transfers"),
-                           params.get_int("reducers")));
+  b.set_params(planned.params);
   return std::move(b).finish();
 }
 
@@ -47,15 +45,13 @@ std::optional<Estimate> estimate_allreduce_greedy_overlap(const CollectiveSpec& 
                                                           const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const auto tree =
-      planners::plan_greedy_tree(spec.nranks, planners::reduction_costs(spec, spec.count, model),
-                                 params.get_int("transfers"), params.get_int("reducers"));
+  const auto planned = planners::plan_greedy_overlap(
+      spec, model, params.get_int("transfers"), params.get_int("reducers"), params.get("greedy"));
   const double sends = spec.nranks - 1;
   return make_estimate(
-      spec, tree.length + static_cast<Time>(ceil_log2(spec.nranks)) * c->message(spec.count),
-      2 * sends * spec.count, 4 * sends + spec.nranks, false,
-      fmt::format("transfers={},reducers={}", params.get_int("transfers"),
-                  params.get_int("reducers")));
+      spec,
+      planned.tree.length + static_cast<Time>(ceil_log2(spec.nranks)) * c->message(spec.count),
+      2 * sends * spec.count, 4 * sends + spec.nranks, false, planned.params);
 }
 
 }  // namespace optcoll::algorithms

@@ -37,27 +37,10 @@ class MinHeap {
   std::priority_queue<std::pair<Time, Index>, std::vector<std::pair<Time, Index>>, Less> heap_;
 };
 
-ReductionTree empty_tree(std::int64_t n) {
-  if (n < 1) throw_invalid("a reduction tree needs at least 1 machine, got {}", n);
-  if (n > INT32_MAX) throw_invalid("a reduction tree takes at most 2^31 - 1 machines, got {}", n);
-  ReductionTree tree;
-  tree.parent.assign(static_cast<std::size_t>(n), -1);
-  tree.children.resize(static_cast<std::size_t>(n));
-  return tree;
-}
-
-// Children received in decreasing insertion index (docs/math/reduction-overlap.md §3, step 2).
-void link_reversed(ReductionTree& tree) {
-  for (auto& kids : tree.children) kids.clear();
-  for (std::size_t i = tree.parent.size(); i-- > 1;) {
-    tree.children[static_cast<std::size_t>(tree.parent[i])].push_back(static_cast<Index>(i));
-  }
-}
-
 // Algorithm 1 restricted to receivers 0..limit-1 (limit = n: Algorithm 1 itself).
 ReductionTree greedy(std::int64_t n, const ReductionCosts& costs, std::int64_t limit,
                      TieBreak tie) {
-  ReductionTree tree = empty_tree(n);
+  ReductionTree tree = empty_reduction_tree(n);
   const Time step = std::max(costs.d, costs.c);
   MinHeap heap(tie);
   heap.push(0, 0);
@@ -70,12 +53,28 @@ ReductionTree greedy(std::int64_t n, const ReductionCosts& costs, std::int64_t l
     heap.push(s_m + step, m);
     if (i < limit) heap.push(s_i, i);
   }
-  link_reversed(tree);
+  link_children_reversed(tree);
   tree.length = last;
   return tree;
 }
 
 }  // namespace
+
+ReductionTree empty_reduction_tree(std::int64_t n) {
+  if (n < 1) throw_invalid("a reduction tree needs at least 1 machine, got {}", n);
+  if (n > INT32_MAX) throw_invalid("a reduction tree takes at most 2^31 - 1 machines, got {}", n);
+  ReductionTree tree;
+  tree.parent.assign(static_cast<std::size_t>(n), -1);
+  tree.children.resize(static_cast<std::size_t>(n));
+  return tree;
+}
+
+void link_children_reversed(ReductionTree& tree) {
+  for (auto& kids : tree.children) kids.clear();
+  for (std::size_t i = tree.parent.size(); i-- > 1;) {
+    tree.children[static_cast<std::size_t>(tree.parent[i])].push_back(static_cast<Index>(i));
+  }
+}
 
 TreeTiming evaluate_in_order(const ReductionTree& tree, const ReductionCosts& costs) {
   TreeTiming timing;
@@ -144,33 +143,6 @@ ReductionTree greedy_reducers(std::int64_t n, const ReductionCosts& costs, std::
   return tree;
 }
 
-ReductionTree greedy_transfers(std::int64_t n, const ReductionCosts& costs,
-                               std::int64_t transfers) {
-  if (transfers < 1) {
-    throw_invalid("transfers (the K of Algorithm 2) must be >= 1, got {}", transfers);
-  }
-  ReductionTree tree = empty_tree(n);
-  const auto size = static_cast<std::size_t>(n);
-  std::vector<Time> t(size, 0);
-  MinHeap heap(TieBreak::kLowestIndex);
-  heap.push(0, 0);
-  for (std::size_t i = 1; i < size; ++i) {
-    const auto [s_m, m] = heap.pop();
-    const auto k = static_cast<std::size_t>(transfers);
-    const Time prev = i > k ? t[i - k] : 0;  // i - K >= 1
-    t[i] = std::max(s_m + costs.c, prev) + costs.d;
-    OPTCOLL_CHECK(t[i] >= t[i - 1], "Algorithm 2: t decreases at {}", i);
-    heap.push(t[i], static_cast<Index>(i));
-    heap.push(std::max(s_m + costs.c, t[i] - costs.c), m);
-    tree.parent[i] = m;
-  }
-  link_reversed(tree);
-  tree.length = t[size - 1];
-  tree.send_start.assign(size, 0);
-  for (std::size_t i = 1; i < size; ++i) tree.send_start[i] = tree.length - t[i];
-  return tree;
-}
-
 ReductionTree binomial_strategy(std::int64_t n, const ReductionCosts& costs, TieBreak tie) {
   ReductionCosts zeroed = costs;
   (costs.d <= costs.c ? zeroed.d : zeroed.c) = 0;
@@ -187,7 +159,7 @@ ReductionTree fibonacci_strategy(std::int64_t n, const ReductionCosts& costs, Ti
 
 ReductionTree binomial_tree_of_order(int k, const ReductionCosts& costs) {
   OPTCOLL_CHECK(k >= 0 && k < 31, "binomial order {} out of range", k);
-  ReductionTree tree = empty_tree(std::int64_t{1} << k);
+  ReductionTree tree = empty_reduction_tree(std::int64_t{1} << k);
   // Machine i sends to i with its lowest set bit cleared: the sink of the upper half
   // [2^(j-1), 2^j) of an order-j tree sends to the lower half's sink.
   for (std::size_t i = 1; i < tree.parent.size(); ++i) {
@@ -203,7 +175,7 @@ ReductionTree fibonacci_tree_of_order(int k, const ReductionCosts& costs) {
   // size[j + 1] = machines of the tree of order j.
   std::vector<std::int64_t> size{1, 1};
   for (int j = 1; j <= k; ++j) size.push_back(size[size.size() - 1] + size[size.size() - 2]);
-  ReductionTree tree = empty_tree(size[static_cast<std::size_t>(k + 1)]);
+  ReductionTree tree = empty_reduction_tree(size[static_cast<std::size_t>(k + 1)]);
   // Iterative Def. 15: (order, first machine) pairs still to lay out.
   std::vector<std::pair<int, Index>> todo{{k, 0}};
   while (!todo.empty()) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: reduction trees for overlapped communication and computation (Canon & Antoniu,
 // INRIA RR-7898, with the corrections of docs/math/reduction-overlap.md): the optimal
-// greedy (Algorithm 1), its K-transfer and K-reducer variants (Algorithms 2 and 3), the
-// binomial and Fibonacci strategies, the explicit binomial and Fibonacci trees (Defs. 12, 15),
-// and the as-soon-as-possible evaluation of any tree (Props. 2/3).
+// greedy (Algorithm 1), its K-reducer variant (Algorithm 3), the binomial and Fibonacci
+// strategies, the explicit binomial and Fibonacci trees (Defs. 12, 15), and the
+// as-soon-as-possible evaluation of any tree (Props. 2/3). The K-transfer variant (Algorithm
+// 2), whose transfers start at fixed times, is in greedy_transfers.h.
 //
 // Model (§3): n machines hold one element each; sending an element costs d, reducing two
 // costs c; one port per machine; a machine may receive while it reduces; it reduces its
@@ -37,6 +38,13 @@ struct ReductionTree {
   std::vector<Time> send_start;
 };
 
+// The tree every planner here fills: n machines (1 <= n <= 2^31 - 1, else Error naming n),
+// every parent -1, no children.
+ReductionTree empty_reduction_tree(std::int64_t n);
+// Fills tree.children from tree.parent, each machine's children in decreasing index: the
+// greedy constructions' receive order (docs/math/reduction-overlap.md §3, step 2).
+void link_children_reversed(ReductionTree& tree);
+
 // As-soon-as-possible timing of a tree (Prop. 3) for a given receive order: transfer u→v
 // starts at max(ready(u), end of v's previous receive), v's k-th reduction at max(end of that
 // transfer, end of its reduction k-1). ready[v] is when v's accumulator is final.
@@ -65,11 +73,6 @@ std::vector<Time> greedy_optimal_lengths(std::int64_t n_max, const ReductionCost
 // machines 0..reducers-1). reducers >= 1. Transfers are as soon as possible.
 ReductionTree greedy_reducers(std::int64_t n, const ReductionCosts& costs, std::int64_t reducers,
                               TieBreak tie = TieBreak::kLowestIndex);
-
-// Algorithm 2 (Thm 7): optimal when at most `transfers` transfers may be in progress at any
-// instant (transfers >= 1). Its transfers start at fixed times (send_start), not as soon as
-// possible; the final loop uses the corrected start L - t[i] (the paper's "+ c" is wrong).
-ReductionTree greedy_transfers(std::int64_t n, const ReductionCosts& costs, std::int64_t transfers);
 
 // The binomial strategy (§7): the tree of Algorithm 1 with min(d, c) set to 0, timed with the
 // real costs (receive order re-sorted by ready time). A (1 + min/max)-approximation.

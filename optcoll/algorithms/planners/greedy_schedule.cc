@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/planners/greedy_transfers.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::planners {
@@ -136,6 +140,9 @@ void emit(ScheduleBuilder& b, const ReductionTree& tree, const Labels& labels, S
         const Slice from = tree.children[c].empty() ? own : sub(slots[c][0], first, len);
         const Slice slot = sub(slots[v][k], first, len);
         const auto t = b.transfer(labels.rank[c], at, from, slot);
+        // Algorithm 2: the send starts at its fixed time, which keeps at most K transfers
+        // in progress (greedy_transfers.h); no data hazard or rank order could say it.
+        if (!tree.send_start.empty()) b.set_not_before(labels.rank[c], t.send, tree.send_start[c]);
         // Receives are served in the tree's order, segment after segment (the model's FIFO
         // by arrival, docs/math/reduction-overlap.md §1, §3): without this, the simulator could
         // start a later child's transfer first when both are ready at once, and the fixed reduction
@@ -167,13 +174,51 @@ ReductionTree plan_greedy_tree(Rank nranks, const ReductionCosts& costs, std::in
                                std::int64_t reducers) {
   if (transfers > 0 && reducers > 0)
     throw_invalid("limit either transfers ({}) or reducers ({}), not both", transfers, reducers);
-  // Algorithm 2's fixed start times order transfers across ranks, which a schedule cannot
-  // express (dependencies are per rank), and its tree run as soon as possible exceeds the
-  // limit (measured: p = 16, K = 1, d < c: 7 transfers at once). Algorithm 3's tree keeps it
-  // by construction (K receivers with one port each) and is as short when d >= c (Thm 10).
-  if (transfers > 0) return greedy_reducers(nranks, costs, transfers);
+  if (transfers > 0) return greedy_transfers(nranks, costs, transfers);
   if (reducers > 0) return greedy_reducers(nranks, costs, reducers);
   return greedy_optimal(nranks, costs);
+}
+
+int greedy_algorithm_for(std::int64_t transfers, std::int64_t reducers) {
+  if (transfers > 0) return 2;
+  return reducers > 0 ? 3 : 1;
+}
+
+std::optional<std::string> greedy_param_mismatch(std::int64_t transfers, std::int64_t reducers,
+                                                 std::string_view greedy) {
+  if (greedy == "auto") return std::nullopt;
+  const int wanted = greedy_algorithm_for(transfers, reducers);
+  if (greedy == std::to_string(wanted)) return std::nullopt;
+  if (greedy != "1" && greedy != "2" && greedy != "3") {
+    return fmt::format("greedy must be auto, 1, 2 or 3, got '{}'", greedy);
+  }
+  return fmt::format(
+      "greedy={} does not fit transfers={}, reducers={}: Algorithm 1 takes no limit, "
+      "Algorithm 2 is transfers=K, Algorithm 3 is reducers=K (these call for greedy={})",
+      greedy, transfers, reducers, wanted);
+}
+
+GreedyOverlapTree plan_greedy_overlap(const CollectiveSpec& spec, const CostModel& model,
+                                      std::int64_t transfers, std::int64_t reducers,
+                                      std::string_view greedy) {
+  if (const auto mismatch = greedy_param_mismatch(transfers, reducers, greedy)) {
+    throw Error(ErrorCode::kInvalidArgument, *mismatch);
+  }
+  if (transfers > 0 && !model.overlap) {
+    throw Error(ErrorCode::kNotApplicable,
+                fmt::format("transfers={} (Canon & Antoniu's Algorithm 2) needs a model where "
+                            "reduction overlaps communication (overlap): without it transfers "
+                            "take no time in the paper's model (d' = 0, c' = d + c), so a limit "
+                            "on them means nothing; reducers=K (Algorithm 3) applies",
+                            transfers));
+  }
+  GreedyOverlapTree result;
+  result.tree =
+      plan_greedy_tree(spec.nranks, reduction_costs(spec, spec.count, model), transfers, reducers);
+  result.algorithm = greedy_algorithm_for(transfers, reducers);
+  result.params =
+      fmt::format("transfers={},reducers={},greedy={}", transfers, reducers, result.algorithm);
+  return result;
 }
 
 int choose_segments(const CollectiveSpec& spec, Count count, const CostModel& model) {
@@ -203,6 +248,8 @@ int choose_segments(const CollectiveSpec& spec, Count count, const CostModel& mo
 bool emit_greedy_reduce(ScheduleBuilder& b, const ReductionTree& tree, Slice contribution,
                         Slice result, Rank root, int segments) {
   OPTCOLL_CHECK(segments >= 1, "segments must be positive, got {}", segments);
+  OPTCOLL_CHECK(segments == 1 || tree.send_start.empty(),
+                "fixed start times are for one segment, not {}", segments);
   OPTCOLL_CHECK(static_cast<Rank>(tree.parent.size()) == b.nranks(),
                 "tree of {} machines for {} ranks", tree.parent.size(), b.nranks());
   if (b.spec().commutative) {

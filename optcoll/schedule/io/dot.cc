@@ -15,7 +15,10 @@ std::string to_dot(const Schedule& s) {
     out += fmt::format("  subgraph cluster_{} {{\n    label=\"rank {}\";\n", r, r);
     const auto& ops = s.ranks[r].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      out += fmt::format("    r{}_{} [label=\"{}: {}\"];\n", r, i, i, describe(ops[i].action));
+      const std::string release =
+          ops[i].not_before != 0 ? fmt::format(", not before {}", ops[i].not_before) : "";
+      out += fmt::format("    r{}_{} [label=\"{}: {}{}\"];\n", r, i, i, describe(ops[i].action),
+                         release);
       for (const OpId dep : ops[i].after)
         out += fmt::format("    r{}_{} -> r{}_{};\n", r, dep, r, i);
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the JSON schedule format (same content as the text format, version 1).
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -41,6 +42,7 @@ json op_json(const Op& op) {
         }
       },
       op.action);
+  if (op.not_before != 0) j["not_before"] = op.not_before;
   if (!op.after.empty()) j["after"] = op.after;
   return j;
 }
@@ -119,6 +121,12 @@ Op parse_op(const json& j, const std::string& where) {
                        get_side(field(j, "src_side", where), where + " src_side")};
   } else {
     fail(where, fmt::format("unknown op \"{}\"", name));
+  }
+  if (const auto it = j.find("not_before"); it != j.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+      fail(where, "\"not_before\" must be a finite time >= 0");
+    }
+    op.not_before = it->get<Time>();
   }
   if (const auto it = j.find("after"); it != j.end()) {
     if (!it->is_array()) fail(where, "\"after\" must be an array");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the text schedule format, version 1 (docs/schedule_format.md).
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -209,6 +210,17 @@ class Parser {
     return value;
   }
 
+  // A release time: a finite decimal number >= 0 (what the writer's shortest form gives).
+  Time to_time(std::string_view token) const {
+    Time value = 0;
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc() || ptr != token.data() + token.size() || !std::isfinite(value) ||
+        value < 0) {
+      fail("expected a finite time >= 0 for not_before, got '{}'", token);
+    }
+    return value;
+  }
+
   Slice to_slice(std::string_view token) const {
     // buf[offset:+count]
     const auto open = token.find('[');
@@ -284,6 +296,11 @@ class Parser {
     } else {
       fail("unknown op '{}' (expected send, recv, recvreduce, copy or reduce)", kind);
     }
+    if (next < tokens_.size() && tokens_[next] == "not_before") {
+      if (next + 1 >= tokens_.size()) fail("expected a time after 'not_before'");
+      op.not_before = to_time(tokens_[next + 1]);
+      next += 2;
+    }
     if (next < tokens_.size()) {
       if (tokens_[next] != "after" || next + 1 >= tokens_.size()) {
         fail("expected 'after <op>...' or the end of the line, got '{}'", tokens_[next]);
@@ -340,6 +357,7 @@ std::string to_text(const Schedule& s) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       out += fmt::format("{} ", i);
       std::visit([&](const auto& a) { TextWriter{out}(a, ops[i]); }, ops[i].action);
+      if (ops[i].not_before != 0) out += fmt::format(" not_before {}", ops[i].not_before);
       if (!ops[i].after.empty()) out += fmt::format(" after {}", fmt::join(ops[i].after, " "));
       out += '\n';
     }
