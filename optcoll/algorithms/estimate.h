@@ -35,6 +35,9 @@ struct Estimate {
   // planner's steps where one runs first, in op-equivalents): what a simulation would cost.
   double work = 0;
   bool exact = false;  // time equals the simulation (see the file comment)
+  // Under a model with a placement, which no flat algorithm's formula describes: the formula
+  // under patterns::shared_network_model (search_steps.h), a ranking estimate only.
+  bool at_inter_costs = false;
   // The parameters the builder would record (its "auto" values resolved), as
   // Schedule::params holds them; empty when it records none.
   std::string params;

@@ -73,6 +73,7 @@ std::optional<Contender> choose(const Search& s, bool defaults_only) {
 
 Evaluation how_of(const Option& o) {
   if (o.simulated) return Evaluation::kSimulated;
+  if (o.estimate->at_inter_costs) return Evaluation::kInterCosts;
   return o.estimate->exact ? Evaluation::kExactEstimate : Evaluation::kEstimated;
 }
 
@@ -278,7 +279,12 @@ Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptio
   std::vector<std::size_t> unpriced;
   for (std::size_t i = 0; i < s.entries.size(); ++i) {
     const Entry& e = s.entries[i];
-    if (!e.why_not && e.not_evaluated.empty() && !e.options[0].estimate) unpriced.push_back(i);
+    if (e.why_not || !e.not_evaluated.empty()) continue;
+    const Option& defaults = e.options[0];
+    // Estimated at the shared network's costs (from above): simulated too where affordable.
+    const bool from_above = defaults.estimate && defaults.estimate->at_inter_costs &&
+                            defaults.work <= kMaxSimulatedWork;
+    if (!defaults.estimate || from_above) unpriced.push_back(i);
   }
   simulate_entries(s, rank_unpriced(s, unpriced), [&s] { return best_known(s); });
   if (compositions) s.composed = composition_candidate(spec, model, options);

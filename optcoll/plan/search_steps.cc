@@ -76,6 +76,22 @@ CostModel closed_form_part(const CostModel& model) {
   return part;
 }
 
+// `info`'s estimate with `params` under `model`, or under a placement for a flat algorithm,
+// its formula at the inter-node costs (prepare_entry).
+std::optional<algorithms::Estimate> estimate_of(const AlgorithmInfo& info,
+                                                const CollectiveSpec& spec,
+                                                const algorithms::Params& params,
+                                                const CostModel& model) {
+  auto e = info.estimate(spec, params, model);
+  if (e || !model.placement || algorithms::patterns::is_node_aware(info)) return e;
+  e = info.estimate(spec, params, algorithms::patterns::shared_network_model(model));
+  if (e) {
+    e->exact = false;
+    e->at_inter_costs = true;
+  }
+  return e;
+}
+
 // The defaults, then the variants in order (exhaustive's best_of).
 void simulate_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model) {
   Option& defaults = e.options[0];
@@ -141,8 +157,10 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
   e.options.assign(1, Option{});
   e.options[0].params = algorithms::resolve_params(info, {});
   Option& defaults = e.options[0];
-  if (price) defaults.estimate = info.estimate(spec, defaults.params, model);
-  if (defaults.estimate) {
+  if (price) defaults.estimate = estimate_of(info, spec, defaults.params, model);
+  // An estimate at the shared network's costs is from above: the candidate is also simulated
+  // where that is affordable, as one no formula prices (rank_unpriced), its variants with it.
+  if (defaults.estimate && !defaults.estimate->at_inter_costs) {
     defaults.work = defaults.estimate->work;
     auto variants = variant_options(info, spec, defaults.params, defaults.estimate->params);
     for (Option& v : variants) {
@@ -160,7 +178,7 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
     variants += param.name == "radix" ? 3 : param.name == "segment" ? 2 : 0;
   }
   e.simulation_work = defaults.work * static_cast<double>(1 + variants);
-  if (defaults.work > kMaxSimulatedWork) {
+  if (defaults.work > kMaxSimulatedWork && !defaults.estimate) {
     e.not_evaluated = fmt::format(
         "not evaluated: no formula for this model, and its schedule (about {:.1e} ops) is too "
         "large to simulate (limit {:.0e})",
@@ -187,6 +205,7 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
       spent += e.simulation_work;
       continue;
     }
+    if (e.options[0].estimate) continue;  // it keeps its estimate (at the shared network's costs)
     e.not_evaluated = fmt::format(
         "not evaluated: no formula for this model; ranked by its formula without the model's "
         "other switches, below those simulated within {:.0e} ops",

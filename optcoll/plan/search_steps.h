@@ -28,9 +28,14 @@ std::vector<Entry> make_entries(const CollectiveSpec& spec, const CostModel& mod
 
 // Prepares an applicable entry: its registry bound, its defaults and (with `price`) their
 // estimate under the model, and when there is one the variants' (select.h: radix 2, 3, 4,
-// 8; the resolved segment halved and doubled), each with its work. A candidate no formula
-// prices gets its variants when simulated; if its schedule would exceed kMaxSimulatedWork it
-// is marked not evaluated.
+// 8; the resolved segment halved and doubled), each with its work. Under a model with a
+// placement, which no flat algorithm's formula describes, a flat algorithm is estimated by
+// its formula with every pair at the inter-node costs, each message waiting its turn at the
+// NICs of the largest node (patterns::shared_network_model; Estimate::at_inter_costs: a
+// ranking estimate, the finalists are simulated): without it every flat candidate would be
+// simulated at the call's p, or not evaluated past kMaxSimulatedWork. A candidate no formula prices
+// gets its variants when simulated; if its schedule would exceed kMaxSimulatedWork it is
+// marked not evaluated.
 void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model, bool price);
 
 // Candidates no formula prices are simulated; when simulating all of `which` would cost more

@@ -120,6 +120,8 @@ std::string_view evaluation_name(Evaluation how) {
       return "formula, exact";
     case Evaluation::kEstimated:
       return "formula";
+    case Evaluation::kInterCosts:
+      return "formula at the inter-node costs, NICs shared";
     case Evaluation::kPruned:
       return "pruned by its bound";
     case Evaluation::kNotEvaluated:
@@ -214,7 +216,7 @@ std::string Plan::explain() const {
     const char* mark = c.algorithm == algorithm ? "*" : " ";
     if (c.predicted) {
       const double ratio = best > 0 ? *c.predicted / best : 1.0;
-      const bool estimated = c.how == Evaluation::kEstimated;
+      const bool estimated = c.how == Evaluation::kEstimated || c.how == Evaluation::kInterCosts;
       const std::string how = c.how == Evaluation::kSimulated
                                   ? std::string()
                                   : fmt::format("  ({})", evaluation_name(c.how));
@@ -242,8 +244,9 @@ std::string Plan::explain() const {
         "bytes)\n",
         kTieTolerance * 100);
   }
-  if (std::any_of(candidates.begin(), candidates.end(),
-                  [](const auto& c) { return c.how == Evaluation::kEstimated; })) {
+  if (std::any_of(candidates.begin(), candidates.end(), [](const auto& c) {
+        return c.how == Evaluation::kEstimated || c.how == Evaluation::kInterCosts;
+      })) {
     text +=
         "   (~: estimated by the algorithm's cost formula, not simulated; \"formula, exact\":"
         " the formula equals the simulation here)\n";

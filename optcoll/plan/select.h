@@ -75,6 +75,8 @@ enum class Evaluation : std::uint8_t {
   kSimulated,      // its schedule was built and simulated
   kExactEstimate,  // its cost formula, which equals the simulation for this spec and model
   kEstimated,      // its cost formula, not simulated (a ranking estimate)
+  kInterCosts,     // under a placement: its formula at the inter-node costs with the NICs
+                   // shared (patterns::shared_network_model; a ranking estimate)
   kPruned,         // not built: its lower bound exceeded the best prediction
   kNotEvaluated,   // not built: its schedule is too large to simulate (why_not says why)
   kNotApplicable,  // why_not says why

@@ -10,6 +10,7 @@
 #include "optcoll/algorithms/patterns/levels.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/search_steps.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
 
@@ -285,6 +286,61 @@ TEST(Select, BestRootIsTheMinimumOverEveryRoot) {
     EXPECT_LE(best.predicted_time, plan(other, model, "gatherv/binomial").predicted_time) << root;
   }
   EXPECT_THROW(plan_best_root(make_spec(CollectiveKind::kAllreduce, 4, 4), model), Error);
+}
+
+// Under a placement no flat algorithm's formula describes the model: the shared network's
+// model prices them (every pair at the inter-node costs, times the turns the largest node's
+// ranks take at its NICs).
+TEST(Select, TheSharedNetworkModelTakesTheLargestNodesTurnsAtItsNics) {
+  CostModel m;
+  m.alpha = 1;
+  m.beta = 0.5;
+  m.inter_alpha = 2;
+  m.inter_beta = 3;
+  m.nic_ports = 2;
+  m.placement = Placement{{0, 0, 0, 0, 0, 1, 1, 2}};  // nodes of 5, 2 and 1 ranks
+  const CostModel shared = algorithms::patterns::shared_network_model(m);
+  EXPECT_FALSE(shared.placement.has_value());
+  EXPECT_FALSE(shared.inter_alpha.has_value());
+  EXPECT_EQ(shared.alpha, 2 * 3);  // ceil(5 / 2) = 3 turns
+  EXPECT_EQ(shared.beta, 3 * 3);
+  m.inter_alpha.reset();  // unset: the intra-node costs
+  EXPECT_EQ(algorithms::patterns::shared_network_model(m).alpha, 1 * 3);
+}
+
+// A flat candidate too large to simulate at this p is estimated at the shared network's
+// costs (a ranking estimate, said so) instead of left out; one small enough is simulated.
+TEST(Select, FlatCandidatesUnderAPlacementAreEstimatedAtTheSharedNetworksCosts) {
+  CostModel m;
+  m.per_byte = true;
+  m.alpha = 5e-7;
+  m.beta = 2e-11;
+  m.inter_alpha = 2e-6;
+  m.inter_beta = 1e-10;
+  m.placement = block_placement(64, 64);
+  const auto spec = make_spec(CollectiveKind::kAllgather, 4096, 128);
+  search::Entry ring;
+  ring.info = &algorithms::lookup("ring", CollectiveKind::kAllgather);
+  search::prepare_entry(ring, spec, m, /*price=*/true);
+  ASSERT_TRUE(ring.options[0].estimate.has_value());
+  EXPECT_TRUE(ring.options[0].estimate->at_inter_costs);
+  EXPECT_FALSE(ring.options[0].estimate->exact);
+  EXPECT_TRUE(ring.not_evaluated.empty()) << ring.not_evaluated;
+  const auto formula = ring.info->estimate(spec, ring.options[0].params,
+                                           algorithms::patterns::shared_network_model(m));
+  ASSERT_TRUE(formula.has_value());
+  EXPECT_EQ(ring.options[0].estimate->time, formula->time);
+  EXPECT_GT(ring.options[0].work, search::kMaxSimulatedWork);  // too large to simulate
+
+  m.placement = block_placement(4, 4);
+  const Plan small = plan(make_spec(CollectiveKind::kAllgather, 16, 128), m);
+  bool seen = false;
+  for (const auto& c : small.candidates) {
+    if (c.algorithm != "allgather/ring") continue;
+    seen = true;
+    EXPECT_EQ(c.how, Evaluation::kSimulated);
+  }
+  EXPECT_TRUE(seen);
 }
 
 // The lower bound's soundness over the registry: tests/plan/lower_bound_test.cc.

@@ -42,6 +42,17 @@ CostModel level_model(const CostModel& model, Time alpha, Time beta) {
 
 }  // namespace
 
+CostModel shared_network_model(const CostModel& model) {
+  Rank largest = 1;
+  if (model.placement) {
+    for (const auto& node : model.placement->members()) {
+      largest = std::max(largest, static_cast<Rank>(node.size()));
+    }
+  }
+  const auto turns = static_cast<Time>((largest + model.nic_ports - 1) / model.nic_ports);
+  return level_model(model, model.node_latency() * turns, model.node_per_unit() * turns);
+}
+
 bool is_node_aware(const AlgorithmInfo& info) { return info.short_name().starts_with("node_"); }
 
 NodeLevels node_levels(Rank p, const Params& params, const CostModel& model, Rank root) {

@@ -48,6 +48,14 @@ NodeLevels node_levels(Rank p, const Params& params, const CostModel& model, Ran
 CollectiveSpec level_spec(const CollectiveSpec& spec, CollectiveKind kind, Rank q, Count count,
                           Rank root = 0, std::vector<Count> counts = {});
 
+// What prices a flat algorithm's formula under a placement, as if every message crossed the
+// network while every rank of the largest node used its NICs at once: every pair at the
+// inter-node costs (inter_alpha, inter_beta; alpha, beta where unset) times
+// ceil(ranks of the largest node / nic_ports), the turns a message waits for a NIC then; no
+// placement. An estimate from above for the algorithms whose every rank sends in every step
+// (rings, exchanges), and a pessimistic one for trees, whose node-aware forms are candidates.
+CostModel shared_network_model(const CostModel& model);
+
 // One phase's registry algorithm. `choice` is a registry algorithm of the phase's kind that
 // is not node-aware, or "auto": the least estimated time under `model` among those that serve
 // every spec of `specs` with their default parameters; when the model has no closed form
