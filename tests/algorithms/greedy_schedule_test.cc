@@ -17,6 +17,7 @@
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
+#include "tests/testing/concurrency.h"
 
 namespace optcoll::algorithms::planners {
 namespace {
@@ -149,30 +150,6 @@ TEST(GreedySegmented, AutoPipelinesLongVectors) {
       "segments=1");
 }
 
-// The largest number of transfers in progress at once on a simulated trace.
-int most_concurrent_transfers(const Schedule& schedule, const SimResult& result) {
-  std::vector<std::pair<Time, int>> events;  // (time, +1 start / -1 end); ends sort first
-  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
-    const auto& ops = schedule.ranks[r].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!std::holds_alternative<Send>(ops[i].action)) continue;
-      const auto& t = result.timing[r][i];
-      if (t.end > t.start) {
-        events.push_back({t.start, +1});
-        events.push_back({t.end, -1});
-      }
-    }
-  }
-  std::sort(events.begin(), events.end());
-  int open = 0;
-  int most = 0;
-  for (const auto& [time, delta] : events) {
-    open += delta;
-    most = std::max(most, open);
-  }
-  return most;
-}
-
 TEST(GreedySchedule, TransferLimitOnTheSimulatorsTrace) {
   SimOptions options;
   options.trace = true;
@@ -185,7 +162,7 @@ TEST(GreedySchedule, TransferLimitOnTheSimulatorsTrace) {
               build("reduce/greedy_overlap", make_spec(CollectiveKind::kReduce, p, k.n),
                     Params::parse(which + std::to_string(limit)), model);
           const auto result = simulate(schedule, model, options);
-          EXPECT_LE(most_concurrent_transfers(schedule, result), limit)
+          EXPECT_LE(testing::most_concurrent_transfers(schedule, result), limit)
               << which << limit << " p=" << p << " alpha=" << k.alpha << " gamma=" << k.gamma;
         }
       }

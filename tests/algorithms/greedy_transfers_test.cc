@@ -22,6 +22,7 @@
 #include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
+#include "tests/testing/concurrency.h"
 
 namespace optcoll::algorithms::planners {
 namespace {
@@ -194,30 +195,6 @@ TEST(GreedyTransfersRegistry, IssueExamples) {
   }
 }
 
-// The largest number of transfers in progress at once on a simulated trace.
-int most_concurrent_transfers(const Schedule& schedule, const SimResult& result) {
-  std::vector<std::pair<Time, int>> events;  // (time, +1 start / -1 end); ends sort first
-  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
-    const auto& ops = schedule.ranks[r].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!std::holds_alternative<Send>(ops[i].action)) continue;
-      const auto& t = result.timing[r][i];
-      if (t.end > t.start) {
-        events.push_back({t.start, +1});
-        events.push_back({t.end, -1});
-      }
-    }
-  }
-  std::sort(events.begin(), events.end());
-  int open = 0;
-  int most = 0;
-  for (const auto& [time, delta] : events) {
-    open += delta;
-    most = std::max(most, open);
-  }
-  return most;
-}
-
 // Every schedule verifies and runs on the simulator exactly as Algorithm 2 fixed it: the
 // makespan is its length, every send starts at its release time (the fixed start), and no
 // more than K transfers are ever in progress. Then the same without the release times: sent
@@ -237,7 +214,7 @@ TEST(GreedyTransfersRegistry, SchedulesRunAtTheirFixedTimes) {
         const auto result = simulate(schedule, model, trace);
         ASSERT_EQ(result.status, SimStatus::kOk) << result.deadlock;
         EXPECT_EQ(result.makespan, length) << "p=" << p << " K=" << k << " d=" << d << " c=" << c;
-        EXPECT_LE(most_concurrent_transfers(schedule, result), k) << p << " K=" << k;
+        EXPECT_LE(testing::most_concurrent_transfers(schedule, result), k) << p << " K=" << k;
         for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
           const auto& ops = schedule.ranks[r].ops;
           for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -251,7 +228,7 @@ TEST(GreedyTransfersRegistry, SchedulesRunAtTheirFixedTimes) {
           for (auto& op : program.ops) op.not_before = 0;
         }
         const auto asap = simulate(free, model, trace);
-        if (most_concurrent_transfers(free, asap) > k) as_soon_as_possible_exceeds = true;
+        if (testing::most_concurrent_transfers(free, asap) > k) as_soon_as_possible_exceeds = true;
       }
     }
   }
