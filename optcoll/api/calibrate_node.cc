@@ -355,16 +355,23 @@ void calibrate_levels(Transport& transport, const Placement& placement,
   }
 }
 
-NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
-  check_calibration_options(o);
-  if (transport.size() < 2) {
-    throw_invalid("calibration needs at least 2 ranks, got {}", transport.size());
-  }
+namespace {
+
+// What calibrate_node measures beyond NodeCalibration's own records.
+struct NodeMeasurements {
+  Datatype scalar;
+  Streams streams;
+  Schedule fan_out;  // bcast/linear of the largest size to every rank
+  double fan_out_time = 0;
+};
+
+// The measurements (collective): into `c` what it records, the rest returned.
+NodeMeasurements measure_node(Transport& transport, const NodeCalibrationOptions& o,
+                              NodeCalibration& c) {
   const auto start = Clock::now();
   const Rank p = transport.size();
   // Epochs from 2^31 on: the ping-pong and the send gap use their own below.
   RankSync sync(transport, o.timeout, std::uint32_t{1} << 31);
-  NodeCalibration c;
   c.ranks = p;
   const auto sizes = ping_pong_sizes(o.max_bytes);
   // Ranks 0 and 1 alone (the others wait at the barrier after).
@@ -380,43 +387,65 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
     c.all_pairs = time_schedule(sync, all_pairs_exchange(p, 1), o.repetitions);
   }
   const Datatype scalar = *parse_datatype(o.dtype);
-  const Streams streams = measure_streams(sync, o, ReduceOp::builtin(o.op, scalar), scalar.bytes);
-  const Schedule fan_out = [&] {
-    CollectiveSpec spec =
-        make_spec(CollectiveKind::kBcast, p, static_cast<Count>(o.max_bytes / kElem));
-    spec.elem_bytes = kElem;
-    return algorithms::build("bcast/linear", spec);
-  }();
-  const double fan_out_time = time_schedule(sync, fan_out, std::max(3, o.repetitions / 4));
+  NodeMeasurements n{
+      scalar, measure_streams(sync, o, ReduceOp::builtin(o.op, scalar), scalar.bytes), {}, 0};
+  CollectiveSpec spec =
+      make_spec(CollectiveKind::kBcast, p, static_cast<Count>(o.max_bytes / kElem));
+  spec.elem_bytes = kElem;
+  n.fan_out = algorithms::build("bcast/linear", spec);
+  n.fan_out_time = time_schedule(sync, n.fan_out, std::max(3, o.repetitions / 4));
   if (transport.rank() == 0) c.kernels = measure_reduce_kernels(o.stream_bytes, 3);
-  c.copy_throughput = streams.throughput;
+  c.copy_throughput = n.streams.throughput;
   c.seconds = sync.max(seconds_since(start));
-  if (transport.rank() != 0) return c;
+  return n;
+}
 
-  // ---- the fit (rank 0)
-  const LinearFit line = fit_latency_bandwidth(c.ping_pong, o.fit);
-  const double stream = static_cast<double>(o.stream_bytes / scalar.bytes * scalar.bytes);
+// The elements of the copy and reduction timings' buffer, as bytes.
+double stream_bytes(const NodeCalibrationOptions& o, const Datatype& scalar) {
+  return static_cast<double>(o.stream_bytes / scalar.bytes * scalar.bytes);
+}
+
+// The model fitted to the measurements (rank 0), with the fan-out's check and the send gap.
+struct ModelFit {
+  LinearFit line;             // the ping-pong's
+  FittedParameter node_beta;  // its fit
+  std::optional<double> gap;  // the send (and receive) gap, where fitted
+  ModelCheck fan;             // the fan-out measured and predicted under the chosen mode
+};
+ModelFit fit_model(NodeCalibration& c, const NodeMeasurements& n, const NodeCalibrationOptions& o) {
+  const Rank p = c.ranks;
+  ModelFit fit{fit_latency_bandwidth(c.ping_pong, o.fit),
+               {},
+               std::nullopt,
+               {fmt::format("bcast/linear of {} B to {} ranks", o.max_bytes, p - 1)}};
+  const double stream = stream_bytes(o, n.scalar);
   CostModel& m = c.model;
   m.per_byte = true;
-  m.beta = line.slope;
-  m.copy = median_of(streams.copy_times) / stream;
-  m.gamma = median_of(streams.reduce_times) / stream;
+  m.beta = fit.line.slope;
+  m.copy = median_of(n.streams.copy_times) / stream;
+  m.gamma = median_of(n.streams.reduce_times) / stream;
   m.cores = o.cores;
-  const FittedParameter node = fit_node_beta(streams.throughput, m.copy);
-  m.node_beta = node.value;
+  fit.node_beta = fit_node_beta(n.streams.throughput, m.copy);
+  m.node_beta = fit.node_beta.value;
   const PingPongSample& smallest = c.exchange.front();
   m.alpha = std::max(0.0, smallest.seconds - m.beta * static_cast<double>(smallest.bytes));
-  const std::optional<double> gap = fit_gap(c, m, p);
-  if (gap) {
-    m.send_gap = *gap;
-    m.receive_gap = *gap;
+  fit.gap = fit_gap(c, m, p);
+  if (fit.gap) {
+    m.send_gap = *fit.gap;
+    m.receive_gap = *fit.gap;
   }
   m.send_mode_min_bytes = o.send_mode_min_bytes;
-  ModelCheck fan{fmt::format("bcast/linear of {} B to {} ranks", o.max_bytes, p - 1)};
-  m.send_mode = choose_send_mode(fan_out, fan_out_time, m, o.send_modes, fan);
+  m.send_mode = choose_send_mode(n.fan_out, n.fan_out_time, m, o.send_modes, fit.fan);
   validate(m);
+  return fit;
+}
 
-  // ---- fit errors and checks
+// Each fitted parameter with what it was fitted to and its fit error, and the checks against
+// measurements it was not fitted to (rank 0).
+void report_fit(NodeCalibration& c, const NodeMeasurements& n, const NodeCalibrationOptions& o,
+                const ModelFit& fit) {
+  const Rank p = c.ranks;
+  const CostModel& m = c.model;
   double alpha_error = 0;
   for (const auto& e : c.exchange) {
     const double predicted =
@@ -425,12 +454,14 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
     c.checks.push_back({fmt::format("ring exchange step of {} B, {} ranks at once", e.bytes, p),
                         e.seconds, predicted});
   }
-  const auto kernel_count = static_cast<Count>(stream / static_cast<double>(scalar.bytes));
-  c.checks.push_back(fan);
+  const auto kernel_count =
+      static_cast<Count>(stream_bytes(o, n.scalar) / static_cast<double>(n.scalar.bytes));
+  c.checks.push_back(fit.fan);
   c.checks.push_back({fmt::format("{} ranks reducing {} B each at once", p, o.stream_bytes),
-                      streams.reduce_all,
-                      predict(local_work(p, p, kernel_count, scalar.bytes, true), m)});
+                      n.streams.reduce_all,
+                      predict(local_work(p, p, kernel_count, n.scalar.bytes, true), m)});
   const auto& ping = c.ping_pong;
+  const PingPongSample& smallest = c.exchange.front();
   c.fitted = {
       {"alpha", m.alpha,
        fmt::format("a ring exchange step of {} B with all {} ranks busy ({:.3f} us; an idle "
@@ -438,14 +469,14 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
                    smallest.bytes, p, smallest.seconds * 1e6, ping.front().seconds * 1e6),
        alpha_error},
       {"beta", m.beta, fmt::format("ping-pong of ranks 0 and 1 up to {} B", o.max_bytes),
-       line.max_relative_error},
+       fit.line.max_relative_error},
       {"copy", m.copy, fmt::format("memcpy of {} B by one rank", o.stream_bytes),
-       spread(streams.copy_times)},
+       spread(n.streams.copy_times)},
       {"gamma", m.gamma, fmt::format("{} {} of {} B by one rank", o.dtype, o.op, o.stream_bytes),
-       spread(streams.reduce_times)},
-      node,
+       spread(n.streams.reduce_times)},
+      fit.node_beta,
   };
-  if (gap) {
+  if (fit.gap) {
     const std::string burst =
         c.send_gap ? fmt::format("a burst of {} sends of {} B against one: {:.3f} us",
                                  c.send_gap->burst, c.send_gap->bytes, c.send_gap->gap * 1e6)
@@ -455,18 +486,32 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
       c.checks.push_back({fmt::format("exchange of 8 B between every pair of {} ranks", p),
                           *c.all_pairs, predicted});
       c.fitted.push_back(
-          {"send_gap", *gap,
+          {"send_gap", *fit.gap,
            fmt::format("an exchange of 8 B between every pair of the {} ranks at once ({:.3f} "
                        "us), also the receive gap ({})",
                        p, *c.all_pairs * 1e6, burst),
            relative_error(predicted, *c.all_pairs)});
     } else {
-      c.fitted.push_back({"send_gap", *gap, burst + ", also the receive gap", 0});
+      c.fitted.push_back({"send_gap", *fit.gap, burst + ", also the receive gap", 0});
     }
   }
   c.fitted.push_back({"send_mode", static_cast<double>(m.send_mode),
                       fmt::format("bcast/linear of {} B, predicted under each mode", o.max_bytes),
-                      relative_error(fan.predicted, fan.measured)});
+                      relative_error(fit.fan.predicted, fit.fan.measured)});
+}
+
+}  // namespace
+
+NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
+  check_calibration_options(o);
+  if (transport.size() < 2) {
+    throw_invalid("calibration needs at least 2 ranks, got {}", transport.size());
+  }
+  NodeCalibration c;
+  const NodeMeasurements n = measure_node(transport, o, c);
+  if (transport.rank() != 0) return c;
+  const ModelFit fit = fit_model(c, n, o);
+  report_fit(c, n, o, fit);
   return c;
 }
 
