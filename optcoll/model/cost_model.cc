@@ -735,6 +735,180 @@ std::optional<Time> placement_lower_bound(const Layout& layout, const CostModel&
 
 }  // namespace
 
+namespace {
+
+// What a call must move, per rank: the elements it must receive, how many other ranks' data
+// it depends on, and the elements that must leave it (some other rank's output needs them).
+struct DataNeeds {
+  std::vector<Count> missing;
+  std::vector<Count> sources;
+  std::vector<Count> outgoing;
+};
+
+// Per rank: the elements it must receive and the ranks whose data they come from.
+void add_received(const Layout& layout, DataNeeds& needs) {
+  const Rank p = layout.nranks();
+  const auto& spec = layout.spec();
+  const auto root = static_cast<std::size_t>(layout.root());
+  Count nonempty_blocks = 0;
+  for (Rank q = 0; q < p; ++q) nonempty_blocks += layout.block(q) > 0 ? 1 : 0;
+  for (Rank r = 0; r < p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    switch (spec.kind) {
+      case CollectiveKind::kBcast:
+      case CollectiveKind::kScatter:
+      case CollectiveKind::kScatterv:
+        needs.missing[i] = i == root ? 0 : layout.output_count(r);
+        needs.sources[i] = needs.missing[i] > 0 ? 1 : 0;
+        break;
+      case CollectiveKind::kGather:
+      case CollectiveKind::kGatherv:
+      case CollectiveKind::kAllgather:
+      case CollectiveKind::kAllgatherv:
+        if (layout.output_count(r) == 0) break;
+        needs.missing[i] = layout.total() - layout.block(r);
+        needs.sources[i] = nonempty_blocks - (layout.block(r) > 0 ? 1 : 0);
+        break;
+      case CollectiveKind::kReduce:
+      case CollectiveKind::kAllreduce:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kReduceScatterBlock:
+        // Each output element combines all p inputs, so some of it must arrive from others.
+        needs.missing[i] = p > 1 ? layout.output_count(r) : 0;
+        needs.sources[i] = needs.missing[i] > 0 ? p - 1 : 0;
+        break;
+      case CollectiveKind::kScan:
+      case CollectiveKind::kExscan:
+        // Rank r's output combines the inputs of ranks 0..r-1 (and its own, for scan).
+        needs.missing[i] = r > 0 ? layout.output_count(r) : 0;
+        needs.sources[i] = needs.missing[i] > 0 ? r : 0;
+        break;
+      case CollectiveKind::kAlltoall:
+      case CollectiveKind::kAlltoallv:
+        for (Rank q = 0; q < p; ++q) {
+          if (q == r || layout.pair_count(q, r) == 0) continue;
+          needs.missing[i] += layout.pair_count(q, r);
+          needs.sources[i] += 1;
+        }
+        break;
+      case CollectiveKind::kBarrier:
+        break;
+    }
+  }
+}
+
+// Per rank: what must leave it, its part of the data that another rank's output needs.
+void add_outgoing(const Layout& layout, DataNeeds& needs) {
+  const Rank p = layout.nranks();
+  const auto& spec = layout.spec();
+  const auto root = static_cast<std::size_t>(layout.root());
+  for (Rank r = 0; r < p && p > 1; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    switch (spec.kind) {
+      case CollectiveKind::kBcast:
+        needs.outgoing[i] = i == root ? layout.total() : 0;
+        break;
+      case CollectiveKind::kScatter:
+      case CollectiveKind::kScatterv:
+        needs.outgoing[i] = i == root ? layout.total() - layout.block(r) : 0;
+        break;
+      case CollectiveKind::kGather:
+      case CollectiveKind::kGatherv:
+        needs.outgoing[i] = i == root ? 0 : layout.block(r);
+        break;
+      case CollectiveKind::kAllgather:
+      case CollectiveKind::kAllgatherv:
+        needs.outgoing[i] = layout.block(r);
+        break;
+      case CollectiveKind::kReduce:
+        needs.outgoing[i] = i == root ? 0 : layout.total();
+        break;
+      case CollectiveKind::kAllreduce:
+        needs.outgoing[i] = layout.total();
+        break;
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kReduceScatterBlock:
+        needs.outgoing[i] = layout.total() - layout.block(r);
+        break;
+      case CollectiveKind::kScan:
+      case CollectiveKind::kExscan:
+        needs.outgoing[i] = r + 1 < p ? layout.total() : 0;
+        break;
+      case CollectiveKind::kAlltoall:
+      case CollectiveKind::kAlltoallv:
+        for (Rank q = 0; q < p; ++q) needs.outgoing[i] += q == r ? 0 : layout.pair_count(r, q);
+        break;
+      case CollectiveKind::kBarrier:
+        break;
+    }
+  }
+}
+
+DataNeeds data_needs(const Layout& layout) {
+  const auto ranks = static_cast<std::size_t>(layout.nranks());
+  DataNeeds needs{std::vector<Count>(ranks, 0), std::vector<Count>(ranks, 0),
+                  std::vector<Count>(ranks, 0)};
+  add_received(layout, needs);
+  add_outgoing(layout, needs);
+  return needs;
+}
+
+// The reduction work spread over the ranks, and the reductions' transfers and work over all
+// ranks together (both 0 for the other collectives); see the comments inside.
+struct ReductionBounds {
+  double reduction = 0;
+  double aggregate = 0;
+};
+ReductionBounds reduction_bounds(const Layout& layout, const CostModel& model,
+                                 bool fan_in_bounded) {
+  const Rank p = layout.nranks();
+  const auto& spec = layout.spec();
+  const int k = model.ports;
+  const double alpha = model.alpha;
+  const auto units = [&](Count count) { return model.units(count, spec.elem_bytes); };
+  // Reduction work (Chan et al.'s (p-1)/p·n·gamma): every element of the result needs p-1
+  // binary combinations (exscan: p-2, for rank p-1's prefix), spread over at most p
+  // processors. It holds for reduce as well: the root's n elements need them.
+  const Count elements = is_reduction(spec.kind) ? layout.total() : 0;
+  const Rank combinations = spec.kind == CollectiveKind::kExscan ? std::max(p - 2, 0) : p - 1;
+  const double work = model.gamma * units(elements) * combinations;
+  ReductionBounds bounds;
+  bounds.reduction = work / p;
+  // Transfers and reduction work over all ranks together (Chan et al.'s reduce-scatter
+  // (p-1)/p·n·(beta + gamma) and allreduce 2(p-1)/p·n·beta + (p-1)/p·n·gamma): every element
+  // index of a reduction travels in at least p-1 transfers (each rank whose input it needs
+  // must send it on; allreduce: 2(p-1), the one-way gossip bound of Harary & Schwenk 1974,
+  // since every rank must also learn it), so at least as many messages arrive. A receive
+  // holds a receive port for alpha + beta*m (a receive gap: beta*m at least), k of them at
+  // once; without overlap a rank's processor does nothing while it holds a port, so a rank's
+  // port time / k and its reduction work add up, and the p ranks share the total. With
+  // overlap computation may hide behind communication: the larger of the two only.
+  if (elements > 0 && p > 1) {
+    const Count hops = spec.kind == CollectiveKind::kAllreduce ? 2 * (p - 1) : p - 1;
+    const double port = ((fan_in_bounded ? static_cast<double>(hops) * alpha : 0.0) +
+                         static_cast<double>(hops) * model.beta * units(elements)) /
+                        k;
+    bounds.aggregate = model.overlap ? std::max(port, work) / p : (port + work) / p;
+  }
+  return bounds;
+}
+
+// Memory (node_beta): see the comment inside.
+double memory_bound(const std::vector<Count>& missing, const CostModel& model,
+                    std::size_t elem_bytes) {
+  const auto units = [&](Count count) { return model.units(count, elem_bytes); };
+  // Memory (node_beta): every missing element arrives by a transfer, at least one copy
+  // through the node's memory system, which moves at most 1 / node_beta units per time unit
+  // (with beta > 0 every transfer takes time, so its traffic is spread over it).
+  Count total_missing = 0;
+  for (const Count m : missing) total_missing += m;
+  return model.node_beta && model.beta > 0
+             ? *model.node_beta * kSingleCopyTransferTraffic * units(total_missing)
+             : 0.0;
+}
+
+}  // namespace
+
 // lower_bound: the known bounds (Chan, Heimlich, Purkayastha & van de Geijn 2007, "Collective
 // communication: theory, practice, and experience", Table 1; Bruck et al. 1997 for alltoall;
 // Jain & Sabharwal for the torus links), each in the form that provably holds under the
@@ -749,101 +923,12 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   if (model.placement) return placement_lower_bound(layout, model);
   // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
-  const Rank p = layout.nranks();
   const auto& spec = layout.spec();
   const auto root = static_cast<std::size_t>(layout.root());
-  const auto ranks = static_cast<std::size_t>(p);
-  // Per rank: elements it must receive, how many other ranks' data it depends on, and
-  // elements that must leave it (some other rank's output needs them).
-  std::vector<Count> missing(ranks, 0);
-  std::vector<Count> sources(ranks, 0);
-  std::vector<Count> outgoing(ranks, 0);
-  Count nonempty_blocks = 0;
-  for (Rank q = 0; q < p; ++q) nonempty_blocks += layout.block(q) > 0 ? 1 : 0;
-  for (Rank r = 0; r < p; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    switch (spec.kind) {
-      case CollectiveKind::kBcast:
-      case CollectiveKind::kScatter:
-      case CollectiveKind::kScatterv:
-        missing[i] = i == root ? 0 : layout.output_count(r);
-        sources[i] = missing[i] > 0 ? 1 : 0;
-        break;
-      case CollectiveKind::kGather:
-      case CollectiveKind::kGatherv:
-      case CollectiveKind::kAllgather:
-      case CollectiveKind::kAllgatherv:
-        if (layout.output_count(r) == 0) break;
-        missing[i] = layout.total() - layout.block(r);
-        sources[i] = nonempty_blocks - (layout.block(r) > 0 ? 1 : 0);
-        break;
-      case CollectiveKind::kReduce:
-      case CollectiveKind::kAllreduce:
-      case CollectiveKind::kReduceScatter:
-      case CollectiveKind::kReduceScatterBlock:
-        // Each output element combines all p inputs, so some of it must arrive from others.
-        missing[i] = p > 1 ? layout.output_count(r) : 0;
-        sources[i] = missing[i] > 0 ? p - 1 : 0;
-        break;
-      case CollectiveKind::kScan:
-      case CollectiveKind::kExscan:
-        // Rank r's output combines the inputs of ranks 0..r-1 (and its own, for scan).
-        missing[i] = r > 0 ? layout.output_count(r) : 0;
-        sources[i] = missing[i] > 0 ? r : 0;
-        break;
-      case CollectiveKind::kAlltoall:
-      case CollectiveKind::kAlltoallv:
-        for (Rank q = 0; q < p; ++q) {
-          if (q == r || layout.pair_count(q, r) == 0) continue;
-          missing[i] += layout.pair_count(q, r);
-          sources[i] += 1;
-        }
-        break;
-      case CollectiveKind::kBarrier:
-        break;
-    }
-  }
-  // What must leave each rank: its part of the data that another rank's output needs.
-  for (Rank r = 0; r < p && p > 1; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    switch (spec.kind) {
-      case CollectiveKind::kBcast:
-        outgoing[i] = i == root ? layout.total() : 0;
-        break;
-      case CollectiveKind::kScatter:
-      case CollectiveKind::kScatterv:
-        outgoing[i] = i == root ? layout.total() - layout.block(r) : 0;
-        break;
-      case CollectiveKind::kGather:
-      case CollectiveKind::kGatherv:
-        outgoing[i] = i == root ? 0 : layout.block(r);
-        break;
-      case CollectiveKind::kAllgather:
-      case CollectiveKind::kAllgatherv:
-        outgoing[i] = layout.block(r);
-        break;
-      case CollectiveKind::kReduce:
-        outgoing[i] = i == root ? 0 : layout.total();
-        break;
-      case CollectiveKind::kAllreduce:
-        outgoing[i] = layout.total();
-        break;
-      case CollectiveKind::kReduceScatter:
-      case CollectiveKind::kReduceScatterBlock:
-        outgoing[i] = layout.total() - layout.block(r);
-        break;
-      case CollectiveKind::kScan:
-      case CollectiveKind::kExscan:
-        outgoing[i] = r + 1 < p ? layout.total() : 0;
-        break;
-      case CollectiveKind::kAlltoall:
-      case CollectiveKind::kAlltoallv:
-        for (Rank q = 0; q < p; ++q) outgoing[i] += q == r ? 0 : layout.pair_count(r, q);
-        break;
-      case CollectiveKind::kBarrier:
-        break;
-    }
-  }
+  const DataNeeds needs = data_needs(layout);
+  const std::vector<Count>& missing = needs.missing;
+  const std::vector<Count>& sources = needs.sources;
+  const std::vector<Count>& outgoing = needs.outgoing;
   Count max_missing = 0;
   Count max_sources = 0;
   Count receivers = 0;
@@ -920,38 +1005,8 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
       summed = std::max(summed, spread_rounds(sources[i] + 1, k) * alpha + data(missing[i]));
     }
   }
-  // Reduction work (Chan et al.'s (p-1)/p·n·gamma): every element of the result needs p-1
-  // binary combinations (exscan: p-2, for rank p-1's prefix), spread over at most p
-  // processors. It holds for reduce as well: the root's n elements need them.
-  const Count elements = is_reduction(spec.kind) ? layout.total() : 0;
-  const Rank combinations = spec.kind == CollectiveKind::kExscan ? std::max(p - 2, 0) : p - 1;
-  const double work = model.gamma * units(elements) * combinations;
-  const double reduction = work / p;
-  // Transfers and reduction work over all ranks together (Chan et al.'s reduce-scatter
-  // (p-1)/p·n·(beta + gamma) and allreduce 2(p-1)/p·n·beta + (p-1)/p·n·gamma): every element
-  // index of a reduction travels in at least p-1 transfers (each rank whose input it needs
-  // must send it on; allreduce: 2(p-1), the one-way gossip bound of Harary & Schwenk 1974,
-  // since every rank must also learn it), so at least as many messages arrive. A receive
-  // holds a receive port for alpha + beta*m (a receive gap: beta*m at least), k of them at
-  // once; without overlap a rank's processor does nothing while it holds a port, so a rank's
-  // port time / k and its reduction work add up, and the p ranks share the total. With
-  // overlap computation may hide behind communication: the larger of the two only.
-  double aggregate = 0;
-  if (elements > 0 && p > 1) {
-    const Count hops = spec.kind == CollectiveKind::kAllreduce ? 2 * (p - 1) : p - 1;
-    const double port = ((fan_in_bounded ? static_cast<double>(hops) * alpha : 0.0) +
-                         static_cast<double>(hops) * model.beta * units(elements)) /
-                        k;
-    aggregate = model.overlap ? std::max(port, work) / p : (port + work) / p;
-  }
-  // Memory (node_beta): every missing element arrives by a transfer, at least one copy
-  // through the node's memory system, which moves at most 1 / node_beta units per time unit
-  // (with beta > 0 every transfer takes time, so its traffic is spread over it).
-  Count total_missing = 0;
-  for (const Count m : missing) total_missing += m;
-  const double memory = model.node_beta && model.beta > 0
-                            ? *model.node_beta * kSingleCopyTransferTraffic * units(total_missing)
-                            : 0.0;
+  const auto [reduction, aggregate] = reduction_bounds(layout, model, fan_in_bounded);
+  const double memory = memory_bound(missing, model, spec.elem_bytes);
   return std::max({latency, receive, send, summed, link_lower_bound(layout, model), reduction,
                    aggregate, memory});
 }
