@@ -50,6 +50,32 @@ void* operator new(std::size_t bytes, std::align_val_t a) {
 void* operator new[](std::size_t bytes, std::align_val_t a) {
   return counted_allocation(bytes, static_cast<std::size_t>(a));
 }
+// The nothrow forms too (std::stable_sort's buffer uses them): every form allocates and frees
+// here, with malloc and free, so a sanitizer's allocator never sees half of a pair.
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(bytes, 0);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t bytes, const std::nothrow_t& tag) noexcept {
+  return operator new(bytes, tag);
+}
+void* operator new(std::size_t bytes, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(bytes, static_cast<std::size_t>(a));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t bytes, std::align_val_t a, const std::nothrow_t& tag) noexcept {
+  return operator new(bytes, a, tag);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
