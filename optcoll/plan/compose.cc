@@ -145,7 +145,7 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
         }
         if (sinks.size() > 1) {
           const Slice nothing{Buf::kScratch, 0, 0};
-          dst.ops.push_back(Op{Copy{nothing, nothing}, std::move(sinks), -1});
+          dst.ops.push_back(Op{Copy{nothing, nothing}, OpDeps(sinks.begin(), sinks.end()), -1});
           sinks = {static_cast<OpId>(dst.ops.size() - 1)};
         }
       }
@@ -153,7 +153,7 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
       for (const Op& op : prog.ops) {
         Op copy = op;
         for (OpId& a : copy.after) a += op_base;
-        if (ph == 1 && op.after.empty()) copy.after = sinks;
+        if (ph == 1 && op.after.empty()) copy.after.assign(sinks.begin(), sinks.end());
         std::visit(
             [&](auto& action) {
               using T = std::decay_t<decltype(action)>;

@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "optcoll/model/collective.h"
 #include "optcoll/model/types.h"
 
@@ -64,10 +66,15 @@ using Action = std::variant<Send, Recv, RecvReduce, Copy, Reduce>;
 using OpId = std::int32_t;  // index into RankProgram::ops
 inline constexpr OpId kNoOp = -1;
 
+// An op's dependencies. Almost every op has at most two, kept inline: a schedule of the
+// two-level allreduce at p = 65,536 holds 18 M ops, and one heap block per op's list made
+// allocation and first-touch page faults the largest cost of building it.
+using OpDeps = boost::container::small_vector<OpId, 2>;
+
 struct Op {
   Action action;
-  std::vector<OpId> after;  // same-rank ops that must complete first (all < own index)
-  std::int32_t seq = -1;    // Send/Recv/RecvReduce: k-th message on the ordered pair
+  OpDeps after;           // same-rank ops that must complete first (all < own index)
+  std::int32_t seq = -1;  // Send/Recv/RecvReduce: k-th message on the ordered pair
   // Release time: the op does not start before this time (the cost model's time units,
   // counted from the schedule's start; 0: no such bound). It orders nothing and carries no
   // data: the simulator holds the op until then, the verifier and the executors ignore it.

@@ -67,7 +67,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
     program.scratch_count += source.scratch_count;
     const auto first = static_cast<OpId>(program.ops.size());
     program.ops.reserve(program.ops.size() + source.ops.size());
-    std::vector<OpId>& sinks = sinks_[static_cast<std::size_t>(r)];
+    OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
     std::vector<bool> has_successor(source.ops.size(), false);
     for (const Op& op : source.ops) {
       Op renamed;
@@ -128,7 +128,7 @@ void Stitcher::copy(Rank r, const Slice& src, const Slice& dst) {
   OPTCOLL_CHECK(src.count == dst.count, "copy of {} into {}", describe(src), describe(dst));
   if (src.count == 0) return;
   RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
-  std::vector<OpId>& sinks = sinks_[static_cast<std::size_t>(r)];
+  OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
   Op op;
   op.action = Copy{src, dst};
   op.after = sinks;

@@ -45,7 +45,7 @@ class Stitcher {
   Layout layout_;
   Schedule schedule_;
   // Per rank: which of its ops no later op of the rank waits for (its current sinks).
-  std::vector<std::vector<OpId>> sinks_;
+  std::vector<OpDeps> sinks_;
   // Messages so far per ordered pair (from, to), as (to, count) entries of `from`'s list:
   // the next part continues from there. A rank talks to few peers in a phase; a flat list
   // per sender is cheaper than a map over every pair of a large call (millions of pairs).

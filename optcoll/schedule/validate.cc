@@ -325,8 +325,10 @@ std::vector<StructureIssue> structure_issues(const Schedule& schedule, std::size
   return check_structure(schedule, max_issues, &partner);
 }
 
-void require_well_formed(const Schedule& schedule) {
-  const auto issues = structure_issues(schedule, 5);
+namespace {
+
+// Throws Error(kInvalidArgument) listing `issues`, if there are any.
+void throw_if_malformed(const Schedule& schedule, const std::vector<StructureIssue>& issues) {
   if (issues.empty()) return;
   std::string text = fmt::format("schedule '{}' is malformed:", schedule.algorithm);
   for (const auto& issue : issues) {
@@ -340,6 +342,18 @@ void require_well_formed(const Schedule& schedule) {
   }
   text.pop_back();
   throw Error(ErrorCode::kInvalidArgument, text);
+}
+
+}  // namespace
+
+void require_well_formed(const Schedule& schedule) {
+  throw_if_malformed(schedule, structure_issues(schedule, 5));
+}
+
+std::vector<std::uint32_t> well_formed_partners(const Schedule& schedule) {
+  std::vector<std::uint32_t> partner;
+  throw_if_malformed(schedule, structure_issues(schedule, 5, partner));
+  return partner;
 }
 
 std::vector<std::vector<OpRef>> match_messages(const Schedule& schedule) {

@@ -56,7 +56,8 @@ void huge_page_deallocate(void* p, std::size_t bytes) {
   }
 }
 
-Engine::Engine(const Schedule& schedule, const CostModel& model)
+Engine::Engine(const Schedule& schedule, const CostModel& model,
+               std::vector<std::uint32_t> partners)
     : schedule_(schedule),
       model_(model),
       full_duplex_(model.duplex == Duplex::kFull),
@@ -65,7 +66,8 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
       cores_(model.cores.value_or(0)),
       node_beta_(model.node_beta.value_or(0)),
       clocked_(model.one_node()) {
-  flatten();
+  flatten(partners);
+  partners = {};  // no longer needed: free it before the run
   if (cores_ > 0) activity_.assign(schedule.ranks.size(), 0);
   if (model.topology) {
     topology_ = &*model.topology;
@@ -90,7 +92,7 @@ Engine::Engine(const Schedule& schedule, const CostModel& model)
   }
 }
 
-void Engine::flatten() {
+void Engine::flatten(const std::vector<std::uint32_t>& partners) {
   const std::size_t p = schedule_.ranks.size();
   base_.assign(p + 1, 0);
   std::size_t total = 0;
@@ -103,7 +105,8 @@ void Engine::flatten() {
   if (total >= kLimit) {
     throw_invalid("schedule has {} ops; the simulator takes at most {}", total, kLimit - 1);
   }
-  const auto partners = match_messages_flat(schedule_);
+  OPTCOLL_CHECK(partners.size() == total, "simulator given {} partners for {} ops", partners.size(),
+                total);
   hot_.resize(total);
   cold_.resize(total);
   // Predecessors, flat, so that successor lists are built without a second pass over the

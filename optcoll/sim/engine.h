@@ -45,8 +45,9 @@ inline constexpr Gid kNoGid = -1;
 
 class Engine {
  public:
-  // The schedule must be well formed and the model valid for it (simulate() checks both).
-  Engine(const Schedule& schedule, const CostModel& model);
+  // The schedule must be well formed and the model valid for it (simulate() checks both);
+  // `partners` is its match_messages_flat() (well_formed_partners() gives both at once).
+  Engine(const Schedule& schedule, const CostModel& model, std::vector<std::uint32_t> partners);
 
   void run();
 
@@ -98,7 +99,7 @@ class Engine {
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
   };
 
-  void flatten();
+  void flatten(const std::vector<std::uint32_t>& partners);
   // One node (CostModel::cores, node_beta): the event loop runs on a virtual clock on which
   // every op in progress advances at its full rate; between two instants real time passes
   // stretch() times as fast. to_real() maps an instant's virtual time to its real time (the
@@ -141,7 +142,12 @@ class Engine {
   bool can_compute(Rank r) const;
   // Send g's size in bytes, and the send mode that applies to it (CostModel::send_mode_for).
   std::size_t send_bytes(Gid g) const;
-  SendMode send_mode(Gid g) const { return model_.send_mode_for(send_bytes(g)); }
+  // (Under SendMode::kPort, every size's mode, the send's size is not read: that read is a
+  // cache miss into the schedule.)
+  SendMode send_mode(Gid g) const {
+    if (model_.send_mode == SendMode::kPort) return SendMode::kPort;
+    return model_.send_mode_for(send_bytes(g));
+  }
   // Shared sends (SendMode::kShared): whether Send g may join a send of its rank in progress
   // with the same source slice, and the bookkeeping of those in progress.
   bool may_join(Gid g) const;

@@ -306,9 +306,9 @@ std::vector<std::vector<OpTiming>> timing(const Schedule& schedule, const Engine
 }  // namespace
 
 SimResult simulate(const Schedule& schedule, const CostModel& model, const SimOptions& options) {
-  require_well_formed(schedule);
+  auto partners = well_formed_partners(schedule);
   validate_for(model, schedule.spec.nranks);
-  Engine engine(schedule, model);
+  Engine engine(schedule, model, std::move(partners));
   engine.run();
 
   SimResult result;

@@ -48,9 +48,9 @@ TEST(Builder, InfersReadAfterWriteWriteAfterReadAndWriteAfterWrite) {
   const auto recv = b.transfer(1, 0, Slice{Buf::kInput, 0, 4}, lo);
   const Schedule s = std::move(b).finish();
   // The send reads out[2,6): read-after-write on both copies.
-  EXPECT_EQ(op_at(s, 0, send.send).after, (std::vector<OpId>{w_lo, w_hi}));
+  EXPECT_EQ(op_at(s, 0, send.send).after, (OpDeps{w_lo, w_hi}));
   // The receive writes out[0,4): write-after-write on copy 0, write-after-read on the send.
-  EXPECT_EQ(op_at(s, 0, recv.recv).after, (std::vector<OpId>{w_lo, send.send}));
+  EXPECT_EQ(op_at(s, 0, recv.recv).after, (OpDeps{w_lo, send.send}));
   // Independent ops get no edges.
   EXPECT_TRUE(op_at(s, 0, w_hi).after.empty());
 }
@@ -71,8 +71,8 @@ TEST(Builder, ReduceReadsAndWritesItsDestination) {
   const auto r1 = b.transfer_reduce(1, 0, Slice{Buf::kInput, 0, 4}, out, Side::kRight);
   const auto r2 = b.transfer_reduce(2, 0, Slice{Buf::kInput, 0, 4}, out, Side::kRight);
   const Schedule s = std::move(b).finish();
-  EXPECT_EQ(op_at(s, 0, r1.recv).after, (std::vector<OpId>{c}));
-  EXPECT_EQ(op_at(s, 0, r2.recv).after, (std::vector<OpId>{r1.recv}));
+  EXPECT_EQ(op_at(s, 0, r1.recv).after, (OpDeps{c}));
+  EXPECT_EQ(op_at(s, 0, r2.recv).after, (OpDeps{r1.recv}));
   EXPECT_EQ(std::get<RecvReduce>(op_at(s, 0, r2.recv).action).incoming, Side::kRight);
 }
 
@@ -130,7 +130,7 @@ TEST(Builder, AddDependencyKeepsListSortedAndRejectsForwardEdges) {
   b.add_dependency(0, t1.recv, c);  // duplicate
   EXPECT_THROW(b.add_dependency(0, c, t1.recv), InternalError);
   const Schedule s = std::move(b).finish();
-  EXPECT_EQ(op_at(s, 0, c).after, (std::vector<OpId>{t1.recv, t2.recv}));
+  EXPECT_EQ(op_at(s, 0, c).after, (OpDeps{t1.recv, t2.recv}));
 }
 
 // An independent account of the hazards on one rank: per element, the op that last wrote
@@ -236,7 +236,9 @@ TEST(Builder, InferredDependenciesEqualAnElementByElementAccount) {
     const Schedule s = std::move(b).finish();
     ASSERT_EQ(s.ranks[0].ops.size(), expected_deps.size());
     for (std::size_t op = 0; op < expected_deps.size(); ++op) {
-      ASSERT_EQ(s.ranks[0].ops[op].after, expected_deps[op]) << "seed " << seed << ", op " << op;
+      ASSERT_EQ(std::vector<OpId>(s.ranks[0].ops[op].after.begin(), s.ranks[0].ops[op].after.end()),
+                expected_deps[op])
+          << "seed " << seed << ", op " << op;
     }
   }
 }

@@ -150,8 +150,8 @@ Schedule exchange(bool send_waits_for_recv) {
     const Rank other = 1 - r;
     ops.push_back({Copy{{Buf::kInput, 0, 1}, {Buf::kOutput, r, 1}}, {}, -1});
     ops.push_back({Recv{other, {Buf::kOutput, other, 1}}, {}, 0});
-    ops.push_back({Send{other, {Buf::kOutput, r, 1}},
-                   send_waits_for_recv ? std::vector<OpId>{0, 1} : std::vector<OpId>{0}, 0});
+    ops.push_back(
+        {Send{other, {Buf::kOutput, r, 1}}, send_waits_for_recv ? OpDeps{0, 1} : OpDeps{0}, 0});
   }
   return s;
 }

@@ -49,14 +49,14 @@ std::vector<OpAt> ops_of_kind(const Schedule& s) {
 // is lost), and later ops are renumbered.
 inline void remove_op(Schedule& s, OpAt at) {
   auto& ops = s.ranks[static_cast<std::size_t>(at.rank)].ops;
-  const std::vector<OpId> inherited = ops[static_cast<std::size_t>(at.op)].after;
+  const OpDeps inherited = ops[static_cast<std::size_t>(at.op)].after;
   ops.erase(ops.begin() + at.op);
   for (std::size_t i = static_cast<std::size_t>(at.op); i < ops.size(); ++i) {
     auto& after = ops[i].after;
     if (std::find(after.begin(), after.end(), at.op) != after.end()) {
       after.insert(after.end(), inherited.begin(), inherited.end());
     }
-    std::vector<OpId> renumbered;
+    OpDeps renumbered;
     for (const OpId d : after) {
       if (d != at.op) renumbered.push_back(d > at.op ? d - 1 : d);
     }
