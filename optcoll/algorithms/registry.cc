@@ -30,27 +30,7 @@ namespace optcoll::algorithms {
 namespace {
 
 constexpr CollectiveKind kind_named(std::string_view name) {
-  constexpr std::array<std::pair<std::string_view, CollectiveKind>, 16> kNames{{
-      {"bcast", CollectiveKind::kBcast},
-      {"reduce", CollectiveKind::kReduce},
-      {"scatter", CollectiveKind::kScatter},
-      {"scatterv", CollectiveKind::kScatterv},
-      {"gather", CollectiveKind::kGather},
-      {"gatherv", CollectiveKind::kGatherv},
-      {"allgather", CollectiveKind::kAllgather},
-      {"allgatherv", CollectiveKind::kAllgatherv},
-      {"reduce_scatter", CollectiveKind::kReduceScatter},
-      {"reduce_scatter_block", CollectiveKind::kReduceScatterBlock},
-      {"allreduce", CollectiveKind::kAllreduce},
-      {"scan", CollectiveKind::kScan},
-      {"exscan", CollectiveKind::kExscan},
-      {"alltoall", CollectiveKind::kAlltoall},
-      {"alltoallv", CollectiveKind::kAlltoallv},
-      {"barrier", CollectiveKind::kBarrier},
-  }};
-  for (const auto& [n, kind] : kNames) {
-    if (n == name) return kind;
-  }
+  if (const auto kind = parse_collective(name)) return *kind;
   throw "algorithms.def names an unknown collective";  // a compile error in constant evaluation
 }
 

@@ -11,33 +11,19 @@
 namespace optcoll {
 namespace {
 
-struct KindName {
-  CollectiveKind kind;
-  std::string_view name;
-};
+constexpr bool rows_in_enumerator_order() {
+  for (std::size_t i = 0; i < std::size(kCollectiveKinds); ++i) {
+    if (static_cast<std::size_t>(kCollectiveKinds[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_enumerator_order(), "kCollectiveKinds: one row per kind, in enum order");
+static_assert(std::size(kCollectiveKinds) == static_cast<std::size_t>(CollectiveKind::kBarrier) + 1,
+              "kCollectiveKinds: a row for every kind");
 
-constexpr std::array<KindName, 16> kKindNames{{
-    {CollectiveKind::kBcast, "bcast"},
-    {CollectiveKind::kReduce, "reduce"},
-    {CollectiveKind::kScatter, "scatter"},
-    {CollectiveKind::kScatterv, "scatterv"},
-    {CollectiveKind::kGather, "gather"},
-    {CollectiveKind::kGatherv, "gatherv"},
-    {CollectiveKind::kAllgather, "allgather"},
-    {CollectiveKind::kAllgatherv, "allgatherv"},
-    {CollectiveKind::kReduceScatter, "reduce_scatter"},
-    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block"},
-    {CollectiveKind::kAllreduce, "allreduce"},
-    {CollectiveKind::kScan, "scan"},
-    {CollectiveKind::kExscan, "exscan"},
-    {CollectiveKind::kAlltoall, "alltoall"},
-    {CollectiveKind::kAlltoallv, "alltoallv"},
-    {CollectiveKind::kBarrier, "barrier"},
-}};
-
-constexpr std::array<CollectiveKind, 16> kAllKinds = [] {
-  std::array<CollectiveKind, 16> kinds{};
-  for (std::size_t i = 0; i < kKindNames.size(); ++i) kinds[i] = kKindNames[i].kind;
+constexpr std::array<CollectiveKind, std::size(kCollectiveKinds)> kAllKinds = [] {
+  std::array<CollectiveKind, std::size(kCollectiveKinds)> kinds{};
+  for (std::size_t i = 0; i < kinds.size(); ++i) kinds[i] = kCollectiveKinds[i].kind;
   return kinds;
 }();
 
@@ -63,75 +49,7 @@ Count checked_mul(Count a, Count b, fmt::format_string<Args...> what, Args&&... 
 
 }  // namespace
 
-std::string_view collective_name(CollectiveKind kind) {
-  for (const auto& entry : kKindNames) {
-    if (entry.kind == kind) return entry.name;
-  }
-  return "unknown";
-}
-
-std::optional<CollectiveKind> parse_collective(std::string_view name) {
-  for (const auto& entry : kKindNames) {
-    if (entry.name == name) return entry.kind;
-  }
-  return std::nullopt;
-}
-
 std::span<const CollectiveKind> all_collectives() { return kAllKinds; }
-
-bool is_rooted(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kBcast:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kScatter:
-    case CollectiveKind::kScatterv:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kGatherv:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool takes_counts(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kScatterv:
-    case CollectiveKind::kGatherv:
-    case CollectiveKind::kAllgatherv:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAlltoallv:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_reduction(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kAllreduce:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kReduceScatterBlock:
-    case CollectiveKind::kScan:
-    case CollectiveKind::kExscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool count_is_message(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kBcast:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kAllreduce:
-    case CollectiveKind::kScan:
-    case CollectiveKind::kExscan:
-      return true;
-    default:
-      return false;
-  }
-}
 
 bool needs_synchronization(CollectiveKind kind) { return kind == CollectiveKind::kBarrier; }
 

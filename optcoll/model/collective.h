@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,17 +38,64 @@ enum class CollectiveKind : std::uint8_t {
   kBarrier,
 };
 
-// "bcast", "reduce", ..., "barrier": the names used by the CLI and the registry.
-std::string_view collective_name(CollectiveKind kind);
-std::optional<CollectiveKind> parse_collective(std::string_view name);
+// Every kind and its traits, one row each: the names the CLI and the registry use, and the
+// properties that validation, layouts, selection and the tests ask about. Adding a kind is a
+// row here, its layout and postcondition (collective.cc), and its algorithms.
+struct KindTraits {
+  CollectiveKind kind;
+  std::string_view name;
+  bool rooted;            // has a root: bcast, reduce, scatter(v), gather(v)
+  bool takes_counts;      // per-rank counts: the v-variants and reduce_scatter
+  bool reduction;         // combines contributions with an operator
+  bool count_is_message;  // `count` is each rank's whole vector, not one of p blocks
+};
+
+inline constexpr KindTraits kCollectiveKinds[] = {
+    // kind                              name                rooted counts reduce message
+    {CollectiveKind::kBcast, "bcast", true, false, false, true},
+    {CollectiveKind::kReduce, "reduce", true, false, true, true},
+    {CollectiveKind::kScatter, "scatter", true, false, false, false},
+    {CollectiveKind::kScatterv, "scatterv", true, true, false, false},
+    {CollectiveKind::kGather, "gather", true, false, false, false},
+    {CollectiveKind::kGatherv, "gatherv", true, true, false, false},
+    {CollectiveKind::kAllgather, "allgather", false, false, false, false},
+    {CollectiveKind::kAllgatherv, "allgatherv", false, true, false, false},
+    {CollectiveKind::kReduceScatter, "reduce_scatter", false, true, true, false},
+    {CollectiveKind::kReduceScatterBlock, "reduce_scatter_block", false, false, true, false},
+    {CollectiveKind::kAllreduce, "allreduce", false, false, true, true},
+    {CollectiveKind::kScan, "scan", false, false, true, true},
+    {CollectiveKind::kExscan, "exscan", false, false, true, true},
+    {CollectiveKind::kAlltoall, "alltoall", false, false, false, false},
+    {CollectiveKind::kAlltoallv, "alltoallv", false, true, false, false},
+    {CollectiveKind::kBarrier, "barrier", false, false, false, false},
+};
+
+// What a value outside the enumeration (a corrupt or hostile spec) reads as: no traits.
+inline constexpr KindTraits kUnknownKind{
+    CollectiveKind::kBarrier, "unknown", false, false, false, false};
+
+// The row of `kind` (rows are in enumerator order; a static_assert in collective.cc checks).
+constexpr const KindTraits& traits(CollectiveKind kind) {
+  const auto row = static_cast<std::size_t>(kind);
+  return row < std::size(kCollectiveKinds) ? kCollectiveKinds[row] : kUnknownKind;
+}
+// The kind named `name`, if any (constant-evaluable: algorithms.def's names are checked at
+// compile time).
+constexpr std::optional<CollectiveKind> parse_collective(std::string_view name) {
+  for (const KindTraits& row : kCollectiveKinds) {
+    if (row.name == name) return row.kind;
+  }
+  return std::nullopt;
+}
+
+// "bcast", "reduce", ..., "barrier"; "unknown" for a value outside the enumeration.
+constexpr std::string_view collective_name(CollectiveKind kind) { return traits(kind).name; }
 std::span<const CollectiveKind> all_collectives();
 
-bool is_rooted(CollectiveKind kind);     // bcast, reduce, scatter(v), gather(v)
-bool takes_counts(CollectiveKind kind);  // the v-variants and reduce_scatter
-bool is_reduction(CollectiveKind kind);  // reduce, allreduce, reduce_scatter(_block), (ex)scan
-// bcast, reduce, allreduce, scan, exscan: `count` is each rank's whole vector (the message),
-// not a per-rank block of a buffer holding p blocks.
-bool count_is_message(CollectiveKind kind);
+inline bool is_rooted(CollectiveKind kind) { return traits(kind).rooted; }
+inline bool takes_counts(CollectiveKind kind) { return traits(kind).takes_counts; }
+inline bool is_reduction(CollectiveKind kind) { return traits(kind).reduction; }
+inline bool count_is_message(CollectiveKind kind) { return traits(kind).count_is_message; }
 
 // Describes one collective call. Data sizes are element counts.
 //

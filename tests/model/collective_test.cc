@@ -49,6 +49,43 @@ TEST(CollectiveKinds, ScanAndExscanAreUnrootedRegularReductions) {
                  "exscan takes a uniform count");
 }
 
+// The traits table against what validation independently accepts: a root other than 0 only
+// for rooted kinds, per-rank counts only for the kinds that take them.
+TEST(CollectiveKinds, TraitsAgreeWithWhatValidationAccepts) {
+  for (const auto kind : all_collectives()) {
+    SCOPED_TRACE(collective_name(kind));
+    if (kind == CollectiveKind::kBarrier) continue;
+    const bool accepts_root = [&] {
+      try {
+        validate(CollectiveSpec{
+            kind, 3, takes_counts(kind) ? 0 : 1, 1,
+            takes_counts(kind) ? std::vector<Count>(kind == CollectiveKind::kAlltoallv ? 9 : 3, 1)
+                               : std::vector<Count>{}});
+        return true;
+      } catch (const Error&) {
+        return false;
+      }
+    }();
+    EXPECT_EQ(accepts_root, is_rooted(kind));
+    const bool accepts_counts = [&] {
+      try {
+        validate(CollectiveSpec{kind, 2, 0, 0,
+                                std::vector<Count>(kind == CollectiveKind::kAlltoallv ? 4 : 2, 1)});
+        return true;
+      } catch (const Error&) {
+        return false;
+      }
+    }();
+    EXPECT_EQ(accepts_counts, takes_counts(kind));
+  }
+  // A value outside the enumeration (a corrupt spec) has a name that says so and no traits.
+  const auto stray = static_cast<CollectiveKind>(200);
+  EXPECT_EQ(collective_name(stray), "unknown");
+  EXPECT_FALSE(is_rooted(stray) || takes_counts(stray) || is_reduction(stray) ||
+               count_is_message(stray));
+  expect_invalid(CollectiveSpec{stray, 2, 1, 0, {}}, "unknown collective kind 200");
+}
+
 TEST(CollectiveValidate, NamesEachProblem) {
   expect_invalid(CollectiveSpec{CollectiveKind::kBcast, 0, 0, 4, {}},
                  "nranks must be at least 1, got 0");
