@@ -520,38 +520,26 @@ void ThreadTransport::take_seat() {
   seated_ = true;
 }
 
-void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
-                                   std::vector<RequestId>& done) {
-  // The world's timeout counts time spent waiting since the last progress (not time spent
-  // computing between waits). The clock is read only once there is nothing to return.
-  Clock::time_point start;
-  Clock::time_point deadline;
-  bool world_limits = false;  // the world's timeout comes first (a tie: the caller reports)
-  bool timed = false;
-  Fabric::Inbox& box = fabric_.inbox(rank_);
-  Fabric::Seat& seat = fabric_.seat(rank_);
-  // Helpers advance the attached execution only while this thread waits below (seat left);
-  // when one did, the executor must look at what changed.
-  const std::uint32_t helped = seat.helped.load(std::memory_order_acquire);
+bool ThreadTransport::take_own_matches(std::vector<RequestId>& done) {
   // This rank's own matches completed and its inbox unchanged since it was last emptied:
   // nothing else can be there, so the lock is not needed. Not where ranks spin with rings:
   // there a root that returns sooner runs further ahead of its receivers into the slower
   // mailbox path (bcast p = 2: 0.16 against 0.15 us; p = 8 as fibers: 0.48-0.53 against
-  // 0.55-0.65, design.md 40).
-  if (!fabric_.rings() && !local_done_.empty() && local_failures_.empty() && inbox_emptied_ &&
-      box.news.load(std::memory_order_acquire) == inbox_emptied_news_) {
-    done.insert(done.end(), local_done_.begin(), local_done_.end());
-    local_done_.clear();
-    idle_ = Clock::duration::zero();
-    return;
+  // 0.55-0.65 us; docs/design.md, Thread backend).
+  const Fabric::Inbox& box = fabric_.inbox(rank_);
+  if (fabric_.rings() || local_done_.empty() || !local_failures_.empty() || !inbox_emptied_ ||
+      box.news.load(std::memory_order_acquire) != inbox_emptied_news_) {
+    return false;
   }
-  // Spinning (or yielding) until spin_end, then sleeping; the spin ends early when news
-  // comes, and resumes after a look that found nothing for this rank.
-  bool spin_over = false;
-  std::optional<Clock::time_point> spin_end;
-  drain_rings();  // before the inbox lock: it takes mailbox locks
-  std::unique_lock lock(box.mutex);
-  while (true) {  // the seat is held here whenever it is held at all
+  done.insert(done.end(), local_done_.begin(), local_done_.end());
+  local_done_.clear();
+  return true;
+}
+
+bool ThreadTransport::look_in_inbox(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
+                                    std::vector<RequestId>& done) {
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  while (true) {
     if (!local_failures_.empty() || !box.failures.empty()) {
       std::string message =
           local_failures_.empty() ? box.failures.front() : local_failures_.front();
@@ -565,23 +553,108 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
       box.completed.clear();
       inbox_emptied_ = box.handed.empty();  // (failures are: checked above)
       inbox_emptied_news_ = box.news.load(std::memory_order_relaxed);
-      lock.unlock();
-      idle_ = Clock::duration::zero();
-      return;
+      return true;
     }
-    if (!box.handed.empty()) {
-      const std::vector<Fabric::HandOver> notes = std::move(box.handed);
-      box.handed.clear();
-      lock.unlock();
-      take_hand_overs(notes);
-      lock.lock();
-      continue;  // completions (or failures) are there now
-    }
-    if (fabric_.aborted()) {
-      lock.unlock();
-      throw_if_aborted();
-    }
-    if (seat.helped.load(std::memory_order_acquire) != helped) {
+    if (box.handed.empty()) break;
+    const std::vector<Fabric::HandOver> notes = std::move(box.handed);
+    box.handed.clear();
+    lock.unlock();
+    take_hand_overs(notes);
+    lock.lock();  // completions (or failures) are there now: look again
+  }
+  if (fabric_.aborted()) {
+    lock.unlock();
+    throw_if_aborted();
+  }
+  return fabric_.seat(rank_).helped.load(std::memory_order_acquire) != helped;
+}
+
+void ThreadTransport::park_fiber(FiberPool& pool, std::unique_lock<std::mutex>& lock,
+                                 Clock::time_point deadline) {
+  // Everything is checked up to `seen` (every change of the inbox is made under this lock;
+  // fibers have no rings): park until something new, while the worker runs other ranks.
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
+  lock.unlock();
+  pool.park(rank_, box.news, seen, deadline);
+  lock.lock();
+}
+
+bool ThreadTransport::spin_or_yield(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
+                                    Clock::time_point now, Clock::time_point spin_end) {
+  // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks than
+  // CPUs), helping other ranks meanwhile, without the locks, until something new. The
+  // inbox changes only under its lock, but a ring sender bumps the news without it: with
+  // rings, `seen` is the news as of the last drain (a message published after it and before
+  // this look must end the spin at once, not after the whole budget).
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  Fabric::Seat& seat = fabric_.seat(rank_);
+  const std::uint32_t seen =
+      fabric_.rings() ? drained_news_ : box.news.load(std::memory_order_relaxed);
+  lock.unlock();
+  leave_seat();
+  const auto news = [&] {
+    return box.news.load(std::memory_order_acquire) != seen ||
+           seat.helped.load(std::memory_order_acquire) != helped;
+  };
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(spin_end - now);
+  const auto help_and_look = [&] {
+    fabric_.help_others(rank_);
+    return news();
+  };
+  const bool came =
+      fabric_.spins() ? spin_wait(news, spin_, left) : yield_until(help_and_look, left);
+  take_seat();  // before the inbox lock (lock order)
+  drain_rings();
+  lock.lock();
+  return came;
+}
+
+void ThreadTransport::sleep_on_inbox(std::unique_lock<std::mutex>& lock,
+                                     Clock::time_point deadline) {
+  // A ring sender does not take the inbox lock unless it sees `sleeping` (ring_arrival).
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  box.sleeping.store(true, std::memory_order_seq_cst);
+  if (fabric_.rings() && box.news.load(std::memory_order_seq_cst) != drained_news_) {
+    box.sleeping.store(false, std::memory_order_relaxed);  // news came before the sleep
+    lock.unlock();
+    drain_rings();
+    lock.lock();
+    return;
+  }
+  leave_seat();
+  box.wake.wait_until(lock, deadline);
+  box.sleeping.store(false, std::memory_order_relaxed);
+  lock.unlock();
+  take_seat();
+  drain_rings();
+  lock.lock();
+}
+
+void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
+                                   std::vector<RequestId>& done) {
+  if (take_own_matches(done)) {
+    idle_ = Clock::duration::zero();
+    return;
+  }
+  // The world's timeout counts time spent waiting since the last progress (not time spent
+  // computing between waits). The clock is read only once there is nothing to return.
+  Clock::time_point start;
+  Clock::time_point deadline;
+  bool world_limits = false;  // the world's timeout comes first (a tie: the caller reports)
+  bool timed = false;
+  Fabric::Inbox& box = fabric_.inbox(rank_);
+  // Helpers advance the attached execution only while this thread waits below (seat left);
+  // when one did, the executor must look at what changed.
+  const std::uint32_t helped = fabric_.seat(rank_).helped.load(std::memory_order_acquire);
+  // A wait spins (or yields) until spin_end, then sleeps; the spin ends early when news
+  // comes, and resumes after a look that found nothing for this rank. As fibers, it parks.
+  bool spin_over = false;
+  std::optional<Clock::time_point> spin_end;
+  drain_rings();  // before the inbox lock: it takes mailbox locks
+  std::unique_lock lock(box.mutex);
+  while (true) {  // the seat is held here whenever it is held at all
+    if (look_in_inbox(lock, helped, done)) {
       lock.unlock();
       idle_ = Clock::duration::zero();
       return;
@@ -598,61 +671,16 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
     if (now >= deadline) break;
     box.idle.store(true, std::memory_order_relaxed);
     if (FiberPool* pool = fabric_.fibers()) {
-      // Everything is checked up to `seen` (every change of the inbox is made under this
-      // lock; fibers have no rings): park until something new, while the worker runs
-      // other ranks.
-      const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
-      lock.unlock();
-      pool->park(rank_, box.news, seen, deadline);
-      lock.lock();
+      park_fiber(*pool, lock, deadline);
     } else if (!spin_over) {
-      // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks
-      // than CPUs), helping other ranks meanwhile, without the locks, until something new.
-      // The inbox changes only under its lock, but a ring sender bumps the news without it:
-      // with rings, `seen` is the news as of the last drain (a message published after it
-      // and before this look must end the spin at once, not after the whole budget).
-      const std::uint32_t seen =
-          fabric_.rings() ? drained_news_ : box.news.load(std::memory_order_relaxed);
       if (!spin_end) {
-        spin_end = now + std::min<Clock::duration>(fabric_.spins() ? Clock::duration(spin_.at(now))
-                                                                   : Clock::duration(kYieldBudget),
-                                                   deadline - now);
+        const Clock::duration budget =
+            fabric_.spins() ? Clock::duration(spin_.at(now)) : Clock::duration(kYieldBudget);
+        spin_end = now + std::min<Clock::duration>(budget, deadline - now);
       }
-      lock.unlock();
-      leave_seat();
-      const auto news = [&] {
-        return box.news.load(std::memory_order_acquire) != seen ||
-               seat.helped.load(std::memory_order_acquire) != helped;
-      };
-      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(*spin_end - now);
-      const auto help_and_look = [&] {
-        fabric_.help_others(rank_);
-        return news();
-      };
-      const bool came =
-          fabric_.spins() ? spin_wait(news, spin_, left) : yield_until(help_and_look, left);
-      spin_over = !came;
-      take_seat();  // before the inbox lock (lock order)
-      drain_rings();
-      lock.lock();
+      spin_over = !spin_or_yield(lock, helped, now, *spin_end);
     } else {
-      // A ring sender does not take the inbox lock unless it sees `sleeping` (ring_arrival).
-      box.sleeping.store(true, std::memory_order_seq_cst);
-      if (fabric_.rings() && box.news.load(std::memory_order_seq_cst) != drained_news_) {
-        box.sleeping.store(false, std::memory_order_relaxed);
-        box.idle.store(false, std::memory_order_relaxed);
-        lock.unlock();
-        drain_rings();
-        lock.lock();
-        continue;
-      }
-      leave_seat();
-      box.wake.wait_until(lock, deadline);
-      box.sleeping.store(false, std::memory_order_relaxed);
-      lock.unlock();
-      take_seat();
-      drain_rings();
-      lock.lock();
+      sleep_on_inbox(lock, deadline);
     }
     box.idle.store(false, std::memory_order_relaxed);
   }

@@ -428,6 +428,28 @@ class ThreadTransport final : public Transport {
                     RequestId theirs);
 
   void check_peer(Rank peer, const char* verb) const;
+
+  // The steps of do_wait_some(). Whether a wait parks (fibers), spins (a CPU per rank) or
+  // yields (more ranks than CPUs) before it sleeps is the world's (Fabric), fixed when it
+  // is built.
+  // The fast path: this rank's own completed matches, when its inbox cannot hold more.
+  bool take_own_matches(std::vector<RequestId>& done);
+  // Under the inbox lock: throws the first failure (or the world's abort); takes what
+  // senders handed over; true when there are completions (moved into `done`) or a helper
+  // advanced this rank's execution (its seat's count moved from `helped`).
+  bool look_in_inbox(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
+                     std::vector<RequestId>& done);
+  // As a fiber: parks until the inbox's news moves or `deadline`, the worker running others.
+  void park_fiber(FiberPool& pool, std::unique_lock<std::mutex>& lock,
+                  std::chrono::steady_clock::time_point deadline);
+  // Spins or yields (helping others) without the locks until news or `spin_end`; true if
+  // news came. Returns with the seat and the lock taken back and the rings drained.
+  bool spin_or_yield(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
+                     std::chrono::steady_clock::time_point now,
+                     std::chrono::steady_clock::time_point spin_end);
+  // Sleeps on the inbox until woken or `deadline` (at once back if a ring sender published).
+  void sleep_on_inbox(std::unique_lock<std::mutex>& lock,
+                      std::chrono::steady_clock::time_point deadline);
   // Waiting, in do_wait_some(): leaves the seat to helpers (if attached) and takes it back.
   void leave_seat();
   void take_seat();
