@@ -58,7 +58,7 @@ TEST(CollectiveKinds, TraitsAgreeWithWhatValidationAccepts) {
     const bool accepts_root = [&] {
       try {
         validate(CollectiveSpec{
-            kind, 3, takes_counts(kind) ? 0 : 1, 1,
+            kind, 3, /*root=*/1, /*count=*/takes_counts(kind) ? 0 : 1,
             takes_counts(kind) ? std::vector<Count>(kind == CollectiveKind::kAlltoallv ? 9 : 3, 1)
                                : std::vector<Count>{}});
         return true;
