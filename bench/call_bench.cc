@@ -6,7 +6,7 @@
 // movement: the number every small collective pays (issue 7: the thread backend against MPI at 8
 // B). p = 1 has no message at all. The allreduce also nonblocking and persistent, each
 // started and waited for at once: what a request costs over the blocking call. With more ranks than
-// cores each p runs twice: as threads and as fibers (design.md 40).
+// cores each p runs twice: as threads and as fibers (docs/design.md, "Ranks as fibers").
 //
 //   bench_call --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <atomic>

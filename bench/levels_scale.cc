@@ -27,7 +27,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The model of docs/benchmarks.md's scale rows: per byte, 0.5 us / 50 GB/s within a node,
+// The model of docs/performance.md's scale rows: per byte, 0.5 us / 50 GB/s within a node,
 // 2 us / 10 GB/s between nodes, one NIC per node.
 optcoll::CostModel two_level_model(std::int32_t nodes, optcoll::Rank per_node) {
   optcoll::CostModel model = optcoll::reference_cluster_model();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the cost of choosing (issue 30, docs/benchmarks.md "Selection cost at scale"), under
+// File: the cost of choosing (docs/performance.md, "Selection and planning at scale"), under
 // the reference cluster model with 8-byte elements:
 //   decide/<collective>/<p>/<count>   decide(spec, model): the algorithm and its parameters,
 //                                     what the Communicator, the C API and the PMPI library

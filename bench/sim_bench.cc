@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: simulator throughput (design.md 3.8 targets): bcast/binomial at p = 2^20 and
-// allreduce/ring at p = 1024 with a 2^20-element message, each under 2 s per simulate().
-// Schedules are built once; only simulate() is timed. Counters: ops and ops per second.
+// File: simulator throughput (docs/performance.md, "Build, verify and simulate at scale"):
+// bcast/binomial at p = 2^20 and allreduce/ring at p = 1024 with a 2^20-element message, each under
+// 2 s per simulate(). Schedules are built once; only simulate() is timed. Counters: ops and ops per
+// second.
 #include <memory>
 #include <string>
 #include <utility>

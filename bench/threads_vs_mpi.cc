@@ -171,8 +171,9 @@ int main(int argc, char** argv) {
     }
   }
   // The thread runs on rank 0, a thread per rank, then fibers (as auto runs them where
-  // ranks outnumber the CPUs, design.md 40), then as auto chooses (with no more ranks than
-  // CPUs: threads, or fibers while the node is oversubscribed); the others nap in a barrier.
+  // ranks outnumber the CPUs, docs/design.md, "Ranks as fibers"), then as auto chooses (with no
+  // more ranks than CPUs: threads, or fibers while the node is oversubscribed); the others nap in a
+  // barrier.
   std::vector<double> thread_times;
   std::vector<double> fiber_times;
   std::vector<double> auto_times;

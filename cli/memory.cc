@@ -19,7 +19,7 @@ namespace optcoll::cli {
 const char* const kLimitsHelp =
     "Limits: memory grows with the schedule, about 300 B per op and 1 KB per rank; with an "
     "explicit --algorithm it is estimated first and a schedule beyond --max-memory (default "
-    "3/4 of this machine's memory) is refused. In practice (docs/design.md 41): algorithms of "
+    "3/4 of this machine's memory) is refused. In practice (docs/performance.md): algorithms of "
     "O(p) ops (trees, linear bcast/gather) plan up to p = 10^6 in seconds, O(p log p) ones "
     "(dissemination, recursive doubling, Bruck) up to p = 10^5, O(p^2) ones (ring, pairwise, "
     "linear alltoall) up to p = 2000; auto builds several candidates, so it is slower. run on "

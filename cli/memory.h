@@ -19,7 +19,8 @@
 
 namespace optcoll::cli {
 
-// The practical limits of p, for the --help of plan, simulate and run (docs/design.md 41).
+// The practical limits of p, for the --help of plan, simulate and run (docs/design.md, "Memory
+// estimated before building").
 extern const char* const kLimitsHelp;
 
 struct MemoryOptions {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the option groups shared by the CLI's subcommands (design.md 3.15): PROBLEM (what
-// collective call), MODEL (what things cost), and where a schedule comes from.
+// File: the option groups shared by the CLI's subcommands (docs/design.md, Command line and tests):
+// PROBLEM (what collective call), MODEL (what things cost), and where a schedule comes from.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* File: optcoll's C API: MPI's collective signatures, served by optcoll's planned, verified
- * schedules over MPI point-to-point (design.md 3.15b). An MPI code switches a call by
+ * schedules over MPI point-to-point (docs/c_api.md). An MPI code switches a call by
  * renaming it:
  *
  *   MPI_Gatherv(sb, n, MPI_INT, rb, counts, displs, MPI_INT, 0, comm);      // linear in MPI

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Checks the dependency direction of design.md 3.2 on #include lines, which CMake's target
-# links cannot see in header-only code:
+# Checks the dependency direction of docs/design.md (Architecture in brief, Layers) on
+# #include lines, which CMake's target links cannot see in header-only code:
 #   model <- schedule <- {algorithms, verify, sim, exec} <- plan <- api <- {cli, capi}
 # Prints every upward or sideways include and exits 1 if there is one.
 set -euo pipefail

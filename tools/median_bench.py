@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Combines the CSVs of several runs of `optcoll bench --format csv` (the same options): per
 case and size, the median optcoll and MPI times over the runs, the median of the per-run
-ratios and their range. Used for docs/benchmarks.md on a noisy machine, where one run's
+ratios and their range. Used for docs/performance.md on a noisy machine, where one run's
 ratio can swing by a third."""
 import argparse
 import csv

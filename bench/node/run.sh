@@ -3,8 +3,8 @@
 # The node check of the model issue, in one run on a lent 16-core machine (no compiler there,
 # and no network): the whole run takes about 3 minutes (445 s of step limits).
 #
-# What the run needs, prepared on the build machine first (docs/benchmarks.md, "The node
-# check"): a git-ignored folder .node/ at the repository root holding
+# What the run needs, prepared on the build machine first (figures in docs/performance.md,
+# "16-core node"): a git-ignored folder .node/ at the repository root holding
 #   - bin/: the binaries built here, build/release/cli/optcoll and
 #     build/release/bench/bench_threads_vs_mpi (the lent machine cannot build them);
 #   - the Debian packages of Open MPI and the runtime libraries the binaries need;

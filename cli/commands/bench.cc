@@ -437,8 +437,8 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
 
 // A model calibrated with another number of ranks: the ping-pong's alpha and beta include
 // what the other ranks' polling cost it where ranks outnumber cores (measured at p = 4 on 2
-// cores: a model from p = 2 chose algorithms up to 3x slower; docs/benchmarks.md, eighth
-// part). A note on stderr, not an error: the model is still usable.
+// cores: a model from p = 2 chose algorithms up to 3x slower; docs/performance.md, "Which model
+// at p = 4"). A note on stderr, not an error: the model is still usable.
 void note_calibrated_ranks(const std::string& model_text, const std::string& path, Rank p) {
   const auto doc = nlohmann::json::parse(model_text);  // parse_cost_model_json checked it
   if (!doc.contains("calibrated_ranks")) return;

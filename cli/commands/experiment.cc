@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: `optcoll experiment NAME [--out DIR] [--json] [--quick]`: regenerate a paper's result
-// (design.md 3.15c). The experiment computes; this command writes its CSV and SVG files into
+// (docs/experiments.md). The experiment computes; this command writes its CSV and SVG files into
 // --out and prints its table (or its JSON).
 #include "optcoll/experiments/experiment.h"
 

@@ -33,7 +33,8 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
 // calibrate_node over MPI_COMM_WORLD (at least 2 processes). The caller's options get, when
 // every rank is on one node, the processors they share (`cores`) and the send modes the MPI
 // backend may have there (port, or shared from the same-node channel's threshold: sends of
-// one buffer to several ranks share their copy, design.md 30). The result on rank 0.
+// one buffer to several ranks share their copy, docs/design.md, "The same-node channel"). The
+// result on rank 0.
 NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options);
 
 // optcoll tune over the processes of MPI_COMM_WORLD: every rank plans the grid (plan_tune,

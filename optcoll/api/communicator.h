@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the C++ API (design.md 3.15b): typed collective calls on a Communicator that plan
-// (once per distinct call: plans are cached and reused), then execute on a Transport.
-// Plans are persistent: each Communicator keeps, for the calls it made most recently, the
-// plan prepared for its rank (an Execution, executor.h), so a repeated call skips planning,
+// File: the C++ API (docs/design.md, Architecture in brief): typed collective calls on a
+// Communicator that plan (once per distinct call: plans are cached and reused), then execute on a
+// Transport. Plans are persistent: each Communicator keeps, for the calls it made most recently,
+// the plan prepared for its rank (an Execution, executor.h), so a repeated call skips planning,
 // checking and preparing and goes straight to its messages.
 //
 //   optcoll::run_threads(8, [](optcoll::Communicator& comm) {

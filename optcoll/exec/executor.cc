@@ -74,8 +74,9 @@ void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
   }
   check_buffer(buffers.input.size(), input_count, type, me, "input");
   check_buffer(buffers.output.size(), output_count, type, me, "output");
-  // No in-place mode (docs/design.md): an input that overlaps the output would be overwritten
-  // before it is sent, silently (allgather/linear with the input at the output's start).
+  // No in-place mode (docs/design.md, "Collective kinds and their semantics"): an input that
+  // overlaps the output would be overwritten before it is sent, silently (allgather/linear with the
+  // input at the output's start).
   const std::less<const std::byte*> before;
   const std::byte* in = buffers.input.data();
   const std::byte* out = buffers.output.data();

@@ -2,12 +2,12 @@
 // File: how long a waiting rank that has a CPU of its own keeps polling before it sleeps,
 // for both backends (the thread transport's waits and world, the MPI transport's polling).
 //
-// Measured on a 16-core node (KVM guest, Open MPI 4.1.6, p = 16, docs/benchmarks.md "Small
-// calls on a node"): with a 20 us spin (threads) or 500 us of polling followed by sleeps of
-// 50 us to 1 ms (MPI), one rank that fell asleep woke 50-100 us late (an idle virtual CPU
-// wakes through the hypervisor) or up to a millisecond late (a timed sleep), so its peers
-// waited past their own budget and fell asleep too: the waits fed each other. An 8 B
-// allreduce on threads took 122 us (Open MPI: 4 us) and a ring exchange step over MPI
+// Measured on a 16-core node (KVM guest, Open MPI 4.1.6, p = 16, docs/performance.md "Thread
+// backend against Open MPI, p = 16"): with a 20 us spin (threads) or 500
+// us of polling followed by sleeps of 50 us to 1 ms (MPI), one rank that fell asleep woke 50-100 us
+// late (an idle virtual CPU wakes through the hypervisor) or up to a millisecond late (a timed
+// sleep), so its peers waited past their own budget and fell asleep too: the waits fed each other.
+// An 8 B allreduce on threads took 122 us (Open MPI: 4 us) and a ring exchange step over MPI
 // 4.5-5.9 ms instead of microseconds. MPI libraries poll without a limit; optcoll polls for
 // kLongSpin, which a collective's waits on a quiet node stay well inside, and sleeps only
 // after it: a wait that long costs at most a few per cent more by sleeping.

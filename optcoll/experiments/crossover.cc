@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: experiment `crossover` (design.md 3.15c): Chan, Heimlich, Purkayastha and van de
+// File: experiment `crossover` (docs/experiments.md): Chan, Heimlich, Purkayastha and van de
 // Geijn's short/long comparison from the simulator. For p = 64, α = 1e-5 s, β = 1e-9 s/B,
 // γ = 1e-10 s/B (one port, full duplex, no overlap, copy free), the message size at which
 // each registry algorithm that wins for long messages overtakes the MST algorithm of its

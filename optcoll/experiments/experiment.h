@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the paper reproductions behind `optcoll experiment NAME` (design.md 3.15c). An
+// File: the paper reproductions behind `optcoll experiment NAME` (docs/experiments.md). An
 // experiment computes; it never prints or writes files: it returns a table for people, a
 // JSON document for scripts, and named files (CSV, SVG) that the CLI writes into --out.
 // experiments.def is the one list.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the cost model (docs/design.md, "The cost model"): one parameter set that covers every
-// model of the papers and the node (shared memory), plus the lower bounds that hold under it.
-// The scalar settings are declared once, in cost_model_fields.def; model files, the CLI's
-// MODEL options, validation and the docs' table are made from that list.
+// File: the cost model (docs/design.md, "The cost model"; docs/cost_model.md): one parameter set
+// that covers every model of the papers and the node (shared memory), plus the lower bounds that
+// hold under it. The scalar settings are declared once, in cost_model_fields.def; model files, the
+// CLI's MODEL options, validation and the docs' table are made from that list.
 #pragma once
 
 #include <array>

@@ -3,7 +3,7 @@
 // allgather(v) = gather(v) + bcast, reduce_scatter(_block) = reduce + scatter(v),
 // bcast = scatterv + allgatherv), so that selection can offer "the best reduce followed by
 // the best bcast" whenever that beats every registry algorithm (the consistency guard of
-// design.md 3.10).
+// docs/design.md, Selection).
 #pragma once
 
 #include <functional>

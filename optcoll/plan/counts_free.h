@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: MPI's gatherv and scatterv without a count exchange (design.md 34).
+// File: MPI's gatherv and scatterv without a count exchange (docs/design.md, "MPI's
+// gatherv/scatterv without a count exchange").
 //
 // MPI gives every count of a gatherv/scatterv at the root only; each other rank knows its
 // own. A tree needs the counts on every rank, so an MPI-semantics call first exchanges them
@@ -25,9 +26,10 @@
 //   Shared processors (CostModel::cores) stretch the clock of every algorithm and of the
 //   exchange, each by its own factor between 1 and p / cores (it depends on how many ranks
 //   are busy at once): no bound independent of the counts survives that, so the rule is
-//   taken on the model without cores (design.md 39), and likewise without the node's shared
-//   memory (node_beta), which stretches the clock the same way. Sends the receiver does
-//   (SendMode::kReceiver) only help linear: its receivers then read their blocks at once.
+//   taken on the model without cores (docs/design.md, "Shared processors and node memory"), and
+//   likewise without the node's shared memory (node_beta), which stretches the clock the same way.
+//   Sends the receiver does (SendMode::kReceiver) only help linear: its receivers then read their
+//   blocks at once.
 //
 // Example: the reference cluster at p = 4: (4 - 2)*alpha against an allgather of 8 bytes
 // per rank (two rounds, 2*alpha plus a little): linear without exchange. At p = 8, 6*alpha

@@ -20,8 +20,8 @@ namespace {
 using algorithms::AlgorithmInfo;
 using algorithms::Params;
 
-// Threads that evaluate candidates. Measured (docs/benchmarks.md, "Selection cost at scale"):
-// the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half.
+// Threads that evaluate candidates. Measured (docs/performance.md, "Selection and planning at
+// scale"): the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half.
 constexpr unsigned kPlanningWorkers = 2;
 
 // Parameter sets tried besides the declared defaults (whose "auto" values the builder

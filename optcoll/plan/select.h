@@ -5,13 +5,13 @@
 // `decide()` makes the same choice without building the chosen schedule (what a caller
 // that needs only the algorithm and its parameters asks).
 //
-// Selection order (design.md 3.10): an explicit algorithm name; otherwise the least predicted
-// time among the registry's applicable algorithms. Near-ties — candidates predicted within
-// kTieTolerance of the least time — go to the one that moves the fewest bytes in all (then
+// Selection order (docs/design.md, Selection): an explicit algorithm name; otherwise the least
+// predicted time among the registry's applicable algorithms. Near-ties — candidates predicted
+// within kTieTolerance of the least time — go to the one that moves the fewest bytes in all (then
 // the earlier registry entry): the model often cannot tell them apart (a linear gather and a
 // binomial tree tie on bandwidth through the root's one port), and the bytes a tree
 // forwards cost what the model does not see (the forwarding ranks' processors and memory, a
-// link's other traffic; docs/design.md 28).
+// link's other traffic; docs/design.md, "Near-ties").
 // Parameters: each candidate is tried with its declared defaults ("auto" values are resolved
 // by the builder from the model, e.g. the segment size minimizing its cost formula), then
 // with a few variants (radix 2, 3, 4, 8; the segment size halved and doubled); the
@@ -22,10 +22,10 @@
 // bcast, gather(v) + bcast, reduce + scatter(v), scatterv + allgatherv) as one schedule; it
 // is chosen only when strictly faster than the registry's choice.
 //
-// How candidates are priced (docs/design.md 41). Simulating every candidate costs the sum of
-// their schedules (a ring's has O(p^2) ops: seconds and gigabytes at p = 1024, out of memory
-// at p = 65536), so by default `auto` prices candidates by their cost formulas
-// (algorithms/estimate.h: every registry algorithm has one, as code) and simulates few:
+// How candidates are priced (docs/design.md, Selection). Simulating every candidate costs the sum
+// of their schedules (a ring's has O(p^2) ops: seconds and gigabytes at p = 1024, out of memory at
+// p = 65536), so by default `auto` prices candidates by their cost formulas (algorithms/estimate.h:
+// every registry algorithm has one, as code) and simulates few:
 //  1. every candidate and parameter variant gets its estimate; an estimate the formula's
 //     test proves exact (`exact`) counts as a prediction, the others only rank;
 //  2. the inexact estimates within kFinalistWindow of the least time are simulated, least

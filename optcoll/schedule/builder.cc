@@ -24,7 +24,7 @@ namespace optcoll {
 // malloc one by one. (A sorted vector made every insertion O(segments): a ring algorithm's
 // rank r touches blocks r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the
 // ones inserted since the wrap, which is O(p^3) moves per schedule; at p = 1024 that was 43%
-// of planning an allgather. docs/benchmarks.md, "Selection cost at scale".)
+// of planning an allgather. docs/performance.md, "Selection and planning at scale".)
 struct ScheduleBuilder::HazardMap {
   // Readers since the last write: usually one or two, kept inline; more spill to a vector.
   class Readers {

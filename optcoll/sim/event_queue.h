@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the simulator's queues, all ordered by (time, rank, op index), the one order
-// design.md 3.8 fixes for everything that happens at the same instant: a 4-ary min-heap (each
-// rank's queues of work blocked on a busy resource) and the event queue, which hands out all
-// completions of one instant at once.
+// docs/design.md, "Simulator semantics (contract)", fixes for everything that happens at the same
+// instant: a 4-ary min-heap (each rank's queues of work blocked on a busy resource) and the event
+// queue, which hands out all completions of one instant at once.
 #pragma once
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // File: simulate(): checks its input, runs the engine (engine.cc) and turns the engine's
 // arrays into a SimResult: makespan, per-rank finish, critical path, optional per-op timing.
 //
-// ---- Simulation semantics (design.md 3.8; docs/design.md repeats this block) -------------
+// ---- Simulation semantics (docs/design.md, "Simulator semantics (contract)", repeats it) ---
 //
 // Time starts at 0 on every rank. Every op has a ready time: when the last op of its `after`
 // set completes (0 if the set is empty), or its release time (Op::not_before) if that is later.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the discrete-event simulator: prices a schedule under a CostModel with the exact
-// semantics of design.md 3.8 (docs/design.md states them in full).
+// semantics of docs/design.md, "Simulator semantics (contract)".
 //
 // Semantics in short:
 //   - a transfer of m elements from i to j starts when the Send on i and the matching Recv

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the semantic check, by symbolic execution (design.md 3.11). Every buffer element
-// holds undefined or a value {index, ranks}: "element `index` of the combination of the
+// File: the semantic check, by symbolic execution (docs/design.md, Verifier choices). Every buffer
+// element holds undefined or a value {index, ranks}: "element `index` of the combination of the
 // inputs of `ranks`". Inputs start as model/collective.h's initial_contents(); Copy and
 // messages move values; Reduce and RecvReduce combine two values, which must be defined,
 // have equal indices and disjoint rank sets (for non-commutative operators: adjacent rank

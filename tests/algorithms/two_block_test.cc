@@ -195,7 +195,7 @@ TEST(TwoBlock, LemmaTwoSpecExample) {
       // The small blocks are two runs of the root's buffer: one message into scratch and 18
       // elements copied into place would take 228 + 18 = 246, so the plan is the single
       // ordered tree (238). The model's non-ordered optimum does not price that permutation
-      // (docs/design.md).
+      // (docs/design.md, "Träff's gather/scatter trees").
       EXPECT_EQ(plan.sub_root, kNoRank);
       EXPECT_EQ(two_block_join(pb, j, 200, TreeKind::kAdaptiveBinomial).tree.cost, 246);
       continue;

@@ -462,10 +462,10 @@ void check_errors() {
   // count exchange (an algorithm other than linear forced): the root takes the data aside and
   // fails alone with MPI_ERR_COUNT, its recvbuf unchanged; the others succeed; the
   // communicator stays usable. Likewise a scatterv receiver that expects too little. Under
-  // auto at p <= 5 (the reference model: linear without the exchange, design.md 34) the
-  // mismatched message itself fails at its receiver, naming both sizes, which tells the
-  // others: each succeeds, or fails at once naming it (if it was still in the call); the
-  // communicator stays usable too.
+  // auto at p <= 5 (the reference model: linear without the exchange, docs/design.md, Selection)
+  // the mismatched message itself fails at its receiver, naming both sizes, which tells the others:
+  // each succeeds, or fails at once naming it (if it was still in the call); the communicator stays
+  // usable too.
   if (g_size > 1) {
     std::vector<int> counts(static_cast<std::size_t>(g_size), 2);
     std::vector<int> displs(static_cast<std::size_t>(g_size));
@@ -652,7 +652,7 @@ int main(int argc, char** argv) {
     check_unrooted_movement(round, reversed_displs, "reversed displs");
   }
   // gatherv/scatterv with the count exchange: under auto at p <= 5 they run linear without
-  // it (design.md 34), so force a tree to check the exchange path's results too.
+  // it (docs/design.md, Selection), so force a tree to check the exchange path's results too.
   expect(OPTCOLL_Set_algorithm("gatherv", "binomial") == MPI_SUCCESS &&
              OPTCOLL_Set_algorithm("scatterv", "binomial") == MPI_SUCCESS,
          "set gatherv/scatterv binomial");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the optcoll binary end to end: JSON outputs carry what design.md 3.15 promises, and
-// every kind of bad input is a clear message with exit status 2 (a failed check: 1).
+// File: the optcoll binary end to end: JSON outputs carry what docs/design.md, Command line and
+// tests, promises, and every kind of bad input is a clear message with exit status 2 (a failed
+// check: 1).
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: a thread world's ranks as fibers (fibers.h, design.md 40): when auto chooses them
-// (more ranks than CPUs, or a run that starts on an oversubscribed node),
-// that the ranks share the workers' threads, that a rank blocking its worker does not hold
-// up the ranks parked beside it (another worker takes them over), deep stacks, and many
-// ranks on one worker. Failures and timeouts as fibers are in world_test.cc (EachExecution)
-// and fault_matrix_test.cc; the transport's conformance in transport_test.cc ("fibers").
+// File: a thread world's ranks as fibers (fibers.h, docs/design.md, "Ranks as fibers"): when auto
+// chooses them (more ranks than CPUs, or a run that starts on an oversubscribed node), that the
+// ranks share the workers' threads, that a rank blocking its worker does not hold up the ranks
+// parked beside it (another worker takes them over), deep stacks, and many ranks on one worker.
+// Failures and timeouts as fibers are in world_test.cc (EachExecution) and fault_matrix_test.cc;
+// the transport's conformance in transport_test.cc ("fibers").
 #include <algorithm>
 #include <array>
 #include <atomic>

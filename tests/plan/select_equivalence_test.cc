@@ -9,7 +9,7 @@
 // Also measured here: the formulas alone (no finalist simulated, PlanOptions::
 // simulation_budget = 0), which is how choices are made where schedules are too large to
 // simulate: on the models the formulas describe they agree within 1% in all but a few grid
-// cases (at most 1 in 100) (the cases and why: docs/benchmarks.md, "Selection cost at scale"), and
+// cases (at most 1 in 100) (the cases and why: docs/design.md, Selection), and
 // are never far off. And the best-root search against trying every root.
 #include <algorithm>
 #include <functional>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the registry-driven test grid (design.md 3.11): every registry algorithm x rank
-// counts x roots x count patterns, as CollectiveSpecs, with readable test names
+// File: the registry-driven test grid (docs/design.md, Command line and tests): every registry
+// algorithm x rank counts x roots x count patterns, as CollectiveSpecs, with readable test names
 // ("gatherv_binomial_p7_root3_irregular").
 #pragma once
 

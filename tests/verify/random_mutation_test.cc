@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: seeded random mutations of registry schedules (design.md 3.11 "fuzz"). Every
+// File: seeded random mutations of registry schedules (docs/design.md, Verifier choices). Every
 // mutation kind used here necessarily breaks correctness, so the verifier must reject every
 // mutated schedule.
 #include <map>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: every registry algorithm verifies clean on the whole registry grid (design.md 3.11).
+// File: every registry algorithm verifies clean on the whole registry grid (docs/design.md,
+// Verifier choices).
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The emulated-cluster experiment (docs/benchmarks.md, "Emulated cluster"): for each build
+# The emulated-cluster experiment (docs/performance.md, "Emulated clusters"): for each build
 # directory given (one built against Open MPI, one against MPICH, say), on an emulated
 # cluster of HOSTS hosts with RATE links (emulated_cluster.sh):
 #   1. `optcoll calibrate --backend mpi` between hosts 0 and 1   -> OUT/model_<mpi>.json

@@ -30,7 +30,7 @@
 # (every collective would otherwise restart each connection's window).
 #
 # Needs root (ip netns, tc), iproute2, and openmpi-bin or mpich. A program built against
-# MPICH needs a second build directory (docs/benchmarks.md, "Emulated cluster").
+# MPICH needs a second build directory (docs/performance.md, "Emulated clusters").
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The replays of docs/benchmarks.md "Model error and selection regret": measured tuning
+# The replays of docs/performance.md "Model error and selection regret": measured tuning
 # tables of the node (tune_d2/, regret/) predicted again under changed models, on any
 # machine (bench/regret/replay.py). Run from the repository root after building:
 #   docs/results/node16/replays.sh > docs/results/node16/replays.txt

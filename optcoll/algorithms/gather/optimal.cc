@@ -17,7 +17,7 @@
 //   planners/nonhomogeneous_tree_dp.cc), where a message of M > 0 units costs alpha_st + beta_st·M
 //   for the pair that sends it (child s to parent t), exactly as the simulator prices it; the plan
 //   is optimal over the same ordered class and the simulated makespan equals it. Its cost is O(p^4)
-//   to O(p^5) time (p = 200: 1.6 s, docs/benchmarks.md), so keep pair models to a few hundred
+//   to O(p^5) time (p = 200: 1.6 s, docs/performance.md), so keep pair models to a few hundred
 //   ranks.
 // Restrictions: none (any p >= 1, any root, empty blocks; no reduction, so no operator
 //   constraints). The tree is planned for the model the builder receives (alpha, beta, copy,

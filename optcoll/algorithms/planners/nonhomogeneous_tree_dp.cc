@@ -29,7 +29,7 @@
 // one column at a time); it is evaluated literally but skipped whenever its exact lower bound
 // max(P + min_s w_s, min_s (B_s + w_s)) (tables per range and outside root, O(p^3) space)
 // cannot beat the best so far: O(p^5) in the worst case, far less in practice (p = 200 in
-// docs/benchmarks.md). Space O(p^3). Every value is computed by the same floating-point
+// docs/performance.md). Space O(p^3). Every value is computed by the same floating-point
 // expressions as the literal recurrence, so both give identical costs.
 // Restrictions: any p >= 1, root and sizes; pair costs must be >= 0 (CostModel validates).
 // Reference: Träff, "Optimal trees for irregular gather and scatter collectives", IEEE TPDS

@@ -721,7 +721,7 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     }
     // A CPU of our own: keep it (a yield under load hands the rest of the time slice,
     // milliseconds, to whatever else runs there: 8 ms instead of 60 us for an allreduce of
-    // 256 KiB at p = 2 beside two busy loops, docs/benchmarks.md "Under load").
+    // 256 KiB at p = 2 beside two busy loops, docs/design.md, "How the MPI transport waits").
     if (!ranks_outnumber_cpus_ && now < spin_end) {
       if (multi_chunk_transfer()) relax_between_polls();
       continue;

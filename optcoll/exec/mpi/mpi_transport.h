@@ -17,8 +17,8 @@
 //
 // Same-node messages: MPI libraries move a large message between processes of one node
 // with one copy by the receiver through the kernel (Linux CMA); on the machines we measured
-// that runs at a third to a half of memcpy speed (docs/benchmarks.md). So a message of at
-// least Options::shm_min_bytes to or from a rank of the same node goes through shared
+// that runs at a third to a half of memcpy speed (docs/design.md, "The same-node channel"). So a
+// message of at least Options::shm_min_bytes to or from a rank of the same node goes through shared
 // memory: the sender places it in a block of its own arena (ShmArena, an MPI-3 shared
 // window) and sends an MPI descriptor (size, block) on a third duplicate communicator; the
 // receiver copies (or reduces) straight out of the block while the sender is still filling

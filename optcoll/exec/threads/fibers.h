@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: FiberPool: the ranks of a thread world as fibers on a few worker threads, for worlds
-// with more ranks than CPUs (design.md 40). A rank that waits for a message parks its fiber
-// and its worker switches to another rank in about 10 ns, where an OS thread would yield
-// its CPU to the kernel scheduler (a system call and a context switch, microseconds on a VM,
+// with more ranks than CPUs (docs/design.md, "Ranks as fibers"). A rank that waits for a message
+// parks its fiber and its worker switches to another rank in about 10 ns, where an OS thread would
+// yield its CPU to the kernel scheduler (a system call and a context switch, microseconds on a VM,
 // and eight threads on two CPUs took turns in whatever order the kernel chose).
 //
 // Each rank has a fiber with a stack of its own (mapped once with the pool, below a guard

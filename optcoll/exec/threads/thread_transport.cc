@@ -525,7 +525,7 @@ bool ThreadTransport::take_own_matches(std::vector<RequestId>& done) {
   // nothing else can be there, so the lock is not needed. Not where ranks spin with rings:
   // there a root that returns sooner runs further ahead of its receivers into the slower
   // mailbox path (bcast p = 2: 0.16 against 0.15 us; p = 8 as fibers: 0.48-0.53 against
-  // 0.55-0.65 us; docs/design.md, Thread backend).
+  // 0.55-0.65 us; docs/design.md, "Ranks as fibers").
   const Fabric::Inbox& box = fabric_.inbox(rank_);
   if (fabric_.rings() || local_done_.empty() || !local_failures_.empty() || !inbox_emptied_ ||
       box.news.load(std::memory_order_acquire) != inbox_emptied_news_) {

@@ -34,7 +34,7 @@
 // sends through the mailbox as before. Rings are used only when every rank has a CPU (the
 // world spins): there a small call costs 1.3-1.6x less. With more ranks than CPUs they cost
 // more than they save: a receive posted first then waits for its own thread (or a helper)
-// to run, where through the mailbox the sender completes it (design.md 35).
+// to run, where through the mailbox the sender completes it (docs/design.md, "Eager rings").
 //
 // Cooperative progress (Transport::attach), with more ranks than CPUs: each rank has a seat,
 // a mutex its thread holds while it runs its attached execution and releases only while it
@@ -81,7 +81,8 @@ inline constexpr std::chrono::microseconds kSpinBudget{20};
 
 // With more ranks than CPUs the peer may be waiting for this CPU: a waiting rank yields it
 // (sched_yield) for this long before it sleeps, so that a runnable peer runs at once rather
-// than after a sleep and a wake-up (tens of us on a busy 2-core VM; design.md 26).
+// than after a sleep and a wake-up (tens of us on a busy 2-core VM; docs/design.md, Thread
+// backend).
 inline constexpr std::chrono::microseconds kYieldBudget{200};
 
 // Calls `ready()`, yielding the CPU between calls, until it returns true or `budget` has
@@ -99,8 +100,8 @@ bool yield_until(Ready&& ready, std::chrono::microseconds budget) {
 // The mailboxes' lock: taken once or twice per message and held for a match and a copy. One
 // atomic exchange takes it and a store releases it, where a pthread mutex costs an atomic
 // operation each way (with ranks as fibers, the mailbox locks were 21% of a small bcast's
-// time: design.md 40). A waiter spins briefly, then yields its CPU between looks (a holder
-// may be copying a large message, or be preempted).
+// time: docs/design.md, "Ranks as fibers"). A waiter spins briefly, then yields its CPU between
+// looks (a holder may be copying a large message, or be preempted).
 class SpinLock {
  public:
   void lock() noexcept {

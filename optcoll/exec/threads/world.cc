@@ -17,7 +17,8 @@
 //   0.8-1.0 ms with it, 1.5 ms without (both ranks on one CPU); two memcpy of 8 MiB: 1.16 ms.
 // - Spinning: in the same case, waiting ranks (and idle workers) spin before they sleep
 //   (spin_wait.h): an empty run() went from 38 us to 0.8 us.
-// - Fibers (design.md 40), with more ranks than CPUs: eight ranks as threads on 2 CPUs took
+// - Fibers (docs/design.md, "Ranks as fibers"), with more ranks than CPUs: eight ranks as threads
+// on 2 CPUs took
 //   turns through sched_yield and the kernel's choice of whom to run (a bcast of 8 B: 0.8-2.4
 //   us per call from run to run, allreduce 9-18 us); as fibers on two workers 0.52-0.55 us
 //   and 3.2-3.6 us (bench_call). Blocks of neighbouring ranks share a worker: a tree's or a

@@ -2,7 +2,7 @@
 // File: the MPI transport's message path against MPI's, without the executor: two ranks
 // exchange 8 bytes in a loop, through MpiTransport (isend, irecv, wait_some until both
 // completed) and through MPI_Isend/MPI_Irecv/MPI_Testsome; prints microseconds per round
-// and the cycles spent posting and waiting (docs/benchmarks.md, issue 7 twelfth part).
+// and the cycles spent posting and waiting (docs/design.md, "C API and PMPI").
 // Build from the repository root after building build/release:
 //   B=build/release/optcoll; mpicxx -std=c++20 -O2 -I. -o transport_loop \
 //     docs/results/node/call_cost/transport_loop.cc $B/exec/liboptcoll_exec_mpi.a \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sixteenth part's measurements (docs/benchmarks.md): bench_call with the two ways of
+# The sixteenth part's measurements (docs/performance.md, "Thread backend"): bench_call with the two ways of
 # running ranks interleaved, then bench_threads_vs_mpi at p = 8 and 16, three runs each,
 # alternating; median.py reduces the tables. Run from this directory after a release build.
 set -euo pipefail

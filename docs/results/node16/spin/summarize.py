@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# The table of docs/benchmarks.md "Small calls on a node": medians of the two old and two new
+# The table of docs/performance.md "Thread backend against Open MPI, p = 16": medians of the two old and two new
 # runs of bench_threads_vs_mpi in this folder (Open MPI: median of all four).
 import re, statistics as st, sys, os
 here = os.path.dirname(os.path.abspath(__file__))
