@@ -888,6 +888,10 @@ const std::map<std::string, Formula>& formulas() {
       // the root's S messages; S minimizes that (segment=auto).
       {"bcast/double_binary",
        {.cost = [](const Env& e) { return best_pipeline(e, two_tree_depth(e.p), 1, kBeta); }}},
+      // Träff–Ripke circulant: S − 1 + q rounds, the larger blocks last (q − 1 fill rounds of
+      // the largest block, then the root's S messages).
+      {"bcast/circulant",
+       {.cost = [](const Env& e) { return best_pipeline(e, ceil_log2(e.p), 1, kBeta); }}},
       {"reduce/double_binary",
        {.copy_free = true,
         .cost =

@@ -51,8 +51,11 @@ int base_block(const std::vector<Rank>& skips, int q, Rank r) {
 class ReceiveSearch {
  public:
   ReceiveSearch(const std::vector<Rank>& skips, int q, Rank r)
-      : skips_(skips), q_(q), target_(r + skips[static_cast<std::size_t>(q)]),
-        unused_((std::uint64_t{1} << (q + 1)) - 1), index_(static_cast<std::size_t>(q), -1) {
+      : skips_(skips),
+        q_(q),
+        target_(r + skips[static_cast<std::size_t>(q)]),
+        unused_((std::uint64_t{1} << (q + 1)) - 1),
+        index_(static_cast<std::size_t>(q), -1) {
     base_ = base_block(skips, q, r);
     unused_ &= ~(std::uint64_t{1} << base_);
     fill(0, 2 * skips[static_cast<std::size_t>(q)]);
@@ -90,8 +93,8 @@ class ReceiveSearch {
 
   const std::vector<Rank>& skips_;
   int q_;
-  Rank target_;            // R = r + p
-  std::uint64_t unused_;   // indices in [0, q] not yet given to a round
+  Rank target_;             // R = r + p
+  std::uint64_t unused_;    // indices in [0, q] not yet given to a round
   std::vector<int> index_;  // per round, the index it receives
   int base_ = 0;
   int next_ = 0;  // the next round to fill
