@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -189,6 +190,65 @@ TEST(CirculantBcast, AutoSegmentsEstimateIsExact) {
       EXPECT_DOUBLE_EQ(estimate->time, result.makespan) << "p=" << p << " count=" << count;
       EXPECT_EQ(estimate->params, schedule.params);
       EXPECT_LE(result.makespan, static_cast<Time>(ceil_log2(p)) * (100 + count));
+    }
+  }
+}
+
+// reduce/circulant and allreduce/circulant: the broadcast's rounds reversed (and then the
+// broadcast), each round one message and one reduction, any root, blocks of unequal size.
+Time reduction(std::string_view name, const CollectiveSpec& spec, Count segment,
+               const CostModel& model) {
+  algorithms::Params params;
+  params.set("segment", std::to_string(segment));
+  const Schedule schedule = algorithms::build(name, spec, params, model);
+  const auto report = verify(schedule);
+  EXPECT_TRUE(report.ok()) << name << " p=" << spec.nranks << " n=" << spec.count;
+  const auto result = simulate(schedule, model);
+  EXPECT_EQ(result.status, SimStatus::kOk);
+  return result.makespan;
+}
+
+TEST(CirculantReduce, CostFormulaAndVerification) {
+  CostModel m = one_port(100, 1);
+  m.gamma = 3;
+  for (Rank p = 1; p <= 100; p += (p < 40 ? 1 : 9)) {
+    const std::int64_t q = ceil_log2(p);
+    for (const Count blocks : block_counts(p)) {
+      const Count count = 7 * blocks + 3;
+      const Count segment = (count + blocks - 1) / blocks;
+      const Count s = (count + segment - 1) / segment;
+      // (q − 1)(α + ceil(n/S)(β+γ)) + Sα + n(β+γ), per phase.
+      const auto phase = [&](Time per) {
+        return q == 0 ? Time{0}
+                      : static_cast<Time>(q - 1) * (100 + static_cast<Time>(segment) * per) +
+                            static_cast<Time>(s) * 100 + static_cast<Time>(count) * per;
+      };
+      EXPECT_EQ(reduction("reduce/circulant",
+                          make_spec(CollectiveKind::kReduce, p, count, (2 * p) / 3), segment, m),
+                phase(4))
+          << "p=" << p << " count=" << count << " S=" << s;
+      EXPECT_EQ(reduction("allreduce/circulant", make_spec(CollectiveKind::kAllreduce, p, count),
+                          segment, m),
+                phase(4) + phase(1))
+          << "p=" << p << " count=" << count << " S=" << s;
+    }
+  }
+}
+
+TEST(CirculantReduce, NonCommutativeOnlyForTwoRanks) {
+  for (const std::string name : {"reduce/circulant", "allreduce/circulant"}) {
+    const auto& info = algorithms::lookup(
+        name, name == "reduce/circulant" ? CollectiveKind::kReduce : CollectiveKind::kAllreduce);
+    for (const Rank p : {1, 2, 3, 8}) {
+      auto spec =
+          make_spec(info.collective, p, 10, info.collective == CollectiveKind::kReduce ? p - 1 : 0);
+      spec.commutative = false;
+      const auto reason = algorithms::why_not(info, spec, algorithms::resolve_params(info, {}));
+      EXPECT_EQ(reason.has_value(), p > 2) << name << " p=" << p;
+      if (!reason) {
+        EXPECT_TRUE(verify(algorithms::build(info, spec, {}, one_port(1, 1))).ok())
+            << name << " p=" << p;
+      }
     }
   }
 }

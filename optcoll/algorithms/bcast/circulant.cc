@@ -35,11 +35,9 @@
 #include "optcoll/algorithms/patterns/circulant.h"
 
 #include <cstdint>
-#include <vector>
 
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/algorithms/tree_params.h"
 #include "optcoll/schedule/builder.h"
@@ -57,40 +55,10 @@ Count circulant_blocks(const Params& params, const LinkCost& link, Rank nranks, 
 Schedule build_bcast_circulant(const CollectiveSpec& spec, const Params& params,
                                const CostModel& model) {
   ScheduleBuilder b(spec, "bcast/circulant");
-  const Rank p = spec.nranks;
   const Count n = spec.count;
-  const Count blocks = circulant_blocks(params, link_cost(model, spec), p, n);
+  const Count blocks = circulant_blocks(params, link_cost(model, spec), spec.nranks, n);
   b.set_params(segment_param_text(n, blocks));
-  if (p == 1 || n == 0) return std::move(b).finish();
-  const Slice data = output_of(b.layout(), spec.root);
-  const auto plan = patterns::circulant_schedule(p);
-  // Per rank, its ops of the round it last took part in and of the one before: every op of
-  // a round waits for the rank's ops of its previous round (see the cost above).
-  struct Chain {
-    std::int64_t round = -1;
-    std::vector<OpId> current;
-    std::vector<OpId> previous;
-  };
-  std::vector<Chain> chains(static_cast<std::size_t>(p));
-  const auto chain = [&](Rank r, std::int64_t round, OpId op) {
-    Chain& c = chains[static_cast<std::size_t>(r)];
-    if (round != c.round) {
-      c.previous.swap(c.current);
-      c.current.clear();
-      c.round = round;
-    }
-    for (const OpId before : c.previous) b.add_dependency(r, before, op);
-    c.current.push_back(op);
-  };
-  for (const auto& x : patterns::circulant_bcast_transfers(plan, blocks)) {
-    const auto [offset, len] = patterns::larger_last_segment(n, blocks, x.block);
-    const Slice piece = sub(data, offset, len);
-    const Rank from = (x.from + spec.root) % p;
-    const Rank to = (x.to + spec.root) % p;
-    const auto t = b.transfer(from, to, piece, piece);
-    chain(from, x.round, t.send);
-    chain(to, x.round, t.recv);
-  }
+  patterns::emit_circulant_bcast(b, spec.root, blocks, output_of(b.layout(), spec.root));
   return std::move(b).finish();
 }
 

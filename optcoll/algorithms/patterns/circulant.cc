@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "optcoll/algorithms/patterns/slices.h"
+#include "optcoll/algorithms/patterns/two_tree.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {
@@ -100,6 +102,33 @@ class ReceiveSearch {
   int next_ = 0;  // the next round to fill
 };
 
+// Per rank, its ops of the round it last took part in and of the one before: every op of a
+// round waits for the rank's ops of its previous round.
+class RoundChains {
+ public:
+  RoundChains(ScheduleBuilder& b, Rank nranks) : b_(b), ranks_(static_cast<std::size_t>(nranks)) {}
+  void add(Rank r, std::int64_t round, OpId op) {
+    if (op == kNoOp) return;
+    PerRank& c = ranks_[static_cast<std::size_t>(r)];
+    if (round != c.round) {
+      c.previous.swap(c.current);
+      c.current.clear();
+      c.round = round;
+    }
+    for (const OpId before : c.previous) b_.add_dependency(r, before, op);
+    c.current.push_back(op);
+  }
+
+ private:
+  struct PerRank {
+    std::int64_t round = -1;
+    std::vector<OpId> current;
+    std::vector<OpId> previous;
+  };
+  ScheduleBuilder& b_;
+  std::vector<PerRank> ranks_;
+};
+
 }  // namespace
 
 CirculantSchedule circulant_schedule(Rank nranks) {
@@ -166,6 +195,91 @@ std::vector<CirculantTransfer> circulant_bcast_transfers(const CirculantSchedule
   OPTCOLL_CHECK(transfers.size() == static_cast<std::size_t>(p - 1) * n,
                 "circulant broadcast p = {}, n = {}: {} transfers", p, blocks, transfers.size());
   return transfers;
+}
+
+void emit_circulant_bcast(ScheduleBuilder& b, Rank root, Count blocks, Slice data,
+                          OpId root_after) {
+  const Rank p = b.nranks();
+  if (p == 1 || data.count == 0) return;
+  const auto plan = circulant_schedule(p);
+  RoundChains chains(b, p);
+  for (const auto& x : circulant_bcast_transfers(plan, blocks)) {
+    const auto [offset, len] = larger_last_segment(data.count, blocks, x.block);
+    const Slice piece = sub(data, offset, len);
+    const Rank from = (x.from + root) % p;
+    const Rank to = (x.to + root) % p;
+    const auto t = b.transfer(from, to, piece, piece);
+    if (from == root) b.add_dependency(from, root_after, t.send);
+    chains.add(from, x.round, t.send);
+    chains.add(to, x.round, t.recv);
+  }
+}
+
+OpId emit_circulant_reduce(ScheduleBuilder& b, Rank root, Count blocks, Slice contribution,
+                           Slice result) {
+  OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
+  const Rank p = b.nranks();
+  const Count n = contribution.count;
+  if (n == 0) return kNoOp;
+  if (p == 1) return b.copy(root, contribution, result);
+  const auto plan = circulant_schedule(p);
+  const auto transfers = circulant_bcast_transfers(plan, blocks);
+  const std::int64_t rounds = transfers.back().round + 1;
+  const auto up = static_cast<std::size_t>(p);
+  std::vector<Slice> acc(up);
+  std::vector<Slice> incoming(up);
+  OpId root_last = kNoOp;
+  for (Rank r = 0; r < p; ++r) {
+    acc[static_cast<std::size_t>(r)] = r == root ? result : b.scratch(r, n);
+    const OpId copy = b.copy(r, contribution, acc[static_cast<std::size_t>(r)]);
+    if (r == root) root_last = copy;
+  }
+  for (const auto& x : transfers) {  // who receives in the reduction: who sends in the bcast
+    const Rank at = (x.from + root) % p;
+    if (incoming[static_cast<std::size_t>(at)].count == 0) {
+      incoming[static_cast<std::size_t>(at)] = b.scratch(at, n);
+    }
+  }
+  RoundChains chains(b, p);
+  std::vector<OpId> sent(up, kNoOp);  // each rank's send of the current round
+  struct Arrival {
+    Rank at;
+    Slice landing;
+    Slice into;
+    Side side;
+  };
+  std::vector<Arrival> arrivals;
+  auto it = transfers.rbegin();
+  while (it != transfers.rend()) {
+    const std::int64_t bcast_round = it->round;
+    const std::int64_t round = rounds - 1 - bcast_round;
+    arrivals.clear();
+    for (; it != transfers.rend() && it->round == bcast_round; ++it) {
+      const Rank child = (it->to + root) % p;
+      const Rank parent = (it->from + root) % p;
+      const auto [offset, len] = larger_last_segment(n, blocks, it->block);
+      const Slice landing = sub(incoming[static_cast<std::size_t>(parent)], offset, len);
+      const auto t = b.transfer(child, parent,
+                                sub(acc[static_cast<std::size_t>(child)], offset, len), landing);
+      chains.add(child, round, t.send);
+      chains.add(parent, round, t.recv);
+      sent[static_cast<std::size_t>(child)] = t.send;
+      // (p = 2: the one child is the other rank; its partial goes on its side.)
+      arrivals.push_back({parent, landing, sub(acc[static_cast<std::size_t>(parent)], offset, len),
+                          child < parent ? Side::kLeft : Side::kRight});
+    }
+    // Each arrival is combined after the rank's own send of the round.
+    // Why: without overlap a reduction holds the rank's ports; started before the send, it
+    // would push the send past the round.
+    for (const Arrival& a : arrivals) {
+      const OpId r = b.reduce(a.at, a.landing, a.into, a.side);
+      b.add_dependency(a.at, sent[static_cast<std::size_t>(a.at)], r);
+      chains.add(a.at, round, r);
+      if (a.at == root) root_last = r;
+    }
+    std::fill(sent.begin(), sent.end(), kNoOp);
+  }
+  return root_last;
 }
 
 }  // namespace optcoll::algorithms::patterns

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "optcoll/model/collective.h"
+#include "optcoll/schedule/builder.h"
+#include "optcoll/schedule/schedule.h"
 
 namespace optcoll::algorithms::patterns {
 
@@ -47,5 +49,25 @@ struct CirculantTransfer {
 // generated (an internal error otherwise).
 std::vector<CirculantTransfer> circulant_bcast_transfers(const CirculantSchedule& plan,
                                                          Count blocks);
+
+// Emitters. Ranks are relabelled so that `root` is 0; block j is
+// two_tree.h's larger_last_segment(count, blocks, j) of the data. Every op of a rank in a
+// round waits for the rank's ops of its previous round, so the simulated time is the longest
+// path through the rounds (bcast/circulant.cc's cost).
+//
+// One-to-all: the root holds `data` (blocks <= data.count, or data.count = 0); afterwards
+// every rank holds it at the same slice. The root's sends wait for its op `root_after`.
+void emit_circulant_bcast(ScheduleBuilder& b, Rank root, Count blocks, Slice data,
+                          OpId root_after = kNoOp);
+
+// All-to-one, the broadcast's transfers reversed in time: every rank copies its
+// `contribution` into an accumulator (scratch; on the root `result`), and in the reversal of
+// the round in which it received block j it sends its accumulated block j to the rank it
+// received it from, which lands it in scratch and combines it into its accumulator after its
+// own send of that round. The order of combination follows the block trees, not rank order:
+// callers need a commutative operator for p > 2 (for p = 2 the sides keep rank order).
+// Returns the root's last op (kNoOp if none).
+OpId emit_circulant_reduce(ScheduleBuilder& b, Rank root, Count blocks, Slice contribution,
+                           Slice result);
 
 }  // namespace optcoll::algorithms::patterns
