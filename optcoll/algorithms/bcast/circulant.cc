@@ -21,9 +21,10 @@
 // the rounds. With S blocks of ceil(m/S) or floor(m/S) elements, the larger ones last,
 //   T(S) = (q − 1)(α + ceil(m/S)·β) + S·α + m·β,
 //   = (S − 1 + q)(α + (m/S)·β) when S divides m (S − 1 + q rounds of one block each).
-//   segment=auto takes the S that minimizes T(S). Checked for every p up to 300 (every S in
-//   {1, 2, 3, q, 17, 100}: the schedule verifies, α = 1, β = 0 gives S − 1 + q rounds exactly,
-//   and T(S) with β > 0) in tests/sim/circulant_bcast_test.cc.
+//   segment=auto takes the S that minimizes T(S). Checked in
+//   tests/sim/circulant_bcast_test.cc: for every p up to 300 and S in {1, 2, 3, q, 17, 100}
+//   the schedule verifies and α = 1, β = 0 gives S − 1 + q rounds exactly; T(S) with β > 0
+//   and blocks of unequal size at every p up to 70 and every 7th p to 300.
 //   α = 100, β = 1, m = 1e5 (optcoll simulate bcast -p P --count 100000 --abstract --alpha 100
 //   --beta 1 --ports 1 --duplex full -a ...): docs/experiments.md has the table against
 //   bcast/double_binary, bcast/pipelined_binary and bcast/pipelined_chain.
