@@ -16,8 +16,8 @@
 //   T(S) = (q − 1)(α + ceil(n/S)(β+γ)) + S·α + n(β+γ);
 //   segment=auto takes the minimizing S. Checked against the simulator in
 //   tests/sim/circulant_bcast_test.cc (every p up to 40 and some to 100, several S) and
-//   closed_form_test.cc. α = 100, β = 1, n = 1e5, γ = 0 (optcoll simulate reduce -p P --count
-//   100000 --abstract
+//   closed_form_test.cc.
+//   α = 100, β = 1, n = 1e5, γ = 0 (optcoll simulate reduce -p P --count 100000 --abstract
 //   --alpha 100 --beta 1 --ports 1 --duplex full -a reduce/circulant): as bcast/circulant,
 //   p = 16: 111,256 (reduce/double_binary 116,094); p = 64: 114,645 (121,000).
 // Restrictions: segment "auto" or a positive integer; a commutative operator for p > 2 (the
