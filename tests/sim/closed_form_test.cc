@@ -888,6 +888,28 @@ const std::map<std::string, Formula>& formulas() {
       // the root's S messages; S minimizes that (segment=auto).
       {"bcast/double_binary",
        {.cost = [](const Env& e) { return best_pipeline(e, two_tree_depth(e.p), 1, kBeta); }}},
+      // Träff–Ripke circulant: S − 1 + q rounds, the larger blocks last (q − 1 fill rounds of
+      // the largest block, then the root's S messages).
+      {"bcast/circulant",
+       {.cost = [](const Env& e) { return best_pipeline(e, ceil_log2(e.p), 1, kBeta); }}},
+      {"reduce/circulant",
+       {.copy_free = true,
+        .cost = [](const Env& e) { return best_pipeline(e, ceil_log2(e.p), 1, kBeta + kGamma); }}},
+      {"allreduce/circulant",  // reduce to rank 0, then bcast, the same S for both
+       {.copy_free = true,
+        .cost =
+            [](const Env& e) {
+              if (e.n == 0 || e.p == 1) return Time{0};
+              const std::int64_t q = ceil_log2(e.p);
+              Time best = -1;
+              for (Count s = 1; s <= e.n; ++s) {
+                const Count largest = (e.n + s - 1) / s;
+                const Time t = static_cast<Time>(q - 1) * (a(2) + b(2 * largest) + g(largest)) +
+                               a(2 * s) + b(2 * e.n) + g(e.n);
+                if (best < 0 || t < best) best = t;
+              }
+              return best;
+            }}},
       {"reduce/double_binary",
        {.copy_free = true,
         .cost =
