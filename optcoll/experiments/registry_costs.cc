@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: experiment `registry-costs`: every registry algorithm's simulated time as the number
 // of ranks grows (p = 2..64, a 64 KiB-per-rank problem under the reference cluster model),
-// one chart per collective, and which algorithm is fastest at each p. A map of the registry
-// as it stands; the papers' own experiments are separate entries.
+// one chart per collective, which algorithm is fastest at each p, and, at the largest p,
+// each algorithm's closed form (its header's formula, evaluated as code: estimate.h) beside
+// its simulated time, with "exact" where the formula claims to equal the simulation. A map
+// of the registry as it stands; the papers' own experiments are separate entries.
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +40,46 @@ CollectiveSpec spec_for(CollectiveKind kind, Rank p, Count elements) {
   return spec;
 }
 
+// One algorithm at the largest p: its formula, what the formula gives and what the
+// simulation gives.
+struct ClosedFormRow {
+  std::string algorithm;
+  std::string formula;
+  std::optional<algorithms::Estimate> closed_form;
+  Time simulated = 0;
+};
+
+// A formula as a Markdown table cell ("p | n" must not end the cell).
+std::string cell(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string closed_form_table(Rank p, const std::vector<ClosedFormRow>& rows) {
+  std::string table = fmt::format(
+      "\nClosed forms beside the simulation at p = {} (times in us; \"exact\": the formula "
+      "claims the simulated time; \"—\": no formula for this model)\n\n"
+      "| algorithm | formula | closed form | simulated | closed / simulated |\n"
+      "|---|---|---|---|---|\n",
+      p);
+  for (const ClosedFormRow& row : rows) {
+    if (!row.closed_form) {
+      table += fmt::format("| {} | {} | — | {:.2f} | — |\n", row.algorithm, cell(row.formula),
+                           row.simulated * 1e6);
+      continue;
+    }
+    table +=
+        fmt::format("| {} | {} | {:.2f}{} | {:.2f} | {:.3f} |\n", row.algorithm, cell(row.formula),
+                    row.closed_form->time * 1e6, row.closed_form->exact ? " (exact)" : "",
+                    row.simulated * 1e6, row.closed_form->time / row.simulated);
+  }
+  return table;
+}
+
 }  // namespace
 
 ExperimentResult run_registry_costs(const ExperimentOptions& options) {
@@ -43,7 +88,9 @@ ExperimentResult run_registry_costs(const ExperimentOptions& options) {
   std::vector<Rank> ranks{2, 3, 4, 8, 16, 32, 64};
   if (options.quick) ranks = {2, 4, 8};
   ExperimentResult result;
-  std::string csv = "collective,algorithm,p,elements,predicted_seconds\n";
+  std::string csv =
+      "collective,algorithm,p,elements,predicted_seconds,closed_form_seconds,closed_form_exact\n";
+  std::vector<ClosedFormRow> closed_forms;
   nlohmann::json doc = nlohmann::json::array();
   result.table = fmt::format(
       "Fastest registry algorithm per collective and p ({} doubles per rank or message, "
@@ -68,16 +115,27 @@ ExperimentResult run_registry_costs(const ExperimentOptions& options) {
       Series series{std::string(info->short_name()), {}, {}};
       for (const Rank p : ranks) {
         const CollectiveSpec spec = spec_for(kind, p, elements);
-        if (algorithms::why_not(*info, spec, algorithms::resolve_params(*info, {}))) continue;
+        const algorithms::Params params = algorithms::resolve_params(*info, {});
+        if (algorithms::why_not(*info, spec, params)) continue;
         const Time t = simulate(algorithms::build(*info, spec, {}, model), model).makespan;
+        const std::optional<algorithms::Estimate> formula = info->estimate(spec, params, model);
         series.x.push_back(p);
         series.y.push_back(t);
-        csv +=
-            fmt::format("{},{},{},{},{:.9g}\n", collective_name(kind), info->name, p, elements, t);
-        doc.push_back({{"collective", collective_name(kind)},
-                       {"algorithm", info->name},
-                       {"p", p},
-                       {"predicted_seconds", t}});
+        csv += fmt::format("{},{},{},{},{:.9g},{},{}\n", collective_name(kind), info->name, p,
+                           elements, t, formula ? fmt::format("{:.9g}", formula->time) : "",
+                           formula ? (formula->exact ? "1" : "0") : "");
+        nlohmann::json row{{"collective", collective_name(kind)},
+                           {"algorithm", info->name},
+                           {"p", p},
+                           {"predicted_seconds", t}};
+        if (formula) {
+          row["closed_form_seconds"] = formula->time;
+          row["closed_form_exact"] = formula->exact;
+        }
+        doc.push_back(std::move(row));
+        if (p == ranks.back()) {
+          closed_forms.push_back({std::string(info->name), std::string(info->cost), formula, t});
+        }
         auto& slot = best[p];
         if (slot.first.empty() || t < slot.second) slot = {std::string(info->short_name()), t};
       }
@@ -91,6 +149,7 @@ ExperimentResult run_registry_costs(const ExperimentOptions& options) {
     }
     result.table += "\n";
   }
+  result.table += closed_form_table(ranks.back(), closed_forms);
   result.files.emplace_back("registry-costs.csv", csv);
   result.json = doc.dump(2);
   return result;

@@ -50,6 +50,31 @@ TEST(Experiments, CrossoverRowsCarryTheirOwnPaperValues) {
                                    "reduce_scatter_block/ring", "allreduce/ring"}));
 }
 
+// registry-costs sets each algorithm's closed form beside its simulated time: every
+// algorithm of the registry has a row at the largest p (or is refused there), and a formula
+// that claims to be exact equals the simulation.
+TEST(Experiments, RegistryCostsShowsEachClosedFormBesideTheSimulation) {
+  ExperimentOptions options;
+  options.quick = true;  // p = 2, 4, 8
+  const ExperimentResult r = find_experiment("registry-costs").run(options);
+  const auto doc = nlohmann::json::parse(r.json);
+  std::size_t exact = 0;
+  std::set<std::string> at_largest;
+  for (const auto& row : doc) {
+    if (row["p"] == 8) at_largest.insert(row["algorithm"].get<std::string>());
+    if (!row.contains("closed_form_seconds") || !row["closed_form_exact"].get<bool>()) continue;
+    ++exact;
+    const double formula = row["closed_form_seconds"];
+    const double simulated = row["predicted_seconds"];
+    EXPECT_NEAR(formula, simulated, 1e-9 * simulated + 1e-15) << row.dump();
+  }
+  EXPECT_GT(exact, 100u);  // most of the registry's formulas are exact under this model
+  for (const std::string& name : at_largest) {
+    EXPECT_NE(r.table.find("| " + name + " |"), std::string::npos) << name;
+  }
+  EXPECT_NE(r.table.find("Closed forms beside the simulation at p = 8"), std::string::npos);
+}
+
 class QuickRun : public ::testing::TestWithParam<ExperimentInfo> {};
 
 TEST_P(QuickRun, ProducesTableJsonAndFiles) {
