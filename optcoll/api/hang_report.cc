@@ -170,6 +170,24 @@ std::vector<HangReport> parse_hang_reports(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// One line per reporting rank, times from the first rank's entry into the call.
+std::string per_rank_lines(const std::vector<const HangReport*>& in_call) {
+  std::string out;
+  std::int64_t start = in_call.front()->entered_ms;
+  for (const auto* r : in_call) start = std::min(start, r->entered_ms);
+  for (const auto* r : in_call) {
+    out += fmt::format(
+        "  rank {}: {} ({}), entered at +{} ms, failed at +{} ms, {}, waiting for {}\n", r->rank,
+        r->collective, r->algorithm, r->entered_ms - start, r->failed_ms - start,
+        r->timed_out ? "timed out" : "ended by another failure", rank_list(r->waiting_for));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string diagnose_hangs(const std::vector<HangReport>& reports) {
   if (reports.empty()) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -242,14 +260,7 @@ std::string diagnose_hangs(const std::vector<HangReport>& reports) {
     for (const auto* r : in_call) out += fmt::format(" rank {} {};", r->rank, r->collective);
     out.back() = '\n';
   }
-  std::int64_t start = in_call.front()->entered_ms;
-  for (const auto* r : in_call) start = std::min(start, r->entered_ms);
-  for (const auto* r : in_call) {
-    out += fmt::format(
-        "  rank {}: {} ({}), entered at +{} ms, failed at +{} ms, {}, waiting for {}\n", r->rank,
-        r->collective, r->algorithm, r->entered_ms - start, r->failed_ms - start,
-        r->timed_out ? "timed out" : "ended by another failure", rank_list(r->waiting_for));
-  }
+  out += per_rank_lines(in_call);
   return out;
 }
 

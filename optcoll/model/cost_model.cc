@@ -466,6 +466,45 @@ Placement read_placement(const nlohmann::json& value) {
 }
 }  // namespace
 
+namespace {
+
+// The model a file starts from: its "base" ("unit" or "reference"), else `base`.
+CostModel base_model(const nlohmann::json& doc, const CostModel& base) {
+  const auto it = doc.find("base");
+  if (it == doc.end()) return base;
+  const std::string name = it->is_string() ? it->get<std::string>() : "";
+  if (name == "unit") return CostModel{};
+  if (name == "reference") return reference_cluster_model();
+  throw Error(ErrorCode::kParse, "model: base must be \"unit\" or \"reference\"");
+}
+
+// A file's pair_alpha and pair_beta rows (both or neither, square, the same size), flattened
+// into the model.
+void set_pair_matrices(CostModel& model, const std::vector<std::vector<double>>& pair_alpha,
+                       const std::vector<std::vector<double>>& pair_beta) {
+  if (pair_alpha.empty() != pair_beta.empty()) {
+    throw_invalid("model: pair_alpha and pair_beta must be given together");
+  }
+  if (!pair_alpha.empty()) {
+    const std::size_t n = pair_alpha.size();
+    for (const auto* matrix : {&pair_alpha, &pair_beta}) {
+      if (matrix->size() != n) throw_invalid("model: pair_alpha and pair_beta differ in size");
+      for (const auto& row : *matrix) {
+        if (row.size() != n)
+          throw_invalid("model: pair matrices must be square ({} rows, a row of {})", n,
+                        row.size());
+      }
+    }
+    model.pair_nranks = static_cast<Rank>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      model.pair_alpha.insert(model.pair_alpha.end(), pair_alpha[i].begin(), pair_alpha[i].end());
+      model.pair_beta.insert(model.pair_beta.end(), pair_beta[i].begin(), pair_beta[i].end());
+    }
+  }
+}
+
+}  // namespace
+
 CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
   nlohmann::json doc;
   try {
@@ -474,17 +513,7 @@ CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
     throw Error(ErrorCode::kParse, fmt::format("model file is not valid JSON: {}", e.what()));
   }
   if (!doc.is_object()) throw Error(ErrorCode::kParse, "model file must hold a JSON object");
-  CostModel model = base;
-  if (const auto it = doc.find("base"); it != doc.end()) {
-    const std::string name = it->is_string() ? it->get<std::string>() : "";
-    if (name == "unit") {
-      model = CostModel{};
-    } else if (name == "reference") {
-      model = reference_cluster_model();
-    } else {
-      throw Error(ErrorCode::kParse, "model: base must be \"unit\" or \"reference\"");
-    }
-  }
+  CostModel model = base_model(doc, base);
   std::vector<std::vector<double>> pair_alpha;
   std::vector<std::vector<double>> pair_beta;
   std::optional<std::size_t> old_shared_sends;  // "shared_send_min_bytes", the old name
@@ -529,25 +558,7 @@ CostModel parse_cost_model_json(std::string_view text, const CostModel& base) {
     model.send_mode = SendMode::kShared;
     model.send_mode_min_bytes = *old_shared_sends;
   }
-  if (pair_alpha.empty() != pair_beta.empty()) {
-    throw_invalid("model: pair_alpha and pair_beta must be given together");
-  }
-  if (!pair_alpha.empty()) {
-    const std::size_t n = pair_alpha.size();
-    for (const auto* matrix : {&pair_alpha, &pair_beta}) {
-      if (matrix->size() != n) throw_invalid("model: pair_alpha and pair_beta differ in size");
-      for (const auto& row : *matrix) {
-        if (row.size() != n)
-          throw_invalid("model: pair matrices must be square ({} rows, a row of {})", n,
-                        row.size());
-      }
-    }
-    model.pair_nranks = static_cast<Rank>(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      model.pair_alpha.insert(model.pair_alpha.end(), pair_alpha[i].begin(), pair_alpha[i].end());
-      model.pair_beta.insert(model.pair_beta.end(), pair_beta[i].begin(), pair_beta[i].end());
-    }
-  }
+  set_pair_matrices(model, pair_alpha, pair_beta);
   validate(model);
   return model;
 }
@@ -615,6 +626,47 @@ namespace {
 // output needs from a rank on another node. A reduction's element combines inputs of other
 // nodes, so at least one value per element index crosses into the node that needs it (and
 // out of a node whose inputs another node needs), whatever is combined on the way.
+namespace {
+
+// The elements of the blocks that each node's ranks own.
+std::vector<Count> blocks_per_node(const Layout& layout, const Placement& placement) {
+  std::vector<Count> own(static_cast<std::size_t>(placement.nodes()), 0);
+  for (Rank r = 0; r < layout.nranks(); ++r) {
+    own[static_cast<std::size_t>(placement.node_of[static_cast<std::size_t>(r)])] +=
+        layout.block(r);
+  }
+  return own;
+}
+
+// scan, exscan: rank x's output combines the inputs of the ranks before it (and its own): a
+// node needs n from outside if a rank elsewhere comes before one of its ranks, and its inputs
+// must leave it if one of its ranks comes before a rank elsewhere.
+void add_scan_traffic(const Layout& layout, const Placement& placement, bool into,
+                      std::vector<Count>& traffic) {
+  const Rank p = layout.nranks();
+  const Count n = layout.total();
+  const auto node = [&](Rank r) { return placement.node_of[static_cast<std::size_t>(r)]; };
+  const auto nodes = static_cast<std::int32_t>(traffic.size());
+  std::vector<Rank> first(traffic.size(), p);
+  std::vector<Rank> last(traffic.size(), -1);
+  for (Rank r = 0; r < p; ++r) {
+    const auto m = static_cast<std::size_t>(node(r));
+    first[m] = std::min(first[m], r);
+    last[m] = r;
+  }
+  for (std::int32_t m = 0; m < nodes && n > 0; ++m) {
+    bool crosses = false;
+    for (Rank r = 0; r < p && !crosses; ++r) {
+      if (node(r) == m) continue;
+      crosses =
+          into ? r < last[static_cast<std::size_t>(m)] : first[static_cast<std::size_t>(m)] < r;
+    }
+    if (crosses) traffic[static_cast<std::size_t>(m)] = n;
+  }
+}
+
+}  // namespace
+
 std::vector<Count> node_traffic(const Layout& layout, const Placement& placement, bool into) {
   const auto& spec = layout.spec();
   const Rank p = layout.nranks();
@@ -649,8 +701,7 @@ std::vector<Count> node_traffic(const Layout& layout, const Placement& placement
     }
     case CollectiveKind::kAllgather:
     case CollectiveKind::kAllgatherv: {
-      std::vector<Count> own(static_cast<std::size_t>(nodes), 0);
-      for (Rank r = 0; r < p; ++r) own[static_cast<std::size_t>(node(r))] += layout.block(r);
+      const std::vector<Count> own = blocks_per_node(layout, placement);
       for (std::int32_t m = 0; m < nodes; ++m) {
         at(m) = into ? n - own[static_cast<std::size_t>(m)] : own[static_cast<std::size_t>(m)];
       }
@@ -662,36 +713,16 @@ std::vector<Count> node_traffic(const Layout& layout, const Placement& placement
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduceScatterBlock: {
       // Into a node: its ranks' blocks; out of it: every other node's blocks.
-      std::vector<Count> own(static_cast<std::size_t>(nodes), 0);
-      for (Rank r = 0; r < p; ++r) own[static_cast<std::size_t>(node(r))] += layout.block(r);
+      const std::vector<Count> own = blocks_per_node(layout, placement);
       for (std::int32_t m = 0; m < nodes; ++m) {
         at(m) = into ? own[static_cast<std::size_t>(m)] : n - own[static_cast<std::size_t>(m)];
       }
       break;
     }
     case CollectiveKind::kScan:
-    case CollectiveKind::kExscan: {
-      // Rank x's output combines the inputs of the ranks before it (and its own): a node
-      // needs n from outside if a rank elsewhere comes before one of its ranks, and its
-      // inputs must leave it if one of its ranks comes before a rank elsewhere.
-      std::vector<Rank> first(static_cast<std::size_t>(nodes), p);
-      std::vector<Rank> last(static_cast<std::size_t>(nodes), -1);
-      for (Rank r = 0; r < p; ++r) {
-        const auto m = static_cast<std::size_t>(node(r));
-        first[m] = std::min(first[m], r);
-        last[m] = r;
-      }
-      for (std::int32_t m = 0; m < nodes && n > 0; ++m) {
-        bool crosses = false;
-        for (Rank r = 0; r < p && !crosses; ++r) {
-          if (node(r) == m) continue;
-          crosses =
-              into ? r < last[static_cast<std::size_t>(m)] : first[static_cast<std::size_t>(m)] < r;
-        }
-        if (crosses) at(m) = n;
-      }
+    case CollectiveKind::kExscan:
+      add_scan_traffic(layout, placement, into, traffic);
       break;
-    }
     case CollectiveKind::kAlltoall:
     case CollectiveKind::kAlltoallv:
       for (Rank a = 0; a < p; ++a) {
@@ -919,12 +950,55 @@ double memory_bound(const std::vector<Count>& missing, const CostModel& model,
 // that a transfer of m > 0 elements lasts at least alpha + beta*m and that the ports and the
 // processor bound what runs at once; cores, node_beta, copies and links only add time, so
 // the bounds without them hold with them.
+namespace {
+
+// Latency and bandwidth summed (Chan et al.'s ceil(log2 p)·alpha + n·beta for bcast and
+// reduce, with k ports R(p)·alpha + n·beta/k), by the element that leaves last:
+// - bcast (port sends without a send gap): let t* be the end of the root's first send of
+//   the element e* whose first send ends last; t* >= alpha + n·beta/k (the first sends
+//   carry all n elements through k ports). Before t* only the root holds e*, and the
+//   holders of e* grow at most (k+1)-fold per alpha (a send holds its port throughout), so
+//   reaching the other p-1 ranks takes R(p) - 1 more message times.
+// - the reductions (any send mode, no receive gap), at each rank x that must receive m
+//   elements each combining s other ranks' inputs: let s* be the latest start of a
+//   transfer into x carrying the element e* whose last such start is earliest;
+//   s* <= T - alpha - m·beta/k (those transfers carry all m elements through k receive
+//   ports). After s* nothing of e* starts towards x, so x and the at most k senders in
+//   progress at s* hold all s inputs then; a rank holds at most (k+1)^floor(t/alpha)
+//   ranks' inputs at t, so s* >= (R(s+1) - 1)·alpha.
+// Gather, allgather and scatter have no such element (each element comes from one rank):
+// their sums do not follow from this argument, and for the v-variants they fail (scatterv
+// with one large block: the root first sends the small blocks on, then the large one,
+// and finishes at about max(R(p)·alpha, 2·alpha + n·beta)), so those keep the maximum.
+double summed_bound(const Layout& layout, const CostModel& model, const DataNeeds& needs,
+                    Count receivers, bool fan_out_bounded, bool fan_in_bounded) {
+  const auto& spec = layout.spec();
+  const int k = model.ports;
+  const auto data = [&](Count count) {
+    return model.beta * model.units(count, spec.elem_bytes) / k;
+  };
+  const Count root_out = needs.outgoing[static_cast<std::size_t>(layout.root())];
+  double summed = 0;
+  if (spec.kind == CollectiveKind::kBcast && fan_out_bounded && root_out > 0) {
+    summed = spread_rounds(receivers + 1, k) * model.alpha + data(root_out);
+  }
+  if (is_reduction(spec.kind) && fan_in_bounded) {
+    for (std::size_t i = 0; i < needs.missing.size(); ++i) {
+      if (needs.missing[i] == 0) continue;
+      summed = std::max(
+          summed, spread_rounds(needs.sources[i] + 1, k) * model.alpha + data(needs.missing[i]));
+    }
+  }
+  return summed;
+}
+
+}  // namespace
+
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   if (model.placement) return placement_lower_bound(layout, model);
   // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
   const auto& spec = layout.spec();
-  const auto root = static_cast<std::size_t>(layout.root());
   const DataNeeds needs = data_needs(layout);
   const std::vector<Count>& missing = needs.missing;
   const std::vector<Count>& sources = needs.sources;
@@ -977,34 +1051,8 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
   if (model.send_mode != SendMode::kReceiver) {
     for (const Count m : outgoing) send = std::max(send, m > 0 ? alpha + data(m) : 0.0);
   }
-  // Latency and bandwidth summed (Chan et al.'s ceil(log2 p)·alpha + n·beta for bcast and
-  // reduce, with k ports R(p)·alpha + n·beta/k), by the element that leaves last:
-  // - bcast (port sends without a send gap): let t* be the end of the root's first send of
-  //   the element e* whose first send ends last; t* >= alpha + n·beta/k (the first sends
-  //   carry all n elements through k ports). Before t* only the root holds e*, and the
-  //   holders of e* grow at most (k+1)-fold per alpha (a send holds its port throughout), so
-  //   reaching the other p-1 ranks takes R(p) - 1 more message times.
-  // - the reductions (any send mode, no receive gap), at each rank x that must receive m
-  //   elements each combining s other ranks' inputs: let s* be the latest start of a
-  //   transfer into x carrying the element e* whose last such start is earliest;
-  //   s* <= T - alpha - m·beta/k (those transfers carry all m elements through k receive
-  //   ports). After s* nothing of e* starts towards x, so x and the at most k senders in
-  //   progress at s* hold all s inputs then; a rank holds at most (k+1)^floor(t/alpha)
-  //   ranks' inputs at t, so s* >= (R(s+1) - 1)·alpha.
-  // Gather, allgather and scatter have no such element (each element comes from one rank):
-  // their sums do not follow from this argument, and for the v-variants they fail (scatterv
-  // with one large block: the root first sends the small blocks on, then the large one,
-  // and finishes at about max(R(p)·alpha, 2·alpha + n·beta)), so those keep the maximum.
-  double summed = 0;
-  if (spec.kind == CollectiveKind::kBcast && fan_out_bounded && outgoing[root] > 0) {
-    summed = spread_rounds(receivers + 1, k) * alpha + data(outgoing[root]);
-  }
-  if (is_reduction(spec.kind) && fan_in_bounded) {
-    for (std::size_t i = 0; i < missing.size(); ++i) {
-      if (missing[i] == 0) continue;
-      summed = std::max(summed, spread_rounds(sources[i] + 1, k) * alpha + data(missing[i]));
-    }
-  }
+  const double summed =
+      summed_bound(layout, model, needs, receivers, fan_out_bounded, fan_in_bounded);
   const auto [reduction, aggregate] = reduction_bounds(layout, model, fan_in_bounded);
   const double memory = memory_bound(missing, model, spec.elem_bytes);
   return std::max({latency, receive, send, summed, link_lower_bound(layout, model), reduction,

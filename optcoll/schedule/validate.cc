@@ -210,6 +210,75 @@ void check_peer(IssueList& issues, Rank p, Rank r, OpId id, Rank peer) {
 
 // structure_issues(); if `partner` is given and there are no issues, also the flat matching.
 // Message endpoints are collected in the same pass as the per-op checks.
+// The checks of one op on its own: dependencies, release time, slices, peers.
+void check_op(IssueList& issues, const Layout& lay, const RankProgram& program, Rank r, OpId id) {
+  const Op& op = program.ops[static_cast<std::size_t>(id)];
+  const Rank p = lay.nranks();
+  for (const OpId dep : op.after) {
+    if (dep < 0 || dep >= id) {
+      issues.add(r, id, "dependency on op {} does not point backwards", dep);
+    }
+  }
+  if (!(op.not_before >= 0) || !std::isfinite(op.not_before)) {
+    issues.add(r, id, "release time (not_before) {} is not a finite time >= 0", op.not_before);
+  }
+  if (!std::is_sorted(op.after.begin(), op.after.end()) ||
+      std::adjacent_find(op.after.begin(), op.after.end()) != op.after.end()) {
+    issues.add(r, id, "dependency list is not sorted and unique");
+  }
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, Send>) {
+          check_slice(issues, lay, program, r, id, a.src, "send");
+          check_peer(issues, p, r, id, a.peer);
+        } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>) {
+          check_slice(issues, lay, program, r, id, a.dst, "recv");
+          check_peer(issues, p, r, id, a.peer);
+        } else {
+          check_slice(issues, lay, program, r, id, a.src, "source");
+          check_slice(issues, lay, program, r, id, a.dst, "destination");
+          if (a.src.count != a.dst.count) {
+            issues.add(r, id, "source has {} elements but destination {}", a.src.count,
+                       a.dst.count);
+          }
+        }
+      },
+      op.action);
+}
+
+// Every send has one receive of the same size with its (peer, seq), and no receive is left.
+void check_matches(IssueList& issues, const Endpoints& e) {
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+    const auto sends = e.sends.of(r);
+    const Endpoint& s = sends[i];
+    const auto rank = static_cast<Rank>(r);
+    if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
+      issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
+                 sends[i - 1].op);
+    } else if (match == nullptr) {
+      issues.add(rank, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
+                 s.count, s.peer, s.seq);
+    } else if (match->count != s.count) {
+      issues.add(s.peer, match->op,
+                 "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
+                 rank, s.seq, s.count);
+    }
+  });
+  for_each_match(e.recvs, e.sends, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+    const auto recvs = e.recvs.of(r);
+    const Endpoint& v = recvs[i];
+    const auto rank = static_cast<Rank>(r);
+    if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
+      issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
+                 v.seq, recvs[i - 1].op);
+    } else if (match == nullptr) {
+      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send", v.count,
+                 v.peer, v.seq);
+    }
+  });
+}
+
 std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_t max_issues,
                                             std::vector<std::uint32_t>* partner) {
   IssueList issues(max_issues);
@@ -239,38 +308,7 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
       prefetch_op(program.ops, i);
       const Op& op = program.ops[i];
       const auto id = static_cast<OpId>(i);
-      for (const OpId dep : op.after) {
-        if (dep < 0 || dep >= id) {
-          issues.add(r, id, "dependency on op {} does not point backwards", dep);
-        }
-      }
-      if (!(op.not_before >= 0) || !std::isfinite(op.not_before)) {
-        issues.add(r, id, "release time (not_before) {} is not a finite time >= 0", op.not_before);
-      }
-      if (!std::is_sorted(op.after.begin(), op.after.end()) ||
-          std::adjacent_find(op.after.begin(), op.after.end()) != op.after.end()) {
-        issues.add(r, id, "dependency list is not sorted and unique");
-      }
-      const Layout& lay = *layout;
-      std::visit(
-          [&](const auto& a) {
-            using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<A, Send>) {
-              check_slice(issues, lay, program, r, id, a.src, "send");
-              check_peer(issues, p, r, id, a.peer);
-            } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>) {
-              check_slice(issues, lay, program, r, id, a.dst, "recv");
-              check_peer(issues, p, r, id, a.peer);
-            } else {
-              check_slice(issues, lay, program, r, id, a.src, "source");
-              check_slice(issues, lay, program, r, id, a.dst, "destination");
-              if (a.src.count != a.dst.count) {
-                issues.add(r, id, "source has {} elements but destination {}", a.src.count,
-                           a.dst.count);
-              }
-            }
-          },
-          op.action);
+      check_op(issues, *layout, program, r, id);
       const Rank peer = peer_of(op.action);
       if (peer != kNoRank && (peer < 0 || peer >= p || peer == r)) peers_ok = false;
       if (is_communication(op.action) && op.seq < 0) {
@@ -282,34 +320,7 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
   if (!peers_ok || issues.full()) return issues.take();
 
   finish_endpoints(e, static_cast<std::size_t>(p));
-  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* match) {
-    const auto sends = e.sends.of(r);
-    const Endpoint& s = sends[i];
-    const auto rank = static_cast<Rank>(r);
-    if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
-      issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
-                 sends[i - 1].op);
-    } else if (match == nullptr) {
-      issues.add(rank, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
-                 s.count, s.peer, s.seq);
-    } else if (match->count != s.count) {
-      issues.add(s.peer, match->op,
-                 "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
-                 rank, s.seq, s.count);
-    }
-  });
-  for_each_match(e.recvs, e.sends, [&](std::size_t r, std::size_t i, const Endpoint* match) {
-    const auto recvs = e.recvs.of(r);
-    const Endpoint& v = recvs[i];
-    const auto rank = static_cast<Rank>(r);
-    if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
-      issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
-                 v.seq, recvs[i - 1].op);
-    } else if (match == nullptr) {
-      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send", v.count,
-                 v.peer, v.seq);
-    }
-  });
+  check_matches(issues, e);
   if (partner != nullptr && issues.empty()) *partner = flat_partners(schedule, e);
   return issues.take();
 }

@@ -92,7 +92,7 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
   }
 }
 
-void Engine::flatten(const std::vector<std::uint32_t>& partners) {
+std::size_t Engine::number_ops() {
   const std::size_t p = schedule_.ranks.size();
   base_.assign(p + 1, 0);
   std::size_t total = 0;
@@ -101,70 +101,49 @@ void Engine::flatten(const std::vector<std::uint32_t>& partners) {
     total += schedule_.ranks[r].ops.size();
   }
   base_[p] = static_cast<std::int64_t>(total);
-  constexpr auto kLimit = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
-  if (total >= kLimit) {
-    throw_invalid("schedule has {} ops; the simulator takes at most {}", total, kLimit - 1);
+  if (total >= kMaxGids) {
+    throw_invalid("schedule has {} ops; the simulator takes at most {}", total, kMaxGids - 1);
   }
-  OPTCOLL_CHECK(partners.size() == total, "simulator given {} partners for {} ops", partners.size(),
-                total);
-  hot_.resize(total);
-  cold_.resize(total);
-  // Predecessors, flat, so that successor lists are built without a second pass over the
-  // schedule's (scattered) ops and `after` vectors: the schedule is read exactly once.
-  std::vector<Gid> preds;
-  preds.reserve(2 * total);
+  return total;
+}
+
+void Engine::describe_op(Gid g, Rank rank, const Action& action) {
+  Hot& h = hot_[g];
+  Cold& c = cold_[g];
   const std::size_t eb = schedule_.spec.elem_bytes;
-  for (std::size_t r = 0; r < p; ++r) {
-    const auto& ops = schedule_.ranks[r].ops;
-    const auto rank = static_cast<Rank>(r);
-    const auto first = static_cast<std::size_t>(base_[r]);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      Hot& h = hot_[first + i];
-      Cold& c = cold_[first + i];
-      const Op& op = ops[i];
-      if (op.not_before > 0) {
-        if (release_.empty()) release_.assign(total, 0);
-        release_[first + i] = op.not_before;
-      }
-      h.rank = rank;
-      h.deps_left = static_cast<std::int32_t>(op.after.size());
-      for (const OpId d : op.after) {
-        preds.push_back(static_cast<Gid>(first + static_cast<std::size_t>(d)));
-        ++cold_[first + static_cast<std::size_t>(d)].succ_end;  // a count, for now
-      }
-      const std::uint32_t m = partners[first + i];
-      if (m != kNoPartner) h.partner = static_cast<Gid>(m);
-      std::visit(
-          [&](const auto& a) {
-            using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<A, Send>) {
-              h.kind = OpKind::kSend;
-              h.empty = a.src.count == 0;
-              c.duration = model_.transfer_time(rank, a.peer, a.src.count, eb);
-            } else if constexpr (std::is_same_v<A, Recv>) {
-              h.kind = OpKind::kRecv;
-              h.empty = a.dst.count == 0;
-            } else if constexpr (std::is_same_v<A, RecvReduce>) {
-              h.kind = OpKind::kRecvReduce;
-              h.empty = a.dst.count == 0;
-              c.duration = model_.reduce_time(a.dst.count, eb);
-            } else if constexpr (std::is_same_v<A, Copy>) {
-              h.kind = OpKind::kCopy;
-              c.duration = model_.copy_time(a.src.count, eb);
-            } else {
-              h.kind = OpKind::kReduce;
-              c.duration = model_.reduce_time(a.src.count, eb);
-            }
-          },
-          op.action);
-    }
-  }
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, Send>) {
+          h.kind = OpKind::kSend;
+          h.empty = a.src.count == 0;
+          c.duration = model_.transfer_time(rank, a.peer, a.src.count, eb);
+        } else if constexpr (std::is_same_v<A, Recv>) {
+          h.kind = OpKind::kRecv;
+          h.empty = a.dst.count == 0;
+        } else if constexpr (std::is_same_v<A, RecvReduce>) {
+          h.kind = OpKind::kRecvReduce;
+          h.empty = a.dst.count == 0;
+          c.duration = model_.reduce_time(a.dst.count, eb);
+        } else if constexpr (std::is_same_v<A, Copy>) {
+          h.kind = OpKind::kCopy;
+          c.duration = model_.copy_time(a.src.count, eb);
+        } else {
+          h.kind = OpKind::kReduce;
+          c.duration = model_.reduce_time(a.src.count, eb);
+        }
+      },
+      action);
+}
+
+void Engine::build_successors(const std::vector<Gid>& preds) {
   const std::size_t edges = preds.size();
-  if (edges >= kLimit) {
+  if (edges >= kMaxGids) {
     throw_invalid("schedule has {} dependencies; the simulator takes at most {}", edges,
-                  kLimit - 1);
+                  kMaxGids - 1);
   }
-  // Successor lists (CSR): each list in increasing op order.
+  // Successor lists (CSR): each list in increasing op order. On entry each op's succ_end
+  // holds its number of successors.
   std::uint32_t sum = 0;
   for (Cold& c : cold_) {
     c.succ_begin = sum;
@@ -173,12 +152,17 @@ void Engine::flatten(const std::vector<std::uint32_t>& partners) {
   }
   succ_.resize(edges);
   std::size_t k = 0;
-  for (std::size_t g = 0; g < total; ++g) {
+  for (std::size_t g = 0; g < hot_.size(); ++g) {
     for (std::int32_t j = 0; j < hot_[g].deps_left; ++j) {
       Cold& pred = cold_[static_cast<std::size_t>(preds[k++])];
       succ_[pred.succ_end++] = static_cast<Gid>(g);
     }
   }
+}
+
+void Engine::reset_run_state() {
+  const std::size_t total = hot_.size();
+  const std::size_t p = schedule_.ranks.size();
   start_.assign(total, -1);
   end_.assign(total, -1);
   cause_.assign(total, kNoGid);
@@ -188,6 +172,42 @@ void Engine::flatten(const std::vector<std::uint32_t>& partners) {
   if (model_.send_mode == SendMode::kShared) sends_sharable_.assign(p, {});
   computing_.assign(p, 0);
   queue_slot_.assign(p * 3, -1);
+}
+
+void Engine::flatten(const std::vector<std::uint32_t>& partners) {
+  const std::size_t total = number_ops();
+  OPTCOLL_CHECK(partners.size() == total, "simulator given {} partners for {} ops", partners.size(),
+                total);
+  hot_.resize(total);
+  cold_.resize(total);
+  // Predecessors, flat, so that successor lists are built without a second pass over the
+  // schedule's (scattered) ops and `after` lists: the schedule is read exactly once.
+  std::vector<Gid> preds;
+  preds.reserve(2 * total);
+  for (std::size_t r = 0; r < schedule_.ranks.size(); ++r) {
+    const auto& ops = schedule_.ranks[r].ops;
+    const auto rank = static_cast<Rank>(r);
+    const auto first = static_cast<std::size_t>(base_[r]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const std::size_t g = first + i;
+      if (op.not_before > 0) {
+        if (release_.empty()) release_.assign(total, 0);
+        release_[g] = op.not_before;
+      }
+      Hot& h = hot_[g];
+      h.rank = rank;
+      h.deps_left = static_cast<std::int32_t>(op.after.size());
+      for (const OpId d : op.after) {
+        preds.push_back(static_cast<Gid>(first + static_cast<std::size_t>(d)));
+        ++cold_[first + static_cast<std::size_t>(d)].succ_end;  // a count, for now
+      }
+      if (partners[g] != kNoPartner) h.partner = static_cast<Gid>(partners[g]);
+      describe_op(static_cast<Gid>(g), rank, op.action);
+    }
+  }
+  build_successors(preds);
+  reset_run_state();
 }
 
 bool Engine::can_send(Rank r) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "optcoll/model/cost_model.h"
@@ -99,7 +100,14 @@ class Engine {
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
   };
 
+  // flatten(): numbers the ops (base_) and checks the limit; sets an op's kind and
+  // duration; builds the successor lists from the flat predecessors; sizes the run's state.
   void flatten(const std::vector<std::uint32_t>& partners);
+  std::size_t number_ops();
+  void describe_op(Gid g, Rank rank, const Action& action);
+  void build_successors(const std::vector<Gid>& preds);
+  void reset_run_state();
+  static constexpr auto kMaxGids = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
   // One node (CostModel::cores, node_beta): the event loop runs on a virtual clock on which
   // every op in progress advances at its full rate; between two instants real time passes
   // stretch() times as fast. to_real() maps an instant's virtual time to its real time (the

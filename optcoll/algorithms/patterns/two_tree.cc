@@ -208,14 +208,22 @@ void emit_two_tree_bcast(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice 
   }
 }
 
-OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice contribution,
-                          Slice result) {
-  OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
-  const auto p = static_cast<std::size_t>(b.nranks());
+namespace {
+
+// How emit_two_tree_reduce combines: per tree, the side each child's partial goes on (a
+// parent receives its children in reverse broadcast order, and a child whose ranks lie below
+// what the parent has combined so far goes on the left), and which ranks are inner in
+// either tree (they keep an accumulator).
+struct ReduceOrder {
+  std::array<std::vector<Side>, 2> side;
+  std::vector<bool> inner;
+};
+
+ReduceOrder reduce_order(const TwoTreeSchedule& plan) {
+  const auto p = plan.trees[0].children.size();
   const Rank root = plan.trees[0].root;
-  // Lowest rank of every subtree, per tree, and the side each child's partial is combined
-  // on: a parent receives its children in reverse broadcast order, and a child whose ranks
-  // lie below what the parent has combined so far goes on the left.
+  // Per tree: each child's side, the step at which each rank first receives, and (below)
+  // the lowest rank of every subtree.
   std::array<std::vector<Side>, 2> side{std::vector<Side>(p, Side::kRight),
                                         std::vector<Side>(p, Side::kRight)};
   std::array<std::vector<std::int64_t>, 2> first_step{std::vector<std::int64_t>(p, -1),
@@ -249,6 +257,19 @@ OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice
       }
     }
   }
+  return {std::move(side), std::move(inner)};
+}
+
+}  // namespace
+
+OpId emit_two_tree_reduce(ScheduleBuilder& b, const TwoTreeSchedule& plan, Slice contribution,
+                          Slice result) {
+  OPTCOLL_CHECK(contribution.count == result.count, "reduce result and contribution differ");
+  const auto p = static_cast<std::size_t>(b.nranks());
+  const Rank root = plan.trees[0].root;
+  const ReduceOrder order = reduce_order(plan);
+  const auto& side = order.side;
+  const std::vector<bool>& inner = order.inner;
   // Accumulators start as the rank's contribution, copied once before any segment.
   std::vector<Slice> acc(p);
   OpId root_last = kNoOp;

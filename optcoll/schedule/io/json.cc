@@ -163,6 +163,27 @@ std::string to_json(const Schedule& s) {
   return doc.dump() + "\n";
 }
 
+namespace {
+
+// The optional "tree": its root and one child list per rank.
+TreeShape parse_tree(const json& node, Rank nranks) {
+  TreeShape tree;
+  tree.root = static_cast<Rank>(get_int(field(node, "root", "tree"), 0, nranks - 1, "tree root"));
+  const json& children = field(node, "children", "tree");
+  if (!children.is_array() || children.size() != static_cast<std::size_t>(nranks))
+    fail("tree", "\"children\" must hold one list per rank");
+  for (const auto& list : children) {
+    if (!list.is_array()) fail("tree", "\"children\" entries must be arrays");
+    std::vector<Rank> kids;
+    for (const auto& c : list)
+      kids.push_back(static_cast<Rank>(get_int(c, 0, nranks - 1, "tree child")));
+    tree.children.push_back(std::move(kids));
+  }
+  return tree;
+}
+
+}  // namespace
+
 Schedule parse_json(std::string_view text) {
   json doc;
   try {
@@ -210,22 +231,7 @@ Schedule parse_json(std::string_view text) {
       static_cast<std::size_t>(get_int(field(doc, "elem_bytes", top), 1, 4096, "elem_bytes"));
   validate(s.spec);
   const auto p = static_cast<std::size_t>(s.spec.nranks);
-  if (const auto it = doc.find("tree"); it != doc.end()) {
-    TreeShape tree;
-    tree.root =
-        static_cast<Rank>(get_int(field(*it, "root", "tree"), 0, s.spec.nranks - 1, "tree root"));
-    const json& children = field(*it, "children", "tree");
-    if (!children.is_array() || children.size() != p)
-      fail("tree", "\"children\" must hold one list per rank");
-    for (const auto& list : children) {
-      if (!list.is_array()) fail("tree", "\"children\" entries must be arrays");
-      std::vector<Rank> kids;
-      for (const auto& c : list)
-        kids.push_back(static_cast<Rank>(get_int(c, 0, s.spec.nranks - 1, "tree child")));
-      tree.children.push_back(std::move(kids));
-    }
-    s.tree = std::move(tree);
-  }
+  if (const auto it = doc.find("tree"); it != doc.end()) s.tree = parse_tree(*it, s.spec.nranks);
   const json& ranks = field(doc, "ranks", top);
   if (!ranks.is_array() || ranks.size() != p) {
     fail(top, fmt::format("\"ranks\" must hold {} rank programs", p));

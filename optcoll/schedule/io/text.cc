@@ -65,86 +65,104 @@ class Parser {
       s.params = std::string(tokens_[1]);
       next_line();
     }
-    if (tokens_.size() != 2 || tokens_[0] != "collective") fail("expected 'collective <value>'");
-    const auto kind_name = tokens_[1];
-    const auto kind = parse_collective(kind_name);
-    if (!kind) fail("unknown collective '{}'", kind_name);
-    s.spec.kind = *kind;
-    s.spec.nranks = static_cast<Rank>(keyword_int("nranks", 1, Rank{1} << 24));
-    s.spec.root = static_cast<Rank>(keyword_int("root", 0, Rank{1} << 24));
-    s.spec.count = keyword_int("count", 0, kMaxCount);
-    next_line();
-    if (!tokens_.empty() && tokens_[0] == "counts") {
-      for (std::size_t i = 1; i < tokens_.size(); ++i) {
-        s.spec.counts.push_back(to_int(tokens_[i], 0, kMaxCount, "a count"));
-      }
-      next_line();
-    }
-    s.spec.commutative = current_keyword_bool("commutative");
-    next_line();
-    if (!tokens_.empty() && tokens_[0] == "reproducible") {  // optional
-      s.spec.reproducible = current_keyword_bool("reproducible");
-      next_line();
-    }
-    if (tokens_.size() != 2 || tokens_[0] != "elem_bytes") fail("expected 'elem_bytes <value>'");
-    s.spec.elem_bytes = static_cast<std::size_t>(to_int(tokens_[1], 1, 4096, "elem_bytes"));
-    validate(s.spec);  // throws kInvalidArgument naming the problem
+    s.spec = parse_spec();  // validated
     const auto p = static_cast<std::size_t>(s.spec.nranks);
-
     next_line();
-    // The tree's child lists, placed once every rank section has been read (so nothing is
-    // allocated from the header's nranks alone).
-    std::optional<Rank> tree_root;
-    std::map<std::size_t, std::vector<Rank>> tree_children;
-    if (!tokens_.empty() && tokens_[0] == "tree") {
-      if (tokens_.size() != 2) fail("expected 'tree <root>'");
-      tree_root = static_cast<Rank>(to_int(tokens_[1], 0, s.spec.nranks - 1, "the tree root"));
-      next_line();
-      while (!tokens_.empty() && tokens_[0] == "children") {
-        if (tokens_.size() < 3) fail("expected 'children <rank> <child>...'");
-        const auto node =
-            static_cast<std::size_t>(to_int(tokens_[1], 0, s.spec.nranks - 1, "a rank"));
-        auto& kids = tree_children[node];
-        if (!kids.empty()) fail("children of rank {} listed twice", node);
-        for (std::size_t i = 2; i < tokens_.size(); ++i) {
-          kids.push_back(static_cast<Rank>(to_int(tokens_[i], 0, s.spec.nranks - 1, "a rank")));
-        }
-        next_line();
-      }
-    }
-
+    const TreeLines tree = parse_tree(s.spec.nranks);
     // Rank programs are appended as their sections are read (never allocated up front from
     // the header's nranks, which a short malformed file could set to 2^24).
-    for (std::size_t r = 0; r < p; ++r) {
-      s.ranks.emplace_back();
-      if (tokens_.size() != 4 || tokens_[0] != "rank" || tokens_[2] != "scratch") {
-        fail("expected 'rank {} scratch <count>'", r);
-      }
-      if (to_int(tokens_[1], 0, s.spec.nranks - 1, "a rank") != static_cast<Count>(r)) {
-        fail("expected the program of rank {} next", r);
-      }
-      s.ranks[r].scratch_count = to_int(tokens_[3], 0, kMaxCount, "the scratch size");
-      next_line();
-      while (!tokens_.empty() && tokens_[0] != "rank" && tokens_[0] != "end") {
-        s.ranks[r].ops.push_back(parse_op(s.ranks[r].ops.size()));
-        next_line();
-      }
-    }
+    for (std::size_t r = 0; r < p; ++r) s.ranks.push_back(parse_rank(r, s.spec.nranks));
     if (tokens_.size() != 1 || tokens_[0] != "end")
       fail("expected 'end' after the last rank (truncated file?)");
     next_line();
     if (!tokens_.empty()) fail("unexpected text after 'end'");
-    if (tree_root) {
-      TreeShape tree;
-      tree.root = *tree_root;
-      tree.children.resize(p);
-      for (auto& [node, kids] : tree_children) tree.children[node] = std::move(kids);
-      s.tree = std::move(tree);
+    if (tree.root) {
+      TreeShape shape;
+      shape.root = *tree.root;
+      shape.children.resize(p);
+      for (const auto& [node, kids] : tree.children) shape.children[node] = kids;
+      s.tree = std::move(shape);
     }
     return s;
   }
 
  private:
+  // The tree's child lists, placed once every rank section has been read (so nothing is
+  // allocated from the header's nranks alone).
+  struct TreeLines {
+    std::optional<Rank> root;
+    std::map<std::size_t, std::vector<Rank>> children;
+  };
+
+  // From the 'collective' line to 'elem_bytes': the spec, validated (kInvalidArgument names
+  // the problem).
+  CollectiveSpec parse_spec() {
+    CollectiveSpec spec;
+    if (tokens_.size() != 2 || tokens_[0] != "collective") fail("expected 'collective <value>'");
+    const auto kind_name = tokens_[1];
+    const auto kind = parse_collective(kind_name);
+    if (!kind) fail("unknown collective '{}'", kind_name);
+    spec.kind = *kind;
+    spec.nranks = static_cast<Rank>(keyword_int("nranks", 1, Rank{1} << 24));
+    spec.root = static_cast<Rank>(keyword_int("root", 0, Rank{1} << 24));
+    spec.count = keyword_int("count", 0, kMaxCount);
+    next_line();
+    if (!tokens_.empty() && tokens_[0] == "counts") {
+      for (std::size_t i = 1; i < tokens_.size(); ++i) {
+        spec.counts.push_back(to_int(tokens_[i], 0, kMaxCount, "a count"));
+      }
+      next_line();
+    }
+    spec.commutative = current_keyword_bool("commutative");
+    next_line();
+    if (!tokens_.empty() && tokens_[0] == "reproducible") {  // optional
+      spec.reproducible = current_keyword_bool("reproducible");
+      next_line();
+    }
+    if (tokens_.size() != 2 || tokens_[0] != "elem_bytes") fail("expected 'elem_bytes <value>'");
+    spec.elem_bytes = static_cast<std::size_t>(to_int(tokens_[1], 1, 4096, "elem_bytes"));
+    validate(spec);
+    return spec;
+  }
+
+  // The optional 'tree <root>' line and its 'children <rank> <child>...' lines.
+  TreeLines parse_tree(Rank nranks) {
+    TreeLines tree;
+    if (tokens_.empty() || tokens_[0] != "tree") return tree;
+    if (tokens_.size() != 2) fail("expected 'tree <root>'");
+    tree.root = static_cast<Rank>(to_int(tokens_[1], 0, nranks - 1, "the tree root"));
+    next_line();
+    while (!tokens_.empty() && tokens_[0] == "children") {
+      if (tokens_.size() < 3) fail("expected 'children <rank> <child>...'");
+      const auto node = static_cast<std::size_t>(to_int(tokens_[1], 0, nranks - 1, "a rank"));
+      auto& kids = tree.children[node];
+      if (!kids.empty()) fail("children of rank {} listed twice", node);
+      for (std::size_t i = 2; i < tokens_.size(); ++i) {
+        kids.push_back(static_cast<Rank>(to_int(tokens_[i], 0, nranks - 1, "a rank")));
+      }
+      next_line();
+    }
+    return tree;
+  }
+
+  // Rank r's section: 'rank r scratch <count>', then its ops up to the next 'rank' or 'end'.
+  RankProgram parse_rank(std::size_t r, Rank nranks) {
+    RankProgram program;
+    if (tokens_.size() != 4 || tokens_[0] != "rank" || tokens_[2] != "scratch") {
+      fail("expected 'rank {} scratch <count>'", r);
+    }
+    if (to_int(tokens_[1], 0, nranks - 1, "a rank") != static_cast<Count>(r)) {
+      fail("expected the program of rank {} next", r);
+    }
+    program.scratch_count = to_int(tokens_[3], 0, kMaxCount, "the scratch size");
+    next_line();
+    while (!tokens_.empty() && tokens_[0] != "rank" && tokens_[0] != "end") {
+      program.ops.push_back(parse_op(program.ops.size()));
+      next_line();
+    }
+    return program;
+  }
+
   template <typename... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
     if (at_eof_) {
