@@ -360,8 +360,9 @@ std::int32_t first_split_attaining(const CellView& c, Rank k0, Rank k1, Time bes
 // pass finds the minimum branch-free (min(v4, v3) = mx + min(c_left, c_right) exactly, since
 // rounding is monotone), a second pass finds the first candidate in tie order that attains it.
 // The result is the same in whatever order of cells respects those dependencies and visits
-// each column's rows in descending order.
-class CellKernel {
+// each column's rows in descending order. Both workers read the kernel on every cell: it has
+// cache lines of its own (alignas), apart from what a worker writes.
+class alignas(64) CellKernel {
  public:
   CellKernel(Dp& dp, Time case_six_rate);
   std::size_t blocks() const { return nblocks_; }
@@ -568,7 +569,9 @@ std::int32_t CellKernel::first_attaining(const CellScratch& sc, const CellView& 
 }
 
 // One worker's state: the rows of its current tile (row top + r at r) and its cell scratch.
-struct Worker {
+// Each in cache lines of its own (alignas): a worker writes its scratch on every cell, and
+// sharing a line with the other worker's state costs the second worker most of its speedup.
+struct alignas(64) Worker {
   std::vector<RowMinima> rows;
   CellScratch scratch;
 
