@@ -575,8 +575,16 @@ struct alignas(64) Worker {
   std::vector<RowMinima> rows;
   CellScratch scratch;
 
-  Worker(Rank p, std::size_t nblocks)
-      : rows(static_cast<std::size_t>(kTileRows), RowMinima(p, nblocks)), scratch(nblocks) {}
+  // The rows' arrays before the scratch, and no temporary row (the heap layout of the
+  // previous version, whose two-worker timing at small p depends on it).
+  Worker(Rank p, std::size_t nblocks) : rows(tile_rows(p, nblocks)), scratch(nblocks) {}
+
+  static std::vector<RowMinima> tile_rows(Rank p, std::size_t nblocks) {
+    std::vector<RowMinima> rows;
+    rows.reserve(static_cast<std::size_t>(kTileRows));
+    for (Rank r = 0; r < kTileRows; ++r) rows.emplace_back(p, nblocks);
+    return rows;
+  }
 };
 
 // The tiling driver. Tiles of kTileRows rows by kTileCols columns: row tiles from the bottom,
@@ -691,7 +699,7 @@ void fill_free(Dp& dp, Time case_six_rate, int threads) {
   TileDriver driver(kernel, dp.p);
   const int nworkers = std::min<int>(std::max(threads, 1), std::min<int>(2, driver.tiles()));
   std::vector<Worker> workers;
-  for (int w = 0; w < nworkers; ++w) workers.emplace_back(dp.p, kernel.blocks());
+  for (int w = 0; w < nworkers; ++w) workers.push_back(Worker(dp.p, kernel.blocks()));
   if (nworkers == 1) {
     driver.run(workers[0], driver.tiles() - 1, 1);
   } else {
