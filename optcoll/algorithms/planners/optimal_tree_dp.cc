@@ -13,8 +13,8 @@
 // (gather-scatter-trees.md §3.4).
 // Tables are triangular: C and its transpose (so that the k loop reads both contiguously).
 // The free table is filled in O(p^3) worst case but with exact pruning of split points (lower
-// bounds per block of 32; see fill_free), in tiles, and by two threads for large p; the result
-// (costs, choices, tie order) is the plain program's bit for bit
+// bounds per block of 32; "Exact pruning" below), in tiles, and by two threads for large p; the
+// result (costs, choices, tie order) is the plain program's bit for bit
 // (tests/algorithms/tree_dp_test.cc).
 #include <system_error>
 
@@ -36,8 +36,9 @@ namespace {
 constexpr std::int32_t kCase5 = -1;
 constexpr std::int32_t kCase6 = -2;
 // (4) at k: 2k, (3) at k: 2k + 1.
+constexpr std::int32_t kNoChoice = -3;  // none found (an internal error)
 constexpr Rank kBlock = 32;
-constexpr Rank kTileRows = 32;  // fill_free's tiles
+constexpr Rank kTileRows = 32;  // TileDriver's tiles
 constexpr Rank kTileCols = 64;
 constexpr Time kInf = std::numeric_limits<Time>::infinity();
 
@@ -130,10 +131,11 @@ PruneRule prune_rule(const Dp& dp, Time case_six_rate) {
   return rule;
 }
 
-// Fills C (and its transpose) for every range, row by row from the bottom (C[i][j] needs
-// C[i][k < j] from its own row and C[k+1][j] from rows below). For each (i, j) a first pass
-// finds the minimum branch-free (min(v4, v3) = mx + min(c_left, c_right) exactly, since
-// rounding is monotone), a second pass finds the first candidate in tie order that attains it.
+// The free table C (and its transpose) is filled for every range, row by row from the bottom
+// (C[i][j] needs C[i][k < j] from its own row and C[k+1][j] from rows below), in three parts:
+// the bound bookkeeping (the minima below), the cell kernel (CellKernel: one cell's candidates
+// in tie order, pruned by those bounds) and the tiling driver (TileDriver: which rows and
+// columns are filled in which order, by one or two threads).
 //
 // Exact pruning. The middle split points k in [i+1, j-2] form segments: a head [i+1, 32·b0),
 // whole aligned blocks [32b, 32b+32) for b0 <= b < b1, and a tail [32·b1, j-1). With
@@ -145,354 +147,567 @@ PruneRule prune_rule(const Dp& dp, Time case_six_rate) {
 //       >= max(C[k+1][j] + T_k,  C[i][k] - beta·P[k+1] + beta·P[j+1] + a3)
 // with a4 = alpha if M(i, ks) > 0 and a3 = alpha if M(ke, j) > 0 (else 0). Each term is a
 // quantity of row i alone or of column j alone, so its minimum over a segment is kept:
-//   row i:    head and whole blocks when the row has filled them, the tail as it grows;
+//   row i:    head and whole blocks when the row has filled them, the tail as it grows
+//             (RowMinima);
 //   column j: whole block b when row 32b+1 (its last row; rows fill bottom-up) reaches column
 //             j, the tail's rows [32·b1+1, j-1] likewise, the head's rows [i+2, 32·b0] grow
-//             by one row per row.
+//             by one row per row (ColumnMinima).
 // The bound min(bound4, bound3) less a rounding margin is below every candidate of the segment
-// as computed. The margin is 0 when the arithmetic is exact (prune_rule); else 64·eps·(|bound|
-// + best + 2·(alpha + beta·M)): each of the few roundings in a bound term, in a message cost
-// and in a candidate is at most eps/2 of a magnitude below |bound| + 2·(alpha + beta·M) (for the
-// bound) or below the candidate itself (compared with best), so 64·eps covers them many times
-// over. (Without it the tests find rounded instances where pruning changes the tree.)
-// A segment is skipped when its bound is above the best value found so far, or equal to it
-// while an earlier candidate in tie order already attains it: it cannot hold the first
-// candidate that attains the minimum. The segment with the lowest bound is evaluated first,
-// then the others in order.
-void fill_free(Dp& dp, Time case_six_rate, int threads) {
-  const Rank p = dp.p;
-  const GatherProblem& pb = *dp.pb;
-  const Time alpha = pb.alpha;
-  const Time beta = pb.beta;
-  const PruneRule rule = prune_rule(dp, case_six_rate);
-  const Time mass_term = alpha + beta * dp.prefix.back();
-  // msg_t[lo(j, a)] = c(M(a, j)): the right-hand messages, contiguous in a for each j.
-  std::vector<Time> msg_t(dp.ct.size());
-  for (Rank j = 0; j < p; ++j) {
-    for (Rank a = 0; a <= j; ++a) msg_t[dp.lo(j, a)] = dp.msg(a, j);
-  }
-  const Time* pre = dp.prefix.data();
-  const auto nb = static_cast<std::size_t>(p / kBlock + 1);
-  // P at the start of whole block b: pre_lo[b] = P[32b+1] (M(i, 32b) > 0 iff pre_lo[b] > P[i]).
-  std::vector<Time> pre_lo(nb, kInf);
-  for (std::size_t b = 0; b * kBlock + 1 <= static_cast<std::size_t>(p); ++b) {
-    pre_lo[b] = pre[b * kBlock + 1];
-  }
-  // Minima of the bound terms over whole blocks: row i's (a: C[i][k] + L_k, d: C[i][k] -
-  // beta·P[k+1]; in RowState) and column j's at [j * nb + b] (e: C[k+1][j] + T_k,
-  // b: C[k+1][j] + beta·P[k+1]).
-  std::vector<Time> col_e(static_cast<std::size_t>(p) * nb, kInf);
-  std::vector<Time> col_b(static_cast<std::size_t>(p) * nb, kInf);
-  std::vector<Time> col_3(static_cast<std::size_t>(p) * nb, kInf);  // beta·P[j+1] + a3
-  struct Terms {  // the same four minima over a head or a tail
-    Time a = kInf, d = kInf, e = kInf, b = kInf;
-  };
-  std::vector<Terms> col_head(static_cast<std::size_t>(p));  // column j, the head's rows
-  std::vector<Terms> col_tail(static_cast<std::size_t>(p));  // column j, the tail's rows
-  const auto add_row = [&](Terms& t, const Time* row, const Time* lf, Rank k) {
+// as computed (CellKernel::bound_segments). The margin is 0 when the arithmetic is exact
+// (prune_rule); else 64·eps·(|bound| + best + 2·(alpha + beta·M)): each of the few roundings in
+// a bound term, in a message cost and in a candidate is at most eps/2 of a magnitude below
+// |bound| + 2·(alpha + beta·M) (for the bound) or below the candidate itself (compared with
+// best), so 64·eps covers them many times over. (Without it the tests find rounded instances
+// where pruning changes the tree.)
+
+// Minima of the bound terms over one segment of split points k: of row i, a = C[i][k] + L_k and
+// d = C[i][k] - beta·P[k+1]; of column j, e = C[k+1][j] + T_k and b = C[k+1][j] + beta·P[k+1].
+struct Terms {
+  Time a = kInf, d = kInf, e = kInf, b = kInf;
+};
+
+// What the bound terms are made of: alpha, beta and the prefix sums P.
+struct TermRule {
+  Time alpha = 0;
+  Time beta = 0;
+  const Time* pre = nullptr;
+
+  // Adds split point k's row terms; row[k] = C[i][k], lf[k] = L_k.
+  void add_row(Terms& t, const Time* row, const Time* lf, Rank k) const {
     t.a = std::min(t.a, row[k] + lf[k]);
     t.d = std::min(t.d, row[k] - beta * pre[k + 1]);
-  };
-  const auto add_col = [&](Terms& t, const Time* col, const Time* rt, Rank k1) {  // k1 = k + 1
+  }
+  // Adds split point k's column terms at k1 = k + 1; col[k1] = C[k+1][j], rt[k1] = T_k.
+  void add_col(Terms& t, const Time* col, const Time* rt, Rank k1) const {
     t.e = std::min(t.e, col[k1] + rt[k1]);
     t.b = std::min(t.b, col[k1] + beta * pre[k1]);
-  };
-  // Row i's state while its cells are filled.
-  struct RowState {
-    std::vector<Time> left;  // left[k] = c(M(i, k))
-    std::vector<Time> a, d;  // row_a, row_d: minima over whole blocks
-    std::vector<Time> off4;  // a4 - beta·P[i] by whole block
-    Terms head, tail;        // minima over the head (once filled) and the current tail
-  };
-  // One worker's state: its tile's rows; per (i, j), by segment index s (0 the head, 1..n the
-  // whole blocks b0..b1-1, n+1 the tail), the bounds, the minima found and the evaluated list.
-  struct Worker {
-    std::vector<RowState> rows;
-    std::vector<Time> low, seg_min;
-    std::vector<std::size_t> done;
-    TreeDpStats stats;
-  };
-  const auto cell = [&](Worker& wk, RowState& rs, Rank i, Rank j) {
-    std::vector<Time>& low = wk.low;
-    std::vector<Time>& seg_min = wk.seg_min;
-    std::vector<std::size_t>& done = wk.done;
-    const Time* lf = rs.left.data();
-    Time* row = &dp.c[dp.up(i, i)] - i;             // row[k] = C[i][k]
-    const Rank b0 = (i + 1 + kBlock - 1) / kBlock;  // the first whole block starts at >= i+1
-    const Time* col = &dp.ct[dp.lo(j, 0)];          // col[k] = C[k][j]
-    const Time* rt = &msg_t[dp.lo(j, 0)];           // rt[k + 1] = c(M(k + 1, j))
-    Terms& head_col = col_head[static_cast<std::size_t>(j)];
-    if ((i + 1) % kBlock == 0) {  // the head [i+1, 32·b0) is empty: its rows restart
-      head_col = Terms{};
-    } else if (i + 2 <= j) {
-      add_col(head_col, col, rt, i + 2);
+  }
+};
+
+// Cell (i, j)'s middle split points by segment index s: 0 the head, 1..n the whole blocks
+// b0..b1-1, n+1 the tail. Without a whole block (n = 0), the head is [i+1, j-1) and the tail
+// empty.
+struct Segments {
+  Rank i, j;
+  Rank b0;        // the first whole block starts at >= i+1
+  Rank b1;        // blocks with 32b+32 <= j-1 end before b1
+  std::size_t n;  // whole blocks
+
+  Segments(Rank i_, Rank j_)
+      : i(i_),
+        j(j_),
+        b0((i_ + 1 + kBlock - 1) / kBlock),
+        b1(std::max<Rank>(b0, (j_ - 1) / kBlock)),
+        n(static_cast<std::size_t>(b1 - b0)) {}
+  std::size_t count() const { return n + 2; }
+  Rank begin(std::size_t s) const {
+    if (s == 0) return i + 1;
+    return s <= n ? (b0 + static_cast<Rank>(s) - 1) * kBlock : n == 0 ? j - 1 : b1 * kBlock;
+  }
+  Rank end(std::size_t s) const {
+    if (s == 0) return n == 0 ? j - 1 : b0 * kBlock;
+    return s <= n ? (b0 + static_cast<Rank>(s)) * kBlock : j - 1;
+  }
+};
+
+// Row i's minima while its cells are filled left to right (one per row of a worker's tile).
+struct RowMinima {
+  std::vector<Time> left;  // left[k] = c(M(i, k)) = L_k
+  std::vector<Time> a, d;  // a and d by whole block, once the row has filled the block
+  std::vector<Time> off4;  // a4 - beta·P[i] by whole block
+  Terms head, tail;        // a and d over the head (once filled) and over the current tail
+
+  RowMinima(Rank p, std::size_t nblocks)
+      : left(static_cast<std::size_t>(p)),
+        a(nblocks, kInf),
+        d(nblocks, kInf),
+        off4(nblocks, kInf) {}
+
+  // Before row i's first cell. pre_lo[b] = P[32b+1]: M(i, 32b) > 0 iff pre_lo[b] > P[i].
+  void start(const Dp& dp, const TermRule& tr, const std::vector<Time>& pre_lo, Rank i) {
+    for (Rank k = i; k < dp.p; ++k) left[static_cast<std::size_t>(k)] = dp.msg(i, k);
+    for (std::size_t b = 0; b < off4.size(); ++b) {
+      off4[b] = (pre_lo[b] > tr.pre[i] ? tr.alpha : 0) - tr.beta * tr.pre[i];
     }
+    head = Terms{};
+    tail = Terms{};
+  }
+  // Before cell (i, j): the head once complete (j = 32·b0), the tail grown to [32·b1, j-1).
+  void before_cell(const TermRule& tr, const Time* row, Rank i, Rank j, Rank b0) {
     if (j == b0 * kBlock) {
-      for (Rank k = i + 1; k < j; ++k) add_row(rs.head, row, lf, k);
+      for (Rank k = i + 1; k < j; ++k) tr.add_row(head, row, left.data(), k);
     }
     if ((j - 1) % kBlock == 0) {
-      rs.tail = Terms{};
+      tail = Terms{};
     } else if (j - 2 >= i) {
-      add_row(rs.tail, row, lf, j - 2);
-    }
-    const Time v5 = std::max(pb.copy * dp.size(i), col[i + 1]) + rt[i + 1];
-    const Time v6 = row[j - 1] + lf[j - 1] + case_six_rate * dp.size(j);
-    // Candidates in tie order: (5), (6), (4) at k = i, then k = i+1..j-2 ((4), (3)) by
-    // segment, then (3) at k = j-1.
-    const Time v4_first = i <= j - 2 ? std::max(row[i], col[i + 1]) + lf[i] : kInf;
-    const Time v3_last = j - 1 >= i + 1 ? std::max(row[j - 1], col[j]) + rt[j] : kInf;
-    Time best = std::min(std::min(v5, v6), std::min(v4_first, v3_last));
-    const Rank b1 = std::max<Rank>(b0, (j - 1) / kBlock);  // blocks with 32b+32 <= j-1
-    const auto n = static_cast<std::size_t>(b1 - b0);
-    // Without a whole block (n = 0), the head is [i+1, j-1) and the tail empty.
-    const auto seg_begin = [&](std::size_t s) {
-      if (s == 0) return i + 1;
-      return s <= n ? (b0 + static_cast<Rank>(s) - 1) * kBlock : n == 0 ? j - 1 : b1 * kBlock;
-    };
-    const auto seg_end = [&](std::size_t s) {
-      if (s == 0) return n == 0 ? j - 1 : b0 * kBlock;
-      return s <= n ? (b0 + static_cast<Rank>(s)) * kBlock : j - 1;
-    };
-    const std::size_t nseg = n + 2;
-    Time lowest_low = kInf;  // the lowest bound of all segments
-    std::size_t open = 0;    // segments whose bound is <= best (the others cannot hold it)
-    wk.stats.splits += std::max<Rank>(0, j - i - 2);
-    if (n == 0 || !rule.on) {
-      for (std::size_t s = 0; s < nseg; ++s) low[s] = seg_begin(s) < seg_end(s) ? -kInf : kInf;
-      lowest_low = std::min(low[0], low[1]);
-      open = nseg;
-    } else {
-      const Time pi = pre[i];
-      const Time pj = pre[j + 1];
-      const Time off4 = -beta * pi;
-      const Time off3 = beta * pj;
-      const Time slack = best + 2 * mass_term;
-      const auto bound = [&](Time a, Time d, Time e, Time bb, Time a4, Time a3) {
-        const Time raw = std::min(std::max(a, bb + off4 + a4), std::max(e, d + off3 + a3));
-        return raw - rule.ulps * (std::abs(raw) + slack);
-      };
-      const Terms& hc = head_col;
-      low[0] = i + 1 == b0 * kBlock
-                   ? kInf  // empty head
-                   : bound(rs.head.a, rs.head.d, hc.e, hc.b, pre[i + 2] > pi ? alpha : 0,
-                           pj > pre[b0 * kBlock] ? alpha : 0);
-      const Terms& tc = col_tail[static_cast<std::size_t>(j)];
-      low[n + 1] = b1 * kBlock == j - 1
-                       ? kInf  // empty tail
-                       : bound(rs.tail.a, rs.tail.d, tc.e, tc.b,
-                               pre[b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
-      // Whole blocks: bound4 = max(a, b + (a4 - beta·P[i])), bound3 = max(e, d + (beta·P[j+1] +
-      // a3)), the parenthesized offsets kept per row (r4) and per column (c3).
-      const std::size_t at = static_cast<std::size_t>(j) * nb;
-      const Time* ce = &col_e[at];
-      const Time* cb = &col_b[at];
-      const Time* c3 = &col_3[at];
-      const Time* ra = rs.a.data();
-      const Time* rd = rs.d.data();
-      const Time* r4 = rs.off4.data();
-      Time* lw = &low[1] - b0;
-      Time lowest = kInf;
-      std::size_t count = 0;
-      if (rule.ulps == 0) {
-#pragma omp simd reduction(min : lowest) reduction(+ : count)
-        for (Rank b = b0; b < b1; ++b) {
-          lw[b] = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
-          lowest = std::min(lowest, lw[b]);
-          count += lw[b] <= best ? 1 : 0;
-        }
-      } else {
-#pragma omp simd reduction(min : lowest) reduction(+ : count)
-        for (Rank b = b0; b < b1; ++b) {
-          const Time raw = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
-          lw[b] = raw - rule.ulps * (std::abs(raw) + slack);
-          lowest = std::min(lowest, lw[b]);
-          count += lw[b] <= best ? 1 : 0;
-        }
-      }
-      lowest_low = std::min(lowest, std::min(low[0], low[n + 1]));
-      open = count + (low[0] <= best ? 1 : 0) + (low[n + 1] <= best ? 1 : 0);
-    }
-    // The candidate known to attain `best` first in tie order: (5), (6), (4) at i before
-    // every segment (position -1), (3) at j-1 after them (nseg).
-    std::ptrdiff_t best_at =
-        std::min(std::min(v5, v6), v4_first) == best ? -1 : static_cast<std::ptrdiff_t>(nseg);
-    const auto skip = [&](std::size_t s) {
-      return low[s] > best || (low[s] >= best && best_at < static_cast<std::ptrdiff_t>(s));
-    };
-    std::size_t nevaluated = 0;  // evaluated segments, ascending, in done[]
-    const auto eval = [&](std::size_t s) {
-      const Time m = block_minimum(row, col, lf, rt, seg_begin(s), seg_end(s));
-      wk.stats.evaluated += seg_end(s) - seg_begin(s);
-      seg_min[s] = m;
-      std::size_t q = nevaluated++;
-      for (; q > 0 && done[q - 1] > s; --q) done[q] = done[q - 1];
-      done[q] = s;
-      const auto at = static_cast<std::ptrdiff_t>(s);
-      if (m < best || (m == best && at < best_at)) best_at = at;
-      best = std::min(best, m);
-    };
-    // The segment with the lowest bound first, then the others in order (few are open).
-    if (open > 0) {
-      std::size_t first = 0;
-      while (first + 1 < nseg && low[first] != lowest_low) ++first;
-      if (!skip(first)) eval(first);
-      for (std::size_t s = 0; s < nseg && open > 1; ++s) {
-        if (low[s] <= best && s != first && !skip(s)) eval(s);
-      }
-    }
-    std::int32_t how = -3;
-    // The first candidate in [k0, k1) (tie order) that attains `best`: the first group of 8
-    // whose minimum is `best`, then within it.
-    const auto scan = [&](Rank k0, Rank k1) {
-      for (; k0 + 8 < k1 && block_minimum(row, col, lf, rt, k0, k0 + 8) != best; k0 += 8) {
-      }
-      for (Rank k = k0; k < k1; ++k) {
-        const Time mx = std::max(row[k], col[k + 1]);
-        if (mx + lf[k] == best) return 2 * k;
-        if (mx + rt[k + 1] == best) return 2 * k + 1;
-      }
-      return -3;
-    };
-    if (v5 == best) {
-      how = kCase5;
-    } else if (v6 == best) {
-      how = kCase6;
-    } else if (v4_first == best) {
-      how = 2 * i;
-    } else {
-      for (std::size_t q = 0; q < nevaluated && how == -3; ++q) {
-        const std::size_t s = done[q];
-        if (seg_min[s] == best) how = scan(seg_begin(s), seg_end(s));
-      }
-      if (how == -3 && v3_last == best) how = 2 * (j - 1) + 1;
-    }
-    OPTCOLL_CHECK(how != -3, "optimal tree DP lost its minimum at [{}, {}]", i, j);
-    row[j] = best;
-    dp.ct[dp.lo(j, i)] = best;
-    dp.choice[dp.up(i, j)] = how;
-    // Minima this cell completes: row i's block ending at j; at row i = 32b+1, column j's
-    // block b (rows i..i+31) or, for j <= i+31, the tail's rows i..j-1 (b = (j-1)/32).
-    if (j % kBlock == kBlock - 1 && j - (kBlock - 1) >= i + 1) {
-      Terms t;
-      for (Rank k = j - (kBlock - 1); k <= j; ++k) add_row(t, row, lf, k);
-      rs.a[static_cast<std::size_t>(j / kBlock)] = t.a;
-      rs.d[static_cast<std::size_t>(j / kBlock)] = t.d;
-    }
-    if (i % kBlock == 1) {
-      Terms t;
-      if (j >= i + kBlock) {
-        for (Rank k1 = i; k1 < i + kBlock; ++k1) add_col(t, col, rt, k1);
-        const std::size_t at =
-            static_cast<std::size_t>(j) * nb + static_cast<std::size_t>(i / kBlock);
-        col_e[at] = t.e;
-        col_b[at] = t.b;
-        const Rank ke = i + kBlock - 1;  // the block's last split + 1
-        col_3[at] = beta * pre[j + 1] + (pre[j + 1] > pre[ke] ? alpha : 0);
-      } else {
-        for (Rank k1 = i; k1 < j; ++k1) add_col(t, col, rt, k1);
-        col_tail[static_cast<std::size_t>(j)] = t;
-      }
-    }
-  };
-  // Tiles of kTileRows rows by kTileCols columns: row tiles from the bottom, within one the
-  // column tiles from the left, within a tile rows from the bottom and columns from the left.
-  // Every cell still finds its row's earlier columns and its column's lower rows filled, and
-  // every column is visited by its rows in descending order (its running minima); a tile
-  // reuses the rows of C^T of its columns across its rows.
-  //
-  // With two workers, worker w takes every other row tile (a wavefront): before a column tile
-  // it waits until the row tile below has finished those columns (progress[t] = the columns
-  // below which row tile t is done; release/acquire order the cells and column minima it
-  // wrote). Each cell computes the same values in the same order of its own inputs, so the
-  // result does not depend on the number of workers.
-  const Rank ntiles = (p - 2) / kTileRows + 1;
-  std::vector<std::atomic<Rank>> progress(static_cast<std::size_t>(ntiles) + 1);
-  for (auto& pr : progress) pr.store(0, std::memory_order_relaxed);
-  progress[static_cast<std::size_t>(ntiles)].store(p, std::memory_order_relaxed);  // none below
-  std::atomic<bool> failed{false};
-  const auto run = [&](Worker& wk, Rank first_tile, Rank stride) {
-    for (Rank t = first_tile; t >= 0; t -= stride) {
-      const Rank top = t * kTileRows;
-      const Rank bottom = std::min(top + kTileRows - 1, p - 2);
-      for (Rank i = top; i <= bottom; ++i) {
-        RowState& rs = wk.rows[static_cast<std::size_t>(i - top)];
-        for (Rank k = i; k < p; ++k) rs.left[static_cast<std::size_t>(k)] = dp.msg(i, k);
-        for (std::size_t b = 0; b < nb; ++b) {
-          rs.off4[b] = (pre_lo[b] > pre[i] ? alpha : 0) - beta * pre[i];
-        }
-        rs.head = Terms{};
-        rs.tail = Terms{};
-      }
-      std::atomic<Rank>& mine = progress[static_cast<std::size_t>(t)];
-      std::atomic<Rank>& below = progress[static_cast<std::size_t>(t) + 1];
-      for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p; j0 += kTileCols) {
-        const Rank j1 = std::min(j0 + kTileCols, p);
-        for (;;) {
-          if (failed.load(std::memory_order_relaxed)) return;
-          const Rank seen = below.load(std::memory_order_acquire);
-          if (seen >= j1) break;
-          below.wait(seen, std::memory_order_acquire);
-        }
-        for (Rank i = bottom; i >= top; --i) {
-          RowState& rs = wk.rows[static_cast<std::size_t>(i - top)];
-          for (Rank j = std::max(j0, i + 1); j < j1; ++j) cell(wk, rs, i, j);
-        }
-        mine.store(j1, std::memory_order_release);
-        mine.notify_all();
-      }
-      mine.store(p, std::memory_order_release);
-      mine.notify_all();
-    }
-  };
-  const auto make_worker = [&] {
-    Worker wk;
-    wk.rows.resize(static_cast<std::size_t>(kTileRows));
-    for (RowState& rs : wk.rows) {
-      rs.left.resize(static_cast<std::size_t>(p));
-      rs.a.assign(nb, kInf);
-      rs.d.assign(nb, kInf);
-      rs.off4.assign(nb, kInf);
-    }
-    wk.low.resize(nb + 2);
-    wk.seg_min.resize(nb + 2);
-    wk.done.resize(nb + 2);
-    return wk;
-  };
-  const int nworkers = std::min<int>(std::max(threads, 1), std::min<int>(2, ntiles));
-  std::vector<Worker> workers;
-  for (int w = 0; w < nworkers; ++w) workers.push_back(make_worker());
-  if (nworkers == 1) {
-    run(workers[0], ntiles - 1, 1);
-  } else {
-    // The second worker's exception (an internal check) is rethrown here; either failing
-    // releases the other from its wait.
-    std::exception_ptr error;
-    const auto guarded = [&](Worker& wk, Rank first_tile) {
-      try {
-        run(wk, first_tile, 2);
-      } catch (...) {
-        if (!failed.exchange(true)) error = std::current_exception();
-        for (auto& pr : progress) {
-          pr.store(p, std::memory_order_release);
-          pr.notify_all();
-        }
-      }
-    };
-    std::thread helper;
-    try {
-      helper = std::thread(guarded, std::ref(workers[1]), ntiles - 2);
-    } catch (const std::system_error&) {  // no thread to be had: one worker does it all
-      run(workers[0], ntiles - 1, 1);
-    }
-    if (helper.joinable()) {
-      guarded(workers[0], ntiles - 1);
-      helper.join();
-      if (error) std::rethrow_exception(error);
+      tr.add_row(tail, row, left.data(), j - 2);
     }
   }
+  // After cell (i, j): the whole block that ends at j.
+  void after_cell(const TermRule& tr, const Time* row, Rank i, Rank j) {
+    if (j % kBlock == kBlock - 1 && j - (kBlock - 1) >= i + 1) {
+      Terms t;
+      for (Rank k = j - (kBlock - 1); k <= j; ++k) tr.add_row(t, row, left.data(), k);
+      a[static_cast<std::size_t>(j / kBlock)] = t.a;
+      d[static_cast<std::size_t>(j / kBlock)] = t.d;
+    }
+  }
+};
+
+// Every column's minima, shared by the rows (and workers) that visit the column bottom-up.
+struct ColumnMinima {
+  std::size_t nblocks;
+  // e, b and beta·P[j+1] + a3 for column j's whole block b at [j · nblocks + b].
+  std::vector<Time> e, b, off3;
+  std::vector<Terms> head;  // column j's e and b over the head's rows [i+2, 32·b0]
+  std::vector<Terms> tail;  // column j's e and b over the tail's rows [32·b1+1, j-1]
+
+  ColumnMinima(Rank p, std::size_t nblocks_)
+      : nblocks(nblocks_),
+        e(static_cast<std::size_t>(p) * nblocks_, kInf),
+        b(static_cast<std::size_t>(p) * nblocks_, kInf),
+        off3(static_cast<std::size_t>(p) * nblocks_, kInf),
+        head(static_cast<std::size_t>(p)),
+        tail(static_cast<std::size_t>(p)) {}
+
+  // Before cell (i, j): column j's head rows, restarted where the head is empty.
+  void before_cell(const TermRule& tr, const Time* col, const Time* rt, Rank i, Rank j) {
+    Terms& h = head[static_cast<std::size_t>(j)];
+    if ((i + 1) % kBlock == 0) {
+      h = Terms{};
+    } else if (i + 2 <= j) {
+      tr.add_col(h, col, rt, i + 2);
+    }
+  }
+  // After cell (i, j): at row i = 32b+1, column j's block b (rows i..i+31) or, for j <= i+31,
+  // the tail's rows i..j-1 (b = (j-1)/32).
+  void after_cell(const TermRule& tr, const Time* col, const Time* rt, Rank i, Rank j) {
+    if (i % kBlock != 1) return;
+    Terms t;
+    if (j >= i + kBlock) {
+      for (Rank k1 = i; k1 < i + kBlock; ++k1) tr.add_col(t, col, rt, k1);
+      const std::size_t at =
+          static_cast<std::size_t>(j) * nblocks + static_cast<std::size_t>(i / kBlock);
+      e[at] = t.e;
+      b[at] = t.b;
+      const Rank ke = i + kBlock - 1;  // the block's last split + 1
+      const Time* pre = tr.pre;
+      off3[at] = tr.beta * pre[j + 1] + (pre[j + 1] > pre[ke] ? tr.alpha : 0);
+    } else {
+      for (Rank k1 = i; k1 < j; ++k1) tr.add_col(t, col, rt, k1);
+      tail[static_cast<std::size_t>(j)] = t;
+    }
+  }
+};
+
+// Cell (i, j)'s operands: row[k] = C[i][k], col[k] = C[k][j], lf[k] = c(M(i, k)),
+// rt[k + 1] = c(M(k + 1, j)).
+struct CellView {
+  Rank i = 0, j = 0;
+  Time* row = nullptr;
+  const Time* col = nullptr;
+  const Time* lf = nullptr;
+  const Time* rt = nullptr;
+};
+
+// The candidates outside the segments, in tie order: (5), (6), (4) at k = i before every
+// segment, (3) at k = j-1 after them (kInf where that split does not exist).
+struct EdgeCandidates {
+  Time v5, v6, v4_first, v3_last;
+};
+
+// A cell's minimum so far and where it was first attained in tie order: -1 for (5), (6) or (4)
+// at i, s for segment s, the number of segments for (3) at j-1.
+struct Running {
+  Time best;
+  std::ptrdiff_t at;
+};
+
+// The segments' lowest bound and how many have a bound <= best (the others cannot hold it).
+struct SegmentBounds {
+  Time lowest;
+  std::size_t open;
+};
+
+// One worker's scratch for a cell, by segment index: the bounds, the minima found and the
+// evaluated segments in ascending order; and its statistics.
+struct CellScratch {
+  std::vector<Time> low, seg_min;
+  std::vector<std::size_t> done;
+  std::size_t nevaluated = 0;
+  TreeDpStats stats;
+
+  explicit CellScratch(std::size_t nblocks)
+      : low(nblocks + 2), seg_min(nblocks + 2), done(nblocks + 2) {}
+};
+
+// The first split k in [k0, k1) whose candidate attains `best` ((4) before (3) at each k), as
+// the choice 2k or 2k + 1, else kNoChoice: the first group of 8 whose minimum is `best`, then
+// within it.
+std::int32_t first_split_attaining(const CellView& c, Rank k0, Rank k1, Time best) {
+  for (; k0 + 8 < k1 && block_minimum(c.row, c.col, c.lf, c.rt, k0, k0 + 8) != best; k0 += 8) {
+  }
+  for (Rank k = k0; k < k1; ++k) {
+    const Time mx = std::max(c.row[k], c.col[k + 1]);
+    if (mx + c.lf[k] == best) return 2 * k;
+    if (mx + c.rt[k + 1] == best) return 2 * k + 1;
+  }
+  return kNoChoice;
+}
+
+// The cell kernel: fills C[i][j], its transpose and its choice, given row i's earlier columns
+// and column j's lower rows, and keeps the minima the cell completes. For each cell a first
+// pass finds the minimum branch-free (min(v4, v3) = mx + min(c_left, c_right) exactly, since
+// rounding is monotone), a second pass finds the first candidate in tie order that attains it.
+// The result is the same in whatever order of cells respects those dependencies and visits
+// each column's rows in descending order. Both workers read the kernel on every cell: it has
+// cache lines of its own (alignas), apart from what a worker writes.
+class alignas(64) CellKernel {
+ public:
+  CellKernel(Dp& dp, Time case_six_rate);
+  std::size_t blocks() const { return nblocks_; }
+  void start_row(RowMinima& rs, Rank i) const { rs.start(dp_, terms_, pre_lo_, i); }
+  void fill(CellScratch& sc, RowMinima& rs, Rank i, Rank j);
+
+ private:
+  EdgeCandidates edge_candidates(const CellView& c) const;
+  SegmentBounds bound_segments(CellScratch& sc, const RowMinima& rs, const Segments& seg,
+                               Time best) const;
+  std::size_t bound_blocks(Time* low, const RowMinima& rs, const Segments& seg, Time best,
+                           Time slack, Time& lowest) const;
+  void search_segments(CellScratch& sc, const CellView& c, const Segments& seg,
+                       SegmentBounds bounds, Running& run) const;
+  std::int32_t first_attaining(const CellScratch& sc, const CellView& c, const Segments& seg,
+                               const EdgeCandidates& edge, Time best) const;
+
+  Dp& dp_;
+  Time case_six_rate_;
+  PruneRule rule_;
+  Time mass_term_;           // alpha + beta·M, M the total
+  std::vector<Time> msg_t_;  // msg_t_[lo(j, a)] = c(M(a, j)): contiguous in a for each j
+  std::size_t nblocks_;
+  std::vector<Time> pre_lo_;  // P at the start of whole block b: P[32b+1]
+  TermRule terms_;
+  ColumnMinima cols_;
+};
+
+CellKernel::CellKernel(Dp& dp, Time case_six_rate)
+    : dp_(dp),
+      case_six_rate_(case_six_rate),
+      rule_(prune_rule(dp, case_six_rate)),
+      mass_term_(dp.pb->alpha + dp.pb->beta * dp.prefix.back()),
+      msg_t_(dp.ct.size()),
+      nblocks_(static_cast<std::size_t>(dp.p / kBlock + 1)),
+      pre_lo_(nblocks_, kInf),
+      terms_{dp.pb->alpha, dp.pb->beta, dp.prefix.data()},
+      cols_(dp.p, nblocks_) {
+  const Rank p = dp.p;
+  for (Rank j = 0; j < p; ++j) {
+    for (Rank a = 0; a <= j; ++a) msg_t_[dp.lo(j, a)] = dp.msg(a, j);
+  }
+  for (std::size_t b = 0; b * kBlock + 1 <= static_cast<std::size_t>(p); ++b) {
+    pre_lo_[b] = dp.prefix[b * kBlock + 1];
+  }
+}
+
+void CellKernel::fill(CellScratch& sc, RowMinima& rs, Rank i, Rank j) {
+  const CellView c{
+      i, j, &dp_.c[dp_.up(i, i)] - i, &dp_.ct[dp_.lo(j, 0)], rs.left.data(), &msg_t_[dp_.lo(j, 0)]};
+  const Segments seg(i, j);
+  cols_.before_cell(terms_, c.col, c.rt, i, j);
+  rs.before_cell(terms_, c.row, i, j, seg.b0);
+  const EdgeCandidates edge = edge_candidates(c);
+  const Time best = std::min(std::min(edge.v5, edge.v6), std::min(edge.v4_first, edge.v3_last));
+  sc.stats.splits += std::max<Rank>(0, j - i - 2);
+  const SegmentBounds bounds = bound_segments(sc, rs, seg, best);
+  Running run{best, std::min(std::min(edge.v5, edge.v6), edge.v4_first) == best
+                        ? -1
+                        : static_cast<std::ptrdiff_t>(seg.count())};
+  search_segments(sc, c, seg, bounds, run);
+  const std::int32_t how = first_attaining(sc, c, seg, edge, run.best);
+  OPTCOLL_CHECK(how != kNoChoice, "optimal tree DP lost its minimum at [{}, {}]", i, j);
+  c.row[j] = run.best;
+  dp_.ct[dp_.lo(j, i)] = run.best;
+  dp_.choice[dp_.up(i, j)] = how;
+  rs.after_cell(terms_, c.row, i, j);
+  cols_.after_cell(terms_, c.col, c.rt, i, j);
+}
+
+EdgeCandidates CellKernel::edge_candidates(const CellView& c) const {
+  const Rank i = c.i;
+  const Rank j = c.j;
+  return {std::max(dp_.pb->copy * dp_.size(i), c.col[i + 1]) + c.rt[i + 1],
+          c.row[j - 1] + c.lf[j - 1] + case_six_rate_ * dp_.size(j),
+          i <= j - 2 ? std::max(c.row[i], c.col[i + 1]) + c.lf[i] : kInf,
+          j - 1 >= i + 1 ? std::max(c.row[j - 1], c.col[j]) + c.rt[j] : kInf};
+}
+
+// Fills sc.low with every segment's bound: -kInf for a segment (kInf for an empty one) when
+// pruning is off or there is no whole block, else the bound of the comment above.
+SegmentBounds CellKernel::bound_segments(CellScratch& sc, const RowMinima& rs, const Segments& seg,
+                                         Time best) const {
+  Time* low = sc.low.data();
+  if (seg.n == 0 || !rule_.on) {
+    for (std::size_t s = 0; s < seg.count(); ++s) {
+      low[s] = seg.begin(s) < seg.end(s) ? -kInf : kInf;
+    }
+    return {std::min(low[0], low[1]), seg.count()};
+  }
+  const Rank i = seg.i;
+  const Rank j = seg.j;
+  const Time* pre = terms_.pre;
+  const Time alpha = terms_.alpha;
+  const Time pi = pre[i];
+  const Time pj = pre[j + 1];
+  const Time off4 = -terms_.beta * pi;
+  const Time off3 = terms_.beta * pj;
+  const Time slack = best + 2 * mass_term_;
+  const auto bound = [&](const Terms& row, const Terms& col, Time a4, Time a3) {
+    const Time raw =
+        std::min(std::max(row.a, col.b + off4 + a4), std::max(col.e, row.d + off3 + a3));
+    return raw - rule_.ulps * (std::abs(raw) + slack);
+  };
+  const std::size_t n = seg.n;
+  low[0] = i + 1 == seg.b0 * kBlock
+               ? kInf  // empty head
+               : bound(rs.head, cols_.head[static_cast<std::size_t>(j)],
+                       pre[i + 2] > pi ? alpha : 0, pj > pre[seg.b0 * kBlock] ? alpha : 0);
+  low[n + 1] = seg.b1 * kBlock == j - 1
+                   ? kInf  // empty tail
+                   : bound(rs.tail, cols_.tail[static_cast<std::size_t>(j)],
+                           pre[seg.b1 * kBlock + 1] > pi ? alpha : 0, pj > pre[j - 1] ? alpha : 0);
+  Time lowest = kInf;
+  const std::size_t count = bound_blocks(low, rs, seg, best, slack, lowest);
+  return {std::min(lowest, std::min(low[0], low[n + 1])),
+          count + (low[0] <= best ? 1 : 0) + (low[n + 1] <= best ? 1 : 0)};
+}
+
+// The whole blocks' bounds into low[1..n]: bound4 = max(a, b + (a4 - beta·P[i])),
+// bound3 = max(e, d + (beta·P[j+1] + a3)), the parenthesized offsets kept per row (off4) and
+// per column (off3). Sets `lowest` to their minimum; returns how many are <= best.
+std::size_t CellKernel::bound_blocks(Time* low, const RowMinima& rs, const Segments& seg, Time best,
+                                     Time slack, Time& lowest) const {
+  const std::size_t at = static_cast<std::size_t>(seg.j) * nblocks_;
+  const Time* ce = &cols_.e[at];
+  const Time* cb = &cols_.b[at];
+  const Time* c3 = &cols_.off3[at];
+  const Time* ra = rs.a.data();
+  const Time* rd = rs.d.data();
+  const Time* r4 = rs.off4.data();
+  const Rank b0 = seg.b0;
+  const Rank b1 = seg.b1;
+  const Time ulps = rule_.ulps;
+  Time* lw = &low[1] - b0;
+  Time low_min = kInf;
+  std::size_t count = 0;
+  if (ulps == 0) {
+#pragma omp simd reduction(min : low_min) reduction(+ : count)
+    for (Rank b = b0; b < b1; ++b) {
+      lw[b] = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
+      low_min = std::min(low_min, lw[b]);
+      count += lw[b] <= best ? 1 : 0;
+    }
+  } else {
+#pragma omp simd reduction(min : low_min) reduction(+ : count)
+    for (Rank b = b0; b < b1; ++b) {
+      const Time raw = std::min(std::max(ra[b], cb[b] + r4[b]), std::max(ce[b], rd[b] + c3[b]));
+      lw[b] = raw - ulps * (std::abs(raw) + slack);
+      low_min = std::min(low_min, lw[b]);
+      count += lw[b] <= best ? 1 : 0;
+    }
+  }
+  lowest = low_min;
+  return count;
+}
+
+// Evaluates the segments that may hold the first candidate attaining the minimum. A segment is
+// skipped when its bound is above the best value found so far, or equal to it while an earlier
+// candidate in tie order already attains it. The segment with the lowest bound is evaluated
+// first, then the others in order (few are open).
+void CellKernel::search_segments(CellScratch& sc, const CellView& c, const Segments& seg,
+                                 SegmentBounds bounds, Running& run) const {
+  sc.nevaluated = 0;
+  if (bounds.open == 0) return;
+  const Time* low = sc.low.data();
+  const auto skip = [&](std::size_t s) {
+    return low[s] > run.best || (low[s] >= run.best && run.at < static_cast<std::ptrdiff_t>(s));
+  };
+  const auto eval = [&](std::size_t s) {
+    const Time m = block_minimum(c.row, c.col, c.lf, c.rt, seg.begin(s), seg.end(s));
+    sc.stats.evaluated += seg.end(s) - seg.begin(s);
+    sc.seg_min[s] = m;
+    std::size_t q = sc.nevaluated++;
+    for (; q > 0 && sc.done[q - 1] > s; --q) sc.done[q] = sc.done[q - 1];
+    sc.done[q] = s;
+    const auto at = static_cast<std::ptrdiff_t>(s);
+    if (m < run.best || (m == run.best && at < run.at)) run.at = at;
+    run.best = std::min(run.best, m);
+  };
+  const std::size_t nseg = seg.count();
+  std::size_t first = 0;
+  while (first + 1 < nseg && low[first] != bounds.lowest) ++first;
+  if (!skip(first)) eval(first);
+  for (std::size_t s = 0; s < nseg && bounds.open > 1; ++s) {
+    if (low[s] <= run.best && s != first && !skip(s)) eval(s);
+  }
+}
+
+// The choice of the first candidate in tie order that attains `best`, else kNoChoice.
+std::int32_t CellKernel::first_attaining(const CellScratch& sc, const CellView& c,
+                                         const Segments& seg, const EdgeCandidates& edge,
+                                         Time best) const {
+  if (edge.v5 == best) return kCase5;
+  if (edge.v6 == best) return kCase6;
+  if (edge.v4_first == best) return 2 * c.i;
+  for (std::size_t q = 0; q < sc.nevaluated; ++q) {
+    const std::size_t s = sc.done[q];
+    if (sc.seg_min[s] != best) continue;
+    const std::int32_t how = first_split_attaining(c, seg.begin(s), seg.end(s), best);
+    if (how != kNoChoice) return how;
+  }
+  return edge.v3_last == best ? 2 * (c.j - 1) + 1 : kNoChoice;
+}
+
+// One worker's state: the rows of its current tile (row top + r at r) and its cell scratch.
+// Each in cache lines of its own (alignas): a worker writes its scratch on every cell, and
+// sharing a line with the other worker's state costs the second worker most of its speedup.
+struct alignas(64) Worker {
+  std::vector<RowMinima> rows;
+  CellScratch scratch;
+
+  // The rows' arrays before the scratch, and no temporary row (the heap layout of the
+  // previous version, whose two-worker timing at small p depends on it).
+  Worker(Rank p, std::size_t nblocks) : rows(tile_rows(p, nblocks)), scratch(nblocks) {}
+
+  static std::vector<RowMinima> tile_rows(Rank p, std::size_t nblocks) {
+    std::vector<RowMinima> rows;
+    rows.reserve(static_cast<std::size_t>(kTileRows));
+    for (Rank r = 0; r < kTileRows; ++r) rows.emplace_back(p, nblocks);
+    return rows;
+  }
+};
+
+// The tiling driver. Tiles of kTileRows rows by kTileCols columns: row tiles from the bottom,
+// within one the column tiles from the left, within a tile rows from the bottom and columns
+// from the left. Every cell still finds its row's earlier columns and its column's lower rows
+// filled, and every column is visited by its rows in descending order (its running minima); a
+// tile reuses the rows of C^T of its columns across its rows.
+//
+// With two workers, worker w takes every other row tile (a wavefront): before a column tile
+// it waits until the row tile below has finished those columns (progress[t] = the columns
+// below which row tile t is done; release/acquire order the cells and column minima it
+// wrote). Each cell computes the same values in the same order of its own inputs, so the
+// result does not depend on the number of workers.
+class TileDriver {
+ public:
+  TileDriver(CellKernel& kernel, Rank p);
+  Rank tiles() const { return ntiles_; }
+  // Row tiles first_tile, first_tile - stride, ... down to 0 (the top).
+  void run(Worker& wk, Rank first_tile, Rank stride);
+  // Two workers on alternate row tiles (one if no thread can be started).
+  void run_two(Worker& first, Worker& second);
+
+ private:
+  bool wait_for_tile_below(Rank t, Rank j1);
+  void publish(Rank t, Rank done);
+
+  CellKernel& kernel_;
+  Rank p_;
+  Rank ntiles_;
+  std::vector<std::atomic<Rank>> progress_;
+  std::atomic<bool> failed_{false};
+};
+
+TileDriver::TileDriver(CellKernel& kernel, Rank p)
+    : kernel_(kernel),
+      p_(p),
+      ntiles_((p - 2) / kTileRows + 1),
+      progress_(static_cast<std::size_t>(ntiles_) + 1) {
+  for (auto& pr : progress_) pr.store(0, std::memory_order_relaxed);
+  progress_[static_cast<std::size_t>(ntiles_)].store(p, std::memory_order_relaxed);  // none below
+}
+
+// Waits until row tile t + 1 has finished the columns below j1; false if a worker failed.
+bool TileDriver::wait_for_tile_below(Rank t, Rank j1) {
+  std::atomic<Rank>& below = progress_[static_cast<std::size_t>(t) + 1];
+  for (;;) {
+    if (failed_.load(std::memory_order_relaxed)) return false;
+    const Rank seen = below.load(std::memory_order_acquire);
+    if (seen >= j1) return true;
+    below.wait(seen, std::memory_order_acquire);
+  }
+}
+
+void TileDriver::publish(Rank t, Rank done) {
+  std::atomic<Rank>& mine = progress_[static_cast<std::size_t>(t)];
+  mine.store(done, std::memory_order_release);
+  mine.notify_all();
+}
+
+void TileDriver::run(Worker& wk, Rank first_tile, Rank stride) {
+  for (Rank t = first_tile; t >= 0; t -= stride) {
+    const Rank top = t * kTileRows;
+    const Rank bottom = std::min(top + kTileRows - 1, p_ - 2);
+    for (Rank i = top; i <= bottom; ++i) {
+      kernel_.start_row(wk.rows[static_cast<std::size_t>(i - top)], i);
+    }
+    for (Rank j0 = (top + 1) / kTileCols * kTileCols; j0 < p_; j0 += kTileCols) {
+      const Rank j1 = std::min(j0 + kTileCols, p_);
+      if (!wait_for_tile_below(t, j1)) return;
+      for (Rank i = bottom; i >= top; --i) {
+        RowMinima& rs = wk.rows[static_cast<std::size_t>(i - top)];
+        for (Rank j = std::max(j0, i + 1); j < j1; ++j) kernel_.fill(wk.scratch, rs, i, j);
+      }
+      publish(t, j1);
+    }
+    publish(t, p_);
+  }
+}
+
+void TileDriver::run_two(Worker& first, Worker& second) {
+  // The second worker's exception (an internal check) is rethrown here; either failing
+  // releases the other from its wait.
+  std::exception_ptr error;
+  const auto guarded = [&](Worker& wk, Rank first_tile) {
+    try {
+      run(wk, first_tile, 2);
+    } catch (...) {
+      if (!failed_.exchange(true)) error = std::current_exception();
+      for (auto& pr : progress_) {
+        pr.store(p_, std::memory_order_release);
+        pr.notify_all();
+      }
+    }
+  };
+  std::thread helper;
+  try {
+    helper = std::thread(guarded, std::ref(second), ntiles_ - 2);
+  } catch (const std::system_error&) {  // no thread to be had: one worker does it all
+    run(first, ntiles_ - 1, 1);
+  }
+  if (helper.joinable()) {
+    guarded(first, ntiles_ - 1);
+    helper.join();
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+// Fills C, its transpose and the choices with `threads` workers (at most 2), and adds the
+// workers' statistics to dp.stats.
+void fill_free(Dp& dp, Time case_six_rate, int threads) {
+  CellKernel kernel(dp, case_six_rate);
+  TileDriver driver(kernel, dp.p);
+  const int nworkers = std::min<int>(std::max(threads, 1), std::min<int>(2, driver.tiles()));
+  std::vector<Worker> workers;
+  for (int w = 0; w < nworkers; ++w) workers.push_back(Worker(dp.p, kernel.blocks()));
+  if (nworkers == 1) {
+    driver.run(workers[0], driver.tiles() - 1, 1);
+  } else {
+    driver.run_two(workers[0], workers[1]);
+  }
   for (const Worker& wk : workers) {
-    dp.stats.splits += wk.stats.splits;
-    dp.stats.evaluated += wk.stats.evaluated;
+    dp.stats.splits += wk.scratch.stats.splits;
+    dp.stats.evaluated += wk.scratch.stats.evaluated;
   }
 }
 
