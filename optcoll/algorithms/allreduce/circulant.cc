@@ -49,16 +49,8 @@ Count allreduce_blocks(const Params& params, const LinkCost& link, std::int64_t 
 
 }  // namespace
 
-std::optional<std::string> allreduce_circulant_why_not(const CollectiveSpec& spec,
-                                                       const Params& params) {
-  if (auto reason = segment_why_not(spec, params)) return reason;
-  if (spec.commutative || spec.nranks <= 2) return std::nullopt;
-  return fmt::format(
-      "needs a commutative operator for p > 2 (p = {}): the circulant's block trees are not "
-      "rank ranges, so partial results are not combined in rank order",
-      spec.nranks);
-}
-
+// Its why_not is reduce/circulant's (circulant_reduce_why_not, algorithms.def): the reduction
+// half carries the restriction.
 Schedule build_allreduce_circulant(const CollectiveSpec& spec, const Params& params,
                                    const CostModel& model) {
   ScheduleBuilder b(spec, "allreduce/circulant");
