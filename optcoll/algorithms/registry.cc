@@ -22,7 +22,9 @@ namespace optcoll::algorithms {
   std::optional<Time> bound(const CollectiveSpec&, const CostModel&);
 #define OPTCOLL_ESTIMATE(collective, name, estimate) \
   std::optional<Estimate> estimate(const CollectiveSpec&, const Params&, const CostModel&);
+#define OPTCOLL_FIXED_ORDER(collective, name)
 #include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -43,7 +45,9 @@ constexpr NamedBound kBounds[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
 #define OPTCOLL_BOUND(collective, name, bound) NamedBound{#collective "/" #name, &bound},
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
+#define OPTCOLL_FIXED_ORDER(collective, name)
 #include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -66,7 +70,9 @@ constexpr NamedEstimate kEstimates[] = {
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate) \
   NamedEstimate{#collective "/" #name, &estimate},
+#define OPTCOLL_FIXED_ORDER(collective, name)
 #include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -93,7 +99,9 @@ constexpr AlgorithmInfo kAlgorithms[] = {
                 estimate_named(#collective "/" #name)},
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
+#define OPTCOLL_FIXED_ORDER(collective, name)
 #include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -156,26 +164,30 @@ std::vector<const AlgorithmInfo*> algorithms_for(CollectiveKind kind) {
   return found;
 }
 
-// The algorithms that move raw contributions and fold each result element left to right in
-// rank order (docs/design.md, "Reproducible reductions"). Kept here, beside the table, as a
-// property of registry entries; the registry grid verifies each one with reproducible specs
-// (tests/verify/registry_verify_test.cc, the "_repro" cases) and
-// tests/verify/reproducible_test.cc checks that every other one refuses them. The linear
-// algorithms that reduce at rank 0 fold x0, x1, ... in turn (reduce/linear does not: a root
-// other than 0 starts from its own contribution). The linear scan and exscan chains are left
-// folds too (rank r combines the prefix of ranks 0..r-1 with x_r on the right); their
-// recursive-doubling versions combine partials of rank ranges, another association.
+// The algorithms that combine in the fixed left fold (OPTCOLL_FIXED_ORDER lines).
 constexpr std::string_view kFixedOrder[] = {
-    "reduce/reproducible",
-    "allreduce/reproducible",
-    "reduce_scatter/reproducible",
-    "reduce_scatter_block/reproducible",
-    "allreduce/linear",
-    "reduce_scatter/linear",
-    "reduce_scatter_block/linear",
-    "scan/linear",
-    "exscan/linear",
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
+#define OPTCOLL_BOUND(collective, name, bound)
+#define OPTCOLL_ESTIMATE(collective, name, estimate)
+#define OPTCOLL_FIXED_ORDER(collective, name) #collective "/" #name,
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
 };
+
+// Every OPTCOLL_FIXED_ORDER line names an algorithm of the list.
+constexpr bool every_fixed_order_names_an_algorithm() {
+  for (const std::string_view name : kFixedOrder) {
+    bool found = false;
+    for (const auto& info : kAlgorithms) found = found || info.name == name;
+    if (!found) return false;
+  }
+  return true;
+}
+static_assert(every_fixed_order_names_an_algorithm(),
+              "an OPTCOLL_FIXED_ORDER line names no OPTCOLL_ALGORITHM");
 
 bool combines_in_fixed_order(const AlgorithmInfo& info) {
   return std::find(std::begin(kFixedOrder), std::end(kFixedOrder), info.name) !=
