@@ -77,13 +77,14 @@ TEST(Select, PruningChangesNothingButWhatIsBuilt) {
   CostModel two_ports = unit_model(50, 1, 0.5);
   two_ports.ports = 2;
   CostModel send_gap = unit_model(1000, 1, 0.5);
-  send_gap.send_gap =
-      100;  // linear fan-outs become competitive (docs/design.md, "Send and receive gaps")
+  // Linear fan-outs become competitive (docs/design.md, "Send and receive gaps").
+  send_gap.send_gap = 100;
   CostModel both_gaps = send_gap;
   both_gaps.receive_gap = 100;  // and linear fan-ins
   CostModel two_cores = both_gaps;
-  two_cores.cores = 2;  // ranks share two processors: the predictions stretch (docs/design.md,
-                        // "Shared processors and node memory")
+  // Ranks share two processors: the predictions stretch (docs/design.md, "Shared processors
+  // and node memory").
+  two_cores.cores = 2;
   const std::vector<CostModel> models{unit_model(1000, 1, 0.5),
                                       reference_cluster_model(),
                                       two_ports,
