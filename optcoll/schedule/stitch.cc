@@ -127,10 +127,20 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
 void Stitcher::copy(Rank r, const Slice& src, const Slice& dst) {
   OPTCOLL_CHECK(src.count == dst.count, "copy of {} into {}", describe(src), describe(dst));
   if (src.count == 0) return;
+  append_local(r, Copy{src, dst});
+}
+
+void Stitcher::reduce(Rank r, const Slice& src, const Slice& dst, Side src_side) {
+  OPTCOLL_CHECK(src.count == dst.count, "reduction of {} into {}", describe(src), describe(dst));
+  if (src.count == 0) return;
+  append_local(r, Reduce{src, dst, src_side});
+}
+
+void Stitcher::append_local(Rank r, Action action) {
   RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
   OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
   Op op;
-  op.action = Copy{src, dst};
+  op.action = std::move(action);
   op.after = sinks;
   sinks.assign(1, static_cast<OpId>(program.ops.size()));
   program.ops.push_back(std::move(op));

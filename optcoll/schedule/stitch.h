@@ -37,6 +37,10 @@ class Stitcher {
   // A local copy on rank r after all of its ops so far (e.g. blocks from a staging area into
   // their places in the output).
   void copy(Rank r, const Slice& src, const Slice& dst);
+  // A local reduction on rank r after all of its ops so far: dst = src ⊕ dst where
+  // `src_side` is kLeft, dst ⊕ src where it is kRight (e.g. a prefix of earlier ranks
+  // combined on the left of what a rank holds).
+  void reduce(Rank r, const Slice& src, const Slice& dst, Side src_side);
 
   void set_params(std::string params) { schedule_.params = std::move(params); }
   Schedule finish() &&;
@@ -51,6 +55,8 @@ class Stitcher {
   // per sender is cheaper than a map over every pair of a large call (millions of pairs).
   std::vector<std::vector<std::pair<Rank, std::int32_t>>> messages_;
   std::int32_t& messages(Rank from, Rank to);
+  // Appends `action` on rank r after all of its ops so far.
+  void append_local(Rank r, Action action);
 };
 
 }  // namespace optcoll

@@ -6,6 +6,8 @@
 // uneven nodes, one node and one rank per node.
 #include "optcoll/model/placement.h"
 
+#include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -235,14 +237,14 @@ const std::vector<std::string>& node_aware_algorithms() {
 }
 
 TEST(NodeAware, TheRegistryHasThem) {
-  EXPECT_EQ(
-      node_aware_algorithms(),
-      (std::vector<std::string>{
-          "bcast/node_aware", "reduce/node_aware", "scatter/node_aware", "scatterv/node_aware",
-          "gather/node_aware", "gatherv/node_aware", "allgather/node_aware",
-          "allgatherv/node_aware", "reduce_scatter/node_aware", "reduce_scatter_block/node_aware",
-          "allreduce/node_aware", "allreduce/node_multileader", "alltoall/node_aware",
-          "alltoallv/node_aware", "barrier/node_aware"}));
+  EXPECT_EQ(node_aware_algorithms(),
+            (std::vector<std::string>{
+                "bcast/node_aware", "reduce/node_aware", "scatter/node_aware",
+                "scatterv/node_aware", "gather/node_aware", "gatherv/node_aware",
+                "allgather/node_aware", "allgatherv/node_aware", "reduce_scatter/node_aware",
+                "reduce_scatter_block/node_aware", "allreduce/node_aware",
+                "allreduce/node_multileader", "scan/node_aware", "exscan/node_aware",
+                "alltoall/node_aware", "alltoallv/node_aware", "barrier/node_aware"}));
 }
 
 // `count` for regular kinds; for the v-variants blocks around it, with zeros.
@@ -359,6 +361,78 @@ TEST(NodeAware, PhasesAreNamedAndRecorded) {
       "needs a commutative operator (the levels combine node by node)");
 }
 
+// scan/exscan combine run by run (runs of consecutive ranks on one node), which is rank
+// order whatever the placement: a non-commutative operator (2x2 integer matrix products)
+// gives each rank M0 ... Mr (exscan M0 ... M(r-1)), computed here by hand, over blocks,
+// uneven blocks, interleaved runs and round robin. The verifier proves the order too.
+TEST(NodeAware, PrefixReductionsKeepRankOrderOverAnyPlacement) {
+  using testing::Bytes;
+  using testing::run_schedule;
+  using testing::shared_world;
+  using Mat = std::array<std::int64_t, 4>;  // row-major
+  const auto multiply = [](const Mat& a, const Mat& b) {
+    return Mat{a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+               a[2] * b[1] + a[3] * b[3]};
+  };
+  const auto matrix = [](Rank r, Count e) {
+    return (r + e) % 2 == 0 ? Mat{1, r + e + 1, 0, 1} : Mat{1, 0, r - e, 1};
+  };
+  const Datatype type = Datatype::user("mat2x2", sizeof(Mat));
+  const ReduceOp op = ReduceOp::user(
+      "matmul2", false, [&](const std::byte* l, const std::byte* r, std::byte* out, Count n) {
+        for (Count i = 0; i < n; ++i) {
+          Mat a;
+          Mat b;
+          std::memcpy(a.data(), l + i * sizeof(Mat), sizeof(Mat));
+          std::memcpy(b.data(), r + i * sizeof(Mat), sizeof(Mat));
+          const Mat c = multiply(a, b);
+          std::memcpy(out + i * sizeof(Mat), c.data(), sizeof(Mat));
+        }
+      });
+  const Count count = 3;
+  for (const std::string placement :
+       {"0,0,0,1,1,1", "0,0,1,1,1,1,1,2", "0,0,1,1,0,0,2", "0,1,2,0,1,2,0", "0,0,0,0,0"}) {
+    const CostModel model = two_level(placement, 1, 1, 10, 4);
+    const Rank p = model.placement->nranks();
+    for (const auto kind : {CollectiveKind::kScan, CollectiveKind::kExscan}) {
+      auto spec = make_spec(kind, p, count);
+      spec.commutative = false;
+      spec.elem_bytes = sizeof(Mat);
+      const auto& info = algorithms::lookup("node_aware", kind);
+      const Schedule schedule = algorithms::build(info, spec, {}, model);
+      const std::string where = fmt::format("{} placement {}", info.name, placement);
+      ASSERT_TRUE(verify(schedule).ok()) << where << ": " << verify(schedule).summary();
+      std::vector<Bytes> inputs(static_cast<std::size_t>(p));
+      for (Rank r = 0; r < p; ++r) {
+        for (Count e = 0; e < count; ++e) {
+          const Mat m = matrix(r, e);
+          const auto* b = reinterpret_cast<const std::byte*>(m.data());
+          inputs[static_cast<std::size_t>(r)].insert(inputs[static_cast<std::size_t>(r)].end(), b,
+                                                     b + sizeof(Mat));
+        }
+      }
+      const auto outputs = run_schedule(shared_world(p), schedule, type, op, inputs);
+      for (Rank r = kind == CollectiveKind::kExscan ? 1 : 0; r < p; ++r) {
+        const Rank last = kind == CollectiveKind::kScan ? r : r - 1;
+        for (Count e = 0; e < count; ++e) {
+          Mat expected = matrix(0, e);
+          for (Rank q = 1; q <= last; ++q) expected = multiply(expected, matrix(q, e));
+          Mat got;
+          std::memcpy(got.data(), outputs[static_cast<std::size_t>(r)].data() + e * sizeof(Mat),
+                      sizeof(Mat));
+          EXPECT_EQ(got, expected) << where << " rank " << r << " element " << e;
+        }
+      }
+    }
+  }
+  // Runs, not nodes: "0,0,1,1,0,0,2" has four runs, led by their last ranks.
+  const auto levels = algorithms::patterns::run_levels(
+      7, algorithms::resolve_params(algorithms::lookup("node_aware", CollectiveKind::kScan), {}),
+      two_level("0,0,1,1,0,0,2", 1, 1, 10, 4));
+  EXPECT_EQ(levels.members, (std::vector<std::vector<Rank>>{{0, 1}, {2, 3}, {4, 5}, {6}}));
+  EXPECT_EQ(levels.leaders, (std::vector<Rank>{1, 3, 5, 6}));
+}
+
 // Node-aware algorithms move a node's data across the network once; the flat ring on a
 // round-robin placement sends every step between nodes. With one NIC per node the
 // multi-leader variant moves as much through each NIC as the single-leader one; with a NIC
@@ -371,6 +445,19 @@ TEST(NodeAware, BeatFlatAlgorithmsWhereTheNetworkIsTheBottleneck) {
   };
   EXPECT_LT(time("allreduce/node_aware", 1), 0.5 * time("allreduce/ring", 1));
   EXPECT_LT(time("allreduce/node_multileader", 4), 0.5 * time("allreduce/node_aware", 4));
+  // A prefix crosses the network once per node instead of in every step (recursive
+  // doubling) or along the whole chain (linear).
+  for (const auto kind : {CollectiveKind::kScan, CollectiveKind::kExscan}) {
+    const auto prefix = make_spec(kind, 32, 1000);
+    const CostModel blocks = two_level("8x4", 1, 0.001, 100, 0.01);
+    const auto prefix_time = [&](const char* name) {
+      return simulate(algorithms::build(algorithms::lookup(name, kind), prefix, {}, blocks), blocks)
+          .makespan;
+    };
+    EXPECT_LT(prefix_time("node_aware"), 0.6 * prefix_time("linear")) << collective_name(kind);
+    EXPECT_LT(prefix_time("node_aware"), 0.6 * prefix_time("recursive_doubling"))
+        << collective_name(kind);
+  }
 }
 
 }  // namespace

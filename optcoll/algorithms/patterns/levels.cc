@@ -81,6 +81,27 @@ NodeLevels node_levels(Rank p, const Params& params, const CostModel& model, Ran
   return levels;
 }
 
+NodeLevels run_levels(Rank p, const Params& params, const CostModel& model) {
+  NodeLevels levels = node_levels(p, params, model);
+  std::vector<std::size_t> node_of(static_cast<std::size_t>(p));
+  for (std::size_t n = 0; n < levels.members.size(); ++n) {
+    for (const Rank r : levels.members[n]) node_of[static_cast<std::size_t>(r)] = n;
+  }
+  levels.members.clear();
+  levels.leader_index.clear();
+  levels.leaders.clear();
+  for (std::size_t r = 0; r < node_of.size(); ++r) {
+    if (r == 0 || node_of[r] != node_of[r - 1]) levels.members.emplace_back();
+    levels.members.back().push_back(static_cast<Rank>(r));
+  }
+  for (const auto& run : levels.members) {
+    levels.leader_index.push_back(static_cast<Rank>(run.size()) - 1);
+    levels.leaders.push_back(run.back());
+  }
+  levels.root_node = 0;
+  return levels;
+}
+
 CollectiveSpec level_spec(const CollectiveSpec& spec, CollectiveKind kind, Rank q, Count count,
                           Rank root, std::vector<Count> counts) {
   CollectiveSpec s;
@@ -95,9 +116,9 @@ CollectiveSpec level_spec(const CollectiveSpec& spec, CollectiveKind kind, Rank 
 }
 
 const AlgorithmInfo& level_algorithm(std::string_view phase, std::string_view choice,
-                                     std::span<const CollectiveSpec> specs, const CostModel& model,
-                                     std::string_view fallback) {
-  const CollectiveKind kind = specs.front().kind;
+                                     CollectiveKind kind, std::span<const CollectiveSpec> specs,
+                                     const CostModel& model, std::string_view fallback) {
+  if (specs.empty() && choice == "auto") return lookup(fallback, kind);
   const auto serves_all = [&](const AlgorithmInfo& info) {
     const Params defaults = resolve_params(info, {});
     for (const CollectiveSpec& s : specs) {
@@ -158,8 +179,8 @@ PhasePlan::PhasePlan(NodeLevels levels, std::span<const LevelPhase> phases)
 void PhasePlan::choose(const Params& params) {
   for (Phase& phase : phases_) {
     const LevelPhase& d = phase.declared;
-    phase.algorithm =
-        &level_algorithm(d.param, params.get(d.param), phase.specs, phase.model, d.fallback);
+    phase.algorithm = &level_algorithm(d.param, params.get(d.param), d.kind, phase.specs,
+                                       phase.model, d.fallback);
   }
 }
 
@@ -191,6 +212,11 @@ std::optional<std::string> levels_why_not(const CollectiveSpec& spec, const Para
   if (is_reduction(spec.kind) && !spec.commutative) {
     return "needs a commutative operator (the levels combine node by node)";
   }
+  return level_params_why_not(spec, params, phases);
+}
+
+std::optional<std::string> level_params_why_not(const CollectiveSpec& spec, const Params& params,
+                                                std::span<const LevelPhase> phases) {
   const auto nodes = nodes_value(params.get("nodes"));
   if (nodes && (*nodes < 1 || *nodes > spec.nranks)) {
     return fmt::format("nodes={} must be auto or a number of nodes from 1 to p = {}",

@@ -43,6 +43,13 @@ struct NodeLevels {
 // otherwise.
 NodeLevels node_levels(Rank p, const Params& params, const CostModel& model, Rank root = 0);
 
+// The levels of a prefix reduction (scan, exscan): the maximal runs of consecutive ranks on
+// one node of node_levels' placement, in rank order, each led by its last rank (which holds
+// the run's total after a scan within the run). Where nodes are blocks of consecutive ranks
+// the runs are the nodes; where they interleave (round robin) runs are shorter, down to
+// single ranks. Combining run by run is rank order, so any operator serves.
+NodeLevels run_levels(Rank p, const Params& params, const CostModel& model);
+
 // A phase's collective: `kind` on q ranks, with the reduction settings of `spec` (not
 // reproducible: the node-aware reductions need a commutative operator).
 CollectiveSpec level_spec(const CollectiveSpec& spec, CollectiveKind kind, Rank q, Count count,
@@ -60,10 +67,10 @@ CostModel shared_network_model(const CostModel& model);
 // is not node-aware, or "auto": the least estimated time under `model` among those that serve
 // every spec of `specs` with their default parameters; when the model has no closed form
 // (no estimate prices it), `fallback`. Throws Error(kNotApplicable) naming `phase` when the
-// named algorithm does not serve a spec.
+// named algorithm does not serve a spec. With no specs (no group runs the phase), `fallback`.
 const AlgorithmInfo& level_algorithm(std::string_view phase, std::string_view choice,
-                                     std::span<const CollectiveSpec> specs, const CostModel& model,
-                                     std::string_view fallback);
+                                     CollectiveKind kind, std::span<const CollectiveSpec> specs,
+                                     const CostModel& model, std::string_view fallback);
 
 // The schedule of one phase, built with its default parameters for `model`.
 Schedule build_level(const AlgorithmInfo& info, const CollectiveSpec& spec, const CostModel& model);
@@ -92,6 +99,10 @@ struct LevelPhase {
 // commutative (the levels combine node by node, not in rank order).
 std::optional<std::string> levels_why_not(const CollectiveSpec& spec, const Params& params,
                                           std::span<const LevelPhase> phases);
+// levels_why_not without the operator's restriction (for the algorithms that combine in rank
+// order: the prefix reductions over run_levels).
+std::optional<std::string> level_params_why_not(const CollectiveSpec& spec, const Params& params,
+                                                std::span<const LevelPhase> phases);
 
 // The phases of one call of a node-aware algorithm: for each entry of its table, the specs
 // of the groups that run it (one per node, or one among the leaders) and the algorithm
