@@ -42,6 +42,7 @@ Settings& settings() {
     made.options.model = values.model;
     made.options.tuning = values.tuning;
     made.options.timeout = values.timeout;
+    made.options.progress_thread = values.progress_thread;
     return made;
   }();
   return s;

@@ -97,6 +97,13 @@ void apply_shm(std::string_view text, SettingValues& values) {
   values.shm.apply(mpi::MpiTransport::Options::kVariables[kIndex], text);
 }
 
+void apply_progress_thread(std::string_view text, SettingValues& values) {
+  if (text != "0" && text != "1") {
+    throw_invalid("OPTCOLL_PROGRESS_THREAD='{}' must be 0 or 1", text);
+  }
+  values.progress_thread = text == "1";
+}
+
 void apply_strict(std::string_view text, SettingValues& values) {
   if (text != "0" && text != "1") throw_invalid("OPTCOLL_STRICT='{}' must be 0 or 1", text);
   values.strict = text == "1";
@@ -129,6 +136,9 @@ constexpr Entry kTable[] = {
      apply_shm<1>},
     {{"OPTCOLL_SHM_MIN_BYTES", "bytes (K, M, G suffixes)", "16K", true, "C API and PMPI library"},
      apply_shm<2>},
+    {{"OPTCOLL_PROGRESS_THREAD", "0 or 1 (1 needs MPI_THREAD_MULTIPLE)",
+      "0 (requests progress inside optcoll's calls)", true, "C API and PMPI library"},
+     apply_progress_thread},
     {{"OPTCOLL_STRICT", "0 or 1", "1 (a bad fatal setting stops the program)", false,
       "C API and PMPI library"},
      apply_strict},

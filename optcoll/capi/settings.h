@@ -41,6 +41,7 @@ struct SettingValues {
   std::shared_ptr<const TuningTable> tuning;  // optcoll tune's table, where it has the call
   std::chrono::milliseconds timeout{30000};
   mpi::MpiTransport::Options shm;
+  bool progress_thread = false;  // CommOptions::progress_thread for every communicator
   bool strict = true;
 };
 

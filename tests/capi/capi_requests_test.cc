@@ -6,12 +6,14 @@
 // flight at once and completed by one OPTCOLL_Waitall; persistent requests started three
 // times with new data (in-place data included); then the misuse errors. Exit 0 when every
 // rank saw what it should.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "optcoll.h"
@@ -399,13 +401,71 @@ void check_misuse() {
   expect(OPTCOLL_Request_free(&kept) == MPI_SUCCESS, "and can be freed");
 }
 
+// With OPTCOLL_PROGRESS_THREAD=1 (set by ctest) a collective completes while rank 0
+// computes and makes no optcoll call: the other ranks' waits end long before rank 0 comes
+// back (without the thread they last until it does: every rank's result needs rank 0's
+// messages).
+// A ring allreduce: every rank forwards in every step, so none completes on what rank 0
+// sent when it started.
+void check_progress_while_away() {
+  constexpr double kAwaySeconds = 0.6;
+  constexpr int kCount = 3000;
+  std::vector<std::int64_t> mine(kCount, g_rank + 1);
+  std::vector<std::int64_t> sum(kCount, 0);
+  OPTCOLL_Request r = OPTCOLL_REQUEST_NULL;
+  expect(OPTCOLL_Set_algorithm("allreduce", "ring") == MPI_SUCCESS, "set ring");
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  expect(OPTCOLL_Iallreduce(mine.data(), sum.data(), kCount, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD,
+                            &r) == MPI_SUCCESS,
+         "iallreduce with a progress thread");
+  if (g_rank == 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kAwaySeconds));
+  }
+  expect(OPTCOLL_Wait(&r) == MPI_SUCCESS, "wait with a progress thread");
+  const double waited = MPI_Wtime() - start;
+  const std::int64_t total = static_cast<std::int64_t>(g_size) * (g_size + 1) / 2;
+  expect(sum == std::vector<std::int64_t>(kCount, total), "the sum");
+  expect(OPTCOLL_Set_algorithm("allreduce", "auto") == MPI_SUCCESS, "set auto");
+  if (g_rank != 0) {
+    expect(waited < kAwaySeconds / 2,
+           "completed while rank 0 was away (waited " + std::to_string(waited) + " s)");
+  }
+}
+
+// Without MPI_THREAD_MULTIPLE the setting is refused at the first nonblocking start, naming
+// the thread level.
+int run_progress_thread_refused() {
+  std::int64_t mine = 1;
+  std::int64_t sum = 0;
+  OPTCOLL_Request r = OPTCOLL_REQUEST_NULL;
+  const int rc = OPTCOLL_Iallreduce(&mine, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD, &r);
+  expect(rc != MPI_SUCCESS && std::strstr(OPTCOLL_Last_error(), "MPI_THREAD_MULTIPLE") != nullptr,
+         "a progress thread without MPI_THREAD_MULTIPLE is refused");
+  if (g_rank == 0) std::printf("progress thread refused: %s\n", OPTCOLL_Last_error());
+  return g_failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "progress-thread") {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    expect(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided");
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (mode == "progress-thread-refused") {
+    const int failures = run_progress_thread_refused();
+    MPI_Finalize();
+    return failures == 0 ? 0 : 1;
+  }
+  if (mode == "progress-thread") check_progress_while_away();
   std::vector<Case> cases = make_cases();
   for (int round = 0; round < 2; ++round) check_nonblocking(cases, round);
   check_persistent(cases);

@@ -44,6 +44,7 @@ TEST(Settings, UnsetAndEmptyMeanTheDefaults) {
     EXPECT_EQ(cost_model_to_json(read.values.model), cost_model_to_json(reference_cluster_model()));
     EXPECT_EQ(read.values.timeout.count(), 30000);
     EXPECT_TRUE(read.values.shm.shared_memory);
+    EXPECT_FALSE(read.values.progress_thread);
     EXPECT_TRUE(read.values.strict);
     EXPECT_EQ(read.report(), "");
   }
@@ -60,6 +61,7 @@ TEST(Settings, GoodValuesAreTaken) {
                                           {"OPTCOLL_SHM", "0"},
                                           {"OPTCOLL_SHM_BYTES", "1M"},
                                           {"OPTCOLL_SHM_MIN_BYTES", "4K"},
+                                          {"OPTCOLL_PROGRESS_THREAD", "1"},
                                           {"OPTCOLL_STRICT", "0"}});
   EXPECT_TRUE(read.problems.empty()) << read.report();
   EXPECT_EQ(read.values.pmpi_mode, PmpiMode::kAlways);
@@ -71,6 +73,7 @@ TEST(Settings, GoodValuesAreTaken) {
   EXPECT_FALSE(read.values.shm.shared_memory);
   EXPECT_EQ(read.values.shm.shm_bytes, std::size_t{1} << 20);
   EXPECT_EQ(read.values.shm.shm_min_bytes, std::size_t{4} << 10);
+  EXPECT_TRUE(read.values.progress_thread);
   EXPECT_FALSE(read.values.strict);
   EXPECT_EQ(read_settings({{"OPTCOLL_PMPI", "never"}}).values.pmpi_mode, PmpiMode::kNever);
 }
@@ -153,6 +156,7 @@ TEST(Settings, EachBadValueIsAProblemNamingIt) {
       {"OPTCOLL_SHM_MIN_BYTES", "12X",
        "OPTCOLL_SHM_MIN_BYTES must be a byte count (digits, optionally K, M or G), got '12X'",
        true},
+      {"OPTCOLL_PROGRESS_THREAD", "on", "OPTCOLL_PROGRESS_THREAD='on' must be 0 or 1", true},
       {"OPTCOLL_STRICT", "yes", "OPTCOLL_STRICT='yes' must be 0 or 1", false},
   };
   for (const BadCase& c : cases) {
@@ -213,7 +217,8 @@ TEST(Settings, WarningsSayWhatIsUsedInstead) {
       read.report(),
       "warning: OPTCOLL_MODLE is not an optcoll setting (known: OPTCOLL_PMPI, "
       "OPTCOLL_PMPI_MARGIN, OPTCOLL_PMPI_LOG, OPTCOLL_MODEL, OPTCOLL_TUNING, OPTCOLL_TIMEOUT_MS, "
-      "OPTCOLL_SHM, OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_STRICT); ignored\n"
+      "OPTCOLL_SHM, OPTCOLL_SHM_BYTES, OPTCOLL_SHM_MIN_BYTES, OPTCOLL_PROGRESS_THREAD, "
+      "OPTCOLL_STRICT); ignored\n"
       "warning: OPTCOLL_PMPI_MARGIN='abc' is not a number in [0, 10); using the default "
       "(0.1)");
   EXPECT_TRUE(read_settings({{"HOME", "/root"}, {"OPTCOLLECTIVE", "x"}}).problems.empty());

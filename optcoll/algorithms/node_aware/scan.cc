@@ -117,13 +117,11 @@ Schedule build_prefix_node_aware(const CollectiveSpec& spec, const Params& param
     if (buf == Buf::kInput) return totals[g];
     return g == 0 ? Slice{Buf::kOutput, 0, 0} : prefix[g].back();
   });
-  const std::vector<std::vector<Rank>> later_runs(levels.members.begin() + 1,
-                                                  levels.members.end());
-  node_aware::append_phase(stitcher, plan, kDown, later_runs,
-                           [&](std::size_t g, Rank i, Buf buf) {
-                             if (buf == Buf::kInput) return Slice{Buf::kInput, 0, 0};
-                             return prefix[g + 1][static_cast<std::size_t>(i)];
-                           });
+  const std::vector<std::vector<Rank>> later_runs(levels.members.begin() + 1, levels.members.end());
+  node_aware::append_phase(stitcher, plan, kDown, later_runs, [&](std::size_t g, Rank i, Buf buf) {
+    if (buf == Buf::kInput) return Slice{Buf::kInput, 0, 0};
+    return prefix[g + 1][static_cast<std::size_t>(i)];
+  });
   for (std::size_t g = 1; g < runs; ++g) {
     for (std::size_t i = exclusive ? 1 : 0; i < levels.members[g].size(); ++i) {
       const Rank r = levels.members[g][i];
@@ -136,8 +134,8 @@ Schedule build_prefix_node_aware(const CollectiveSpec& spec, const Params& param
 
 // Estimate: the three phases one after the other, the final combination, and an exscan's
 // run totals (a copy and a combination before the inter phase).
-std::optional<Estimate> estimate_prefix_node_aware(const CollectiveSpec& spec,
-                                                   const Params& params, const CostModel& model) {
+std::optional<Estimate> estimate_prefix_node_aware(const CollectiveSpec& spec, const Params& params,
+                                                   const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
   auto estimate = plan.estimate();
   if (!estimate) return std::nullopt;
