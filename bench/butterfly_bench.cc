@@ -8,8 +8,6 @@
 
 namespace {
 
-using optcoll::CollectiveKind;
-
 const char* const kAlgorithms[] = {"bcast/scatter_ring_allgather",
                                    "bcast/scatter_doubling_allgather",
                                    "bcast/hybrid",

@@ -20,6 +20,9 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_WERROR=O
 cmake --build build/release -j"$jobs"
 ctest --test-dir build/release -j"$jobs" --output-on-failure --timeout 600
 
+echo "== clang-tidy (.clang-tidy's check set) on the sources changed since tools/tidy_baseline"
+tools/check_tidy.sh build/release
+
 echo "== install, then build and run examples/quickstart against the installed package"
 rm -rf build/install build/quickstart
 cmake --install build/release --prefix build/install

@@ -15,8 +15,6 @@
 namespace optcoll::search {
 namespace {
 
-using algorithms::Params;
-
 // The candidates' best options that the choice may rest on, with the composition last.
 struct Contender {
   std::size_t entry = 0;  // index into Search::entries; entries.size() for the composition

@@ -16,7 +16,6 @@
 namespace optcoll {
 namespace {
 
-using algorithms::AlgorithmInfo;
 using algorithms::Params;
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -227,7 +227,7 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   }
   if (program.ops.empty()) program.ops.reserve(8);
-  program.ops.push_back(Op{std::move(action), OpDeps(deps.begin(), deps.end()), seq});
+  program.ops.push_back(Op{action, OpDeps(deps.begin(), deps.end()), seq});
   return id;
 }
 

@@ -140,7 +140,7 @@ void Stitcher::append_local(Rank r, Action action) {
   RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
   OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
   Op op;
-  op.action = std::move(action);
+  op.action = action;
   op.after = sinks;
   sinks.assign(1, static_cast<OpId>(program.ops.size()));
   program.ops.push_back(std::move(op));

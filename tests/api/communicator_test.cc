@@ -610,7 +610,7 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
               gathered, back,
               comm.rank() == root ? std::span<const Count>(short_counts) : std::span<const Count>(),
               root);
-          if (p > 5 || back.size() > 0 || comm.rank() == root) {
+          if (p > 5 || !back.empty() || comm.rank() == root) {
             ADD_FAILURE() << "no error on rank " << comm.rank();
           }
         } catch (const Error& e) {

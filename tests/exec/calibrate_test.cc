@@ -87,8 +87,11 @@ TEST(Calibrate, PingPongOnThreadsTimesEverySizeOnRankZero) {
   ThreadWorld world(3);
   world.run([&](Transport& transport) {
     auto mine = measure_ping_pong(transport, sizes, 3, std::chrono::seconds(10));
-    if (transport.rank() == 0) samples = std::move(mine);
-    if (transport.rank() == 2) others = mine.size();
+    if (transport.rank() == 0) {
+      samples = std::move(mine);
+    } else if (transport.rank() == 2) {
+      others = mine.size();
+    }
   });
   ASSERT_EQ(samples.size(), sizes.size());
   for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -84,7 +84,7 @@ inline void drop_message(Schedule& s, OpAt at) {
 inline OpId append_after_all(Schedule& s, Rank r, Action action, std::int32_t seq = -1) {
   auto& ops = s.ranks[static_cast<std::size_t>(r)].ops;
   Op op;
-  op.action = std::move(action);
+  op.action = action;
   op.seq = seq;
   for (OpId i = 0; i < static_cast<OpId>(ops.size()); ++i) op.after.push_back(i);
   ops.push_back(std::move(op));
