@@ -190,7 +190,8 @@ TEST_F(Cli, ExportWritesTheFastestMeasuredLibraryAlgorithmAndRefusesAnotherP) {
     double best = 1e30;
     for (const auto& r : point["runs"]) {
       const auto id = ompi_id.find(r["algorithm"].get<std::string>());
-      const bool plain = r["variant"].get<std::string>().empty() || r["algorithm"] == "allreduce/ring_segmented";
+      const bool plain =
+          r["variant"].get<std::string>().empty() || r["algorithm"] == "allreduce/ring_segmented";
       // Open MPI runs its ring, segmented ring and Rabenseifner only from p elements up.
       const bool too_few =
           point["bytes"].get<std::uint64_t>() / 8 < 2 && id != ompi_id.end() && id->second >= 4;

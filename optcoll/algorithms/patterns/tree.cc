@@ -31,6 +31,15 @@ TreeShape flat_tree(Rank nranks, Rank root) {
   return tree;
 }
 
+TreeShape largest_first_flat_tree(const std::vector<Count>& blocks, Rank root) {
+  TreeShape tree = flat_tree(static_cast<Rank>(blocks.size()), root);
+  auto& children = tree.children[static_cast<std::size_t>(root)];
+  std::stable_sort(children.begin(), children.end(), [&](Rank a, Rank b) {
+    return blocks[static_cast<std::size_t>(a)] > blocks[static_cast<std::size_t>(b)];
+  });
+  return tree;
+}
+
 TreeShape outward_flat_tree(Rank nranks, Rank root) {
   TreeShape tree;
   tree.root = root;

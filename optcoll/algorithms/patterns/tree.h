@@ -32,6 +32,11 @@ TreeShape binomial_tree(Rank nranks, Rank root, ChildOrder order);
 // Flat tree (star): the root's children are every other rank in increasing rank order.
 TreeShape flat_tree(Rank nranks, Rank root);
 
+// Flat tree whose root meets its children largest block first (`blocks[r]`: rank r's block;
+// ties in rank order). With k ports the root's messages, all ready at once, then form
+// Graham's LPT list schedule.
+TreeShape largest_first_flat_tree(const std::vector<Count>& blocks, Rank root);
+
 // Flat tree whose root meets its children outward from itself: root-1, root-2, ..., 0, then
 // root+1, ..., p-1. A reduction over it combines adjacent rank ranges only, so it keeps
 // rank order for non-commutative operators.

@@ -159,4 +159,34 @@ std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec, co
                        segment_param_text(spec.count, segments));
 }
 
+std::vector<std::vector<Rank>> lpt_port_lists(const std::vector<Count>& blocks, Rank root,
+                                              const LinkCosts& costs, int ports) {
+  std::vector<Rank> ranks;
+  for (Rank q = 0; q < static_cast<Rank>(blocks.size()); ++q) {
+    if (q != root && blocks[at(q)] > 0) ranks.push_back(q);
+  }
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [&](Rank a, Rank b) { return blocks[at(a)] > blocks[at(b)]; });
+  std::vector<std::vector<Rank>> lists(static_cast<std::size_t>(ports));
+  std::vector<Time> ends(lists.size(), 0);
+  for (const Rank q : ranks) {
+    const auto port =
+        static_cast<std::size_t>(std::min_element(ends.begin(), ends.end()) - ends.begin());
+    lists[port].push_back(q);
+    ends[port] += costs.message(blocks[at(q)]);
+  }
+  return lists;
+}
+
+Time lpt_star_messages_time(const std::vector<Count>& blocks, Rank root, const LinkCosts& costs,
+                            int ports) {
+  Time longest = 0;
+  for (const auto& list : lpt_port_lists(blocks, root, costs, ports)) {
+    Time sum = 0;
+    for (const Rank q : list) sum += costs.message(blocks[at(q)]);
+    longest = std::max(longest, sum);
+  }
+  return longest;
+}
+
 }  // namespace optcoll::algorithms::patterns

@@ -36,6 +36,16 @@ Time tree_gather_time(const TreeShape& tree, const std::vector<Rank>& positions,
 Time tree_scatter_time(const TreeShape& tree, const std::vector<Rank>& positions,
                        const std::vector<Count>& blocks, const LinkCosts& costs);
 
+// Graham's LPT list schedule of a star's messages on `ports` ports: the non-empty blocks other
+// than the root's, largest first (ties: rank order), each appended to the port whose list
+// ends first under `costs` (α + m·β; ties: the lower port). Per port, its ranks in order.
+std::vector<std::vector<Rank>> lpt_port_lists(const std::vector<Count>& blocks, Rank root,
+                                              const LinkCosts& costs, int ports);
+
+// The time of those lists: the longest port's Σ (α + m·β); with one port the sum of all.
+Time lpt_star_messages_time(const std::vector<Count>& blocks, Rank root, const LinkCosts& costs,
+                            int ports);
+
 // emit_pipelined_reduce (pipelined_reduce.h) over `tree` with the segments the builder picks
 // (pipelined_segments for the tree's reduce slots and fanout): the inner ranks' copy of their
 // contribution, then pipelined_tree_cost. An estimate; nullopt for a model the formulas do
