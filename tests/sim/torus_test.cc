@@ -383,6 +383,26 @@ TEST(TorusBucket, OneCorePerColourDirectionHidesNothingButTheSharing) {
   EXPECT_LE(one, paper_multicore_formula(true, p, n, 6, 1, 5));
 }
 
+TEST(TorusBucket, DimensionWiseMeetsTheKnownFormulaOnlyWhenItsPhasesArePipelined) {
+  // The paper's "known results" (Figure 2, Chan et al. 2006): allreduce 2(d_l-1)/d_l·nβ,
+  // unidirectional. Phases in sequence (pieces = 1) move 2(p-1)/p·n: the first phase's
+  // 2(d_1-1)/d_1·n plus the later phases' share of the rest. With the phases pipelined
+  // (pieces = 8: a piece goes on to the next dimension while the next piece takes the first
+  // one) only the first dimension's load counts, 2(d_1-1)/d_1·n: the known formula when the
+  // longest dimension comes first, less otherwise. alpha = 0, n = 15360.
+  const Count n = 15360;
+  for (const char* dims : {"4x4", "4x2", "2x4", "5x3", "3x5"}) {
+    const CostModel m = torus_model(std::string("torus:") + dims + ":uni");
+    const Rank p = m.topology->size();
+    const double d1 = m.topology->dims[0];
+    const auto spec = make_spec(CollectiveKind::kAllreduce, p, n);
+    EXPECT_EQ(run("allreduce/dimension_wise", spec, m), 2.0 * (p - 1) / p * n) << dims;
+    EXPECT_EQ(run("allreduce/dimension_wise", spec, m, algorithms::Params::parse("pieces=8")),
+              2 * (d1 - 1) / d1 * n)
+        << dims;
+  }
+}
+
 TEST(TorusBucket, PipelinedPiecesKeepTheResultAndCostStartUps) {
   const CostModel m = torus_model("torus:4x4x4:bi", 10);
   const auto spec = make_spec(CollectiveKind::kAllreduce, 64, 64 * 48);
