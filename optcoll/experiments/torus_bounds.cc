@@ -7,6 +7,18 @@
 // the link lower bound of docs/math/torus-bucket.md §2. The single-ring baselines have p-1 steps
 // and 2(p-1) ops per rank each: they are simulated up to p = 512 and given by the closed forms that
 // the simulation matches exactly there (see measure()) beyond.
+// Multicore rows (the paper's §4 "Parallelization with multi-cores" and its Figure 6(d), made
+// computation-bound by an artificial delay): the multicolor allreduce on the bidirectional
+// 8x8x8 and 4x8x16 with gamma = 4, on 1, 3 (one colour per core, as on Blue Gene/P) and 6
+// (one colour-direction per core) cores per rank (CostModel::cores_per_rank), without overlap
+// (the formulas add their terms) and with it; formula: (2) doubled plus the computation term
+// shared by the cores, (p-1)/p·nγ·ceil(2N/c)/(2N).
+// Known-results rows (the paper's Figure 2, Chan et al. 2006: 2(d_l-1)/d_l·nβ for allreduce,
+// unidirectional): allreduce/dimension_wise with its phases in sequence (pieces = 1) and
+// pipelined (pieces = 8: a piece moves on to the next dimension while the first dimension's
+// links carry the next one), on 8x8x8, 4x8x16 and 16x8x4 (the longest dimension first), beside
+// that formula and 2(d_1-1)/d_1·nβ, d_1 the first dimension of the order.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -58,6 +70,15 @@ Time paper_formula(const Topology& t, Count n, const CostModel& m) {
   return 2 * rs;
 }
 
+// The computation term with the colour-directions divided over `cores` cores: the busiest
+// core reduces ceil(S/c) of the S streams' equal shares of (p-1)/p·nγ.
+Time multicore_compute_term(const Topology& t, Count n, const CostModel& m) {
+  const int streams = t.links == LinkMode::kBidirectional ? 2 * t.ndims() : t.ndims();
+  const int busiest = (streams + m.cores_per_rank - 1) / m.cores_per_rank;
+  const double p = t.size();
+  return (p - 1) / p * static_cast<double>(n) * m.gamma * busiest / streams;
+}
+
 struct Row {
   std::string torus;
   std::string links;
@@ -99,15 +120,7 @@ Row measure(const CostModel& m, std::string_view algorithm, std::string_view par
   return row;
 }
 
-}  // namespace
-
-ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
-  std::vector<std::string> tori{"8x8x8", "4x8x16", "16x16x16"};
-  Count n = Count{1} << 20;
-  if (options.quick) {
-    tori = {"4x4x4", "2x4x8"};
-    n = Count{1} << 12;
-  }
+std::vector<Row> measure_tori(const std::vector<std::string>& tori, Count n) {
   std::vector<Row> rows;
   for (const auto& torus : tori) {
     for (const char* links : {"uni", "bi"}) {
@@ -125,6 +138,157 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
       }
     }
   }
+  return rows;
+}
+
+constexpr Time kMulticoreGamma = 4;
+constexpr std::array<int, 3> kCoresPerRank{1, 3, 6};
+
+struct MulticoreRow {
+  std::string torus;
+  bool overlap = false;
+  int cores = 1;
+  Time time = 0;
+  Time formula = 0;
+  Time speedup = 1;  // over one core per rank, same torus and overlap
+};
+
+std::vector<MulticoreRow> measure_multicore(const std::vector<std::string>& tori, Count n) {
+  std::vector<MulticoreRow> rows;
+  for (const auto& torus : tori) {
+    for (const bool overlap : {false, true}) {
+      CostModel base;
+      base.alpha = 0;
+      base.beta = 1;
+      base.gamma = kMulticoreGamma;
+      base.copy = 0;
+      CostModel m = with_topology(base, parse_topology(fmt::format("torus:{}:bi", torus)));
+      m.overlap = overlap;
+      const auto spec = make_spec(CollectiveKind::kAllreduce, m.topology->size(), n);
+      Time one_core = 0;
+      for (const int c : kCoresPerRank) {
+        m.cores_per_rank = c;
+        MulticoreRow row;
+        row.torus = torus;
+        row.overlap = overlap;
+        row.cores = c;
+        row.time =
+            simulate(algorithms::build("allreduce/multicolor_bucket", spec, {}, m), m).makespan;
+        row.formula = paper_formula(*m.topology, n, m) + multicore_compute_term(*m.topology, n, m);
+        if (c == 1) one_core = row.time;
+        row.speedup = one_core / row.time;
+        rows.push_back(row);
+      }
+    }
+  }
+  return rows;
+}
+
+// The multicore rows as a Markdown table, CSV and JSON.
+void report_multicore(const std::vector<MulticoreRow>& rows, Count n, ExperimentResult& result,
+                      nlohmann::json& doc) {
+  result.table += fmt::format(
+      "\nMulticore colour division (Figure 6(d) setting): allreduce/multicolor_bucket, n = {}, "
+      "bidirectional, alpha = 0, beta = 1, gamma = {} (computation-bound); formula = (2) doubled "
+      "+ (p-1)/p·nγ·ceil(2N/c)/(2N)\n\n"
+      "| torus | overlap | cores per rank | time | formula | speedup over 1 core |\n"
+      "|---|---|---|---|---|---|\n",
+      n, kMulticoreGamma);
+  std::string csv = "torus,overlap,cores_per_rank,time,formula,speedup\n";
+  for (const MulticoreRow& r : rows) {
+    result.table += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.3f} |\n", r.torus,
+                                r.overlap ? "yes" : "no", r.cores, r.time, r.formula, r.speedup);
+    csv += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f}\n", r.torus, r.overlap, r.cores, r.time,
+                       r.formula, r.speedup);
+    doc.push_back({{"torus", r.torus},
+                   {"links", "bi"},
+                   {"alpha", 0},
+                   {"gamma", kMulticoreGamma},
+                   {"overlap", r.overlap},
+                   {"cores_per_rank", r.cores},
+                   {"algorithm", "multicolor_bucket"},
+                   {"time", r.time},
+                   {"formula", r.formula},
+                   {"speedup", r.speedup}});
+  }
+  result.files.emplace_back("torus-multicore.csv", csv);
+}
+
+struct KnownRow {
+  std::string torus;
+  int pieces = 1;
+  Time time = 0;
+  Time known = 0;  // 2(d_l-1)/d_l·nβ
+  Time first = 0;  // 2(d_1-1)/d_1·nβ
+};
+
+std::vector<KnownRow> measure_known(const std::vector<std::string>& tori, Count n) {
+  std::vector<KnownRow> rows;
+  for (const auto& torus : tori) {
+    CostModel base;
+    base.alpha = 0;
+    base.beta = 1;
+    base.gamma = 0;
+    base.copy = 0;
+    const CostModel m = with_topology(base, parse_topology(fmt::format("torus:{}:uni", torus)));
+    const Topology& t = *m.topology;
+    const auto spec = make_spec(CollectiveKind::kAllreduce, t.size(), n);
+    const double dl = *std::max_element(t.dims.begin(), t.dims.end());
+    const double d1 = t.dims[0];
+    for (const int pieces : {1, 8}) {
+      KnownRow row;
+      row.torus = torus;
+      row.pieces = pieces;
+      const auto params = algorithms::Params::parse(fmt::format("pieces={}", pieces));
+      row.time =
+          simulate(algorithms::build("allreduce/dimension_wise", spec, params, m), m).makespan;
+      row.known = 2 * (dl - 1) / dl * static_cast<double>(n) * m.beta;
+      row.first = 2 * (d1 - 1) / d1 * static_cast<double>(n) * m.beta;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+void report_known(const std::vector<KnownRow>& rows, Count n, ExperimentResult& result,
+                  nlohmann::json& doc) {
+  result.table += fmt::format(
+      "\nKnown results (Figure 2, Chan et al. 2006): allreduce/dimension_wise, n = {}, "
+      "unidirectional, alpha = 0, beta = 1; known = 2(d_l-1)/d_l·nβ, first dimension = "
+      "2(d_1-1)/d_1·nβ\n\n"
+      "| torus | pieces | time | known | time/known | first dimension |\n"
+      "|---|---|---|---|---|---|\n",
+      n);
+  std::string csv = "torus,pieces,time,known,first_dimension\n";
+  for (const KnownRow& r : rows) {
+    result.table += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.4f} | {:.1f} |\n", r.torus,
+                                r.pieces, r.time, r.known, r.time / r.known, r.first);
+    csv += fmt::format("{},{},{:.6f},{:.6f},{:.6f}\n", r.torus, r.pieces, r.time, r.known, r.first);
+    doc.push_back({{"torus", r.torus},
+                   {"links", "uni"},
+                   {"alpha", 0},
+                   {"algorithm", fmt::format("dimension_wise (pieces={})", r.pieces)},
+                   {"time", r.time},
+                   {"known_formula", r.known},
+                   {"first_dimension_formula", r.first}});
+  }
+  result.files.emplace_back("torus-known.csv", csv);
+}
+
+}  // namespace
+
+ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
+  std::vector<std::string> tori{"8x8x8", "4x8x16", "16x16x16"};
+  std::vector<std::string> multicore_tori{"8x8x8", "4x8x16"};
+  std::vector<std::string> known_tori{"8x8x8", "4x8x16", "16x8x4"};
+  Count n = Count{1} << 20;
+  if (options.quick) {
+    tori = {"4x4x4", "2x4x8"};
+    multicore_tori = tori;
+    known_tori = {"4x4x4", "2x4x8", "8x4x2"};
+    n = Count{1} << 12;
+  }
+  const std::vector<Row> rows = measure_tori(tori, n);
   ExperimentResult result;
   result.table = fmt::format(
       "Allreduce of n = {} elements on tori (beta = 1, gamma = 0; link-level simulation; "
@@ -177,6 +341,8 @@ ExperimentResult run_torus_bounds(const ExperimentOptions& options) {
   }
   result.files.emplace_back("torus-bounds.svg", render_svg(chart));
   result.files.emplace_back("torus-bounds.csv", csv);
+  report_multicore(measure_multicore(multicore_tori, n), n, result, doc);
+  report_known(measure_known(known_tori, n), n, result, doc);
   result.json = doc.dump(2);
   return result;
 }

@@ -898,11 +898,12 @@ ReductionBounds reduction_bounds(const Layout& layout, const CostModel& model,
   const double alpha = model.alpha;
   const auto units = [&](Count count) { return model.units(count, spec.elem_bytes); };
   // Reduction work (Chan et al.'s (p-1)/p·n·gamma): every element of the result needs p-1
-  // binary combinations (exscan: p-2, for rank p-1's prefix), spread over at most p
-  // processors. It holds for reduce as well: the root's n elements need them.
+  // binary combinations (exscan: p-2, for rank p-1's prefix), spread over at most p ranks of
+  // cores_per_rank cores each (a rank's work takes at least its sum / cores_per_rank). It
+  // holds for reduce as well: the root's n elements need them.
   const Count elements = is_reduction(spec.kind) ? layout.total() : 0;
   const Rank combinations = spec.kind == CollectiveKind::kExscan ? std::max(p - 2, 0) : p - 1;
-  const double work = model.gamma * units(elements) * combinations;
+  const double work = model.gamma * units(elements) * combinations / model.cores_per_rank;
   ReductionBounds bounds;
   bounds.reduction = work / p;
   // Transfers and reduction work over all ranks together (Chan et al.'s reduce-scatter

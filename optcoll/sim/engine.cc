@@ -64,6 +64,7 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
       overlap_(model.overlap),
       ports_(model.ports),
       cores_(model.cores.value_or(0)),
+      cores_per_rank_(model.cores_per_rank),
       node_beta_(model.node_beta.value_or(0)),
       clocked_(model.one_node()) {
   flatten(partners);
@@ -211,19 +212,19 @@ void Engine::flatten(const std::vector<std::uint32_t>& partners) {
 }
 
 bool Engine::can_send(Rank r) const {
-  if (!overlap_ && computing_[r]) return false;
+  if (!overlap_ && computing_[r] > 0) return false;
   const int busy = full_duplex_ ? sends_active_[r] : sends_active_[r] + recvs_active_[r];
   return busy < ports_;
 }
 
 bool Engine::can_receive(Rank r) const {
-  if (!overlap_ && computing_[r]) return false;
+  if (!overlap_ && computing_[r] > 0) return false;
   const int busy = full_duplex_ ? recvs_active_[r] : sends_active_[r] + recvs_active_[r];
   return busy < ports_;
 }
 
 bool Engine::can_compute(Rank r) const {
-  if (computing_[r]) return false;
+  if (computing_[r] >= cores_per_rank_) return false;
   return overlap_ || sends_active_[r] + recvs_active_[r] + joined_active_[r] == 0;
 }
 
@@ -266,8 +267,8 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
 
 Time Engine::stretch() const {
   Time s = 1.0;
-  if (cores_ > 0 && busy_ranks_ > cores_) {
-    s = static_cast<Time>(busy_ranks_) / static_cast<Time>(cores_);
+  if (cores_ > 0 && busy_ > cores_) {
+    s = static_cast<Time>(busy_) / static_cast<Time>(cores_);
   }
   if (node_beta_ > 0) s = std::max(s, demand_ * node_beta_);
   return s;
@@ -493,8 +494,7 @@ void Engine::handle_event(const Item& event, Time now) {
     }
     return;
   }
-  computing_[r] = 0;
-  add_activity(r, -1);
+  add_activity(r, 0, -1);
   track_traffic(g, false);
   wake(r, kComputeQueue, g);
   if (!overlap_) {
@@ -545,7 +545,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     // still holds: without overlap no communication starts while the rank computes). A
     // send the receiver does holds its sender's port only for a send gap, if the model has
     // one, and otherwise nothing at all (not even the processor).
-    const bool joins = may_join(g) && (overlap_ || !computing_[r]);
+    const bool joins = may_join(g) && (overlap_ || computing_[r] == 0);
     const bool holds_nothing = send_mode(g) == SendMode::kReceiver && port_hold(g) <= 0;
     if (!joins && !holds_nothing && !can_send(r)) {
       park(r, kSendQueue, item);
@@ -585,8 +585,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     park(r, kComputeQueue, item);
     return;
   }
-  computing_[r] = 1;
-  add_activity(r, 1);
+  add_activity(r, 0, 1);
   track_traffic(g, true);
   start_[g] = now;
   cause_[g] = cause;

@@ -4,6 +4,7 @@
 // turns the engine's arrays into a SimResult; see there.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -114,20 +115,30 @@ class Engine {
   // identity without a node model).
   void advance_clock(Time now);
   // How much slower than its full rate everything in progress advances now: the larger of
-  // busy / cores (shared processors) and demand * node_beta (shared memory), at least 1.
+  // busy / cores (shared processors: busy_) and demand * node_beta (shared memory), at least 1.
   Time stretch() const;
   // Memory traffic (node_beta): op g in progress asks for its traffic over its duration;
   // `started` adds that demand, otherwise removes it.
   void track_traffic(Gid g, bool started);
   double traffic_rate(Gid g) const;
   Time to_real(Time virtual_time) const;
-  // A rank's holds of ports and processor changed by `delta`: keeps busy_ranks_.
-  void add_activity(Rank rank, int delta) {
-    if (cores_ == 0) return;
-    std::int32_t& a = activity_[static_cast<std::size_t>(rank)];
-    if (a == 0) ++busy_ranks_;
-    a += delta;
-    if (a == 0) --busy_ranks_;
+  // A rank's port holds changed by `ports` and its computations in progress by `computations`:
+  // keeps computing_ and (with cores) busy_ (processors_used()).
+  void add_activity(Rank rank, int ports, int computations = 0) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (cores_ == 0) {
+      computing_[r] += computations;
+      return;
+    }
+    const std::int32_t before = processors_used(r);
+    activity_[r] += ports;
+    computing_[r] += computations;
+    busy_ += processors_used(r) - before;
+  }
+  // The shared processors (cores) a rank takes: one per computation in progress
+  // (cores_per_rank of them at most), or one while it only holds ports.
+  std::int32_t processors_used(std::size_t r) const {
+    return std::max<std::int32_t>(computing_[r], activity_[r] > 0 ? 1 : 0);
   }
   void became_ready(Gid g, Time now);
   void complete(Gid g, Time now);
@@ -167,9 +178,10 @@ class Engine {
   bool full_duplex_ = true;
   bool overlap_ = false;
   int ports_ = 1;
-  int cores_ = 0;         // 0: a processor per rank
-  Time node_beta_ = 0;    // 0: no shared memory system (CostModel::node_beta unset)
-  bool clocked_ = false;  // a virtual clock: cores or node_beta
+  int cores_ = 0;           // 0: a processor per rank
+  int cores_per_rank_ = 1;  // computations a rank runs at once
+  Time node_beta_ = 0;      // 0: no shared memory system (CostModel::node_beta unset)
+  bool clocked_ = false;    // a virtual clock: cores or node_beta
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,
   // a Recv or RecvReduce: a receive port).
@@ -226,12 +238,13 @@ class Engine {
   std::vector<std::int32_t> recvs_active_;
   std::vector<std::int32_t> joined_active_;       // joined sends in progress (no port)
   std::vector<std::vector<Gid>> sends_sharable_;  // shared sends: sends in progress
-  std::vector<std::uint8_t> computing_;
-  std::vector<std::int32_t> queue_slot_;  // [rank * 3 + type] -> queue id, or -1
-  // Shared processors (only with cores): per rank, the ports and processor it holds; the
-  // ranks holding any; every instant's virtual and real time, in increasing order.
+  std::vector<std::int32_t> computing_;           // computations in progress (<= cores_per_rank_)
+  std::vector<std::int32_t> queue_slot_;          // [rank * 3 + type] -> queue id, or -1
+  // Shared processors (only with cores): per rank, the ports it holds; the processors in use
+  // (processors_used() summed over the ranks); every instant's virtual and real time, in
+  // increasing order.
   std::vector<std::int32_t> activity_;
-  std::int32_t busy_ranks_ = 0;
+  std::int32_t busy_ = 0;
   // Shared memory (only with node_beta): the traffic asked for by the ops in progress (units
   // per time unit at their full rates), and how many ops ask.
   double demand_ = 0;

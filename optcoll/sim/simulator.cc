@@ -52,21 +52,23 @@
 //   still completes (a RecvReduce: starts its reduction) at the transfer's end.
 // Computation. A Copy of m elements takes copy_time(m) = copy * units(m), a Reduce
 //   reduce_time(m) = gamma * units(m), the reduction of a RecvReduce reduce_time(m) once its
-//   transfer ended. A rank runs one computation at a time (its processor). Without `overlap`
+//   transfer ended. A rank runs up to cores_per_rank computations at once (its processor's
+//   cores; 1 by default), each on a core of its own at its full rate. Without `overlap`
 //   ports and processor are one resource: a computation starts only when the rank has no
-//   communication in progress, and while it runs the rank starts no communication. With
+//   communication in progress, and while any runs the rank starts no communication. With
 //   `overlap`, computation and communication proceed independently. A computation that takes
 //   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
 //   without overlap, a rank with no communication in progress) at the instant it runs. This
 //   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
-// One node (only when the model sets cores or node_beta). Shared processors (cores): a rank is
-//   busy while it holds a port (from its transfer's start to its end, or to the gap's
-//   release) or runs a computation. A rank that waits for a message or a resource is idle
-//   (it blocks or yields its processor). Shared memory (node_beta): every op in progress
-//   with a duration asks for its memory traffic over its duration (traffic / duration, units
-//   per time unit): a Copy of m elements units(m) (kCopyTraffic), a Reduce or the reduction
-//   of a RecvReduce 1.5 units(m) (kReduceTraffic), a transfer units(m) when its Send is a
-//   kReceiver send and 2 units(m) otherwise. While b ranks are busy and the ops in progress
+// One node (only when the model sets cores or node_beta). Shared processors (cores): a rank
+//   takes one processor per computation it runs, or one while it runs none but holds a port
+//   (from its transfer's start to its end, or to the gap's release): with cores_per_rank = 1,
+//   one while it is busy. A rank that waits for a message or a resource is idle (it blocks or
+//   yields its processor). Shared memory (node_beta): every op in progress with a duration
+//   asks for its memory traffic over its duration (traffic / duration, units per time unit):
+//   a Copy of m elements units(m) (kCopyTraffic), a Reduce or the reduction of a RecvReduce
+//   1.5 units(m) (kReduceTraffic), a transfer units(m) when its Send is a kReceiver send and
+//   2 units(m) otherwise. While b processors are taken and the ops in progress
 //   ask for demand D, everything in progress advances at 1 / s of its rate, s = max(1,
 //   b / cores, D * node_beta): the durations above are a rank's with a processor and the
 //   memory of its own, and the clock between two instants runs s times slower. Nothing else

@@ -328,6 +328,84 @@ TEST(TorusBucket, BaselinesTakeTheirShareOfTheLinks) {
   EXPECT_EQ(run("allreduce/multicolor_bucket", spec, m), ring / 6);
 }
 
+// Jain & Sabharwal §4, "Parallelization with multi-cores": with the colours (colour-directions)
+// divided over c cores of a node, the computation term (p-1)/p·nγ of formulas (2)-(5) is
+// shared by the cores: the busiest core reduces ceil(S/c) of the S streams' equal shares,
+// (p-1)/p·nγ·ceil(S/c)/S (γ/c when c divides S: the paper's N and 2N cores). Coded here from
+// the paper's terms, not from the schedule: bandwidth (p-1)/p·nβ/S (symmetric torus, S = 2N
+// bidirectional, N unidirectional; allreduce twice) plus that computation term, added as
+// the formulas add them (no overlap).
+double paper_multicore_formula(bool allreduce, Rank p, Count n, int streams, int cores,
+                               double gamma) {
+  const double share = (p - 1.0) / p * static_cast<double>(n);
+  const double busiest = static_cast<double>((streams + cores - 1) / cores) / streams;
+  return (allreduce ? 2 : 1) * share / streams + share * gamma * busiest;
+}
+
+TEST(TorusBucket, MulticoreColourDivisionMatchesThePaperFormula) {
+  // 4x4x4, alpha = 0, beta = 1, gamma = 5, no overlap; n = 384 = 6·p, so that every stream's
+  // chunks are whole in every phase. The schedules verify; c cores change only their time.
+  const Rank p = 64;
+  const Count n = 384;
+  for (const bool bi : {true, false}) {
+    const int streams = bi ? 6 : 3;
+    CostModel m = torus_model(bi ? "torus:4x4x4:bi" : "torus:4x4x4:uni", 0, 5);
+    m.overlap = false;
+    const Schedule rs =
+        algorithms::build("reduce_scatter_block/multicolor_bucket",
+                          make_spec(CollectiveKind::kReduceScatterBlock, p, n / p), {}, m);
+    const Schedule ar = algorithms::build("allreduce/multicolor_bucket",
+                                          make_spec(CollectiveKind::kAllreduce, p, n), {}, m);
+    ASSERT_TRUE(verify(rs).ok()) << bi;
+    ASSERT_TRUE(verify(ar).ok()) << bi;
+    for (const int c : {1, 2, 3, 4, 6, 8}) {
+      m.cores_per_rank = c;
+      EXPECT_EQ(simulate(rs, m).makespan, paper_multicore_formula(false, p, n, streams, c, 5))
+          << bi << " c " << c;
+      EXPECT_EQ(simulate(ar, m).makespan, paper_multicore_formula(true, p, n, streams, c, 5))
+          << bi << " c " << c;
+    }
+  }
+}
+
+TEST(TorusBucket, OneCorePerColourDirectionHidesNothingButTheSharing) {
+  // With overlap and c = 2N cores (one colour-direction each, bidirectional) every stream's
+  // ring step is its own chain α + mβ + mγ: the same time as the formula without overlap.
+  // One core with overlap: the reductions of six streams share it, but transfers run beside
+  // them, so it lies between the 2N-core time and the one-core formula.
+  const Rank p = 64;
+  const Count n = 384;
+  CostModel m = torus_model("torus:4x4x4:bi", 0, 5);
+  const auto ar = make_spec(CollectiveKind::kAllreduce, p, n);
+  m.cores_per_rank = 6;
+  EXPECT_EQ(run("allreduce/multicolor_bucket", ar, m),
+            paper_multicore_formula(true, p, n, 6, 6, 5));
+  m.cores_per_rank = 1;
+  const Time one = run("allreduce/multicolor_bucket", ar, m);
+  EXPECT_GT(one, paper_multicore_formula(true, p, n, 6, 6, 5));
+  EXPECT_LE(one, paper_multicore_formula(true, p, n, 6, 1, 5));
+}
+
+TEST(TorusBucket, DimensionWiseMeetsTheKnownFormulaOnlyWhenItsPhasesArePipelined) {
+  // The paper's "known results" (Figure 2, Chan et al. 2006): allreduce 2(d_l-1)/d_l·nβ,
+  // unidirectional. Phases in sequence (pieces = 1) move 2(p-1)/p·n: the first phase's
+  // 2(d_1-1)/d_1·n plus the later phases' share of the rest. With the phases pipelined
+  // (pieces = 8: a piece goes on to the next dimension while the next piece takes the first
+  // one) only the first dimension's load counts, 2(d_1-1)/d_1·n: the known formula when the
+  // longest dimension comes first, less otherwise. alpha = 0, n = 15360.
+  const Count n = 15360;
+  for (const char* dims : {"4x4", "4x2", "2x4", "5x3", "3x5"}) {
+    const CostModel m = torus_model(std::string("torus:") + dims + ":uni");
+    const Rank p = m.topology->size();
+    const double d1 = m.topology->dims[0];
+    const auto spec = make_spec(CollectiveKind::kAllreduce, p, n);
+    EXPECT_EQ(run("allreduce/dimension_wise", spec, m), 2.0 * (p - 1) / p * n) << dims;
+    EXPECT_EQ(run("allreduce/dimension_wise", spec, m, algorithms::Params::parse("pieces=8")),
+              2 * (d1 - 1) / d1 * n)
+        << dims;
+  }
+}
+
 TEST(TorusBucket, PipelinedPiecesKeepTheResultAndCostStartUps) {
   const CostModel m = torus_model("torus:4x4x4:bi", 10);
   const auto spec = make_spec(CollectiveKind::kAllreduce, 64, 64 * 48);

@@ -17,6 +17,11 @@
 //   of different links and charges Σ(d_i-1)α per phase chain. Asymmetric tori: formula (2).
 //   Without a topology: a 1-D bucket ring in rank order, n·copy + 2(p-1)α + 2(p-1)/p·nβ +
 //   (p-1)/p·nγ (p | n, full duplex, one port).
+// Multicore (CostModel::cores_per_rank = c; the paper's §4, "Parallelization with
+//   multi-cores"): the S = 2N (unidirectional: N) colour-direction streams reduce
+//   independently, so c of their reductions run at once, as if each core drove its own
+//   colours: without overlap the γ term is (p-1)/p·nγ·ceil(S/c)/S (γ/N on N cores, γ/(2N)
+//   on 2N), tests/sim/torus_test.cc, MulticoreColourDivisionMatchesThePaperFormula.
 // Restrictions: commutative operator (contributions combine in ring order). The torus comes
 //   from the model's topology (its node count must be p); without one, p is a 1-D torus.
 // Reference: N. Jain, Y. Sabharwal, "Optimal bucket algorithms for large MPI collectives on

@@ -15,6 +15,8 @@
 //   link-level simulation: (p-1)/p·nβ/(2N) bidirectional, /N unidirectional (n = p·m), the
 //   lower bound, + (p-1)/p·nγ. Without a topology (1-D ring in rank order, one port, full
 //   duplex): n·copy + (p-1)(α + mβ + mγ) + m·copy.
+// Multicore (CostModel::cores_per_rank = c): the colour-directions' reductions run c at a
+//   time: without overlap the γ term is (p-1)/p·nγ·ceil(S/c)/S, S = 2N (uni: N) streams.
 // Restrictions: commutative operator; the topology (if any) must have p nodes.
 // Reference: N. Jain, Y. Sabharwal, ICS 2010, Algorithm 1.
 
