@@ -7,7 +7,7 @@
 #include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/tree.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_emit.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/patterns/tree.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_emit.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
 

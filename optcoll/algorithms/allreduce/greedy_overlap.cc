@@ -17,7 +17,7 @@
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_bcast_reduce.h"
 #include "optcoll/algorithms/planners/greedy_schedule.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_emit.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: a pipelined tree reduction for models without compute/communication overlap.
 //
-// emit_tree_reduce (tree_schedule.h) leaves every rank free to start receiving segment s+1
+// emit_tree_reduce (tree_bcast_reduce.h) leaves every rank free to start receiving segment s+1
 // before it has reduced segment s; the simulator's start order (ready time first) then
 // starts that transfer first and, without overlap, the reduction of s waits for it: every
 // stage costs two messages instead of one. This emitter makes each rank's work on segment

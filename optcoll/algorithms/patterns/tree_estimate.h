@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the times of the tree emitters (tree_schedule.h) under the closed-form models
-// (estimate.h), from a TreeShape alone, in O(p): what the tree algorithms' estimates share.
+// File: the times of the plain tree emitters (tree_bcast_reduce.h, tree_gather_scatter.h)
+// under the closed-form models (estimate.h), from a TreeShape alone, in O(p): what the tree
+// algorithms' estimates share.
 // One port, full duplex, no overlap: a rank sends to its children one after the other, takes
 // its children's messages one after the other, and computes (copy, reduce) with no
 // communication in progress.

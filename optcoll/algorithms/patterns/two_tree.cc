@@ -7,7 +7,6 @@
 
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {

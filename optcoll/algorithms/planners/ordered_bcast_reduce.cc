@@ -23,7 +23,7 @@
 #include <string>
 
 #include "optcoll/algorithms/patterns/slices.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_ordered_bcast_reduce.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"

@@ -5,7 +5,7 @@
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_estimate.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_ordered_gather_scatter.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"

@@ -41,7 +41,7 @@
 
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_estimate.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_positioned_gather_scatter.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"
 

@@ -13,8 +13,9 @@
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree.h"
+#include "optcoll/algorithms/patterns/tree_bcast_reduce.h"
 #include "optcoll/algorithms/patterns/tree_estimate.h"
-#include "optcoll/algorithms/patterns/tree_schedule.h"
+#include "optcoll/algorithms/patterns/tree_gather_scatter.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/schedule/builder.h"
 
