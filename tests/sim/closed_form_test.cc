@@ -360,7 +360,8 @@ std::int64_t prime_factor_steps(Rank p) {
 // phase between the nodes is the whole call, run by the flat algorithm of `flat_kind` auto
 // chose for it (recorded in the schedule's parameters as `phase`=name) on the same blocks,
 // and the one-rank phases copy each rank's `copied` elements into or out of the hand-off
-// areas (all ranks alike: the whole schedule shifts by that copy).
+// areas (all ranks alike: the whole schedule shifts by that copy; gather(v) and scatter(v)
+// use a one-rank node's own buffers as its hand-off, and copy nothing).
 Time one_rank_per_node(std::string_view name, CollectiveKind kind, CollectiveKind flat_kind,
                        std::string_view phase, Count copied, const Env& e) {
   const CostModel m = model(e.copy);
@@ -413,27 +414,27 @@ const std::map<std::string, Formula>& formulas() {
        {.cost =
             [](const Env& e) {
               return one_rank_per_node("scatter/node_aware", CollectiveKind::kScatter,
-                                       CollectiveKind::kScatterv, "inter", e.block(0), e);
+                                       CollectiveKind::kScatterv, "inter", 0, e);
             }}},
       {"scatterv/node_aware",
        {.uniform_only = true,
         .cost =
             [](const Env& e) {
               return one_rank_per_node("scatterv/node_aware", CollectiveKind::kScatterv,
-                                       CollectiveKind::kScatterv, "inter", e.block(0), e);
+                                       CollectiveKind::kScatterv, "inter", 0, e);
             }}},
       {"gather/node_aware",
        {.cost =
             [](const Env& e) {
               return one_rank_per_node("gather/node_aware", CollectiveKind::kGather,
-                                       CollectiveKind::kGatherv, "inter", e.block(0), e);
+                                       CollectiveKind::kGatherv, "inter", 0, e);
             }}},
       {"gatherv/node_aware",
        {.uniform_only = true,
         .cost =
             [](const Env& e) {
               return one_rank_per_node("gatherv/node_aware", CollectiveKind::kGatherv,
-                                       CollectiveKind::kGatherv, "inter", e.block(0), e);
+                                       CollectiveKind::kGatherv, "inter", 0, e);
             }}},
       {"allgather/node_aware",
        {.cost =
@@ -565,6 +566,10 @@ const std::map<std::string, Formula>& formulas() {
         .copy_free = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
       {"scatterv/linear", linear_tree_v()},
+      // One port (the model here): the LPT lists are one list, linear's sum in size order.
+      {"scatterv/lpt_star", linear_tree_v()},
+      {"scatter/lpt_star",
+       {.cost = [](const Env& e) { return (e.p - 1) * (a(1) + b(e.m)) + e.m * e.copy; }}},
       {"scatterv/binomial", binomial_tree_v()},
       {"gather/linear",
        {.cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)); }}},
@@ -573,6 +578,9 @@ const std::map<std::string, Formula>& formulas() {
         .copy_free = true,
         .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
       {"gatherv/linear", linear_tree_v()},
+      {"gatherv/lpt_star", linear_tree_v()},
+      {"gather/lpt_star",
+       {.cost = [](const Env& e) { return e.m * e.copy + (e.p - 1) * (a(1) + b(e.m)); }}},
       {"gatherv/binomial", binomial_tree_v()},
       {"scatter/optimal", traff_tree_bound()},
       {"scatter/adaptive_binomial", traff_tree_bound()},
@@ -968,6 +976,27 @@ const std::map<std::string, Formula>& formulas() {
       {"exscan/linear", {.cost = [](const Env& e) { return exscan_linear(e.p, e.n, e.copy); }}},
       {"exscan/recursive_doubling",
        {.cost = [](const Env& e) { return exscan_doubling(e.p, e.n, e.copy); }}},
+      // One rank per run: the scan copies its input (a scan of one rank), the runs' exscan
+      // is the whole call, and every rank but 0 then combines its prefix (nγ); an exscan's
+      // runs of one rank take the prefix straight into their output.
+      {"scan/node_aware",
+       {.cost =
+            [](const Env& e) {
+              const CostModel m = model(e.copy);
+              const auto spec = make_spec(CollectiveKind::kScan, e.p, e.n);
+              const auto params = algorithms::Params::parse(
+                  algorithms::build("scan/node_aware", spec, {}, m).params);
+              const std::string inter = fmt::format("exscan/{}", params.get("inter"));
+              const Time combine = e.p > 1 ? static_cast<Time>(e.n) * kGamma : 0;
+              return static_cast<Time>(e.n) * e.copy +
+                     makespan(inter, make_spec(CollectiveKind::kExscan, e.p, e.n), m) + combine;
+            }}},
+      {"exscan/node_aware",
+       {.cost =
+            [](const Env& e) {
+              return one_rank_per_node("exscan/node_aware", CollectiveKind::kExscan,
+                                       CollectiveKind::kExscan, "inter", 0, e);
+            }}},
       {"barrier/linear", {.cost = [](const Env& e) { return 2 * (e.p - 1) * (a(1) + b(1)); }}},
       {"barrier/dissemination", {.cost = [](const Env& e) { return e.log * (a(1) + b(1)); }}},
   };

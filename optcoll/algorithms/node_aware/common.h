@@ -55,6 +55,22 @@ inline std::vector<Count> member_blocks(const patterns::NodeLevels& levels, cons
   return counts;
 }
 
+// The nodes of more than one rank, and their members: a node of one rank needs no intra-node
+// phase (its rank's own buffer is the node's hand-off, saving a copy of its block).
+struct SharedNodes {
+  std::vector<std::size_t> index;          // into levels.members
+  std::vector<std::vector<Rank>> members;  // members[index[j]]
+};
+inline SharedNodes shared_nodes(const patterns::NodeLevels& levels) {
+  SharedNodes shared;
+  for (std::size_t g = 0; g < levels.members.size(); ++g) {
+    if (levels.members[g].size() < 2) continue;
+    shared.index.push_back(g);
+    shared.members.push_back(levels.members[g]);
+  }
+  return shared;
+}
+
 // Appends one phase run by several groups (specs[g] on members[g]), each group's buffers
 // placed by place(group, part_rank, buf); groups with the same regular spec share one build.
 template <typename PlaceFn>

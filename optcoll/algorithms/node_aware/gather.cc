@@ -31,14 +31,16 @@ enum Phase : std::size_t { kIntra, kInter };
 struct Plan {
   patterns::PhasePlan phases;
   node_aware::NodeOrder order;
+  node_aware::SharedNodes intra;  // the nodes that run the intra-node phase
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}};
+  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}, {}};
   const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
-  for (std::size_t g = 0; g < levels.members.size(); ++g) {
+  plan.intra = node_aware::shared_nodes(levels);
+  for (const std::size_t g : plan.intra.index) {
     plan.phases.specs(kIntra).push_back(patterns::level_spec(
         spec, CollectiveKind::kGatherv, levels.size(static_cast<std::int32_t>(g)), 0,
         levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
@@ -64,18 +66,23 @@ Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& param
   const Layout layout(spec);
   const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
-  std::vector<Slice> handoff;  // each leader's node blocks
+  std::vector<Slice> handoff;  // each leader's node blocks (a node of one rank: its buffer)
   for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
-    handoff.push_back(stitcher.scratch(levels.leaders[g], plan.order.node_total[g]));
+    const Rank leader = levels.leaders[g];
+    handoff.push_back(levels.members[g].size() == 1
+                          ? node_aware::whole(layout, leader, Buf::kInput)
+                          : stitcher.scratch(leader, plan.order.node_total[g]));
   }
   const bool staged = !plan.order.same_as_rank_order;
   const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
                                : node_aware::whole(layout, spec.root, Buf::kOutput);
-  node_aware::append_phase(stitcher, plan.phases, kIntra, [&](std::size_t g, Rank i, Buf buf) {
-    const Rank r = node_aware::member_of(plan.phases, kIntra, g, i);
-    if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
-    return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
-  });
+  node_aware::append_phase(stitcher, plan.phases, kIntra, plan.intra.members,
+                           [&](std::size_t j, Rank i, Buf buf) {
+                             const std::size_t g = plan.intra.index[j];
+                             const Rank r = levels.members[g][static_cast<std::size_t>(i)];
+                             if (buf == Buf::kInput) return node_aware::whole(layout, r, buf);
+                             return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kOutput, 0, 0};
+                           });
   node_aware::append_phase(stitcher, plan.phases, kInter, [&](std::size_t, Rank i, Buf buf) {
     const auto g = static_cast<std::size_t>(i);
     if (buf == Buf::kInput) return handoff[g];

@@ -31,16 +31,18 @@ enum Phase : std::size_t { kInter, kIntra };
 struct Plan {
   patterns::PhasePlan phases;
   node_aware::NodeOrder order;
+  node_aware::SharedNodes intra;  // the nodes that run the intra-node phase
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
   const Layout layout(spec);
-  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}};
+  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}, {}};
   const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
+  plan.intra = node_aware::shared_nodes(levels);
   plan.phases.specs(kInter).push_back(patterns::level_spec(
       spec, CollectiveKind::kScatterv, levels.nodes(), 0, levels.root_node, plan.order.node_total));
-  for (std::size_t g = 0; g < levels.members.size(); ++g) {
+  for (const std::size_t g : plan.intra.index) {
     plan.phases.specs(kIntra).push_back(patterns::level_spec(
         spec, CollectiveKind::kScatterv, levels.size(static_cast<std::int32_t>(g)), 0,
         levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
@@ -64,9 +66,12 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
   const Layout layout(spec);
   const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
-  std::vector<Slice> handoff;  // each leader's node blocks
+  std::vector<Slice> handoff;  // each leader's node blocks (a node of one rank: its buffer)
   for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
-    handoff.push_back(stitcher.scratch(levels.leaders[g], plan.order.node_total[g]));
+    const Rank leader = levels.leaders[g];
+    handoff.push_back(levels.members[g].size() == 1
+                          ? node_aware::whole(layout, leader, Buf::kOutput)
+                          : stitcher.scratch(leader, plan.order.node_total[g]));
   }
   const bool staged = !plan.order.same_as_rank_order;
   const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
@@ -85,11 +90,13 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
     if (buf == Buf::kOutput) return handoff[g];
     return levels.leaders[g] == spec.root ? staging : Slice{Buf::kInput, 0, 0};
   });
-  node_aware::append_phase(stitcher, plan.phases, kIntra, [&](std::size_t g, Rank i, Buf buf) {
-    const Rank r = node_aware::member_of(plan.phases, kIntra, g, i);
-    if (buf == Buf::kOutput) return node_aware::whole(layout, r, buf);
-    return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kInput, 0, 0};
-  });
+  node_aware::append_phase(stitcher, plan.phases, kIntra, plan.intra.members,
+                           [&](std::size_t j, Rank i, Buf buf) {
+                             const std::size_t g = plan.intra.index[j];
+                             const Rank r = levels.members[g][static_cast<std::size_t>(i)];
+                             if (buf == Buf::kOutput) return node_aware::whole(layout, r, buf);
+                             return r == levels.leaders[g] ? handoff[g] : Slice{Buf::kInput, 0, 0};
+                           });
   stitcher.set_params(plan.phases.recorded());
   return std::move(stitcher).finish();
 }
