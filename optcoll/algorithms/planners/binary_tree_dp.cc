@@ -97,7 +97,7 @@ struct BinaryDp {
   // with split k = i+t (t = 0..n-1).
   enum Family : std::uint8_t { kFirst, kMiddle, kLast };
 
-  // Writes the candidates t0 <= t < t1 of `family` to out[t] (a vectorizable loop).
+  // Writes the candidates t0 <= t < t1 of `family` to out[t - t0] (a vectorizable loop).
   void fill(Family family, Rank i, Rank j, Rank t0, Rank t1, Time* out) const {
     switch (family) {
       case kFirst: {
@@ -108,7 +108,7 @@ struct BinaryDp {
         const Time* mcol = &msg_t[idx(j, 0)];    // mcol[a] = c(M(a, j))
         for (Rank t = t0; t < t1; ++t) {
           const Rank k = i + 1 + t;
-          out[t] = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
+          out[t - t0] = std::max(std::max(c, row[k]) + mrow[k], col[k + 1]) + mcol[k + 1];
         }
         return;
       }
@@ -121,7 +121,8 @@ struct BinaryDp {
         const Time rate = pb->copy;
         for (Rank t = t0; t < t1; ++t) {
           const Rank q = i + 1 + t;
-          out[t] = std::max(row[q - 1] + mrow[q - 1] + rate * sizes[q], col[q + 1]) + mcol[q + 1];
+          out[t - t0] =
+              std::max(row[q - 1] + mrow[q - 1] + rate * sizes[q], col[q + 1]) + mcol[q + 1];
         }
         return;
       }
@@ -133,7 +134,7 @@ struct BinaryDp {
         const Time* mcol = &msg_t[idx(j - 1, 0)];
         for (Rank t = t0; t < t1; ++t) {
           const Rank k = i + t;
-          out[t] = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
+          out[t - t0] = std::max(row[k] + mrow[k], col[k + 1]) + mcol[k + 1] + c;
         }
         return;
       }
@@ -299,8 +300,53 @@ struct BinaryDp {
     return 0;
   }
 
-  // best_root_plain's answer, skipping the blocks that cannot hold the minimum; the block
-  // with the lowest bound goes first, the rest in order.
+  // The position of candidate t of `family` in the tie order of [i..j] (n = j - i - 1): the
+  // one-child root i (0), the first family, the middle family, the one-child root j (2n + 1),
+  // the last family.
+  static std::int64_t tie_position(Family family, Rank n, Rank t) {
+    const std::int64_t offset[] = {1, 1 + std::int64_t{n}, 2 + 2 * std::int64_t{n}};
+    return offset[family] + t;
+  }
+
+  // The least value found so far and the first position in tie order that attains it.
+  struct Running {
+    Time best;
+    std::int64_t at;
+  };
+
+  // Evaluates candidates t0..t1-1 of `family` (t1 - t0 <= kBlock) into `run`: their minimum
+  // first (branch-free), then, if it improves on `run` (lower, or equal and earlier in tie
+  // order), the first candidate of the block that attains it.
+  void evaluate_block(Family family, Rank i, Rank j, Rank t0, Rank t1, Running& run) {
+    Time out[kBlock];
+    fill(family, i, j, t0, t1, out);
+    evaluated += t1 - t0;
+    const Rank len = t1 - t0;
+    Time m = out[0];
+#pragma omp simd reduction(min : m)
+    for (Rank u = 0; u < len; ++u) m = std::min(m, out[u]);
+    const Rank n = j - i - 1;
+    const std::int64_t start = tie_position(family, n, t0);
+    if (m > run.best || (m == run.best && start > run.at)) return;
+    Rank u = 0;
+    while (out[u] != m) ++u;
+    run = {m, start + u};
+  }
+
+  // The choice at tie position `at` of [i..j].
+  static Choice choice_at(Rank i, Rank j, std::int64_t at) {
+    const std::int64_t n = j - i - 1;
+    if (at == 0) return {i, -1};
+    if (at <= n) return {i, static_cast<Rank>(i + at)};           // first: k = i + 1 + t
+    if (at <= 2 * n) return {static_cast<Rank>(i + at - n), -1};  // middle: q = i + 1 + t
+    if (at == 2 * n + 1) return {j, -1};                          // one child, root j
+    return {j, static_cast<Rank>(i + at - 2 * n - 2)};            // last: k = i + t
+  }
+
+  // best_root_plain's answer, skipping the blocks that cannot hold the first candidate in tie
+  // order attaining the minimum: those whose bound is above the least value found so far, or
+  // not below it while an earlier candidate attains it. The block with the lowest bound goes
+  // first, the rest in order. O(n / kBlock) per range besides the blocks evaluated.
   std::pair<Time, Choice> best_root(Rank i, Rank j, std::vector<Time>& buf,
                                     std::vector<Time>& bounds) {
     const Rank n = j - i - 1;
@@ -309,7 +355,6 @@ struct BinaryDp {
       evaluated += 3 * static_cast<std::int64_t>(n);
       return best_root_plain(i, j, buf);
     }
-    buf.assign(3 * static_cast<std::size_t>(n) + 1, kNone);
     const Rank per_family = (n + kBlock - 1) / kBlock;
     bounds.resize(3 * static_cast<std::size_t>(per_family));
     std::size_t lowest = 0;
@@ -323,26 +368,26 @@ struct BinaryDp {
     }
     const Time one_first = std::max(copy(i), at(i + 1, j)) + message(i + 1, j);
     const Time one_last = at(i, j - 1) + message(i, j - 1) + copy(j);
-    Time best = std::min(one_first, one_last);
-    auto evaluate = [&](std::size_t at_index) {
+    Running run =
+        one_last < one_first ? Running{one_last, 2 * std::int64_t{n} + 1} : Running{one_first, 0};
+    // The slack of a bound: 0 in exact arithmetic, else the margin of init_pruning.
+    auto slack = [&](Time bnd) {
+      return margin_ulps == 0 ? 0
+                              : margin_ulps * (std::abs(bnd) + std::abs(run.best) + 2 * magnitude);
+    };
+    auto visit = [&](std::size_t at_index) {
       const auto f = static_cast<Family>(at_index / static_cast<std::size_t>(per_family));
       const Rank t0 = static_cast<Rank>(at_index % static_cast<std::size_t>(per_family)) * kBlock;
-      const Rank t1 = std::min(n, t0 + kBlock);
-      Time* out = buf.data() + f * n;
-      fill(f, i, j, t0, t1, out);
-      evaluated += t1 - t0;
-      for (Rank t = t0; t < t1; ++t) best = std::min(best, out[t]);
+      const Time low = bounds[at_index] - slack(bounds[at_index]);
+      // Skipped: no candidate can be below run.best, and none equal to it comes first.
+      if (low > run.best || (low >= run.best && tie_position(f, n, t0) > run.at)) return;
+      evaluate_block(f, i, j, t0, std::min(n, t0 + kBlock), run);
     };
-    // May the block with bound `bnd` hold a candidate of at most `best`?
-    auto may_hold = [&](Time bnd) {
-      if (margin_ulps == 0) return bnd <= best;
-      return bnd - margin_ulps * (std::abs(bnd) + std::abs(best) + 2 * magnitude) <= best;
-    };
-    if (may_hold(bounds[lowest])) evaluate(lowest);
+    visit(lowest);
     for (std::size_t at_index = 0; at_index < bounds.size(); ++at_index) {
-      if (at_index != lowest && may_hold(bounds[at_index])) evaluate(at_index);
+      if (at_index != lowest) visit(at_index);
     }
-    return first_attaining(i, j, best, one_first, one_last, buf.data());
+    return {run.best, choice_at(i, j, run.at)};
   }
 
   Rank rebuild(OrderedTree& tree, Rank i, Rank j, const Choice& ch) const {
