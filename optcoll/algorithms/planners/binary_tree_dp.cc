@@ -195,17 +195,16 @@ struct BinaryDp {
   //                            v >= B[k+1][j-1] + c(M(k+1,j-1))
   // (each candidate adds non-negative terms to these: its own message cost, at least beta
   // times its mass, and the copies). The bracketed terms depend on their row alone, the
-  // column sides on their column alone: their minima over aligned blocks of kBlock ranks are
-  // kept for the row below (complete) and the row being filled (running: over its entries
-  // so far), and per column over aligned blocks of rows (running: the rows filled so far). A
-  // block of kBlock candidates spans at most two aligned blocks of each, so the maximum of
-  // the two sides' minima bounds every candidate of it. A block whose bound is above the
-  // best value found so far cannot hold the minimum and is not evaluated (its candidates stay
-  // +infinity for the tie scan: a candidate equal to the minimum lies in a block whose bound
-  // is at most the minimum). With integer parameters and sizes whose sums stay below 2^52 the
-  // arithmetic is exact; otherwise the bound is lowered by a margin of 64 eps of the
-  // magnitudes involved (as in optimal_tree_dp.cc).
-  // Three levels of aligned blocks: of kFine ranks, kFine·kFanout and kFine·kFanout^2.
+  // column sides on their column alone: their minima over aligned blocks of ranks are kept
+  // per row and per column, running (over the entries filled so far, which include every
+  // entry a range reads), on three levels: blocks of 8, 64 and 512 ranks. A block of a
+  // level's width of candidates spans at most two aligned blocks of each side, so the
+  // maximum of the two sides' minima bounds every candidate of it. The search goes top-down:
+  // a block whose bound rules out the first candidate in tie order that attains the minimum
+  // (above the best value found so far, or equal to it while an earlier candidate attains
+  // it) is skipped with everything below it. With integer parameters and sizes whose sums
+  // stay below 2^52 the arithmetic is exact; otherwise the bound is lowered by a margin of 64
+  // eps of the magnitudes involved (as in optimal_tree_dp.cc).
   static constexpr Rank kFine = 8;
   static constexpr Rank kFanout = 8;
   static constexpr int kTop = 2;  // the top level
