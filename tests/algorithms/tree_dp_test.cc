@@ -391,7 +391,7 @@ TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
 
 // The binary DP's exact block pruning keeps the tree of the unpruned program (cost, root,
 // every child list, every copy slot: the tie order included) on instances where blocks are
-// pruned (p from 70, the smallest with two blocks of 32 candidates per family), in integers
+// pruned (p from 70: every range of more than 16 inner ranks is searched by blocks), in integers
 // (many exact ties), fractional parameters, with empty blocks, increasing and spiky sizes,
 // alpha = 0, beta = 0 and copy = 0; best root and every fixed root of some.
 TEST(TreeDp, BinaryPrunedEqualsUnpruned) {

@@ -8,6 +8,9 @@
 //   root j, one child  [i..j-1]:                  [child, copy]
 //   root j, children   [i..k], [k+1..j-1]:        [c1, c2, copy]
 // Ties: the smallest root index. A fixed root r only changes the top range [0..p-1].
+// Cost: O(p^3) time in the worst case, O(p^2) memory; exact block pruning (below; docs/
+// design.md, "How the binary DP is fast") evaluates 2.6% of the candidates at p = 2000 on
+// Träff's Increasing instance, and the tree is the unpruned program's bit for bit.
 #include <algorithm>
 #include <array>
 #include <cmath>
