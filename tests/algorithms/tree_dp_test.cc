@@ -3,6 +3,7 @@
 // against independent searches written here, against each other, against Proposition 1, and
 // against the simulator running the schedules they emit.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/model/distributions.h"
 #include "optcoll/plan/select.h"
 #include "optcoll/sim/simulator.h"
 
@@ -389,7 +391,7 @@ TEST(TreeDp, FastDpEqualsPlainTripleLoop) {
 
 // The binary DP's exact block pruning keeps the tree of the unpruned program (cost, root,
 // every child list, every copy slot: the tie order included) on instances where blocks are
-// pruned (p from 70, the smallest with two blocks of 32 candidates per family), in integers
+// pruned (p from 70: every range of more than 16 inner ranks is searched by blocks), in integers
 // (many exact ties), fractional parameters, with empty blocks, increasing and spiky sizes,
 // alpha = 0, beta = 0 and copy = 0; best root and every fixed root of some.
 TEST(TreeDp, BinaryPrunedEqualsUnpruned) {
@@ -445,6 +447,151 @@ TEST(TreeDp, BinaryPrunedEqualsUnpruned) {
   const TreeDpStats s = binary_tree_dp_stats(pb);
   EXPECT_GT(s.splits, 0);
   EXPECT_LT(s.evaluated * 2, s.splits) << s.evaluated << " of " << s.splits;
+}
+
+// ---- the binary DP's straightforward O(p^3) program -------------------------------------
+// Every candidate of every range in Figure 7's tie order (root i with one child, root i with
+// split k ascending, root q ascending with a range on each side, root j with one child, root j
+// with split k ascending), each timed by Definition 2's fold over the root's items in rank
+// order; the first that attains the minimum wins. `root`: the top range's root, fixed.
+PlainTree binary_reference(const GatherProblem& pb, std::optional<Rank> root) {
+  const Rank p = pb.nranks();
+  const auto at = [p](Rank i, Rank j) { return static_cast<std::size_t>(i * p + j); };
+  std::vector<Time> cost(static_cast<std::size_t>(p * p), 0);
+  // The chosen root and child ranges of each range ([a, z] pairs in reception order, the
+  // root's copy after `before` of them).
+  struct Pick {
+    Rank q = 0;
+    int nkids = 0;
+    std::array<std::pair<Rank, Rank>, 2> kids{};
+    int before = 0;
+  };
+  std::vector<Pick> pick(static_cast<std::size_t>(p * p));
+  std::vector<Time> masses(static_cast<std::size_t>(p * p), 0);
+  for (Rank a = 0; a < p; ++a) {
+    for (Rank z = a; z < p; ++z) masses[at(a, z)] = mass(pb, a, z);
+  }
+  const auto fold = [&](const Pick& c) {
+    Time t = 0;
+    for (int x = 0; x <= c.nkids; ++x) {
+      if (x == c.before) t += pb.copy * pb.sizes[static_cast<std::size_t>(c.q)];
+      if (x == c.nkids) break;
+      const auto [a, z] = c.kids[static_cast<std::size_t>(x)];
+      t = std::max(t, cost[at(a, z)]) + pb.message(masses[at(a, z)]);
+    }
+    return t;
+  };
+  for (Rank len = 0; len < p; ++len) {
+    for (Rank i = 0; i + len < p; ++i) {
+      const Rank j = i + len;
+      const bool top = i == 0 && j == p - 1 && root;
+      Time best = INFINITY;
+      const auto consider = [&](const Pick& c) {  // called in tie order
+        const Time v = fold(c);
+        if (v < best) best = v, pick[at(i, j)] = c;
+      };
+      if (len == 0) pick[at(i, j)] = {i, 0, {}, 0};
+      if (len > 0 && (!top || *root == i)) {
+        consider({i, 1, {{{i + 1, j}}}, 0});
+        for (Rank k = i + 1; k < j; ++k) consider({i, 2, {{{i + 1, k}, {k + 1, j}}}, 0});
+      }
+      for (Rank q = i + 1; q < j; ++q) {
+        if (!top || *root == q) consider({q, 2, {{{i, q - 1}, {q + 1, j}}}, 1});
+      }
+      if (len > 0 && (!top || *root == j)) {
+        consider({j, 1, {{{i, j - 1}}}, 1});
+        for (Rank k = i; k + 1 < j; ++k) consider({j, 2, {{{i, k}, {k + 1, j - 1}}}, 2});
+      }
+      cost[at(i, j)] = len == 0 ? 0 : best;
+    }
+  }
+  PlainTree tree;
+  tree.children.resize(static_cast<std::size_t>(p));
+  tree.copy_slot.assign(static_cast<std::size_t>(p), 0);
+  std::function<Rank(Rank, Rank)> build = [&](Rank i, Rank j) {
+    const Pick& c = pick[at(i, j)];
+    for (int x = 0; x < c.nkids; ++x) {
+      const auto [a, z] = c.kids[static_cast<std::size_t>(x)];
+      tree.children[static_cast<std::size_t>(c.q)].push_back(build(a, z));
+    }
+    if (i < j) tree.copy_slot[static_cast<std::size_t>(c.q)] = c.before;
+    return c.q;
+  };
+  tree.root = build(0, p - 1);
+  tree.cost = p == 1 ? pb.copy * pb.sizes[0] : cost[at(0, p - 1)];
+  return tree;
+}
+
+// The binary DP (pruned: three levels of block bounds, a first guess, tiles) against the
+// straightforward program above: the same tree bit for bit (cost, root, every child list,
+// every copy slot) on random instances of p up to 60 (random sizes with empty blocks,
+// spikes, increasing; integer and fractional alpha, beta, copy; alpha = 0, beta = 0, copy =
+// 0), best root and fixed roots, and on the paper's distributions (Träff 2019, Section 4:
+// b = 1000, alpha 0, 100 and 10^4, beta = copy = 1, and the same in seconds) at p = 60 and 200.
+TEST(TreeDp, BinaryEqualsStraightforwardProgram) {
+  const auto check = [](const GatherProblem& pb, std::optional<Rank> root,
+                        const std::string& what) {
+    const PlainTree want = binary_reference(pb, root);
+    const OrderedTree got = binary_optimal_tree(pb, root);
+    ASSERT_EQ(got.cost, want.cost) << what;
+    EXPECT_EQ(got.shape.root, want.root) << what;
+    EXPECT_EQ(got.shape.children, want.children) << what;
+    EXPECT_EQ(got.copy_slot, want.copy_slot) << what;
+  };
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 400; ++trial) {
+    const Rank p = 1 + static_cast<Rank>(rng() % 60);
+    GatherProblem pb = random_problem(rng, p, trial % 5 == 0);
+    switch (trial % 7) {
+      case 1:  // spikes over small blocks
+        for (Rank q = 0; q < p; ++q)
+          pb.sizes[static_cast<std::size_t>(q)] = rng() % 6 == 0 ? 200 + rng() % 800 : rng() % 4;
+        break;
+      case 2:  // increasing
+        for (Rank q = 0; q < p; ++q) pb.sizes[static_cast<std::size_t>(q)] = 1 + 7 * q;
+        break;
+      case 3:  // fractional parameters (rounded arithmetic: the bounds' margin)
+        pb.alpha = 1e-6 * static_cast<Time>(1 + rng() % 50);
+        pb.beta = 1e-9 * 3.7;
+        pb.copy = 1e-9 * static_cast<Time>(rng() % 3) * 1.3;
+        break;
+      case 4:
+        pb.alpha = 0;
+        break;
+      case 5:
+        pb.beta = 0;
+        pb.copy = 0;
+        break;
+      case 6:  // copy above beta, large alpha
+        pb.copy = pb.beta + 3;
+        pb.alpha = 5000;
+        break;
+      default:
+        break;
+    }
+    const std::string what = "trial " + std::to_string(trial) + " p " + std::to_string(p);
+    check(pb, std::nullopt, what);
+    if (trial % 4 == 0) {
+      for (const Rank r : {Rank{0}, p / 3, p - 1})
+        check(pb, r, what + " root " + std::to_string(r));
+    }
+  }
+  for (const Rank p : {Rank{60}, Rank{200}}) {
+    for (const Distribution d : all_distributions()) {
+      for (const Time alpha : {0.0, 100.0, 1e4}) {
+        for (const bool seconds : {false, true}) {
+          GatherProblem pb;
+          pb.alpha = seconds ? alpha * 1e-8 : alpha;
+          pb.beta = pb.copy = seconds ? 1e-8 : 1;
+          for (const Count m : distribution_counts(d, p, 1000))
+            pb.sizes.push_back(static_cast<Time>(m));
+          check(pb, std::nullopt,
+                std::string(distribution_name(d)) + " p " + std::to_string(p) + " alpha " +
+                    std::to_string(alpha) + (seconds ? " seconds" : ""));
+        }
+      }
+    }
+  }
 }
 
 TEST(TreeDp, PruningSkipsMostSplitsAndKeepsTheTree) {
