@@ -5,10 +5,12 @@
 # (cmake --install BUILD --component capi), which is all a C project needs.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+# The experiments (optcoll/experiments/) are the CLI's, not the library's: neither their
+# headers nor their archive are installed.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/optcoll/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/optcoll
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.def" PATTERN "experiments" EXCLUDE)
 install(TARGETS optcoll_model optcoll_schedule optcoll_verify optcoll_algorithms optcoll_sim
-                optcoll_exec optcoll_plan optcoll_api optcoll_experiments optcoll optcoll_warnings
+                optcoll_exec optcoll_plan optcoll_api optcoll optcoll_warnings
         EXPORT optcollTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

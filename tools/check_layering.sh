@@ -3,7 +3,10 @@
 # Checks the dependency direction of docs/design.md (Architecture in brief, Layers) on
 # #include lines, which CMake's target links cannot see in header-only code:
 #   model <- schedule <- {algorithms, verify, sim, exec} <- plan <- api <- {cli, capi}
-# Prints every upward or sideways include and exits 1 if there is one.
+# with experiments (the paper reproductions) beside api, under the CLI and the tests only:
+# no library folder includes optcoll/experiments/, and no CMake target but the CLI's and the
+# tests' links optcoll_experiments (so the installed optcoll::optcoll does not carry it).
+# Prints every upward or sideways include (or link) and exits 1 if there is one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,5 +38,16 @@ for dir in optcoll/*/; do
     fi
   done < <(grep -rn '#include "optcoll/' "$dir" || true)
 done
+while IFS=: read -r file line text; do
+  [[ "$text" =~ ^[[:space:]]*# ]] && continue  # a comment
+  case "$file" in
+    optcoll/experiments/* | cli/* | tests/*) ;;
+    *)
+      echo "$file:$line: only the CLI and the tests link optcoll_experiments ($text)"
+      status=1
+      ;;
+  esac
+done < <(grep -rn --include=CMakeLists.txt --include='*.cmake' optcoll_experiments \
+  CMakeLists.txt cmake optcoll cli tests bench examples pmpi 2>/dev/null || true)
 if [[ $status -eq 0 ]]; then echo "layering: ok"; fi
 exit $status

@@ -170,6 +170,83 @@ std::string human_bytes(double bytes) {
   return fmt::format("{:g} B", bytes);
 }
 
+using Markers = std::map<CollectiveKind, std::vector<std::pair<double, std::string>>>;
+
+// The crossover table's rows (appended to `table`) and JSON rows (into doc["crossovers"]);
+// returns the crossovers per collective, the charts' markers.
+Markers crossover_rows(Rank p, const std::vector<Count>& grid, const CostModel& model,
+                       std::string& table, nlohmann::json& doc) {
+  Markers markers;
+  for (const auto& pair : kPairs) {
+    const auto* mst = algorithms::find_algorithm(pair.mst);
+    if (mst == nullptr) continue;
+    for (const auto* other : algorithms::algorithms_for(pair.kind)) {
+      if (other == mst) continue;
+      const auto bytes = crossover(*mst, *other, pair.kind, p, grid, model);
+      if (!bytes) continue;
+      const PaperCrossover* paper = paper_crossover(other->name);
+      const bool on_paper_grid = p == 64;  // the paper's values are for p = 64
+      const std::string paper_text = paper != nullptr && on_paper_grid
+                                         ? fmt::format("{:.0f} B ({})", paper->bytes, paper->what)
+                                         : std::string("—");
+      table += fmt::format("| {} | {} | {} | {} B ({}) | {} |\n", collective_name(pair.kind),
+                           mst->short_name(), other->short_name(), *bytes, human_bytes(*bytes),
+                           paper_text);
+      nlohmann::json row = {{"collective", collective_name(pair.kind)},
+                            {"mst", mst->name},
+                            {"other", other->name},
+                            {"simulated_bytes", *bytes}};
+      if (paper != nullptr && on_paper_grid) row["paper_bytes"] = paper->bytes;
+      doc["crossovers"].push_back(row);
+      markers[pair.kind].emplace_back(static_cast<double>(*bytes),
+                                      std::string(other->short_name()));
+    }
+  }
+  return markers;
+}
+
+// One collective's chart of every algorithm's predicted time against size; its points are
+// appended to `csv`, and the fastest algorithm at each grid size is returned ("" where none).
+std::vector<std::string> size_chart(CollectiveKind kind, Rank p, const std::vector<Count>& grid,
+                                    const CostModel& model, LineChart& chart, std::string& csv) {
+  chart.title = fmt::format("{}, p = {}: predicted time vs message size", collective_name(kind), p);
+  chart.x_label = whole_message(kind) ? "message size (bytes)" : "total size of all blocks (bytes)";
+  chart.y_label = "predicted time (s)";
+  chart.log_x = true;
+  chart.log_y = true;
+  chart.caption =
+      "model: alpha = 1e-5 s, beta = 1e-9 s/B, gamma = 1e-10 s/B; one port, full duplex, no "
+      "overlap; dashed lines: crossovers";
+  std::vector<std::pair<std::string, Time>> best(grid.size());
+  for (const auto* info : algorithms::algorithms_for(kind)) {
+    Series series{std::string(info->short_name()), {}, {}};
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      const auto t = predict(*info, kind, p, grid[i], model);
+      if (!t) continue;
+      series.x.push_back(static_cast<double>(grid[i]));
+      series.y.push_back(*t);
+      csv += fmt::format("{},{},{},{:.9g}\n", collective_name(kind), info->name, grid[i], *t);
+      if (best[i].first.empty() || *t < best[i].second) best[i] = {series.name, *t};
+    }
+    if (!series.x.empty()) chart.series.push_back(std::move(series));
+  }
+  std::vector<std::string> fastest;
+  for (const auto& b : best) fastest.push_back(b.first);
+  return fastest;
+}
+
+// "binomial from 8 B, circulant from 4 KiB, ...": where the fastest algorithm changes.
+std::string winners_text(const std::vector<std::string>& fastest, const std::vector<Count>& grid) {
+  std::string winners;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    if (i == 0 || fastest[i] != fastest[i - 1]) {
+      winners += fmt::format("{}{} from {}", winners.empty() ? "" : ", ", fastest[i],
+                             human_bytes(static_cast<double>(grid[i])));
+    }
+  }
+  return winners;
+}
+
 }  // namespace
 
 ExperimentResult run_crossover(const ExperimentOptions& options) {
@@ -188,72 +265,18 @@ ExperimentResult run_crossover(const ExperimentOptions& options) {
       "| collective | MST algorithm | long-message algorithm | simulated crossover | paper's "
       "formulas |\n|---|---|---|---|---|\n",
       p, options.quick ? " [quick: p = 8, up to 64 KiB]" : "");
-  std::map<CollectiveKind, std::vector<std::pair<double, std::string>>> markers;
-  for (const auto& pair : kPairs) {
-    const auto* mst = algorithms::find_algorithm(pair.mst);
-    if (mst == nullptr) continue;
-    for (const auto* other : algorithms::algorithms_for(pair.kind)) {
-      if (other == mst) continue;
-      const auto bytes = crossover(*mst, *other, pair.kind, p, grid, model);
-      if (!bytes) continue;
-      const PaperCrossover* paper = paper_crossover(other->name);
-      const bool on_paper_grid = p == 64;  // the paper's values are for p = 64
-      const std::string paper_text = paper != nullptr && on_paper_grid
-                                         ? fmt::format("{:.0f} B ({})", paper->bytes, paper->what)
-                                         : std::string("—");
-      result.table += fmt::format("| {} | {} | {} | {} B ({}) | {} |\n", collective_name(pair.kind),
-                                  mst->short_name(), other->short_name(), *bytes,
-                                  human_bytes(*bytes), paper_text);
-      nlohmann::json row = {{"collective", collective_name(pair.kind)},
-                            {"mst", mst->name},
-                            {"other", other->name},
-                            {"simulated_bytes", *bytes}};
-      if (paper != nullptr && on_paper_grid) row["paper_bytes"] = paper->bytes;
-      doc["crossovers"].push_back(row);
-      markers[pair.kind].emplace_back(static_cast<double>(*bytes),
-                                      std::string(other->short_name()));
-    }
-  }
+  Markers markers = crossover_rows(p, grid, model, result.table, doc);
   std::string csv = "collective,algorithm,bytes,predicted_seconds\n";
   result.table += "\nFastest algorithm by size (from the plotted grid):\n\n";
   for (const auto kind : all_collectives()) {
     if (kind == CollectiveKind::kBarrier) continue;
     if (options.quick && !markers.contains(kind)) continue;
     LineChart chart;
-    chart.title =
-        fmt::format("{}, p = {}: predicted time vs message size", collective_name(kind), p);
-    chart.x_label =
-        whole_message(kind) ? "message size (bytes)" : "total size of all blocks (bytes)";
-    chart.y_label = "predicted time (s)";
-    chart.log_x = true;
-    chart.log_y = true;
     chart.markers = markers[kind];
-    chart.caption =
-        "model: alpha = 1e-5 s, beta = 1e-9 s/B, gamma = 1e-10 s/B; one port, full duplex, no "
-        "overlap; dashed lines: crossovers";
-    std::vector<std::pair<std::string, Time>> best(grid.size());
-    for (const auto* info : algorithms::algorithms_for(kind)) {
-      Series series{std::string(info->short_name()), {}, {}};
-      for (std::size_t i = 0; i < grid.size(); ++i) {
-        const auto t = predict(*info, kind, p, grid[i], model);
-        if (!t) continue;
-        series.x.push_back(static_cast<double>(grid[i]));
-        series.y.push_back(*t);
-        csv += fmt::format("{},{},{},{:.9g}\n", collective_name(kind), info->name, grid[i], *t);
-        if (best[i].first.empty() || *t < best[i].second) best[i] = {series.name, *t};
-      }
-      if (!series.x.empty()) chart.series.push_back(std::move(series));
-    }
+    const auto fastest = size_chart(kind, p, grid, model, chart, csv);
     result.files.emplace_back(fmt::format("crossover-{}.svg", collective_name(kind)),
                               render_svg(chart));
-    std::string winners;
-    for (std::size_t i = 0; i < grid.size(); ++i) {
-      if (i == 0 || best[i].first != best[i - 1].first) {
-        winners += fmt::format("{}{} from {}", winners.empty() ? "" : ", ", best[i].first,
-                               human_bytes(static_cast<double>(grid[i])));
-      }
-    }
-    result.table += fmt::format("- {}: {}\n", collective_name(kind), winners);
+    result.table += fmt::format("- {}: {}\n", collective_name(kind), winners_text(fastest, grid));
   }
   result.files.emplace_back("crossover.csv", csv);
   result.json = doc.dump(2);

@@ -14,7 +14,7 @@ namespace optcoll::experiments {
 
 namespace {
 constexpr ExperimentInfo kExperiments[] = {
-#define OPTCOLL_EXPERIMENT(id, name, run, summary) ExperimentInfo{name, summary, &run},
+#define OPTCOLL_EXPERIMENT(id, name, run, summary) ExperimentInfo{name, #id, summary, &run},
 #include "optcoll/experiments/experiments.def"
 #undef OPTCOLL_EXPERIMENT
 };

@@ -30,8 +30,9 @@ struct ExperimentResult {
 };
 
 struct ExperimentInfo {
-  std::string_view name;     // "crossover", "traff-tables", ...
-  std::string_view summary;  // one line: what it regenerates
+  std::string_view name;       // "crossover", "traff-tables", ...
+  std::string_view directory;  // its folder under docs/results/: "crossover", "traff_tables"
+  std::string_view summary;    // one line: what it regenerates
   ExperimentResult (*run)(const ExperimentOptions& options);
 };
 

@@ -589,169 +589,231 @@ std::string ordering_cost_section() {
   return text;
 }
 
-}  // namespace
+std::string_view copy_name(bool copy_is_beta) { return copy_is_beta ? "beta" : "0"; }
 
-ExperimentResult run_traff_tables(const ExperimentOptions& options) {
-  const Rank p = options.quick ? 200 : 2000;
-  const Rank fixed_root = p / 2;
-  const bool compare = p == 2000;
-  ExperimentResult result;
+// One problem of the tables: a distribution under Träff's model (beta = 1, b = 1000).
+struct Problem {
+  int alpha;
+  bool copy_is_beta;
+  Distribution dist;
+  std::vector<Count> counts;
+  GatherProblem pb;
+  Time total = 0;  // m, the sum of the blocks
+};
+
+Problem make_problem(int alpha, bool copy_is_beta, Distribution d, Rank p, std::uint64_t seed) {
+  Problem pr{alpha, copy_is_beta, d, distribution_counts(d, p, 1000, seed, 5), {}, 0};
+  pr.pb.alpha = alpha;
+  pr.pb.beta = 1;
+  pr.pb.copy = copy_is_beta ? 1 : 0;
+  for (const Count c : pr.counts) {
+    pr.pb.sizes.push_back(static_cast<Time>(c));
+    pr.total += static_cast<Time>(c);
+  }
+  return pr;
+}
+
+// Lower bound at root r: beta·(m - m_r) + copy·m_r.
+Time lower_bound(const Problem& pr, Rank r) {
+  const Time m_r = pr.pb.sizes[static_cast<std::size_t>(r)];
+  return pr.pb.beta * (pr.total - m_r) + pr.pb.copy * m_r;
+}
+
+Time best_lower_bound(const Problem& pr) {
+  Time best = lower_bound(pr, 0);
+  for (Rank r = 1; r < pr.pb.nranks(); ++r) best = std::min(best, lower_bound(pr, r));
+  return best;
+}
+
+// The comparison of the deterministic cells with the paper's printed values.
+struct Tally {
+  int matched = 0, compared = 0, roots_matched = 0, roots_compared = 0, program_matched = 0;
+  std::string differing;  // a line per cell whose value or root differs
+};
+
+// What the tables produce as they go.
+struct TablesOut {
+  std::string table;
   std::string csv =
       "alpha,copy,distribution,line,tree,cost,root,lower_bound,paper,paper_root,"
       "paper_program,match\n";
   nlohmann::json doc = nlohmann::json::array();
-  int matched = 0, compared = 0, roots_matched = 0, roots_compared = 0, program_matched = 0;
-  std::string differing;
-  std::vector<BarGroup> chart_fixed, chart_best;
-  result.table = fmt::format(
-      "Träff's Tables 1-3: p = {}, b = 1000, beta = 1, fixed root {}; random distributions with "
-      "seed {}. Each cell: cost (chosen root); ✓ = the paper's printed value (and root).\n",
-      p, fixed_root, options.seed);
-  if (!compare) result.table += "(--quick: p = 200, so no comparison with the paper)\n";
+  Tally tally;
+  std::vector<BarGroup> chart_fixed, chart_best;  // Table 1, copy = beta
+};
+
+// Compares a cell with the paper's: counts it in `tally`, marks `text`, adds the paper's
+// values to the JSON cell; returns the CSV columns paper,paper_root,paper_program,match.
+std::string compare_with_paper(const Problem& pr, bool best, int col, const Cell& c,
+                               const PaperCell& pc, Tally& tally, std::string& text,
+                               nlohmann::json& cell) {
+  const bool value_ok = static_cast<std::int64_t>(c.cost) == pc.value;
+  const bool root_ok = !best || c.root == pc.root;
+  ++tally.compared;
+  tally.matched += value_ok ? 1 : 0;
+  if (best) {
+    ++tally.roots_compared;
+    tally.roots_matched += c.root == pc.root ? 1 : 0;
+  }
+  const Time program = c.paper_program.value_or(c.cost);
+  const Rank program_root = c.paper_program_root.value_or(c.root);
+  const bool program_ok =
+      static_cast<std::int64_t>(program) == pc.value && (!best || program_root == pc.root);
+  tally.program_matched += program_ok ? 1 : 0;
+  std::string match;
+  if (value_ok && root_ok) {
+    text += " ✓";
+    match = "yes";
+  } else {
+    match = "no";
+    text += fmt::format(" (paper {}{}{})", pc.value, best ? fmt::format(" ({})", pc.root) : "",
+                        program_ok ? "; paper's program ✓" : "; paper's program ✗");
+    tally.differing += fmt::format(
+        "- alpha={}, copy={}, {}, {} {}: optcoll {} (root {}), paper {} (root {}); {}\n", pr.alpha,
+        copy_name(pr.copy_is_beta), distribution_name(pr.dist), best ? "best root" : "fixed root",
+        kColumnNames[static_cast<std::size_t>(col)], c.cost, c.root, pc.value, pc.root,
+        check_cell(col, pr.pb, pr.counts, c.root, c.cost));
+  }
+  cell["paper"] = pc.value;
+  cell["paper_root"] = pc.root;
+  cell["paper_program"] = program;
+  cell["match"] = value_ok && root_ok;
+  return fmt::format("{},{},{},{}", pc.value, pc.root, program, match);
+}
+
+// One cell of a table line: returns its text (cost, root, the paper's mark); appends its CSV
+// line and JSON object to `out`.
+std::string format_cell(const Problem& pr, bool best, int col, const Cell& c, Time lb,
+                        const PaperRow* paper, TablesOut& out) {
+  const std::string_view tree = kColumnNames[static_cast<std::size_t>(col)];
+  std::string text = best ? fmt::format("{} ({})", c.cost, c.root) : fmt::format("{}", c.cost);
+  nlohmann::json cell{{"alpha", pr.alpha},
+                      {"copy", copy_name(pr.copy_is_beta)},
+                      {"distribution", distribution_name(pr.dist)},
+                      {"line", best ? "best" : "fixed"},
+                      {"tree", tree},
+                      {"cost", c.cost},
+                      {"root", c.root},
+                      {"lower_bound", lb}};
+  std::string paper_columns = ",,,";
+  if (paper) {
+    paper_columns = compare_with_paper(
+        pr, best, col, c, paper->cells[static_cast<std::size_t>(col)], out.tally, text, cell);
+  }
+  out.csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", pr.alpha, copy_name(pr.copy_is_beta),
+                         distribution_name(pr.dist), best ? "best" : "fixed", tree, c.cost, c.root,
+                         lb, paper_columns);
+  out.doc.push_back(cell);
+  return text;
+}
+
+// The two lines of a problem (fixed root, best root), appended to `out`.
+void table_lines(const Problem& pr, const std::array<std::array<Cell, kColumns>, 2>& rows,
+                 Rank fixed_root, bool compare, TablesOut& out) {
+  const Time best_bound = best_lower_bound(pr);
+  for (int line = 0; line < 2; ++line) {
+    const bool best = line == 1;
+    const PaperRow* paper = compare ? paper_row(pr.alpha, pr.copy_is_beta, pr.dist, best) : nullptr;
+    const Time lb = best ? best_bound : lower_bound(pr, fixed_root);
+    out.table += fmt::format("| {} | {} | {} | {} |", distribution_name(pr.dist),
+                             best ? "best r" : fmt::format("r={}", fixed_root), pr.total, lb);
+    BarGroup group{std::string(distribution_name(pr.dist)), {}};
+    for (int col = 0; col < kColumns; ++col) {
+      const Cell& c = rows[static_cast<std::size_t>(line)][static_cast<std::size_t>(col)];
+      group.values.push_back(c.cost / lb);
+      out.table += " " + format_cell(pr, best, col, c, lb, paper, out) + " |";
+    }
+    out.table += "\n";
+    if (pr.alpha == 100 && pr.copy_is_beta)
+      (best ? out.chart_best : out.chart_fixed).push_back(group);
+  }
+}
+
+// Tables 1-3 (alpha = 100, 1, 1000), each with copy = beta and copy = 0, a pair of lines per
+// distribution; reports each problem through options.progress.
+void all_tables(const ExperimentOptions& options, Rank p, TablesOut& out) {
+  const Rank fixed_root = p / 2;
+  const bool compare = p == 2000;
   const std::array<std::pair<int, int>, 3> tables{{{100, 1}, {1, 2}, {1000, 3}}};
   const auto rows_total = tables.size() * 2 * all_distributions().size();
   std::size_t rows_done = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const auto& [alpha, table_no] : tables) {
     for (const bool copy_is_beta : {true, false}) {
-      result.table += fmt::format(
+      out.table += fmt::format(
           "\n#### alpha={}, copy={} (Table {})\n\n| Distribution | line | m | lower bound | "
           "Linear | Binary | Oblivious | Adaptive | Optimal "
           "|\n|---|---|---|---|---|---|---|---|---|\n",
-          alpha, copy_is_beta ? "beta" : "0", table_no);
+          alpha, copy_name(copy_is_beta), table_no);
       for (const Distribution d : all_distributions()) {
-        const auto counts = distribution_counts(d, p, 1000, options.seed, 5);
-        GatherProblem pb;
-        pb.alpha = alpha;
-        pb.beta = 1;
-        pb.copy = copy_is_beta ? 1 : 0;
-        Time total = 0;
-        for (const Count c : counts) {
-          pb.sizes.push_back(static_cast<Time>(c));
-          total += static_cast<Time>(c);
-        }
-        // Lower bound: beta·(m - m_r) + copy·m_r, at the fixed root and the best one.
-        auto bound = [&](Rank r) {
-          return pb.beta * (total - pb.sizes[r]) + pb.copy * pb.sizes[r];
-        };
-        Time best_bound = bound(0);
-        for (Rank r = 1; r < p; ++r) best_bound = std::min(best_bound, bound(r));
+        const Problem pr = make_problem(alpha, copy_is_beta, d, p, options.seed);
         const bool deterministic = paper_row(alpha, copy_is_beta, d, false) != nullptr;
-        const auto rows = plan_row(pb, fixed_root, compare && deterministic);
+        const auto rows = plan_row(pr.pb, fixed_root, compare && deterministic);
         if (options.progress) {
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
           options.progress(fmt::format(
               "traff-tables: {}/{} rows (alpha={}, copy={}, {}) after {:.0f} s", ++rows_done,
-              rows_total, alpha, copy_is_beta ? "beta" : "0", distribution_name(d), took.count()));
+              rows_total, alpha, copy_name(copy_is_beta), distribution_name(d), took.count()));
         }
-        for (int line = 0; line < 2; ++line) {
-          const bool best = line == 1;
-          const PaperRow* paper = compare ? paper_row(alpha, copy_is_beta, d, best) : nullptr;
-          const Time lb = best ? best_bound : bound(fixed_root);
-          result.table += fmt::format("| {} | {} | {} | {} |", distribution_name(d),
-                                      best ? "best r" : fmt::format("r={}", fixed_root), total, lb);
-          BarGroup group{std::string(distribution_name(d)), {}};
-          for (int col = 0; col < kColumns; ++col) {
-            const Cell& c = rows[static_cast<std::size_t>(line)][static_cast<std::size_t>(col)];
-            group.values.push_back(c.cost / lb);
-            std::string text =
-                best ? fmt::format("{} ({})", c.cost, c.root) : fmt::format("{}", c.cost);
-            std::string match = "";
-            nlohmann::json cell{{"alpha", alpha},
-                                {"copy", copy_is_beta ? "beta" : "0"},
-                                {"distribution", distribution_name(d)},
-                                {"line", best ? "best" : "fixed"},
-                                {"tree", kColumnNames[static_cast<std::size_t>(col)]},
-                                {"cost", c.cost},
-                                {"root", c.root},
-                                {"lower_bound", lb}};
-            if (paper) {
-              const PaperCell& pc = paper->cells[static_cast<std::size_t>(col)];
-              const bool value_ok = static_cast<std::int64_t>(c.cost) == pc.value;
-              const bool root_ok = !best || c.root == pc.root;
-              ++compared;
-              matched += value_ok ? 1 : 0;
-              if (best) {
-                ++roots_compared;
-                roots_matched += c.root == pc.root ? 1 : 0;
-              }
-              const Time program = c.paper_program.value_or(c.cost);
-              const Rank program_root = c.paper_program_root.value_or(c.root);
-              const bool program_ok = static_cast<std::int64_t>(program) == pc.value &&
-                                      (!best || program_root == pc.root);
-              program_matched += program_ok ? 1 : 0;
-              if (value_ok && root_ok) {
-                text += " ✓";
-                match = "yes";
-              } else {
-                match = "no";
-                text += fmt::format(" (paper {}{}{})", pc.value,
-                                    best ? fmt::format(" ({})", pc.root) : "",
-                                    program_ok ? "; paper's program ✓" : "; paper's program ✗");
-                differing += fmt::format(
-                    "- alpha={}, copy={}, {}, {} {}: optcoll {} (root {}), paper {} (root {}); "
-                    "{}\n",
-                    alpha, copy_is_beta ? "beta" : "0", distribution_name(d),
-                    best ? "best root" : "fixed root", kColumnNames[static_cast<std::size_t>(col)],
-                    c.cost, c.root, pc.value, pc.root, check_cell(col, pb, counts, c.root, c.cost));
-              }
-              cell["paper"] = pc.value;
-              cell["paper_root"] = pc.root;
-              cell["paper_program"] = program;
-              cell["match"] = value_ok && root_ok;
-              csv +=
-                  fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", alpha,
-                              copy_is_beta ? "beta" : "0", distribution_name(d),
-                              best ? "best" : "fixed", kColumnNames[static_cast<std::size_t>(col)],
-                              c.cost, c.root, lb, pc.value, pc.root, program, match);
-            } else {
-              csv +=
-                  fmt::format("{},{},{},{},{},{},{},{},,,,\n", alpha, copy_is_beta ? "beta" : "0",
-                              distribution_name(d), best ? "best" : "fixed",
-                              kColumnNames[static_cast<std::size_t>(col)], c.cost, c.root, lb);
-            }
-            doc.push_back(cell);
-            result.table += " " + text + " |";
-          }
-          result.table += "\n";
-          if (alpha == 100 && copy_is_beta) (best ? chart_best : chart_fixed).push_back(group);
-        }
+        table_lines(pr, rows, fixed_root, compare, out);
       }
     }
   }
-  if (compare) {
-    result.table += fmt::format(
-        "\nDeterministic cells matching the paper: {}/{} values, {}/{} chosen roots (optcoll's "
-        "model: case (6) charges copy, best root over all ranks). With the paper program's "
-        "conventions: {}/{} cells (value and root).\n",
-        matched, compared, roots_matched, roots_compared, program_matched, compared);
-    if (!differing.empty()) {
-      result.table +=
-          "\nCells where optcoll's true optimum departs from the paper (each tree "
-          "rebuilt as a schedule, verified and simulated, half duplex):\n\n" +
-          differing;
-    }
+}
+
+std::string comparison_summary(const Tally& t) {
+  std::string text = fmt::format(
+      "\nDeterministic cells matching the paper: {}/{} values, {}/{} chosen roots (optcoll's "
+      "model: case (6) charges copy, best root over all ranks). With the paper program's "
+      "conventions: {}/{} cells (value and root).\n",
+      t.matched, t.compared, t.roots_matched, t.roots_compared, t.program_matched, t.compared);
+  if (!t.differing.empty()) {
+    text +=
+        "\nCells where optcoll's true optimum departs from the paper (each tree "
+        "rebuilt as a schedule, verified and simulated, half duplex):\n\n" +
+        t.differing;
   }
-  result.table += ordering_cost_section();
-  for (int which = 0; which < 2; ++which) {
-    BarChart chart;
-    chart.title =
-        fmt::format("Träff Table 1 (alpha = 100, copy = beta, p = {}), {}: cost / lower bound", p,
-                    which == 0 ? fmt::format("root {}", fixed_root) : "best root");
-    chart.y_label = "cost relative to the lower bound";
-    for (const auto name : kColumnNames) chart.series.emplace_back(name);
-    chart.groups = which == 0 ? chart_fixed : chart_best;
-    chart.log_y = true;
-    chart.reference_line = 1.0;
-    chart.caption =
-        "model: Träff's, alpha = 100, beta = 1, copy = beta, one port, half duplex (abstract "
-        "units); dashed line: the lower bound";
-    result.files.emplace_back(
-        which == 0 ? "traff-tables-fixed-root.svg" : "traff-tables-best-root.svg",
-        render_svg(chart));
-  }
-  result.files.emplace_back("traff-tables.csv", csv);
-  result.json = doc.dump(2);
+  return text;
+}
+
+// Table 1 (alpha = 100, copy = beta) as bars relative to the lower bound: [0] the fixed
+// root, [1] the best root.
+std::string table1_svg(const TablesOut& out, Rank p, int which) {
+  BarChart chart;
+  chart.title =
+      fmt::format("Träff Table 1 (alpha = 100, copy = beta, p = {}), {}: cost / lower bound", p,
+                  which == 0 ? fmt::format("root {}", p / 2) : "best root");
+  chart.y_label = "cost relative to the lower bound";
+  for (const auto name : kColumnNames) chart.series.emplace_back(name);
+  chart.groups = which == 0 ? out.chart_fixed : out.chart_best;
+  chart.log_y = true;
+  chart.reference_line = 1.0;
+  chart.caption =
+      "model: Träff's, alpha = 100, beta = 1, copy = beta, one port, half duplex (abstract "
+      "units); dashed line: the lower bound";
+  return render_svg(chart);
+}
+
+}  // namespace
+
+ExperimentResult run_traff_tables(const ExperimentOptions& options) {
+  const Rank p = options.quick ? 200 : 2000;
+  const bool compare = p == 2000;
+  TablesOut out;
+  out.table = fmt::format(
+      "Träff's Tables 1-3: p = {}, b = 1000, beta = 1, fixed root {}; random distributions with "
+      "seed {}. Each cell: cost (chosen root); ✓ = the paper's printed value (and root).\n",
+      p, p / 2, options.seed);
+  if (!compare) out.table += "(--quick: p = 200, so no comparison with the paper)\n";
+  all_tables(options, p, out);
+  if (compare) out.table += comparison_summary(out.tally);
+  out.table += ordering_cost_section();
+  ExperimentResult result;
+  result.table = std::move(out.table);
+  result.files.emplace_back("traff-tables-fixed-root.svg", table1_svg(out, p, 0));
+  result.files.emplace_back("traff-tables-best-root.svg", table1_svg(out, p, 1));
+  result.files.emplace_back("traff-tables.csv", out.csv);
+  result.json = out.doc.dump(2);
   return result;
 }
 

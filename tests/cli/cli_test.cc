@@ -869,7 +869,9 @@ const BadInput kBadInputs[] = {
     {"demo_zero_count", [](Cli&) { return std::string("demo -p 4 --count 0"); },
      "--count must be positive, got 0"},
     {"experiment_without_name", [](Cli&) { return std::string("experiment"); },
-     "give an experiment name (listed above)"},
+     "give an experiment name (listed above) or 'all'"},
+    {"experiment_all_json", [](Cli&) { return std::string("experiment all --quick --json"); },
+     "--json prints one experiment's document: name the experiment"},
     {"experiment_out_is_a_file",
      [](Cli& t) {
        return std::string("experiment registry-costs --quick --out " + t.file("f", "x") + "/sub");

@@ -14,12 +14,16 @@
 namespace optcoll::experiments {
 namespace {
 
+// Each experiment has its own name and folder; "all" (`optcoll experiment all`) is no
+// experiment's name.
 TEST(Experiments, NamesAreUniqueAndFindable) {
-  std::set<std::string_view> names;
+  std::set<std::string_view> names, directories;
   for (const auto& info : all_experiments()) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_TRUE(directories.insert(info.directory).second) << info.directory;
     EXPECT_EQ(&find_experiment(info.name), &info);
   }
+  EXPECT_FALSE(names.contains("all"));
   EXPECT_THROW(find_experiment("nope"), Error);
 }
 
