@@ -21,6 +21,8 @@
 // Reference: MPICH's SMP-aware scan (intra-node scan, inter-node exscan of the node totals,
 //   intra-node bcast, local combine); Open MPI coll/han has no scan.
 
+#include <algorithm>
+
 #include "optcoll/algorithms/node_aware/common.h"
 
 namespace optcoll::algorithms {
@@ -132,18 +134,25 @@ Schedule build_prefix_node_aware(const CollectiveSpec& spec, const Params& param
   return std::move(stitcher).finish();
 }
 
-// Estimate: the three phases one after the other, the final combination, and an exscan's
-// run totals (a copy and a combination before the inter phase).
+// Estimate: the three phases one after the other, the final combination where a rank
+// makes one (a scan's ranks after the first run; an exscan's after the first rank of a later
+// run), and an exscan's run totals where a run other than the last has several ranks (a copy
+// and a combination before the inter phase).
 std::optional<Estimate> estimate_prefix_node_aware(const CollectiveSpec& spec, const Params& params,
                                                    const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
   auto estimate = plan.estimate();
   if (!estimate) return std::nullopt;
+  const auto& runs = plan.levels().members;
+  const bool exclusive = spec.kind == CollectiveKind::kExscan;
+  const std::size_t combining = exclusive ? 2 : 1;  // a run of this many has a rank that combines
+  const bool combines = std::any_of(runs.begin() + 1, runs.end(),
+                                    [&](const auto& run) { return run.size() >= combining; });
+  const bool totals = exclusive && std::any_of(runs.begin(), runs.end() - 1,
+                                               [](const auto& run) { return run.size() > 1; });
   const Time combine = model.reduce_time(spec.count, spec.elem_bytes);
-  estimate->time += combine;
-  if (spec.kind == CollectiveKind::kExscan) {
-    estimate->time += model.copy_time(spec.count, spec.elem_bytes) + combine;
-  }
+  if (combines) estimate->time += combine;
+  if (totals) estimate->time += model.copy_time(spec.count, spec.elem_bytes) + combine;
   estimate->work += 2.0 * spec.nranks;
   return estimate;
 }
