@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: expands algorithms.def four times: into declarations, into the tables of lower
-// bounds and of estimates, then into the AlgorithmInfo table (which takes each algorithm's
-// bound and estimate from them).
+// File: expands algorithms.def into declarations, into the tables of lower bounds, of
+// estimates and of best-root hooks, then into the AlgorithmInfo table (which takes each
+// algorithm's bound, estimate and hook from them), and into the fixed-order list.
 #include "optcoll/algorithms/registry.h"
 
 #include <algorithm>
@@ -23,8 +23,11 @@ namespace optcoll::algorithms {
 #define OPTCOLL_ESTIMATE(collective, name, estimate) \
   std::optional<Estimate> estimate(const CollectiveSpec&, const Params&, const CostModel&);
 #define OPTCOLL_FIXED_ORDER(collective, name)
+#define OPTCOLL_BEST_ROOT(collective, name, hook) \
+  std::optional<Rank> hook(const CollectiveSpec&, const Params&, const CostModel&, bool);
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -46,8 +49,10 @@ constexpr NamedBound kBounds[] = {
 #define OPTCOLL_BOUND(collective, name, bound) NamedBound{#collective "/" #name, &bound},
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name)
+#define OPTCOLL_BEST_ROOT(collective, name, hook)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -71,8 +76,10 @@ constexpr NamedEstimate kEstimates[] = {
 #define OPTCOLL_ESTIMATE(collective, name, estimate) \
   NamedEstimate{#collective "/" #name, &estimate},
 #define OPTCOLL_FIXED_ORDER(collective, name)
+#define OPTCOLL_BEST_ROOT(collective, name, hook)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -81,6 +88,32 @@ constexpr NamedEstimate kEstimates[] = {
 constexpr EstimateFn estimate_named(std::string_view name) {
   for (const auto& [n, estimate] : kEstimates) {
     if (n == name) return estimate;
+  }
+  return nullptr;
+}
+
+struct NamedBestRoot {
+  std::string_view name;
+  BestRootFn best_root;
+};
+
+constexpr NamedBestRoot kBestRoots[] = {
+#define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
+#define OPTCOLL_BOUND(collective, name, bound)
+#define OPTCOLL_ESTIMATE(collective, name, estimate)
+#define OPTCOLL_FIXED_ORDER(collective, name)
+#define OPTCOLL_BEST_ROOT(collective, name, hook) NamedBestRoot{#collective "/" #name, &hook},
+#include "optcoll/algorithms/algorithms.def"
+#undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
+#undef OPTCOLL_ALGORITHM
+#undef OPTCOLL_BOUND
+#undef OPTCOLL_ESTIMATE
+};
+
+constexpr BestRootFn best_root_named(std::string_view name) {
+  for (const auto& [n, best_root] : kBestRoots) {
+    if (n == name) return best_root;
   }
   return nullptr;
 }
@@ -96,27 +129,44 @@ constexpr AlgorithmInfo kAlgorithms[] = {
                 &why_not,                                                                          \
                 &params,                                                                           \
                 bound_named(#collective "/" #name),                                                \
-                estimate_named(#collective "/" #name)},
+                estimate_named(#collective "/" #name),                                             \
+                best_root_named(#collective "/" #name)},
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name)
+#define OPTCOLL_BEST_ROOT(collective, name, hook)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
 };
 
+constexpr bool names_an_algorithm(std::string_view name) {
+  for (const auto& info : kAlgorithms) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
 // Every OPTCOLL_BOUND line names an algorithm of the list.
 constexpr bool every_bound_names_an_algorithm() {
   for (const auto& [name, bound] : kBounds) {
-    bool found = false;
-    for (const auto& info : kAlgorithms) found = found || info.name == name;
-    if (!found) return false;
+    if (!names_an_algorithm(name)) return false;
   }
   return true;
 }
 static_assert(every_bound_names_an_algorithm(), "an OPTCOLL_BOUND line names no algorithm");
+
+// Every OPTCOLL_BEST_ROOT line names an algorithm of the list.
+constexpr bool every_best_root_names_an_algorithm() {
+  for (const auto& [name, best_root] : kBestRoots) {
+    if (!names_an_algorithm(name)) return false;
+  }
+  return true;
+}
+static_assert(every_best_root_names_an_algorithm(), "an OPTCOLL_BEST_ROOT line names no algorithm");
 
 // Every algorithm has exactly one OPTCOLL_ESTIMATE line, and every line names an algorithm.
 constexpr bool every_algorithm_has_one_estimate() {
@@ -126,9 +176,7 @@ constexpr bool every_algorithm_has_one_estimate() {
     if (lines != 1) return false;
   }
   for (const auto& [name, estimate] : kEstimates) {
-    bool found = false;
-    for (const auto& info : kAlgorithms) found = found || info.name == name;
-    if (!found) return false;
+    if (!names_an_algorithm(name)) return false;
   }
   return true;
 }
@@ -170,8 +218,10 @@ constexpr std::string_view kFixedOrder[] = {
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name) #collective "/" #name,
+#define OPTCOLL_BEST_ROOT(collective, name, hook)
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
+#undef OPTCOLL_BEST_ROOT
 #undef OPTCOLL_ALGORITHM
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
@@ -180,9 +230,7 @@ constexpr std::string_view kFixedOrder[] = {
 // Every OPTCOLL_FIXED_ORDER line names an algorithm of the list.
 constexpr bool every_fixed_order_names_an_algorithm() {
   for (const std::string_view name : kFixedOrder) {
-    bool found = false;
-    for (const auto& info : kAlgorithms) found = found || info.name == name;
-    if (!found) return false;
+    if (!names_an_algorithm(name)) return false;
   }
   return true;
 }

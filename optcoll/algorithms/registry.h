@@ -33,6 +33,11 @@ using BoundFn = std::optional<Time> (*)(const CollectiveSpec&, const CostModel&)
 // std::nullopt for a model the formula does not describe.
 using EstimateFn = std::optional<Estimate> (*)(const CollectiveSpec&, const Params&,
                                                const CostModel&);
+// The root the algorithm's planner would choose for the spec (spec.root ignored), without
+// building a schedule, or std::nullopt where it cannot answer (planners/best_root.h,
+// planned_best_root, says when; `allow_dp` as there).
+using BestRootFn = std::optional<Rank> (*)(const CollectiveSpec&, const Params&, const CostModel&,
+                                           bool allow_dp);
 
 struct AlgorithmInfo {
   std::string_view name;  // "allgather/ring": "<collective>/<algorithm>"
@@ -49,6 +54,9 @@ struct AlgorithmInfo {
   BoundFn bound = nullptr;
   // Every algorithm has one (OPTCOLL_ESTIMATE lines of algorithms.def; registry.cc checks).
   EstimateFn estimate = nullptr;
+  // Set for the algorithms whose planner knows its best root (OPTCOLL_BEST_ROOT lines of
+  // algorithms.def; planners/best_root.h).
+  BestRootFn best_root = nullptr;
 
   std::string_view short_name() const { return name.substr(name.find('/') + 1); }
 };

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/sim/trace.h"
+
 namespace optcoll::experiments {
 namespace {
 
@@ -51,29 +53,6 @@ struct Style {
 Style style_of(std::size_t k) {
   return {kColors[k % kColors.size()], kDashes[(k + k / kColors.size()) % kDashes.size()],
           kMarkers[k % kMarkers.size()]};
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 double text_width(const std::string& text, double font) {
@@ -230,22 +209,22 @@ std::string header(const Frame& f, const std::string& title, const std::string& 
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"{3}\" font-size=\"18\" font-weight=\"bold\" "
       "text-anchor=\"middle\">{4}</text>\n",
-      f.width(), f.height(), kLeft + kPlotW / 2, kTitleY, escape(title));
+      f.width(), f.height(), kLeft + kPlotW / 2, kTitleY, svg_escape(title));
   if (!caption.empty()) {
     out += fmt::format(
         "<text class=\"caption\" x=\"{}\" y=\"{}\" font-size=\"13\" fill=\"#444\" "
         "text-anchor=\"middle\">{}</text>\n",
-        kLeft + kPlotW / 2, kCaptionY, escape(caption));
+        kLeft + kPlotW / 2, kCaptionY, svg_escape(caption));
   }
   if (!x_label.empty()) {
     out += fmt::format(
         "<text x=\"{}\" y=\"{:.0f}\" font-size=\"14\" text-anchor=\"middle\">{}</text>\n",
-        kLeft + kPlotW / 2, f.height() - 20, escape(x_label));
+        kLeft + kPlotW / 2, f.height() - 20, svg_escape(x_label));
   }
   out += fmt::format(
       "<text x=\"22\" y=\"{0}\" font-size=\"14\" text-anchor=\"middle\" transform=\"rotate(-90 22 "
       "{0})\">{1}</text>\n",
-      f.top + kPlotH / 2, escape(y_label));
+      f.top + kPlotH / 2, svg_escape(y_label));
   return out;
 }
 
@@ -333,7 +312,7 @@ std::string line_legend(const Frame& f, const std::vector<std::string>& names) {
         x, y - 4, x + kLegendSwatch - 4, y - 4, s.color, s.dash);
     out += marker_at(s, x + (kLegendSwatch - 4) / 2, y - 4);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"{}\">{}</text>\n",
-                       x + kLegendSwatch + 6, y, kFont, escape(names[i]));
+                       x + kLegendSwatch + 6, y, kFont, svg_escape(names[i]));
   }
   return out;
 }
@@ -349,7 +328,7 @@ std::string bar_legend(const Frame& f, const std::vector<std::string>& names) {
                        x, y - 9, kLegendSwatch - 4, s.color,
                        i < kColors.size() ? "" : " stroke=\"#000\" stroke-dasharray=\"2,2\"");
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"{}\">{}</text>\n",
-                       x + kLegendSwatch + 6, y, kFont, escape(names[i]));
+                       x + kLegendSwatch + 6, y, kFont, svg_escape(names[i]));
   }
   return out;
 }
@@ -427,7 +406,7 @@ std::string marker_lines(const Frame& f, const Axis& x, const LineChart& chart) 
         "<text class=\"marker-label\" x=\"{3:.1f}\" y=\"{4:.1f}\" font-size=\"{5}\" fill=\"#333\" "
         "stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">{6}</text>\n",
         m.xx, f.top, f.top + kPlotH, l, f.top + 14 + 13.0 * static_cast<double>(row), kMarkerFont,
-        escape(m.label));
+        svg_escape(m.label));
   }
   return out;
 }
@@ -536,7 +515,7 @@ std::string render_svg(const BarChart& chart) {
           gx + bar_w * static_cast<double>(si), std::min(top, base), bar_w * 0.92,
           std::abs(base - top), style_of(si).color,
           si < kColors.size() ? "" : " stroke=\"#000\" stroke-dasharray=\"2,2\"",
-          escape(si < chart.series.size() ? chart.series[si] : ""), g.values[si]);
+          svg_escape(si < chart.series.size() ? chart.series[si] : ""), g.values[si]);
     }
     if (gi % every != 0) continue;
     const double cx = gx + group_w * 0.4;
@@ -545,12 +524,12 @@ std::string render_svg(const BarChart& chart) {
       out += fmt::format(
           "<text class=\"x-tick\" x=\"{0:.1f}\" y=\"{1}\" font-size=\"{2}\" text-anchor=\"end\" "
           "transform=\"rotate(-45 {0:.1f} {1})\">{3}</text>\n",
-          cx + 4, ty - 4, kFont, escape(g.label));
+          cx + 4, ty - 4, kFont, svg_escape(g.label));
     } else {
       out += fmt::format(
           "<text class=\"x-tick\" x=\"{:.1f}\" y=\"{}\" font-size=\"{}\" "
           "text-anchor=\"middle\">{}</text>\n",
-          cx, ty, kFont, escape(g.label));
+          cx, ty, kFont, svg_escape(g.label));
     }
   }
   if (chart.reference_line && usable(*chart.reference_line, chart.log_y)) {

@@ -29,30 +29,6 @@ constexpr std::array<const char*, 5> kKinds{"send", "recv", "recv-reduce", "copy
 constexpr std::size_t kSendKind = 0;
 constexpr std::size_t kFirstComputation = 3;  // copy, reduce: the whole row's height
 
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A "nice" tick step (1, 2 or 5 times a power of ten) giving about 8 ticks over `span`.
 double tick_step(double span) {
   if (!(span > 0)) return 1;
@@ -143,12 +119,12 @@ std::string header(const Frame& l, const Schedule& schedule, const SimResult& re
       "<path d=\"M0,0H{:.0f}V{:.0f}H0z\" fill=\"#ffffff\"/>\n",  // a path: rects are ops
       l.width(), l.height(), l.width(), l.height(), kFont, l.width(), l.height());
   svg += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"13\">{} — p = {}, makespan {}{}</text>\n",
-                     l.left, escape(schedule.algorithm), l.p,
-                     escape(format_time(result.makespan, model)),
+                     l.left, svg_escape(schedule.algorithm), l.p,
+                     svg_escape(format_time(result.makespan, model)),
                      result.status == SimStatus::kDeadlock ? " (DEADLOCK)" : "");
   if (!caption.empty()) {
     svg += fmt::format("<text class=\"caption\" x=\"{}\" y=\"34\" fill=\"#444\">{}</text>\n",
-                       l.left, escape(caption));
+                       l.left, svg_escape(caption));
   }
   return svg;
 }
@@ -200,9 +176,9 @@ std::string op_bars(const Frame& l, const Schedule& schedule, const SimResult& r
             "<title>{} [{}, {}]{}</title></rect>\n",
             x, y, w, h, kColours[action.index()],
             on_path ? " stroke=\"#000000\" stroke-width=\"1.5\"" : "",
-            escape(describe_op(schedule, r, static_cast<OpId>(i))),
-            escape(format_time(t.start, model)), escape(format_time(t.end, model)),
-            escape(release_note));
+            svg_escape(describe_op(schedule, r, static_cast<OpId>(i))),
+            svg_escape(format_time(t.start, model)), svg_escape(format_time(t.end, model)),
+            svg_escape(release_note));
         if (released) {
           svg += fmt::format(
               "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"{}\" "
@@ -268,7 +244,8 @@ std::string band_bars(const Frame& l, const Schedule& schedule, const SimResult&
             "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\">"
             "<title>{}: {} {} [{}, {}]</title></rect>\n",
             x, y, std::max(l.x_of(i.end) - x, 0.5), h, kColours[kind], row_name(l, b), i.ops,
-            kKinds[kind], escape(format_time(i.start, model)), escape(format_time(i.end, model)));
+            kKinds[kind], svg_escape(format_time(i.start, model)),
+            svg_escape(format_time(i.end, model)));
       }
     }
     const auto [y, h] = l.lane(b, kFirstComputation);
@@ -327,6 +304,30 @@ std::string legend(const Frame& l) {
 }
 
 }  // namespace
+
+std::string svg_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
 
 GanttSvg gantt_svg(const Schedule& schedule, const SimResult& result, const CostModel& model,
                    const GanttOptions& options) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "optcoll/sim/simulator.h"
 
@@ -35,5 +36,9 @@ struct GanttSvg {
 // ("model units") for an abstract one.
 GanttSvg gantt_svg(const Schedule& schedule, const SimResult& result, const CostModel& model,
                    const GanttOptions& options = {});
+
+// `text` with &, <, > and " replaced by their entities, for SVG text and attribute values
+// (the Gantt chart's and experiments/svg_chart's).
+std::string svg_escape(std::string_view text);
 
 }  // namespace optcoll

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/planners/best_root.h"
 #include "optcoll/algorithms/planners/gather_trees.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/distributions.h"
@@ -807,6 +808,54 @@ TEST(TreeSchedules, BestRootHookFindsTheBestRoot) {
                 adaptive_binomial_tree(pb, std::nullopt).cost);
     }
   }
+}
+
+TEST(TreeSchedules, BestRootHooksAreTheTreePlanners) {
+  // The algorithms whose planner chooses its root (docs/design.md, "Best-root hook"): Träff's
+  // four gather/scatter trees and the Theorem 4 bcast/reduce trees. Every other algorithm
+  // has no hook (plan_best_root searches roots for it).
+  const auto has_hook = [](const algorithms::AlgorithmInfo& info) {
+    const std::string_view name = info.short_name();
+    switch (info.collective) {
+      case CollectiveKind::kGather:
+      case CollectiveKind::kGatherv:
+      case CollectiveKind::kScatter:
+      case CollectiveKind::kScatterv:
+        return name == "optimal" || name == "adaptive_binomial" || name == "oblivious_binomial" ||
+               name == "binary_optimal";
+      case CollectiveKind::kBcast:
+      case CollectiveKind::kReduce:
+        return name == "optimal_ordered";
+      default:
+        return false;
+    }
+  };
+  const auto spec_for = [](CollectiveKind kind) {
+    if (kind == CollectiveKind::kBarrier) return make_spec(kind, 6, 0);
+    if (!takes_counts(kind)) return make_spec(kind, 6, 12);
+    std::vector<Count> counts{1, 5, 0, 3, 7, 2};
+    if (kind == CollectiveKind::kAlltoallv) counts.resize(36, 4);
+    return make_spec_v(kind, 6, counts);
+  };
+  CostModel model;
+  model.alpha = 10;
+  int hooks = 0;
+  for (const auto& info : algorithms::all_algorithms()) {
+    const auto spec = spec_for(info.collective);
+    const auto root = algorithms::planned_best_root(info, spec, {}, model);
+    EXPECT_EQ(root.has_value(), has_hook(info)) << info.name;
+    if (root) {
+      ++hooks;
+      EXPECT_GE(*root, 0) << info.name;
+      EXPECT_LT(*root, spec.nranks) << info.name;
+    }
+    // A hook answers only for its own collective.
+    const auto other =
+        spec_for(info.collective == CollectiveKind::kGather ? CollectiveKind::kScatter
+                                                            : CollectiveKind::kGather);
+    EXPECT_FALSE(algorithms::planned_best_root(info, other, {}, model)) << info.name;
+  }
+  EXPECT_EQ(hooks, 18);
 }
 
 TEST(TreeDp, BestAndFixedFromOneTable) {

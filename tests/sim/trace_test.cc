@@ -86,6 +86,12 @@ TEST(Csv, OneRowPerOp) {
   EXPECT_NE(csv.find("4,0,recv,0,10,0,0,110\n"), std::string::npos) << csv;
 }
 
+TEST(Svg, EscapeReplacesTheFourMarkupCharacters) {
+  EXPECT_EQ(svg_escape("a<b & \"c\"> d'"), "a&lt;b &amp; &quot;c&quot;&gt; d'");
+  EXPECT_EQ(svg_escape(""), "");
+  EXPECT_EQ(svg_escape("&amp;"), "&amp;amp;");  // not idempotent: escape once
+}
+
 TEST(Svg, WellFormedWithOneRectPerOp) {
   for (const Rank p : {4, 7, 100}) {
     const Case c = simulated("allgather/ring", CollectiveKind::kAllgather, p, 3);

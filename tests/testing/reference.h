@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: naive reference semantics of every collective, written from the MPI standard and
-// independently of optcoll/model/collective.cc (no postconditions, no Layout displacements:
-// only the spec's counts), plus input generators. Given each rank's contribution, it
-// computes each rank's expected output buffer; reductions combine in rank order
-// x0 (+) x1 (+) ... (+) x(p-1) with a caller-given element combine, so non-commutative
+// File: the tests' view of the naive reference semantics (optcoll/api/reference.h, written
+// from the MPI standard and independently of optcoll/model/collective.cc and of every
+// schedule) with element combines written here, plus input generators. Given each rank's
+// contribution, it computes each rank's expected output buffer; reductions combine in rank
+// order x0 (+) x1 (+) ... (+) x(p-1) with a caller-given element combine, so non-commutative
 // operators check that an executor preserves rank order.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "optcoll/api/reference.h"
 #include "optcoll/model/collective.h"
 
 namespace optcoll::testing {
@@ -48,28 +49,6 @@ inline Count pair(const CollectiveSpec& spec, Rank i, Rank j) {
   if (spec.kind == CollectiveKind::kAlltoall) return spec.count;
   return spec.counts[static_cast<std::size_t>(i) * static_cast<std::size_t>(spec.nranks) +
                      static_cast<std::size_t>(j)];
-}
-
-// Elementwise rank-order reduction of `elems` elements of every contribution starting at
-// element `first`: ((x0 (+) x1) (+) x2) ...
-inline Bytes fold(const std::vector<Bytes>& contributions, Count first, Count elems,
-                  std::size_t elem_bytes, const ElementCombine& combine) {
-  Bytes acc(at(elems, elem_bytes));
-  Bytes tmp(elem_bytes);
-  for (Count i = 0; i < elems; ++i) {
-    std::byte* a = acc.data() + at(i, elem_bytes);
-    std::memcpy(a, contributions[0].data() + at(first + i, elem_bytes), elem_bytes);
-    for (std::size_t r = 1; r < contributions.size(); ++r) {
-      combine(a, contributions[r].data() + at(first + i, elem_bytes), tmp.data());
-      std::memcpy(a, tmp.data(), elem_bytes);
-    }
-  }
-  return acc;
-}
-
-inline Bytes sub(const Bytes& from, Count first, Count elems, std::size_t elem_bytes) {
-  return Bytes(from.begin() + static_cast<std::ptrdiff_t>(at(first, elem_bytes)),
-               from.begin() + static_cast<std::ptrdiff_t>(at(first + elems, elem_bytes)));
 }
 
 }  // namespace reference_detail
@@ -112,91 +91,26 @@ inline Count contribution_count(const CollectiveSpec& spec, Rank r) {
   return 0;
 }
 
-// Each rank's expected output buffer after the collective (empty where MPI defines none).
+// Each rank's expected output buffer after the collective (empty where MPI defines none):
+// the library's naive reference (optcoll/api/reference.h, written from the MPI standard and
+// checked on hand-worked examples in tests/api/reference_test.cc), with `combine` as the
+// operator, applied one element at a time in rank order.
 inline std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, std::size_t elem_bytes,
                                             const std::vector<Bytes>& contributions,
                                             const ElementCombine& combine) {
-  using namespace reference_detail;  // NOLINT(google-build-using-namespace)
-  const Rank p = spec.nranks;
-  std::vector<Bytes> out(static_cast<std::size_t>(p));
-  auto concat = [&] {
-    Bytes all;
-    for (Rank q = 0; q < p; ++q) {
-      const Bytes& c = contributions[static_cast<std::size_t>(q)];
-      all.insert(all.end(), c.begin(), c.end());
-    }
-    return all;
-  };
-  switch (spec.kind) {
-    case CollectiveKind::kBarrier:
-      break;
-    case CollectiveKind::kBcast:
-      for (auto& o : out) o = contributions[static_cast<std::size_t>(spec.root)];
-      break;
-    case CollectiveKind::kReduce:
-      out[static_cast<std::size_t>(spec.root)] =
-          fold(contributions, 0, spec.count, elem_bytes, combine);
-      break;
-    case CollectiveKind::kAllreduce: {
-      const Bytes all = fold(contributions, 0, spec.count, elem_bytes, combine);
-      for (auto& o : out) o = all;
-      break;
-    }
-    case CollectiveKind::kScan:
-    case CollectiveKind::kExscan:
-      // MPI_Scan: rank r gets x0 (+) ... (+) xr. MPI_Exscan: x0 (+) ... (+) x(r-1); rank 0's
-      // result is undefined in MPI, and optcoll gives it no output at all.
-      for (Rank r = 0; r < p; ++r) {
-        const Rank last = spec.kind == CollectiveKind::kScan ? r : r - 1;
-        if (last < 0) continue;
-        const std::vector<Bytes> prefix(contributions.begin(), contributions.begin() + (last + 1));
-        out[static_cast<std::size_t>(r)] = fold(prefix, 0, spec.count, elem_bytes, combine);
-      }
-      break;
-    case CollectiveKind::kScatter:
-    case CollectiveKind::kScatterv:
-      for (Rank r = 0; r < p; ++r) {
-        out[static_cast<std::size_t>(r)] =
-            sub(contributions[static_cast<std::size_t>(spec.root)], displacement(spec, r),
-                block_of(spec, r), elem_bytes);
-      }
-      break;
-    case CollectiveKind::kGather:
-    case CollectiveKind::kGatherv:
-      out[static_cast<std::size_t>(spec.root)] = concat();
-      break;
-    case CollectiveKind::kAllgather:
-    case CollectiveKind::kAllgatherv: {
-      const Bytes all = concat();
-      for (auto& o : out) o = all;
-      break;
-    }
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kReduceScatterBlock: {
-      const Bytes all = fold(contributions, 0, all_blocks(spec), elem_bytes, combine);
-      for (Rank r = 0; r < p; ++r) {
-        out[static_cast<std::size_t>(r)] =
-            sub(all, displacement(spec, r), block_of(spec, r), elem_bytes);
-      }
-      break;
-    }
-    case CollectiveKind::kAlltoall:
-    case CollectiveKind::kAlltoallv:
-      // Receiver j gets, in sender order, the part of each sender i's input addressed to j
-      // (which sits after the parts i addressed to ranks 0..j-1).
-      for (Rank j = 0; j < p; ++j) {
-        Bytes& o = out[static_cast<std::size_t>(j)];
-        for (Rank i = 0; i < p; ++i) {
-          Count skip = 0;
-          for (Rank k = 0; k < j; ++k) skip += pair(spec, i, k);
-          const Bytes part =
-              sub(contributions[static_cast<std::size_t>(i)], skip, pair(spec, i, j), elem_bytes);
-          o.insert(o.end(), part.begin(), part.end());
+  const ReduceOp op = ReduceOp::user(
+      "test_combine", spec.commutative,
+      [combine, elem_bytes](const std::byte* left, const std::byte* right, std::byte* out,
+                            Count n) {
+        Bytes tmp(elem_bytes);  // `combine` wants an out that aliases neither operand
+        for (Count i = 0; i < n; ++i) {
+          const std::size_t at = static_cast<std::size_t>(i) * elem_bytes;
+          combine(left + at, right + at, tmp.data());
+          std::memcpy(out + at, tmp.data(), elem_bytes);
         }
-      }
-      break;
-  }
-  return out;
+      });
+  return optcoll::reference_outputs(spec, contributions, Datatype::user("test_elem", elem_bytes),
+                                    op);
 }
 
 // ---- Inputs

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the optional best-root hook of selection (`--root best`). Algorithms whose planner
 // knows its best root (Träff's trees: the DPs choose it, the adaptive tree ends at it, the
-// others search roots in O(p) each without building schedules) answer here, so that
-// plan_best_root (optcoll/plan/select.cc) builds one schedule instead of p.
+// others search roots in O(p) each without building schedules) have an OPTCOLL_BEST_ROOT line
+// in algorithms.def (AlgorithmInfo::best_root) and answer here, so that plan_best_root
+// (optcoll/plan/select.cc) builds one schedule instead of p.
 #pragma once
 
 #include <optional>
