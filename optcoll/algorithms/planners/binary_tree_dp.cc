@@ -221,8 +221,8 @@ struct BinaryDp {
     std::size_t nblocks = 0;
     std::vector<Time> min;
 
-    void init(std::size_t lines, std::size_t p) {
-      nblocks = (p + static_cast<std::size_t>(kWidth) - 1) / static_cast<std::size_t>(kWidth);
+    void init(std::size_t lines, std::size_t nranks) {
+      nblocks = (nranks + static_cast<std::size_t>(kWidth) - 1) / static_cast<std::size_t>(kWidth);
       min.assign(lines * nblocks, kNone);
     }
     void reset() { std::fill(min.begin(), min.end(), kNone); }
@@ -238,8 +238,8 @@ struct BinaryDp {
     template <std::size_t... L>
     static auto make(std::index_sequence<L...>) -> std::tuple<BlockMinima<static_cast<int>(L)>...>;
     decltype(make(std::make_index_sequence<kTop + 1>())) level;
-    void init(std::size_t lines, std::size_t p) {
-      std::apply([&](auto&... m) { (m.init(lines, p), ...); }, level);
+    void init(std::size_t lines, std::size_t nranks) {
+      std::apply([&](auto&... m) { (m.init(lines, nranks), ...); }, level);
     }
     void reset() {
       std::apply([](auto&... m) { (m.reset(), ...); }, level);
