@@ -28,23 +28,6 @@
 #include "optcoll/schedule/builder.h"
 
 namespace optcoll::algorithms {
-namespace {
-
-std::vector<Count> blocks_of(const Layout& layout) {
-  std::vector<Count> blocks;
-  for (Rank r = 0; r < layout.nranks(); ++r) blocks.push_back(layout.block(r));
-  return blocks;
-}
-
-// The model's own α and β per element (the LPT lists' message times; the closed forms'
-// LinkCosts where they describe the model).
-LinkCosts link_costs(const CollectiveSpec& spec, const CostModel& model) {
-  const double unit = model.units(1, spec.elem_bytes);
-  return {.alpha = model.alpha, .beta = model.beta * unit, .gamma = 0, .copy = model.copy * unit};
-}
-
-}  // namespace
-
 Schedule build_gather_lpt_star(const CollectiveSpec& spec, const Params& /*params*/,
                                const CostModel& model) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/lpt_star");
@@ -53,8 +36,8 @@ Schedule build_gather_lpt_star(const CollectiveSpec& spec, const Params& /*param
   const OpId copy =
       b.copy(spec.root, input_of(layout, spec.root), block_at(layout, out, spec.root));
   const auto blocks = blocks_of(layout);
-  for (const auto& list :
-       patterns::lpt_port_lists(blocks, spec.root, link_costs(spec, model), model.ports)) {
+  for (const auto& list : patterns::lpt_port_lists(
+           blocks, spec.root, patterns::base_link_costs(spec, model), model.ports)) {
     OpId before = copy;
     for (const Rank q : list) {
       const auto t = b.transfer(q, spec.root, input_of(layout, q), block_at(layout, out, q));
@@ -70,16 +53,7 @@ Schedule build_gather_lpt_star(const CollectiveSpec& spec, const Params& /*param
 // Estimate: the root's copy, then its longest list: m_root·copy + LPT_k. Exact.
 std::optional<Estimate> estimate_gather_lpt_star(const CollectiveSpec& spec,
                                                  const Params& /*params*/, const CostModel& model) {
-  CostModel one_port = model;  // the link costs; the ports are the lists'
-  one_port.ports = 1;
-  const auto c = closed_form_costs(spec, one_port);
-  if (!c) return std::nullopt;
-  const Layout layout(spec);
-  const Time time = c->copy_of(layout.block(spec.root)) +
-                    patterns::lpt_star_messages_time(blocks_of(layout), spec.root, *c, model.ports);
-  const double elements =
-      static_cast<double>(layout.total()) - static_cast<double>(layout.block(spec.root));
-  return make_estimate(spec, time, elements, 2.0 * spec.nranks, true);
+  return patterns::lpt_star_estimate(spec, model);
 }
 
 }  // namespace optcoll::algorithms

@@ -2,6 +2,8 @@
 // File: named slices of a collective's buffers, so algorithm files read like the math.
 #pragma once
 
+#include <vector>
+
 #include "optcoll/model/collective.h"
 #include "optcoll/schedule/schedule.h"
 
@@ -24,6 +26,14 @@ inline Slice block_in(const Layout& layout, Buf buf, Rank owner) {
 // Same, relative to `base` (a slice of `layout.total()` elements in rank order).
 inline Slice block_at(const Layout& layout, const Slice& base, Rank owner) {
   return {base.buf, base.offset + layout.displ(owner), layout.block(owner)};
+}
+
+// Every rank's block, in rank order.
+inline std::vector<Count> blocks_of(const Layout& layout) {
+  std::vector<Count> blocks;
+  blocks.reserve(static_cast<std::size_t>(layout.nranks()));
+  for (Rank r = 0; r < layout.nranks(); ++r) blocks.push_back(layout.block(r));
+  return blocks;
 }
 
 // Elements [offset, offset + count) of `base`.

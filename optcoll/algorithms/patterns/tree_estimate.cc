@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "optcoll/algorithms/patterns/slices.h"
 #include "optcoll/algorithms/patterns/tree_families.h"
 #include "optcoll/algorithms/tree_params.h"
 
@@ -159,6 +160,11 @@ std::optional<Estimate> pipelined_reduce_estimate(const CollectiveSpec& spec, co
                        segment_param_text(spec.count, segments));
 }
 
+LinkCosts base_link_costs(const CollectiveSpec& spec, const CostModel& model) {
+  const double unit = model.units(1, spec.elem_bytes);
+  return {.alpha = model.alpha, .beta = model.beta * unit, .gamma = 0, .copy = model.copy * unit};
+}
+
 std::vector<std::vector<Rank>> lpt_port_lists(const std::vector<Count>& blocks, Rank root,
                                               const LinkCosts& costs, int ports) {
   std::vector<Rank> ranks;
@@ -187,6 +193,19 @@ Time lpt_star_messages_time(const std::vector<Count>& blocks, Rank root, const L
     longest = std::max(longest, sum);
   }
   return longest;
+}
+
+std::optional<Estimate> lpt_star_estimate(const CollectiveSpec& spec, const CostModel& model) {
+  CostModel one_port = model;  // the link costs; the ports are the lists'
+  one_port.ports = 1;
+  const auto c = closed_form_costs(spec, one_port);
+  if (!c) return std::nullopt;
+  const Layout layout(spec);
+  const Time time = c->copy_of(layout.block(spec.root)) +
+                    lpt_star_messages_time(blocks_of(layout), spec.root, *c, model.ports);
+  const double elements =
+      static_cast<double>(layout.total()) - static_cast<double>(layout.block(spec.root));
+  return make_estimate(spec, time, elements, 2.0 * spec.nranks, true);
 }
 
 }  // namespace optcoll::algorithms::patterns

@@ -37,6 +37,10 @@ Time tree_gather_time(const TreeShape& tree, const std::vector<Rank>& positions,
 Time tree_scatter_time(const TreeShape& tree, const std::vector<Rank>& positions,
                        const std::vector<Count>& blocks, const LinkCosts& costs);
 
+// The model's own α, β and copy per element (no closed-form check): what a builder orders
+// messages by where the formulas do not describe the model.
+LinkCosts base_link_costs(const CollectiveSpec& spec, const CostModel& model);
+
 // Graham's LPT list schedule of a star's messages on `ports` ports: the non-empty blocks other
 // than the root's, largest first (ties: rank order), each appended to the port whose list
 // ends first under `costs` (α + m·β; ties: the lower port). Per port, its ranks in order.
@@ -46,6 +50,11 @@ std::vector<std::vector<Rank>> lpt_port_lists(const std::vector<Count>& blocks, 
 // The time of those lists: the longest port's Σ (α + m·β); with one port the sum of all.
 Time lpt_star_messages_time(const std::vector<Count>& blocks, Rank root, const LinkCosts& costs,
                             int ports);
+
+// A gather(v) or scatter(v) star on the model's ports with LPT lists (gather/lpt_star,
+// scatter/lpt_star): the root's copy and its longest list, m_root·copy + LPT_k. Exact; nullopt
+// where the closed forms do not describe the model apart from its ports.
+std::optional<Estimate> lpt_star_estimate(const CollectiveSpec& spec, const CostModel& model);
 
 // emit_pipelined_reduce (pipelined_reduce.h) over `tree` with the segments the builder picks
 // (pipelined_segments for the tree's reduce slots and fanout): the inner ranks' copy of their

@@ -48,12 +48,6 @@ Schedule build_ordered_tree_schedule(const CollectiveSpec& spec, const CostModel
 
 namespace {
 
-std::vector<Count> blocks_of(const Layout& layout) {
-  std::vector<Count> blocks;
-  for (Rank r = 0; r < layout.nranks(); ++r) blocks.push_back(layout.block(r));
-  return blocks;
-}
-
 // Ops of the schedule over a tree of p ranks, and op-equivalents of planning it.
 double tree_work(TreeKind kind, Rank nranks) {
   const double p = nranks;
