@@ -39,14 +39,25 @@ constexpr CollectiveKind kind_named(std::string_view name) {
   throw "algorithms.def names an unknown collective";  // a compile error in constant evaluation
 }
 
-struct NamedBound {
+// One algorithms.def line's function, by the algorithm's name ("collective/name").
+template <typename Fn>
+struct Named {
   std::string_view name;
-  BoundFn bound;
+  Fn fn;
 };
 
-constexpr NamedBound kBounds[] = {
+// The function `table` holds for `name`, or nullptr.
+template <typename Fn, std::size_t N>
+constexpr Fn named(const Named<Fn> (&table)[N], std::string_view name) {
+  for (const auto& entry : table) {
+    if (entry.name == name) return entry.fn;
+  }
+  return nullptr;
+}
+
+constexpr Named<BoundFn> kBounds[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
-#define OPTCOLL_BOUND(collective, name, bound) NamedBound{#collective "/" #name, &bound},
+#define OPTCOLL_BOUND(collective, name, bound) Named<BoundFn>{#collective "/" #name, &bound},
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name)
 #define OPTCOLL_BEST_ROOT(collective, name, hook)
@@ -58,23 +69,11 @@ constexpr NamedBound kBounds[] = {
 #undef OPTCOLL_ESTIMATE
 };
 
-constexpr BoundFn bound_named(std::string_view name) {
-  for (const auto& [n, bound] : kBounds) {
-    if (n == name) return bound;
-  }
-  return nullptr;
-}
-
-struct NamedEstimate {
-  std::string_view name;
-  EstimateFn estimate;
-};
-
-constexpr NamedEstimate kEstimates[] = {
+constexpr Named<EstimateFn> kEstimates[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate) \
-  NamedEstimate{#collective "/" #name, &estimate},
+  Named<EstimateFn>{#collective "/" #name, &estimate},
 #define OPTCOLL_FIXED_ORDER(collective, name)
 #define OPTCOLL_BEST_ROOT(collective, name, hook)
 #include "optcoll/algorithms/algorithms.def"
@@ -85,24 +84,12 @@ constexpr NamedEstimate kEstimates[] = {
 #undef OPTCOLL_ESTIMATE
 };
 
-constexpr EstimateFn estimate_named(std::string_view name) {
-  for (const auto& [n, estimate] : kEstimates) {
-    if (n == name) return estimate;
-  }
-  return nullptr;
-}
-
-struct NamedBestRoot {
-  std::string_view name;
-  BestRootFn best_root;
-};
-
-constexpr NamedBestRoot kBestRoots[] = {
+constexpr Named<BestRootFn> kBestRoots[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions)
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name)
-#define OPTCOLL_BEST_ROOT(collective, name, hook) NamedBestRoot{#collective "/" #name, &hook},
+#define OPTCOLL_BEST_ROOT(collective, name, hook) Named<BestRootFn>{#collective "/" #name, &hook},
 #include "optcoll/algorithms/algorithms.def"
 #undef OPTCOLL_FIXED_ORDER
 #undef OPTCOLL_BEST_ROOT
@@ -110,13 +97,6 @@ constexpr NamedBestRoot kBestRoots[] = {
 #undef OPTCOLL_BOUND
 #undef OPTCOLL_ESTIMATE
 };
-
-constexpr BestRootFn best_root_named(std::string_view name) {
-  for (const auto& [n, best_root] : kBestRoots) {
-    if (n == name) return best_root;
-  }
-  return nullptr;
-}
 
 constexpr AlgorithmInfo kAlgorithms[] = {
 #define OPTCOLL_ALGORITHM(collective, name, builder, why_not, params, summary, cost, restrictions) \
@@ -128,9 +108,9 @@ constexpr AlgorithmInfo kAlgorithms[] = {
                 &builder,                                                                          \
                 &why_not,                                                                          \
                 &params,                                                                           \
-                bound_named(#collective "/" #name),                                                \
-                estimate_named(#collective "/" #name),                                             \
-                best_root_named(#collective "/" #name)},
+                named(kBounds, #collective "/" #name),                                             \
+                named(kEstimates, #collective "/" #name),                                          \
+                named(kBestRoots, #collective "/" #name)},
 #define OPTCOLL_BOUND(collective, name, bound)
 #define OPTCOLL_ESTIMATE(collective, name, estimate)
 #define OPTCOLL_FIXED_ORDER(collective, name)
