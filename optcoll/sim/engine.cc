@@ -13,6 +13,7 @@
 #include <limits>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -25,7 +26,6 @@ namespace optcoll::sim::detail {
 
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kPrefetchOps = 12;
 constexpr std::uint32_t kPrefetchSuccessors = 8;
 
 inline void prefetch(const void* p) {
@@ -93,19 +93,64 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
   }
 }
 
-std::size_t Engine::number_ops() {
+std::vector<Rank> Engine::number_ops() {
   const std::size_t p = schedule_.ranks.size();
   base_.assign(p + 1, 0);
   std::size_t total = 0;
+  std::size_t longest = 0;
   for (std::size_t r = 0; r < p; ++r) {
     base_[r] = static_cast<std::int64_t>(total);
     total += schedule_.ranks[r].ops.size();
+    longest = std::max(longest, schedule_.ranks[r].ops.size());
   }
   base_[p] = static_cast<std::int64_t>(total);
   if (total >= kMaxGids) {
     throw_invalid("schedule has {} ops; the simulator takes at most {}", total, kMaxGids - 1);
   }
-  return total;
+  // Ranks by op count, descending, then by rank (a counting sort), and how many ranks have
+  // an op of each index.
+  const auto count_of = [&](std::size_t r) { return schedule_.ranks[r].ops.size(); };
+  std::vector<std::int64_t> with_count(longest + 2, 0);  // then: first position per count
+  for (std::size_t r = 0; r < p; ++r) ++with_count[longest - count_of(r)];
+  std::int64_t sum = 0;
+  for (std::int64_t& c : with_count) c = std::exchange(sum, sum + c);
+  std::vector<Rank> rank_at(p);
+  slot_pos_.assign(p, 0);
+  for (std::size_t r = 0; r < p; ++r) {
+    const auto position = with_count[longest - count_of(r)]++;
+    slot_pos_[r] = static_cast<std::int32_t>(position);
+    rank_at[static_cast<std::size_t>(position)] = static_cast<Rank>(r);
+  }
+  // slot_start_[k]: the ops of index below k; ranks with an op k are those at positions
+  // below slot_start_[k + 1] - slot_start_[k].
+  slot_start_.assign(longest + 1, 0);
+  std::size_t ranks_left = p;  // ranks with more than k ops
+  for (std::size_t k = 0; k < longest; ++k) {
+    while (ranks_left > 0 && count_of(static_cast<std::size_t>(rank_at[ranks_left - 1])) <= k) {
+      --ranks_left;
+    }
+    slot_start_[k + 1] = slot_start_[k] + static_cast<std::int64_t>(ranks_left);
+  }
+  return rank_at;
+}
+
+void Engine::renumber_partners(std::vector<std::uint32_t>& partners) const {
+  // Program order -> gid, then each partner looked up (ahead: the lookups are scattered).
+  std::vector<std::uint32_t> gid_of(partners.size());
+  for (std::size_t r = 0; r + 1 < base_.size(); ++r) {
+    const auto pos = static_cast<std::uint32_t>(slot_pos_[r]);
+    for (auto i = base_[r]; i < base_[r + 1]; ++i) {
+      gid_of[static_cast<std::size_t>(i)] =
+          static_cast<std::uint32_t>(slot_start_[static_cast<std::size_t>(i - base_[r])]) + pos;
+    }
+  }
+  constexpr std::size_t kAhead = 16;
+  for (std::size_t i = 0; i < partners.size(); ++i) {
+    if (i + kAhead < partners.size() && partners[i + kAhead] != kNoPartner) {
+      prefetch(&gid_of[partners[i + kAhead]]);
+    }
+    if (partners[i] != kNoPartner) partners[i] = gid_of[partners[i]];
+  }
 }
 
 void Engine::describe_op(Gid g, Rank rank, const Action& action) {
@@ -143,22 +188,23 @@ void Engine::build_successors(const std::vector<Gid>& preds) {
     throw_invalid("schedule has {} dependencies; the simulator takes at most {}", edges,
                   kMaxGids - 1);
   }
-  // Successor lists (CSR): each list in increasing op order. On entry each op's succ_end
-  // holds its number of successors.
+  // Successor lists (CSR). On entry each op's succ_begin holds its number of successors; it
+  // becomes the end of its list, and the lists are filled from their ends, the ops taken in
+  // flatten()'s order (the order within a list does not matter: whatever becomes ready is
+  // sorted by program order before it starts).
   std::uint32_t sum = 0;
   for (Cold& c : cold_) {
+    sum += c.succ_begin;
     c.succ_begin = sum;
-    sum += c.succ_end;
-    c.succ_end = c.succ_begin;  // now the fill cursor
   }
   succ_.resize(edges);
   std::size_t k = 0;
-  for (std::size_t g = 0; g < hot_.size(); ++g) {
+  for_each_op_tiled([&](std::size_t g, std::size_t /*pos*/, std::size_t /*op*/) {
     for (std::int32_t j = 0; j < hot_[g].deps_left; ++j) {
       Cold& pred = cold_[static_cast<std::size_t>(preds[k++])];
-      succ_[pred.succ_end++] = static_cast<Gid>(g);
+      succ_[--pred.succ_begin] = static_cast<Gid>(g);
     }
-  }
+  });
 }
 
 void Engine::reset_run_state() {
@@ -175,38 +221,39 @@ void Engine::reset_run_state() {
   queue_slot_.assign(p * 3, -1);
 }
 
-void Engine::flatten(const std::vector<std::uint32_t>& partners) {
-  const std::size_t total = number_ops();
+void Engine::flatten(std::vector<std::uint32_t>& partners) {
+  const std::vector<Rank> rank_at = number_ops();
+  const auto total = static_cast<std::size_t>(base_.back());
   OPTCOLL_CHECK(partners.size() == total, "simulator given {} partners for {} ops", partners.size(),
                 total);
+  renumber_partners(partners);
   hot_.resize(total);
-  cold_.resize(total);
+  cold_.resize(total + 1);  // the last entry only ends the successor lists
   // Predecessors, flat, so that successor lists are built without a second pass over the
   // schedule's (scattered) ops and `after` lists: the schedule is read exactly once.
   std::vector<Gid> preds;
   preds.reserve(2 * total);
-  for (std::size_t r = 0; r < schedule_.ranks.size(); ++r) {
-    const auto& ops = schedule_.ranks[r].ops;
-    const auto rank = static_cast<Rank>(r);
-    const auto first = static_cast<std::size_t>(base_[r]);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
-      const std::size_t g = first + i;
-      if (op.not_before > 0) {
-        if (release_.empty()) release_.assign(total, 0);
-        release_[g] = op.not_before;
-      }
-      Hot& h = hot_[g];
-      h.rank = rank;
-      h.deps_left = static_cast<std::int32_t>(op.after.size());
-      for (const OpId d : op.after) {
-        preds.push_back(static_cast<Gid>(first + static_cast<std::size_t>(d)));
-        ++cold_[first + static_cast<std::size_t>(d)].succ_end;  // a count, for now
-      }
-      if (partners[g] != kNoPartner) h.partner = static_cast<Gid>(partners[g]);
-      describe_op(static_cast<Gid>(g), rank, op.action);
+  for_each_op_tiled([&](std::size_t g, std::size_t pos, std::size_t k) {
+    const Rank rank = rank_at[pos];
+    const auto r = static_cast<std::size_t>(rank);
+    const Op& op = schedule_.ranks[r].ops[k];
+    if (op.not_before > 0) {
+      if (release_.empty()) release_.assign(total, 0);
+      release_[g] = op.not_before;
     }
-  }
+    Hot& h = hot_[g];
+    h.rank = rank;
+    h.deps_left = static_cast<std::int32_t>(op.after.size());
+    const std::size_t order = static_cast<std::size_t>(base_[r]) + k;
+    cold_[g].order = static_cast<std::int32_t>(order);
+    for (const OpId d : op.after) {
+      const Gid pred = gid(rank, d);
+      preds.push_back(pred);
+      ++cold_[static_cast<std::size_t>(pred)].succ_begin;  // a count, for now
+    }
+    if (partners[order] != kNoPartner) h.partner = static_cast<Gid>(partners[order]);
+    describe_op(static_cast<Gid>(g), rank, op.action);
+  });
   build_successors(preds);
   reset_run_state();
 }
@@ -352,7 +399,9 @@ void Engine::run() {
 void Engine::became_ready(Gid g, Time now) {
   if (!release_.empty() && release_[static_cast<std::size_t>(g)] > now) {
     // Held until its release time: an event of that instant makes it ready.
-    events_.push(Item{release_[static_cast<std::size_t>(g)], g, kReleaseTime});
+    Item release = key_of(g, release_[static_cast<std::size_t>(g)]);
+    release.from = kReleaseTime;
+    events_.push(release);
     return;
   }
   Hot& h = hot_[g];
@@ -374,18 +423,10 @@ void Engine::became_ready(Gid g, Time now) {
 }
 
 void Engine::complete(Gid g, Time now) {
-  // A rank's ops mostly run in program order, and the next instant visits every other rank
-  // before this one again: fetch this rank's next ops now, so that they are in cache then.
-  const std::size_t ahead =
-      std::min<std::size_t>(static_cast<std::size_t>(g) + kPrefetchOps, hot_.size() - 1);
-  for (std::size_t k = static_cast<std::size_t>(g) + 4; k <= ahead; k += 4) {
-    prefetch(&hot_[k]);
-    prefetch(&cold_[k]);
-  }
-  const Cold& c = cold_[g];
   end_[g] = now;
   ++done_;
-  for (std::uint32_t i = c.succ_begin; i < c.succ_end; ++i) {
+  const std::uint32_t stop = succ_end(g);
+  for (std::uint32_t i = succ_begin(g); i < stop; ++i) {
     const Gid next = succ_[i];
     if (--hot_[next].deps_left == 0) became_ready(next, now);
   }
@@ -394,9 +435,12 @@ void Engine::complete(Gid g, Time now) {
 // Started work completes at a later instant, after every other rank's events of this one:
 // fetching the counters its completion will decrement now hides those cache misses.
 void Engine::prefetch_successors(Gid g) const {
-  const Cold& c = cold_[g];
-  const std::uint32_t stop = std::min(c.succ_end, c.succ_begin + kPrefetchSuccessors);
-  for (std::uint32_t i = c.succ_begin; i < stop; ++i) prefetch(&hot_[succ_[i]]);
+  const std::uint32_t begin = succ_begin(g);
+  const std::uint32_t stop = std::min(succ_end(g), begin + kPrefetchSuccessors);
+  for (std::uint32_t i = begin; i < stop; ++i) {
+    prefetch(&hot_[succ_[i]]);
+    prefetch(&cold_[succ_[i]]);
+  }
 }
 
 void Engine::wake(Rank rank, QueueType type, Gid waker) {
@@ -451,8 +495,8 @@ void Engine::handle_event(const Item& event, Time now) {
     became_ready(event.gid, now);
     return;
   }
-  if (event.gid < 0) {  // a gap ended: that end's port is free, the message travels on
-    const Gid g = -event.gid - 1;
+  if (event.from == kPortRelease) {  // a gap ended: that end's port is free, the message travels on
+    const Gid g = event.gid;
     Hot& h = hot_[g];
     h.port = PortHold::kReleased;
     const bool sent = h.kind == OpKind::kSend;
@@ -574,7 +618,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
                                    : model_.receive_gap.has_value();
         if (!gap) continue;
         const Time hold = port_hold(half);
-        if (hold < cold_[g].duration) events_.push(Item{now + hold, release_gid(half), -1});
+        if (hold < cold_[g].duration) events_.push(port_release_event(half, now + hold));
       }
       prefetch_successors(g);
       prefetch_successors(h.partner);

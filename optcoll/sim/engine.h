@@ -41,7 +41,13 @@ enum class OpKind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
 
 inline bool is_computation(OpKind kind) { return kind == OpKind::kCopy || kind == OpKind::kReduce; }
 
-// A global op index: base[rank] + op. Schedules are limited to 2^31 - 1 ops in total.
+// A global op index. Ops are numbered by op index across ranks: first op 0 of every rank,
+// then op 1 of every rank that has one, and so on (ranks ordered by their op counts,
+// descending, then by rank). Collective schedules run in near lock step, so the ops that
+// one instant of the event loop visits (op k of many ranks) lie side by side in the
+// engine's arrays: numbered rank by rank, each such visit was a cache miss (and often a
+// TLB miss). Program order (rank, op) is kept beside it (Cold::order): every tie is broken
+// by it. Schedules are limited to 2^31 - 1 ops in total.
 using Gid = std::int32_t;
 inline constexpr Gid kNoGid = -1;
 
@@ -55,9 +61,22 @@ class Engine {
 
   // ---- the flattened schedule
   std::size_t op_count() const { return hot_.size(); }
-  Gid gid(Rank rank, OpId op) const { return static_cast<Gid>(base_[rank] + op); }
+  Gid gid(Rank rank, OpId op) const {
+    return static_cast<Gid>(slot_start_[static_cast<std::size_t>(op)] +
+                            slot_pos_[static_cast<std::size_t>(rank)]);
+  }
   Rank rank_of(Gid g) const { return hot_[g].rank; }
-  OpId op_of(Gid g) const { return static_cast<OpId>(g - base_[hot_[g].rank]); }
+  OpId op_of(Gid g) const { return static_cast<OpId>(cold_[g].order - base_[hot_[g].rank]); }
+  // g's place in program order (rank by rank, each rank's ops in order).
+  std::int32_t order_of(Gid g) const { return cold_[g].order; }
+  // Every op in program order (rank by rank, each rank's ops in order): f(gid).
+  template <typename F>
+  void for_each_in_program_order(F&& f) const {
+    for (std::size_t r = 0; r + 1 < base_.size(); ++r) {
+      const auto n = static_cast<OpId>(base_[r + 1] - base_[r]);
+      for (OpId i = 0; i < n; ++i) f(gid(static_cast<Rank>(r), i));
+    }
+  }
   OpKind kind(Gid g) const { return hot_[g].kind; }
   Gid partner(Gid g) const { return hot_[g].partner; }  // the other half of a message
   const Op& op(Gid g) const { return schedule_.ranks[rank_of(g)].ops[op_of(g)]; }
@@ -101,10 +120,31 @@ class Engine {
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
   };
 
-  // flatten(): numbers the ops (base_) and checks the limit; sets an op's kind and
+  // flatten(): numbers the ops (number_ops) and checks the limit; sets an op's kind and
   // duration; builds the successor lists from the flat predecessors; sizes the run's state.
-  void flatten(const std::vector<std::uint32_t>& partners);
-  std::size_t number_ops();
+  void flatten(std::vector<std::uint32_t>& partners);
+  // base_ (program order), slot_pos_ and slot_start_ (gids), the op limit checked; returns
+  // the ranks by position (slot_pos_'s inverse).
+  std::vector<Rank> number_ops();
+  // f(gid, position, op index) for every op, in tiles of kTile rank positions: within a
+  // tile op 0 of each rank, then op 1, ...: both the gids and each rank's ops are visited
+  // nearly in memory order.
+  template <typename F>
+  void for_each_op_tiled(F&& f) const {
+    constexpr std::size_t kTile = 64;
+    const std::size_t ranks = slot_pos_.size();
+    for (std::size_t tile = 0; tile < ranks; tile += kTile) {
+      for (std::size_t k = 0; k + 1 < slot_start_.size(); ++k) {
+        const auto row = static_cast<std::size_t>(slot_start_[k]);
+        const std::size_t width = static_cast<std::size_t>(slot_start_[k + 1]) - row;
+        if (width <= tile) break;  // widths only shrink with k
+        const std::size_t stop = std::min(width, tile + kTile);
+        for (std::size_t pos = tile; pos < stop; ++pos) f(row + pos, pos, k);
+      }
+    }
+  }
+  // partners (program-order indices, match_messages_flat) renumbered in place to gids.
+  void renumber_partners(std::vector<std::uint32_t>& partners) const;
   void describe_op(Gid g, Rank rank, const Action& action);
   void build_successors(const std::vector<Gid>& preds);
   void reset_run_state();
@@ -143,6 +183,8 @@ class Engine {
   void became_ready(Gid g, Time now);
   void complete(Gid g, Time now);
   void prefetch_successors(Gid g) const;
+  std::uint32_t succ_begin(Gid g) const { return cold_[g].succ_begin; }
+  std::uint32_t succ_end(Gid g) const { return cold_[static_cast<std::size_t>(g) + 1].succ_begin; }
   void handle_event(const Item& event, Time now);
   void start_ready_work(Time now);
   void try_start(Item item, Time now, Gid cause);
@@ -171,7 +213,7 @@ class Engine {
   // with the same source slice, and the bookkeeping of those in progress.
   bool may_join(Gid g) const;
   void track_send(Gid g, bool started);
-  static Item key_of(Gid g, Time ready) { return Item{ready, g, -1}; }
+  Item key_of(Gid g, Time ready) const { return Item{ready, cold_[g].order, g, -1}; }
 
   const Schedule& schedule_;
   const CostModel& model_;
@@ -192,9 +234,11 @@ class Engine {
                 // taken (a Send the receiver does, SendMode::kReceiver, without a send gap)
   };
   // A gap's port release for op g (the Send for the sender's port, the Recv or RecvReduce
-  // for the receiver's) travels in the event queue as gid -(g + 1), so that it sorts before
-  // the completions of its instant and never collides with them.
-  static Gid release_gid(Gid g) { return -(g + 1); }
+  // for the receiver's) travels in the event queue with order -(order + 1), so that it sorts
+  // before the completions of its instant and never collides with them.
+  Item port_release_event(Gid g, Time at) const {
+    return Item{at, -(cold_[g].order + 1), g, kPortRelease};
+  }
   // How long half g of a message holds its rank's port: a Send its sender's
   // (CostModel::send_port_time), a Recv or RecvReduce its receiver's (receive_port_time).
   Time port_hold(Gid g) const;
@@ -216,18 +260,25 @@ class Engine {
   struct Cold {
     Time duration = 0;             // Send: the transfer; RecvReduce: its reduction; Copy, Reduce
     std::uint32_t succ_begin = 0;  // successors (same-rank ops that list this one in `after`)
-    std::uint32_t succ_end = 0;    // are succ_[succ_begin, succ_end)
+                                   // are succ_[succ_begin, the next gid's succ_begin)
+    std::int32_t order = 0;        // program order: base_[rank] + op index
   };
   static_assert(sizeof(Hot) == 16 && sizeof(Cold) == 16);
 
-  // An event that is no completion: a release time reached (Op::not_before). Completions and
-  // port releases have from = -1.
+  // Events that are no completion (Item::from; completions have -1): a release time reached
+  // (Op::not_before), a port released after its gap.
   static constexpr std::int32_t kReleaseTime = -2;
+  static constexpr std::int32_t kPortRelease = -3;
 
-  std::vector<std::int64_t> base_;  // p + 1 prefix sums of op counts
-  std::vector<Time> release_;       // per op, only when some op has a release time
+  std::vector<std::int64_t> base_;  // p + 1 prefix sums of op counts: program order
+  // gid(rank, op) = slot_start_[op] + slot_pos_[rank]: slot_start_[k] counts the ops of
+  // index below k, and slot_pos_ places the ranks in order of their op counts, descending
+  // (then by rank), so the ranks with an op k are the first ones.
+  std::vector<std::int64_t> slot_start_;
+  std::vector<std::int32_t> slot_pos_;
+  std::vector<Time> release_;  // per op, only when some op has a release time
   HugeVector<Hot> hot_;
-  HugeVector<Cold> cold_;
+  HugeVector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
   HugeVector<Gid> succ_;
   HugeVector<Time> start_;
   HugeVector<Time> end_;

@@ -17,20 +17,23 @@
 
 namespace optcoll::sim::detail {
 
-// A unit of simulated work or a completion: a time and the global index of the op it belongs
-// to (a transfer is named by its Send). Global indices number ops rank by rank in program
-// order (op i of rank r is base[r] + i), so ordering by (time, gid) *is* ordering by
-// (time, rank, op index).
+// A unit of simulated work or a completion: a time, the op it belongs to (a transfer is
+// named by its Send) and that op's place in program order. The engine numbers its ops
+// (gids) by op index across ranks, for locality (engine.h); `order` numbers them rank by
+// rank in program order (op i of rank r is base[r] + i), so ordering by (time, order) *is*
+// ordering by (time, rank, op index). A port release carries -(order + 1): it sorts before
+// the completions of its instant.
 struct Item {
   Time time = 0;           // event: when it happens; work: when it became ready
-  std::int32_t gid = 0;    // global op index
-  std::int32_t from = -1;  // candidates only: the blocked-work queue it was taken from
+  std::int32_t order = 0;  // the op's program-order index (negative: a port release)
+  std::int32_t gid = 0;    // the engine's index of the op
+  std::int32_t from = -1;  // candidates: the blocked-work queue it was taken from; events: a kind
 };
 
-// Strict (time, rank, op) order; gid is unique among live entries, so it is total.
+// Strict (time, rank, op) order; `order` is unique among live entries, so it is total.
 inline bool before(const Item& a, const Item& b) {
   if (a.time != b.time) return a.time < b.time;
-  return a.gid < b.gid;
+  return a.order < b.order;
 }
 
 // A 4-ary heap: shallower than a binary heap, so fewer cache misses per pop on queues of a
@@ -223,7 +226,7 @@ class EventQueue {
     out.clear();
     out.swap(buckets_[bucket]);
     free_.push_back(bucket);
-    sort_items(out);  // all of one time: (time, gid) order is (rank, op) order
+    sort_items(out);  // all of one time: (time, order) order is (rank, op) order
   }
 
  private:

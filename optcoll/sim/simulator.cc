@@ -185,10 +185,14 @@ Gid blocking_op(const Engine& engine, Gid blocker, CriticalStep& step) {
 
 std::vector<CriticalStep> critical_path(const Engine& engine) {
   std::vector<CriticalStep> path;
+  // The op that completes last; ties: the first in program order (lowest rank, then op).
   const auto total = static_cast<Gid>(engine.op_count());
   Gid last = kNoGid;
   for (Gid g = 0; g < total; ++g) {
-    if (last == kNoGid || engine.end(g) > engine.end(last)) last = g;
+    if (last == kNoGid || engine.end(g) > engine.end(last) ||
+        (engine.end(g) == engine.end(last) && engine.order_of(g) < engine.order_of(last))) {
+      last = g;
+    }
   }
   Gid g = last;
   Time end = last == kNoGid ? 0 : engine.end(last);
@@ -256,21 +260,17 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
 }
 
 std::string describe_deadlock(const Schedule& schedule, const Engine& engine) {
-  const auto total = static_cast<Gid>(engine.op_count());
-  std::vector<Gid> stuck;
+  std::vector<Gid> ready;        // the first ops, in program order, that are ready ...
+  std::vector<Gid> never_ready;  // ... and that never became ready
   std::size_t waiting = 0;
-  for (Gid g = 0; g < total; ++g) {
-    if (engine.finished(g)) continue;
+  engine.for_each_in_program_order([&](Gid g) {
+    if (engine.finished(g)) return;
     ++waiting;
-    if (engine.is_ready(g) && stuck.size() < kMaxDeadlockOps) stuck.push_back(g);
-  }
-  const bool any_ready = !stuck.empty();
-  for (Gid g = 0; g < total && stuck.empty(); ++g) {
-    if (!engine.finished(g)) stuck.push_back(g);
-  }
-  for (Gid g = stuck.back() + 1; g < total && !any_ready && stuck.size() < kMaxDeadlockOps; ++g) {
-    if (!engine.finished(g)) stuck.push_back(g);
-  }
+    auto& list = engine.is_ready(g) ? ready : never_ready;
+    if (list.size() < kMaxDeadlockOps) list.push_back(g);
+  });
+  const bool any_ready = !ready.empty();
+  const std::vector<Gid>& stuck = any_ready ? ready : never_ready;
   std::string text =
       fmt::format("deadlock: {} of {} ops can never complete; ", waiting, engine.op_count());
   text += any_ready ? "ready but waiting for a partner that never becomes ready:" : "never ready:";
@@ -317,14 +317,12 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const SimOp
   result.ops = engine.op_count();
   result.events = engine.events();
   result.rank_finish.assign(schedule.ranks.size(), 0);
-  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
-    const auto rank = static_cast<Rank>(r);
-    const auto n = static_cast<OpId>(schedule.ranks[r].ops.size());
-    Time finish = 0;
-    for (OpId i = 0; i < n; ++i) finish = std::max(finish, engine.end(engine.gid(rank, i)));
-    result.rank_finish[r] = finish;
-    result.makespan = std::max(result.makespan, finish);
+  const auto total = static_cast<Gid>(engine.op_count());
+  for (Gid g = 0; g < total; ++g) {  // in the engine's order: its arrays in memory order
+    Time& finish = result.rank_finish[static_cast<std::size_t>(engine.rank_of(g))];
+    finish = std::max(finish, engine.end(g));
   }
+  for (const Time finish : result.rank_finish) result.makespan = std::max(result.makespan, finish);
   if (engine.complete()) {
     result.critical_path = critical_path(engine);
   } else {

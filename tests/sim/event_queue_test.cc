@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the simulator's queues: (time, gid) order for the heap, the run-merging sort, the
-// blocked-work queues (in-order appends and out-of-order inserts) and the event queue's
-// one-instant-at-a-time hand-out.
+// File: the simulator's queues: (time, program order) for the heap, the run-merging sort,
+// the blocked-work queues (in-order appends and out-of-order inserts) and the event queue's
+// one-instant-at-a-time hand-out. Items carry a gid that orders nothing (the engine numbers
+// ops otherwise): here it runs against the program order, so that a queue ordering by it
+// would fail.
 #include "optcoll/sim/event_queue.h"
 
 #include <algorithm>
@@ -13,13 +15,18 @@
 namespace optcoll::sim::detail {
 namespace {
 
+// An op's gid in these tests: the reverse of its program order.
+constexpr std::int32_t kOps = 100000;
+std::int32_t gid_of(std::int32_t order) { return kOps - 1 - order; }
+Item item(Time time, std::int32_t order) { return Item{time, order, gid_of(order), -1}; }
+
 std::vector<Item> random_items(std::mt19937& rng, std::size_t n, int times) {
   std::vector<Item> items;
-  std::vector<std::int32_t> gids(n);
-  for (std::size_t i = 0; i < n; ++i) gids[i] = static_cast<std::int32_t>(i);
-  std::shuffle(gids.begin(), gids.end(), rng);
+  std::vector<std::int32_t> orders(n);
+  for (std::size_t i = 0; i < n; ++i) orders[i] = static_cast<std::int32_t>(i);
+  std::shuffle(orders.begin(), orders.end(), rng);
   for (std::size_t i = 0; i < n; ++i) {
-    items.push_back(Item{static_cast<Time>(rng() % static_cast<unsigned>(times)), gids[i], -1});
+    items.push_back(item(static_cast<Time>(rng() % static_cast<unsigned>(times)), orders[i]));
   }
   return items;
 }
@@ -27,12 +34,12 @@ std::vector<Item> random_items(std::mt19937& rng, std::size_t n, int times) {
 bool same_order(const std::vector<Item>& a, const std::vector<Item>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].time != b[i].time || a[i].gid != b[i].gid) return false;
+    if (a[i].time != b[i].time || a[i].order != b[i].order || a[i].gid != b[i].gid) return false;
   }
   return true;
 }
 
-TEST(ItemHeap, PopsInTimeThenGidOrder) {
+TEST(ItemHeap, PopsInTimeThenProgramOrder) {
   std::mt19937 rng(7);
   auto items = random_items(rng, 500, 20);
   ItemHeap heap;
@@ -83,7 +90,7 @@ TEST(BlockedQueues, KeepOrderWithInOrderAndOutOfOrderPushes) {
     if (i % 17 == 16) {  // interleave pops with pushes
       std::sort(in_a.begin(), in_a.end(), before);
       const Item top = queues.pop(a);
-      EXPECT_EQ(top.gid, in_a.front().gid);
+      EXPECT_EQ(top.order, in_a.front().order);
       in_a.erase(in_a.begin());
     }
   }
@@ -94,29 +101,30 @@ TEST(BlockedQueues, KeepOrderWithInOrderAndOutOfOrderPushes) {
   EXPECT_FALSE(queues.empty(b));
 }
 
-TEST(EventQueue, HandsOutOneInstantInGidOrder) {
+TEST(EventQueue, HandsOutOneInstantInProgramOrder) {
   EventQueue events;
-  events.push(Item{5, 9, -1});
-  events.push(Item{2, 4, -1});
-  events.push(Item{5, 1, -1});
-  events.push(Item{2, 3, -1});
-  events.push(Item{0, 7, -1});
+  events.push(item(5, 9));
+  events.push(item(2, 4));
+  events.push(item(5, 1));
+  events.push(item(2, 3));
+  events.push(item(0, 7));
   std::vector<Item> instant;
   ASSERT_EQ(events.next_time(), 0);
   events.pop_instant(instant);
   ASSERT_EQ(instant.size(), 1u);
-  events.push(Item{0, 2, -1});  // a zero-duration completion: the same time, a new instant
+  events.push(item(0, 2));  // a zero-duration completion: the same time, a new instant
   ASSERT_EQ(events.next_time(), 0);
   events.pop_instant(instant);
-  EXPECT_EQ(instant.front().gid, 2);
+  EXPECT_EQ(instant.front().order, 2);
   events.pop_instant(instant);
   ASSERT_EQ(instant.size(), 2u);
-  EXPECT_EQ(instant[0].gid, 3);
-  EXPECT_EQ(instant[1].gid, 4);
+  EXPECT_EQ(instant[0].order, 3);
+  EXPECT_EQ(instant[0].gid, gid_of(3));
+  EXPECT_EQ(instant[1].order, 4);
   events.pop_instant(instant);
   ASSERT_EQ(instant.size(), 2u);
   EXPECT_EQ(instant[0].time, 5);
-  EXPECT_EQ(instant[0].gid, 1);
+  EXPECT_EQ(instant[0].order, 1);
   EXPECT_TRUE(events.empty());
 }
 

@@ -452,6 +452,29 @@ TEST(Order, EarlierReadyTimeFirst) {
   EXPECT_EQ(r.rank_finish, (std::vector<Time>{330, 330, 220, 110}));
 }
 
+TEST(Order, TiesFollowRanksNotOpIndices) {
+  // The engine numbers ops by op index across ranks (op 1 of rank 2 before op 2 of rank 1);
+  // ties must still go by rank. Copy = 1 per element. Rank 1 copies two 5-element halves
+  // ([0, 5], [5, 10]) and sends them as its op 2; rank 2 copies 10 elements ([0, 10]) and
+  // sends them as its op 1. Both transfers are ready at 10 and the root has one port: rank
+  // 1's goes first, [10, 120], then rank 2's, [120, 230], whatever the root's program order.
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 3, 10), "test/tie");
+  const Slice staged1 = b.scratch(1, 10);
+  b.copy(1, in(0, 5), Slice{staged1.buf, staged1.offset, 5});
+  b.copy(1, in(5, 5), Slice{staged1.buf, staged1.offset + 5, 5});
+  const Slice staged2 = b.scratch(2, 10);
+  b.copy(2, in(0, 10), staged2);
+  b.transfer(2, 0, staged2, out(20, 10));
+  b.transfer(1, 0, staged1, out(10, 10));
+  const Schedule s = std::move(b).finish();
+  ASSERT_EQ(s.ranks[1].ops.size(), 3u);
+  ASSERT_EQ(s.ranks[2].ops.size(), 2u);
+  CostModel m = model();
+  m.copy = 1;
+  const auto r = simulate(s, m);
+  EXPECT_EQ(r.rank_finish, (std::vector<Time>{230, 120, 230}));
+}
+
 TEST(Deadlock, CyclicSchedule) {
   // Each rank receives before it sends, and each send waits for the receive: a cycle.
   Schedule s;
