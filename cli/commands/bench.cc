@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/run_mpi.h"
+#include "cli/commands/mpi_backend.h"
 #include "cli/options.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
