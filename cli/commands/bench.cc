@@ -118,6 +118,9 @@ void check_options(const BenchOptions& o) {
   }
 }
 
+// The rows are timed and written only with MPI (a build without it refuses the command).
+#ifdef OPTCOLL_WITH_MPI
+
 // A CSV field (RFC 4180): quoted when it holds a comma or a quote (an algorithm's
 // parameters, "compose(reduce/x, bcast/y)").
 std::string csv_field(const std::string& text) {
@@ -160,8 +163,6 @@ std::string format_rows(const std::vector<Row>& rows, const std::string& format,
   }
   return text;
 }
-
-#ifdef OPTCOLL_WITH_MPI
 
 // Appends `iterations` times of the slowest rank, one call each (after a barrier).
 void time_slowest(int iterations, const std::function<void()>& call, std::vector<double>& times) {
