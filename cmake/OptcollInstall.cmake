@@ -17,8 +17,8 @@ install(TARGETS optcoll_model optcoll_schedule optcoll_verify optcoll_algorithms
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS optcoll_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(OPTCOLL_HAVE_MPI)
-  # The MPI backend, the C API (include/optcoll.h) and the PMPI library.
-  install(TARGETS optcoll_exec_mpi optcoll_c EXPORT optcollTargets
+  # The MPI backend, the API's calls on it, the C API (include/optcoll.h) and the PMPI library.
+  install(TARGETS optcoll_exec_mpi optcoll_api_mpi optcoll_c EXPORT optcollTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(FILES ${PROJECT_SOURCE_DIR}/include/optcoll.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

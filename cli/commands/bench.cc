@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/run_mpi.h"
+#include "cli/commands/mpi_backend.h"
 #include "cli/options.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/cost_model.h"
@@ -118,6 +118,9 @@ void check_options(const BenchOptions& o) {
   }
 }
 
+// The rows are timed and written only with MPI (a build without it refuses the command).
+#ifdef OPTCOLL_WITH_MPI
+
 // A CSV field (RFC 4180): quoted when it holds a comma or a quote (an algorithm's
 // parameters, "compose(reduce/x, bcast/y)").
 std::string csv_field(const std::string& text) {
@@ -160,8 +163,6 @@ std::string format_rows(const std::vector<Row>& rows, const std::string& format,
   }
   return text;
 }
-
-#ifdef OPTCOLL_WITH_MPI
 
 // Appends `iterations` times of the slowest rank, one call each (after a barrier).
 void time_slowest(int iterations, const std::function<void()>& call, std::vector<double>& times) {

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/run_mpi.h"
+#include "cli/commands/mpi_backend.h"
 #include "cli/options.h"
 #include "optcoll/api/calibrate_node.h"
 #include "optcoll/exec/threads/thread_transport.h"
@@ -169,6 +169,12 @@ void run_calibrate(const CalibrateOptions& o) {
     if (o.nranks != 0 && o.nranks != mpi_world_size()) {
       throw_invalid("-p {} differs from the {} MPI processes calibrate runs on", o.nranks,
                     mpi_world_size());
+    }
+    if (mpi_world_size() < 2) {
+      throw_invalid(
+          "calibrate --backend mpi measures between MPI processes: start it with mpirun -np 2 "
+          "(or more), got {}",
+          mpi_world_size());
     }
     c = calibrate_on_mpi(n);
     if (mpi_world_rank() != 0) return;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/run_mpi.h"
+#include "cli/commands/mpi_backend.h"
 #include "cli/memory.h"
 #include "cli/options.h"
 #include "optcoll/api/threads_check.h"

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/run_mpi.h"
+#include "cli/commands/mpi_backend.h"
 #include "cli/options.h"
 #include "optcoll/experiments/svg_chart.h"
 #include "optcoll/model/error.h"
