@@ -9,15 +9,9 @@
 #include "optcoll/sim/engine.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
-#include <new>
 #include <type_traits>
 #include <utility>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/validate.h"
@@ -25,7 +19,6 @@
 namespace optcoll::sim::detail {
 
 namespace {
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::uint32_t kPrefetchSuccessors = 8;
 
 inline void prefetch(const void* p) {
@@ -36,25 +29,6 @@ inline void prefetch(const void* p) {
 #endif
 }
 }  // namespace
-
-void* huge_page_allocate(std::size_t bytes) {
-  if (bytes < kHugePage) return ::operator new (bytes, std::align_val_t{64});
-  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (p == nullptr) throw std::bad_alloc();
-#if defined(MADV_HUGEPAGE)
-  ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure just means small pages
-#endif
-  return p;
-}
-
-void huge_page_deallocate(void* p, std::size_t bytes) {
-  if (bytes < kHugePage) {
-    ::operator delete (p, std::align_val_t{64});
-  } else {
-    std::free(p);
-  }
-}
 
 Engine::Engine(const Schedule& schedule, const CostModel& model,
                std::vector<std::uint32_t> partners)
@@ -236,7 +210,15 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
   for_each_op_tiled([&](std::size_t g, std::size_t pos, std::size_t k) {
     const Rank rank = rank_at[pos];
     const auto r = static_cast<std::size_t>(rank);
-    const Op& op = schedule_.ranks[r].ops[k];
+    const auto& ops = schedule_.ranks[r].ops;
+    const Op& op = ops[k];
+    // The tile visits 64 ranks' programs at once, too many streams for the hardware
+    // prefetcher: fetch this rank's op for two rows on.
+    if (k + 2 < ops.size()) {
+      const auto* ahead = reinterpret_cast<const char*>(&ops[k + 2]);
+      prefetch(ahead);
+      prefetch(ahead + sizeof(Op) - 1);
+    }
     if (op.not_before > 0) {
       if (release_.empty()) release_.assign(total, 0);
       release_[g] = op.not_before;

@@ -15,28 +15,6 @@
 
 namespace optcoll::sim::detail {
 
-// Raw storage for the engine's large per-op arrays: on Linux, blocks of 2 MiB and more are
-// 2 MiB aligned and advised for transparent huge pages. The event loop visits the ops of many
-// ranks in turn; with 4 KiB pages nearly every such visit would also miss the TLB.
-void* huge_page_allocate(std::size_t bytes);
-void huge_page_deallocate(void* p, std::size_t bytes);
-
-template <typename T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <typename U>
-  explicit HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(huge_page_allocate(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) { huge_page_deallocate(p, n * sizeof(T)); }
-  template <typename U>
-  bool operator==(const HugePageAllocator<U>& /*other*/) const {
-    return true;
-  }
-};
-template <typename T>
-using HugeVector = std::vector<T, HugePageAllocator<T>>;
-
 enum class OpKind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
 
 inline bool is_computation(OpKind kind) { return kind == OpKind::kCopy || kind == OpKind::kReduce; }
@@ -277,12 +255,12 @@ class Engine {
   std::vector<std::int64_t> slot_start_;
   std::vector<std::int32_t> slot_pos_;
   std::vector<Time> release_;  // per op, only when some op has a release time
-  HugeVector<Hot> hot_;
-  HugeVector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
-  HugeVector<Gid> succ_;
-  HugeVector<Time> start_;
-  HugeVector<Time> end_;
-  HugeVector<Gid> cause_;
+  std::vector<Hot> hot_;
+  std::vector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
+  std::vector<Gid> succ_;
+  std::vector<Time> start_;
+  std::vector<Time> end_;
+  std::vector<Gid> cause_;
 
   // Per rank resources.
   std::vector<std::int32_t> sends_active_;
