@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -69,6 +70,49 @@ inline SharedNodes shared_nodes(const patterns::NodeLevels& levels) {
     shared.members.push_back(levels.members[g]);
   }
   return shared;
+}
+
+// A rooted two-level gatherv or scatterv: an intra-node phase on the nodes of more than one
+// rank (its j-th spec: the blocks of node intra.index[j]'s members, to or from its leader) and
+// an inter-node phase among the leaders (each node's blocks together, to or from the root's
+// node). `intra` and `inter` index `phases`, whose kinds are the phases' collectives.
+struct RootedPlan {
+  patterns::PhasePlan phases;
+  NodeOrder order;
+  SharedNodes intra;  // the nodes that run the intra-node phase
+};
+inline RootedPlan rooted_plan(const CollectiveSpec& spec, const Params& params,
+                              const CostModel& model, std::span<const patterns::LevelPhase> phases,
+                              std::size_t intra, std::size_t inter) {
+  const Layout layout(spec);
+  RootedPlan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), phases}, {}, {}};
+  const auto& levels = plan.phases.levels();
+  plan.order = node_order(levels, layout);
+  plan.intra = shared_nodes(levels);
+  for (const std::size_t g : plan.intra.index) {
+    plan.phases.specs(intra).push_back(
+        patterns::level_spec(spec, phases[intra].kind, levels.size(static_cast<std::int32_t>(g)), 0,
+                             levels.leader_index[g], member_blocks(levels, layout, g)));
+  }
+  plan.phases.specs(inter).push_back(patterns::level_spec(
+      spec, phases[inter].kind, levels.nodes(), 0, levels.root_node, plan.order.node_total));
+  plan.phases.choose(params);
+  return plan;
+}
+
+// Each leader's hand-off in a rooted two-level call: its node's blocks in node order, in
+// scratch; a node of one rank hands off through that rank's own buffer `own`.
+inline std::vector<Slice> leader_handoffs(Stitcher& stitcher, const RootedPlan& plan,
+                                          const Layout& layout, Buf own) {
+  const auto& levels = plan.phases.levels();
+  std::vector<Slice> handoff;
+  for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
+    const Rank leader = levels.leaders[g];
+    handoff.push_back(levels.members[g].size() == 1
+                          ? whole(layout, leader, own)
+                          : stitcher.scratch(leader, plan.order.node_total[g]));
+  }
+  return handoff;
 }
 
 // Appends one phase run by several groups (specs[g] on members[g]), each group's buffers

@@ -28,29 +28,6 @@ constexpr patterns::LevelPhase kPhases[] = {
     {"intra", CollectiveKind::kScatterv}};
 enum Phase : std::size_t { kInter, kIntra };
 
-struct Plan {
-  patterns::PhasePlan phases;
-  node_aware::NodeOrder order;
-  node_aware::SharedNodes intra;  // the nodes that run the intra-node phase
-};
-
-Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  const Layout layout(spec);
-  Plan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), kPhases}, {}, {}};
-  const auto& levels = plan.phases.levels();
-  plan.order = node_aware::node_order(levels, layout);
-  plan.intra = node_aware::shared_nodes(levels);
-  plan.phases.specs(kInter).push_back(patterns::level_spec(
-      spec, CollectiveKind::kScatterv, levels.nodes(), 0, levels.root_node, plan.order.node_total));
-  for (const std::size_t g : plan.intra.index) {
-    plan.phases.specs(kIntra).push_back(patterns::level_spec(
-        spec, CollectiveKind::kScatterv, levels.size(static_cast<std::int32_t>(g)), 0,
-        levels.leader_index[g], node_aware::member_blocks(levels, layout, g)));
-  }
-  plan.phases.choose(params);
-  return plan;
-}
-
 }  // namespace
 
 std::span<const ParamInfo> scatter_node_aware_params() { return kParams; }
@@ -62,17 +39,12 @@ std::optional<std::string> scatter_node_aware_why_not(const CollectiveSpec& spec
 
 Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& params,
                                   const CostModel& model) {
-  const Plan plan = plan_of(spec, params, model);
+  const auto plan = node_aware::rooted_plan(spec, params, model, kPhases, kIntra, kInter);
   const Layout layout(spec);
   const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
-  std::vector<Slice> handoff;  // each leader's node blocks (a node of one rank: its buffer)
-  for (std::size_t g = 0; g < levels.leaders.size(); ++g) {
-    const Rank leader = levels.leaders[g];
-    handoff.push_back(levels.members[g].size() == 1
-                          ? node_aware::whole(layout, leader, Buf::kOutput)
-                          : stitcher.scratch(leader, plan.order.node_total[g]));
-  }
+  const std::vector<Slice> handoff =
+      node_aware::leader_handoffs(stitcher, plan, layout, Buf::kOutput);
   const bool staged = !plan.order.same_as_rank_order;
   const Slice staging = staged ? stitcher.scratch(spec.root, layout.total())
                                : node_aware::whole(layout, spec.root, Buf::kInput);
@@ -105,7 +77,7 @@ Schedule build_scatter_node_aware(const CollectiveSpec& spec, const Params& para
 // placements not in blocks, are not in it).
 std::optional<Estimate> estimate_scatter_node_aware(const CollectiveSpec& spec,
                                                     const Params& params, const CostModel& model) {
-  return plan_of(spec, params, model).phases.estimate();
+  return node_aware::rooted_plan(spec, params, model, kPhases, kIntra, kInter).phases.estimate();
 }
 
 }  // namespace optcoll::algorithms
