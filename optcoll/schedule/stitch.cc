@@ -54,6 +54,15 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
   const Layout part_layout(part.spec);
   // Messages of this part per (sender, receiver), added to messages_ once the part is in.
   std::vector<std::tuple<Rank, Rank, std::int32_t>> part_messages;
+  // Per member, the messages it has already exchanged with each part peer (messages() scans a
+  // rank's peers: once per peer and part, not once per message): -1 until looked up.
+  std::vector<std::int32_t> sent_before(static_cast<std::size_t>(q));
+  std::vector<std::int32_t> received_before(static_cast<std::size_t>(q));
+  const auto earlier = [&](std::vector<std::int32_t>& cache, Rank peer, Rank from, Rank to) {
+    std::int32_t& known = cache[static_cast<std::size_t>(peer)];
+    if (known < 0) known = messages(from, to);
+    return known;
+  };
   for (Rank i = 0; i < q; ++i) {
     const Rank r = members[static_cast<std::size_t>(i)];
     RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
@@ -69,6 +78,8 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
     program.ops.reserve(program.ops.size() + source.ops.size());
     OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
     std::vector<bool> has_successor(source.ops.size(), false);
+    std::fill(sent_before.begin(), sent_before.end(), -1);
+    std::fill(received_before.begin(), received_before.end(), -1);
     for (const Op& op : source.ops) {
       Op renamed;
       renamed.seq = op.seq;
@@ -96,13 +107,13 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
             }
           },
           op.action);
-      if (const auto* send = std::get_if<Send>(&renamed.action)) {
-        renamed.seq += messages(r, send->peer);
-        part_messages.emplace_back(r, send->peer, op.seq + 1);
-      } else if (const auto* recv = std::get_if<Recv>(&renamed.action)) {
-        renamed.seq += messages(recv->peer, r);
-      } else if (const auto* recv_reduce = std::get_if<RecvReduce>(&renamed.action)) {
-        renamed.seq += messages(recv_reduce->peer, r);
+      if (const auto* send = std::get_if<Send>(&op.action)) {
+        const Rank to = members[static_cast<std::size_t>(send->peer)];
+        renamed.seq += earlier(sent_before, send->peer, r, to);
+        part_messages.emplace_back(r, to, op.seq + 1);
+      } else if (const Rank from_peer = peer_of(op.action); from_peer != kNoRank) {
+        const Rank from = members[static_cast<std::size_t>(from_peer)];
+        renamed.seq += earlier(received_before, from_peer, from, r);
       }
       program.ops.push_back(std::move(renamed));
     }
