@@ -13,7 +13,6 @@ namespace optcoll::algorithms {
 namespace {
 
 constexpr std::int64_t kMaxRadix = 1 << 20;
-constexpr Count kMaxSegments = 1 << 16;
 // "auto" stops at 1024 segments: the schedule grows by one message per tree edge per
 // segment, while the pipeline's fill term (slots − fanout)·ceil(count/S)·c it still shrinks is
 // by then at most (slots − fanout)/1024 of the bandwidth term (only α ≈ 0 models want more;

@@ -36,10 +36,14 @@ struct LinkCost {
 };
 LinkCost link_cost(const CostModel& model, const CollectiveSpec& spec);
 
+// The most segments resolve_segments gives: an explicit segment size that would need more
+// gets kMaxSegments (algorithms that must not round it say so in their why_not).
+inline constexpr Count kMaxSegments = Count{1} << 16;
+
 // The number of segments for `count` elements: from params' "segment" (elements per
 // segment: ceil(count / segment) segments), or for "auto" the S in [1, count] that
 // minimizes cost(S) (searched exhaustively up to 4·hint + 64; ties: the smallest S) among
-// S <= 1024. Never more than 2^16 segments.
+// S <= 1024. Never more than kMaxSegments.
 // At least 1 (also for count = 0).
 using SegmentCost = std::function<Time(Count segments)>;
 Count resolve_segments(const Params& params, Count count, const SegmentCost& cost, double hint);
