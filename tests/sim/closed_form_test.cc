@@ -627,6 +627,17 @@ const std::map<std::string, Formula>& formulas() {
             [](const Env& e) {
               return a(prime_factor_steps(e.p)) + b((e.p - 1) * e.m) + e.m * e.copy;
             }}},
+      // All p circulant broadcasts at once (allgather/circulant.cc): with equal blocks every
+      // piece crosses p − 1 edges once, so the β term is the ring's whatever S, and auto
+      // takes S = 1: q rounds. (Copies: the packed rounds' elements twice, which depend on
+      // the schedule's rounds; tests/sim/circulant_allgather_test.cc checks them and the
+      // irregular blocks against the estimate's replay.)
+      {"allgather/circulant",
+       {.copy_free = true, .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
+      {"allgatherv/circulant",
+       {.copy_free = true,
+        .uniform_only = true,
+        .cost = [](const Env& e) { return a(e.log) + b((e.p - 1) * e.m); }}},
       {"reduce_scatter/hybrid",
        {.uniform_only = true,
         .cost =
