@@ -5,8 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -111,13 +117,35 @@ Time predict(const Schedule& schedule, const CostModel& model) {
   return r.makespan;
 }
 
-// The median over repetitions of the slowest rank's time per call of `schedule`: after a
-// barrier, calls back to back, as many as take about kRoundSeconds (one probe call decides,
-// at most kMaxCalls), so that what is timed is the steady state of ranks that keep
-// exchanging, not how late each rank leaves the barrier.
+// How time_schedule times: rounds of about `round` seconds (one probe call decides how many
+// calls, at least `min_calls`, at most kMaxCalls); with `to_barrier`, each rank's time runs
+// to a barrier after its calls, so that the slowest rank's is the window from the first
+// rank's start to the last rank's end (ranks that leave the first barrier apart, and each
+// time only their own calls, would otherwise hide work done while they were not timing).
 constexpr double kRoundSeconds = 2e-3;
 constexpr int kMaxCalls = 100;
-double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions) {
+struct Timing {
+  double round = kRoundSeconds;
+  int min_calls = 1;
+  bool to_barrier = false;
+};
+
+// The slowest rank's time per call of `calls` calls of `run` back to back after a barrier.
+double time_calls(RankSync& sync, Execution& run, BufferBinding buffers, const Datatype& type,
+                  const ReduceOp& op, int calls, bool to_barrier) {
+  if (!to_barrier) return slowest_per_call(sync, run, buffers, type, op, calls);
+  sync.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < calls; ++i) run.run(sync.transport(), buffers, type, op, sync.options());
+  sync.barrier();
+  return sync.max(seconds_since(start) / calls);
+}
+
+// The median over repetitions of the slowest rank's time per call of `schedule`: after a
+// barrier, calls back to back (Timing), so that what is timed is the steady state of ranks
+// that keep exchanging, not how late each rank leaves the barrier.
+double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions,
+                     const Timing& timing = {}) {
   const Rank me = sync.transport().rank();
   const Layout layout(schedule.spec);
   std::vector<std::byte> input(static_cast<std::size_t>(layout.input_count(me)) * kElem);
@@ -126,10 +154,11 @@ double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions) 
   const auto type = Datatype::float64();
   const auto op = ReduceOp::builtin("sum", type);
   const BufferBinding buffers{input, output};
-  const int calls = calls_per_round(sync, run, buffers, type, op, kRoundSeconds, kMaxCalls);
+  const int calls = std::max(
+      timing.min_calls, calls_per_round(sync, run, buffers, type, op, timing.round, kMaxCalls));
   std::vector<double> times;
   for (int rep = 0; rep < repetitions; ++rep) {
-    times.push_back(slowest_per_call(sync, run, buffers, type, op, calls));
+    times.push_back(time_calls(sync, run, buffers, type, op, calls, timing.to_barrier));
   }
   return median_of(times);
 }
@@ -214,6 +243,38 @@ FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy
   return best;
 }
 
+FittedParameter fit_nic_ports(const std::vector<double>& times) {
+  if (times.empty()) throw_invalid("fitting nic_ports needs the time of one stream at least");
+  for (std::size_t k = 1; k <= times.size(); ++k) {
+    if (!(times[k - 1] > 0) || !std::isfinite(times[k - 1])) {
+      throw_invalid("the time of {} concurrent streams must be positive, got {}", k, times[k - 1]);
+    }
+  }
+  const double one = times.front();
+  // The aggregate throughput of k streams in single streams' worth: at most P under either
+  // the model's turns or a fairly shared link, and P itself from k = P on.
+  double most = 1;
+  for (std::size_t k = 1; k <= times.size(); ++k) {
+    most = std::max(most, static_cast<double>(k) * one / times[k - 1]);
+  }
+  const auto streams = static_cast<double>(times.size());
+  const int ports = static_cast<int>(std::clamp(std::round(most), 1.0, streams));
+  FittedParameter fit{"nic_ports", static_cast<double>(ports), "", 0};
+  std::string curve;
+  for (std::size_t k = 1; k <= times.size(); ++k) {
+    const auto turns = static_cast<double>((k + static_cast<std::size_t>(ports) - 1) /
+                                           static_cast<std::size_t>(ports));
+    fit.error = std::max(fit.error, relative_error(turns * one, times[k - 1]));
+    curve += fmt::format("{}{:.2f}", k == 1 ? "" : ", ", times[k - 1] / one);
+  }
+  fit.from = fmt::format(
+      "k = 1..{} concurrent streams: {} times one stream's {:.1f} us (at most {:.2f} streams' "
+      "worth at once{})",
+      times.size(), curve, one * 1e6, most,
+      ports == static_cast<int>(times.size()) ? "; no more streams were measured" : "");
+  return fit;
+}
+
 void check_calibration_options(const NodeCalibrationOptions& o) {
   if (o.repetitions < 1) throw_invalid("--repetitions must be at least 1, got {}", o.repetitions);
   if (o.burst < 2) throw_invalid("--burst must be at least 2, got {}", o.burst);
@@ -289,6 +350,124 @@ LevelFit fit_level(RankSync& sync, Transport& transport, const NodeCalibrationOp
   return fit;
 }
 
+// k concurrent streams of `count` doubles, all at once: rank from[i] sends to rank to[i].
+Schedule nic_streams(Rank p, std::span<const Rank> from, std::span<const Rank> to, Count count) {
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, p, count);
+  spec.elem_bytes = kElem;
+  ScheduleBuilder b(spec, "calibrate/nic_streams");
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    b.transfer(from[i], to[i], Slice{Buf::kInput, 0, count}, Slice{Buf::kOutput, 0, count});
+  }
+  return std::move(b).finish();
+}
+
+// The NIC measurement: streams from the first ranks of one node to the first of another.
+struct NicStreams {
+  std::int32_t from_node = 0;
+  std::int32_t to_node = 0;
+  std::size_t bytes = 0;      // each stream's message
+  std::vector<double> times;  // [k - 1]: k streams at once, the median time per call
+};
+
+// The first two nodes with at least two ranks each (nullopt: there are none).
+std::optional<std::pair<std::int32_t, std::int32_t>> stream_nodes(
+    const std::vector<std::vector<Rank>>& members) {
+  std::vector<std::int32_t> found;
+  for (std::size_t n = 0; n < members.size() && found.size() < 2; ++n) {
+    if (members[n].size() >= 2) found.push_back(static_cast<std::int32_t>(n));
+  }
+  if (found.size() < 2) return std::nullopt;
+  return std::make_pair(found[0], found[1]);
+}
+
+// Collective: k = 1..K streams of the largest size between `nodes` (K = the smaller node's
+// ranks, at most kMaxNicStreams), each timed as the schedules above are (calls back to back
+// after a barrier, the slowest rank's time per call, the median of the repetitions), in
+// rounds of kStreamRoundSeconds and at least kMinStreamCalls calls, each timed to a barrier
+// after them: the window in which the node pair moved k streams' calls, however apart the
+// senders left the first barrier; several calls, so that a sender that starts late still
+// shares the link with the others for most of the round and the time per call is that of
+// the nodes' sustained throughput.
+constexpr Timing kStreamTiming{20e-3, 4, true};
+NicStreams measure_nic_streams(RankSync& sync, const std::vector<std::vector<Rank>>& members,
+                               std::pair<std::int32_t, std::int32_t> nodes,
+                               const NodeCalibrationOptions& o) {
+  const auto& from = members[static_cast<std::size_t>(nodes.first)];
+  const auto& to = members[static_cast<std::size_t>(nodes.second)];
+  const std::size_t most =
+      std::min({from.size(), to.size(), static_cast<std::size_t>(kMaxNicStreams)});
+  const Count count = static_cast<Count>(std::max(kElem, o.max_bytes) / kElem);
+  NicStreams s{nodes.first, nodes.second, static_cast<std::size_t>(count) * kElem, {}};
+  const int repetitions = std::max(3, o.repetitions / 4);
+  for (std::size_t k = 1; k <= most; ++k) {
+    const Schedule streams = nic_streams(sync.transport().size(), std::span(from).first(k),
+                                         std::span(to).first(k), count);
+    s.times.push_back(time_schedule(sync, streams, repetitions, kStreamTiming));
+  }
+  return s;
+}
+
+// Rank 0: nic_ports fitted to the streams into the model, or (none measured) why it stays 1.
+void record_nic_ports(const std::optional<NicStreams>& streams, NodeCalibration& c) {
+  std::erase_if(c.unmeasured, [](const UnmeasuredParameter& u) { return u.name == "nic_ports"; });
+  std::erase_if(c.fitted, [](const FittedParameter& f) { return f.name == "nic_ports"; });
+  c.nic_streams.clear();
+  c.model.nic_ports = 1;
+  if (!streams) {
+    c.unmeasured.push_back(
+        {"nic_ports", 1,
+         "no two nodes with 2 ranks each (concurrent streams between two such nodes measure "
+         "it)"});
+    return;
+  }
+  FittedParameter fit = fit_nic_ports(streams->times);
+  fit.from = fmt::format("{} B from ranks of node {} to ranks of node {}, {}", streams->bytes,
+                         streams->from_node, streams->to_node, fit.from);
+  c.model.nic_ports = static_cast<int>(fit.value);
+  c.nic_streams = streams->times;
+  c.fitted.push_back(std::move(fit));
+}
+
+// Rank 0: the levels' fitted lines into the model and its fitted list.
+void record_levels(const std::optional<std::pair<Rank, Rank>>& intra,
+                   const std::optional<LevelFit>& within, std::pair<Rank, Rank> inter,
+                   const LevelFit& between, const NodeCalibrationOptions& o, NodeCalibration& c) {
+  CostModel& m = c.model;
+  const auto drop = [&](std::string_view name) {
+    std::erase_if(c.fitted, [&](const FittedParameter& f) { return f.name == name; });
+  };
+  if (within) {
+    m.alpha = within->line.intercept;
+    m.beta = within->line.slope;
+    drop("alpha");
+    drop("beta");
+    c.fitted.insert(c.fitted.begin(),
+                    {{"alpha", m.alpha,
+                      fmt::format("ping-pong of ranks {} and {} (one node) at {} B", intra->first,
+                                  intra->second, within->samples.front().bytes),
+                      within->line.max_relative_error},
+                     {"beta", m.beta,
+                      fmt::format("ping-pong of ranks {} and {} (one node) up to {} B",
+                                  intra->first, intra->second, o.max_bytes),
+                      within->line.max_relative_error}});
+  }
+  drop("inter_alpha");
+  drop("inter_beta");
+  m.inter_alpha = between.line.intercept;
+  m.inter_beta = between.line.slope;
+  c.fitted.push_back({"inter_alpha", *m.inter_alpha,
+                      fmt::format("ping-pong of ranks {} and {} (two nodes) at {} B", inter.first,
+                                  inter.second, between.samples.front().bytes),
+                      between.line.max_relative_error});
+  c.fitted.push_back({"inter_beta", *m.inter_beta,
+                      fmt::format("ping-pong of ranks {} and {} (two nodes) up to {} B",
+                                  inter.first, inter.second, o.max_bytes),
+                      between.line.max_relative_error});
+  drop("node_beta");
+  m.cores.reset();
+  m.node_beta.reset();
+}
+
 }  // namespace
 
 void calibrate_levels(Transport& transport, const Placement& placement,
@@ -309,44 +488,19 @@ void calibrate_levels(Transport& transport, const Placement& placement,
   std::optional<LevelFit> within;
   if (intra) within = fit_level(sync, transport, o, *intra);
   const LevelFit between = fit_level(sync, transport, o, inter);
+  std::optional<NicStreams> streams;
+  if (const auto nodes = stream_nodes(members)) {
+    streams = measure_nic_streams(sync, members, *nodes, o);
+  }
   sync.barrier();
   if (transport.rank() != 0) return;
+  record_levels(intra, within, inter, between, o, c);
+  record_nic_ports(streams, c);
   CostModel& m = c.model;
-  const auto drop = [&](std::string_view name) {
-    std::erase_if(c.fitted, [&](const FittedParameter& f) { return f.name == name; });
-  };
-  if (within) {
-    m.alpha = within->line.intercept;
-    m.beta = within->line.slope;
-    drop("alpha");
-    drop("beta");
-    c.fitted.insert(c.fitted.begin(),
-                    {{"alpha", m.alpha,
-                      fmt::format("ping-pong of ranks {} and {} (one node) at {} B", intra->first,
-                                  intra->second, within->samples.front().bytes),
-                      within->line.max_relative_error},
-                     {"beta", m.beta,
-                      fmt::format("ping-pong of ranks {} and {} (one node) up to {} B",
-                                  intra->first, intra->second, o.max_bytes),
-                      within->line.max_relative_error}});
-  }
-  m.inter_alpha = between.line.intercept;
-  m.inter_beta = between.line.slope;
-  c.fitted.push_back({"inter_alpha", *m.inter_alpha,
-                      fmt::format("ping-pong of ranks {} and {} (two nodes) at {} B", inter.first,
-                                  inter.second, between.samples.front().bytes),
-                      between.line.max_relative_error});
-  c.fitted.push_back({"inter_beta", *m.inter_beta,
-                      fmt::format("ping-pong of ranks {} and {} (two nodes) up to {} B",
-                                  inter.first, inter.second, o.max_bytes),
-                      between.line.max_relative_error});
-  drop("node_beta");
-  m.cores.reset();
-  m.node_beta.reset();
   m.placement = placement;
   validate_for(m, transport.size());
   // The ring exchange (every rank busy, messages within and between nodes) as the two
-  // levels predict it: a check neither ping-pong was fitted to.
+  // levels predict it: a check none of the measurements above was fitted to.
   for (const PingPongSample& e : c.exchange) {
     const Count count = static_cast<Count>(std::max(kElem, e.bytes) / kElem);
     c.checks.push_back(
@@ -512,6 +666,10 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
   if (transport.rank() != 0) return c;
   const ModelFit fit = fit_model(c, n, o);
   report_fit(c, n, o, fit);
+  // One node as far as calibrate_node knows: calibrate_levels replaces this over several.
+  c.unmeasured.push_back(
+      {"nic_ports", static_cast<double>(c.model.nic_ports),
+       "one node: no message crosses a NIC (calibrate on several nodes measures it)"});
   return c;
 }
 

@@ -21,7 +21,9 @@
 //               receive_gap;
 //   send_mode   bcast/linear of the largest size with all ranks, predicted under each send
 //               mode the backend may have: the mode that predicts it best;
-//   cores       given by the caller (the processors the ranks share), not measured.
+//   cores       given by the caller (the processors the ranks share), not measured;
+//   nic_ports   not on one node (calibrate_levels measures it over several): `unmeasured`
+//               says so, and the model keeps 1.
 // Each fitted parameter comes with its fit error: the largest |fit / measured - 1| over what
 // it was fitted to (for a direct measurement: the spread of its repetitions, (max - min) /
 // median). Checks compare the fitted model's predictions with measurements it was not
@@ -66,6 +68,14 @@ struct FittedParameter {
   double error = 0;  // its fit error (see the file comment)
 };
 
+// A model field calibration could not measure here, the value the model keeps and why (the
+// CLI prints it beside the fitted ones: nothing is left at a default silently).
+struct UnmeasuredParameter {
+  std::string name;  // the model field
+  double value = 0;  // the value the model keeps
+  std::string why;   // why it was not measured
+};
+
 struct ModelCheck {
   std::string what;
   double measured = 0;   // seconds
@@ -76,6 +86,7 @@ struct NodeCalibration {
   CostModel model;
   Rank ranks = 0;
   std::vector<FittedParameter> fitted;
+  std::vector<UnmeasuredParameter> unmeasured;
   std::vector<ModelCheck> checks;
   std::vector<PingPongSample> ping_pong;  // one way, ranks 0 and 1
   std::vector<PingPongSample> exchange;   // one step of the ring exchange, slowest rank
@@ -83,6 +94,7 @@ struct NodeCalibration {
   std::vector<KernelRate> kernels;        // every built-in kernel on one rank
   std::optional<SendGapSample> send_gap;
   std::optional<double> all_pairs;  // an exchange of 8 B between every pair (p >= 4), seconds
+  std::vector<double> nic_streams;  // [k - 1]: seconds of k streams between two nodes at once
   double seconds = 0;               // the whole calibration
 };
 
@@ -97,10 +109,16 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
 // and beta (the first node with two ranks; none: they stay as calibrate_node measured them),
 // one between the leaders of the first two nodes gives inter_alpha and inter_beta (each fit
 // as beta's, FitKind; alpha is the fitted line at the smallest size), and the model takes the
-// placement. cores and node_beta are dropped: a model with a placement describes each node by
-// alpha and beta (docs/cost_model.md). Fitted on rank 0 into `calibration` (its fitted list
-// says so); a placement of one node changes nothing. Error(kInvalidArgument) for a placement
-// that does not describe the transport's ranks.
+// placement. nic_ports: on the first two nodes with at least two ranks each, k = 1..K
+// concurrent streams of the largest size (K = the smaller node's ranks, at most
+// kMaxNicStreams), the first k ranks of one node each sending to one of the first k of the
+// other, all at once, in rounds of calls timed from a barrier to a barrier (fit_nic_ports;
+// the times in nic_streams); without two such nodes it stays 1 and `unmeasured` says why.
+// cores and node_beta are dropped: a model with a placement describes each node by alpha and
+// beta (docs/cost_model.md). Fitted on rank 0 into `calibration` (its fitted list says so);
+// a placement of one node changes nothing. Error(kInvalidArgument) for a placement that does
+// not describe the transport's ranks.
+inline constexpr int kMaxNicStreams = 8;
 void calibrate_levels(Transport& transport, const Placement& placement,
                       const NodeCalibrationOptions& options, NodeCalibration& calibration);
 
@@ -112,6 +130,18 @@ void calibrate_levels(Transport& transport, const Placement& placement,
 // did when the level with the least largest error was chosen (13 GB/s for a node that
 // copied 86 GB/s). Its error is the largest relative error over k.
 FittedParameter fit_node_beta(const std::vector<double>& throughput, double copy);
+
+// nic_ports fitted to the times of k = 1..K concurrent streams between two nodes
+// (`times[k - 1]`, seconds, each stream from its own sender to its own receiver). Under the
+// model a node with P NIC ports moves k such messages in ceil(k / P) transfer times; a link
+// that shares its bandwidth fairly among the streams takes max(1, k / P) instead. Both move
+// at most P streams' worth at once: P is the largest aggregate throughput seen, max over k of
+// k * times[0] / times[k - 1] (in units of one stream), rounded to the nearest integer, and
+// 1..K (K streams that never slow down: at least K, reported as K). The largest |time
+// predicted (ceil(k / P) * times[0]) / measured - 1| over k is its error. `from` describes
+// the curve (each time in units of the single stream's). Error(kInvalidArgument) for no times
+// or a time that is not positive and finite.
+FittedParameter fit_nic_ports(const std::vector<double>& times);
 
 // Checks options as calibrate_node does, without a transport (the CLI, before it starts).
 void check_calibration_options(const NodeCalibrationOptions& options);
