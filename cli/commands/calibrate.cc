@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: `optcoll calibrate`: measures the cost model with every rank of the world active
 // (optcoll/api/calibrate_node.h: the ping-pong's bandwidth, a step under load, the copy and
-// reduction rates, the node's memory throughput at 1..p ranks, the send gap, the send mode),
-// prints each parameter with what it was fitted to and its fit error, checks the fitted
-// model against measurements it was not fitted to, and writes the per-byte model as
-// model.json for `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI library).
+// reduction rates, the node's memory throughput at 1..p ranks, the send gap, the send mode;
+// under mpirun on several nodes the two levels and the NIC ports), prints each parameter with
+// what it was fitted to and its fit error (and those it could not measure, with why), checks
+// the fitted model against measurements it was not fitted to, and writes the per-byte model
+// as model.json for `--model` (CLI) or OPTCOLL_Set_model / $OPTCOLL_MODEL (C API, PMPI
+// library).
 //
 //   optcoll calibrate --backend threads -p 16 --out model.json
 //   mpirun -np 16 optcoll calibrate --backend mpi --out model.json
@@ -82,6 +84,7 @@ std::string value_text(const FittedParameter& f, const CostModel& m) {
       if (mode == m.send_mode) return fmt::format("{} (from {} B)", word, m.send_mode_min_bytes);
     }
   }
+  if (f.name == "nic_ports") return fmt::format("{:.0f} per node", f.value);
   if (f.name == "alpha" || f.name == "inter_alpha" || f.name == "send_gap") {
     return fmt::format("{:.3f} us", f.value * 1e6);
   }
@@ -103,6 +106,9 @@ void print_json(const NodeCalibration& c, const std::string& model) {
     out["fitted"].push_back(
         {{"parameter", f.name}, {"value", f.value}, {"from", f.from}, {"fit_error", f.error}});
   }
+  for (const auto& u : c.unmeasured) {
+    out["not_measured"].push_back({{"parameter", u.name}, {"value", u.value}, {"why", u.why}});
+  }
   for (const auto& k : c.checks) {
     out["checks"].push_back(
         {{"what", k.what}, {"measured", k.measured}, {"predicted", k.predicted}});
@@ -114,6 +120,9 @@ void print_json(const NodeCalibration& c, const std::string& model) {
   for (std::size_t k = 0; k < c.copy_throughput.size(); ++k) {
     out["copy_throughput"].push_back(
         {{"ranks", k + 1}, {"bytes_per_second", c.copy_throughput[k]}});
+  }
+  for (std::size_t k = 0; k < c.nic_streams.size(); ++k) {
+    out["nic_streams"].push_back({{"streams", k + 1}, {"seconds", c.nic_streams[k]}});
   }
   for (const auto& k : c.kernels) {
     out["kernels"].push_back(
@@ -132,6 +141,10 @@ void print_text(const NodeCalibration& c, const CalibrateOptions& o, const std::
     std::cout << fmt::format("{:<10} {:<28} {:>8.1f}%  {}\n", f.name, value_text(f, c.model),
                              f.error * 100, f.from);
   }
+  for (const auto& u : c.unmeasured) {
+    std::cout << fmt::format("{:<10} {:<28} {:>9}  not measured: {}\n", u.name, u.value, "-",
+                             u.why);
+  }
   if (c.model.placement) {
     std::cout << fmt::format("{:<10} {:<28} {:>9}  where the MPI processes run (node per rank)\n",
                              "placement", to_string(*c.model.placement), "-");
@@ -148,6 +161,11 @@ void print_text(const NodeCalibration& c, const CalibrateOptions& o, const std::
   std::cout << "\ncopy throughput, k ranks at once (GB/s in all):";
   for (const double t : c.copy_throughput) std::cout << fmt::format(" {:.1f}", t * 1e-9);
   std::cout << "\n";
+  if (!c.nic_streams.empty()) {
+    std::cout << "streams between two nodes, k at once (us per call):";
+    for (const double t : c.nic_streams) std::cout << fmt::format(" {:.1f}", t * 1e6);
+    std::cout << "\n";
+  }
   for (const auto& f : c.fitted) {
     if (f.error > kSuspectFitError) {
       std::cerr << fmt::format(
