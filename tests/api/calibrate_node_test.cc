@@ -6,10 +6,19 @@
 #include "optcoll/api/calibrate_node.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "optcoll/exec/threads/thread_transport.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
 #include "tests/exec/exec_helpers.h"
@@ -63,6 +72,44 @@ TEST(CalibrateNode, NodeBetaIsTheSaturationOfTheCopyCurve) {
   EXPECT_DOUBLE_EQ(slow.value, 1 / 10e9);
 }
 
+TEST(CalibrateNode, NicPortsIsTheMostStreamsMovedAtOnce) {
+  // One port: k streams take k turns (or share one link: k transfers' bandwidth and one
+  // latency, 0.1 here).
+  FittedParameter fit = fit_nic_ports({1e-3, 2e-3, 3e-3, 4e-3});
+  EXPECT_EQ(fit.name, "nic_ports");
+  EXPECT_EQ(fit.value, 1);
+  EXPECT_NEAR(fit.error, 0, 1e-12);
+  EXPECT_EQ(fit_nic_ports({1.1e-3, 2.1e-3, 3.1e-3, 4.1e-3}).value, 1);
+  // k = 2 already doubles the time: 1 port.
+  EXPECT_EQ(fit_nic_ports({1e-3, 2e-3}).value, 1);
+  // Two ports: two streams in one turn, three and four in two.
+  fit = fit_nic_ports({1e-3, 1e-3, 2e-3, 2e-3});
+  EXPECT_EQ(fit.value, 2);
+  EXPECT_NEAR(fit.error, 0, 1e-12);
+  // Four ports, 8 streams measured: in turns, and on links shared fairly (k / 4 from k = 4
+  // on: 5 streams take 1.25, where the model's turns say 2: that error is the fit's).
+  fit = fit_nic_ports({1e-3, 1e-3, 1e-3, 1e-3, 2e-3, 2e-3, 2e-3, 2e-3});
+  EXPECT_EQ(fit.value, 4);
+  EXPECT_NEAR(fit.error, 0, 1e-12);
+  fit = fit_nic_ports({1e-3, 1e-3, 1e-3, 1e-3, 1.25e-3, 1.5e-3, 1.75e-3, 2e-3});
+  EXPECT_EQ(fit.value, 4);
+  EXPECT_NEAR(fit.error, 2 / 1.25 - 1, 1e-12);
+  EXPECT_TRUE(testing::contains(fit.from, "k = 1..8 concurrent streams: 1.00, 1.00")) << fit.from;
+  // Noisy curves (each time off by up to 15%) give the same ports.
+  EXPECT_EQ(fit_nic_ports({1e-3, 1.8e-3, 3.3e-3, 3.6e-3}).value, 1);
+  EXPECT_EQ(fit_nic_ports({1e-3, 1.08e-3, 1.9e-3, 2.15e-3}).value, 2);
+  EXPECT_EQ(fit_nic_ports({1e-3, 0.95e-3, 1.1e-3, 1.05e-3, 2.1e-3, 1.9e-3, 2.2e-3, 1.95e-3}).value,
+            4);
+  // A single stream slower than the others (noise) does not make more ports than streams.
+  fit = fit_nic_ports({1.5e-3, 1e-3, 1e-3});
+  EXPECT_EQ(fit.value, 3);
+  EXPECT_TRUE(testing::contains(fit.from, "no more streams were measured")) << fit.from;
+  EXPECT_EQ(fit_nic_ports({1e-3}).value, 1);
+  EXPECT_THROW(fit_nic_ports({}), Error);
+  EXPECT_THROW(fit_nic_ports({1e-3, 0}), Error);
+  EXPECT_THROW(fit_nic_ports({1e-3, std::nan("")}), Error);
+}
+
 TEST(CalibrateNode, OptionsAreCheckedBeforeMeasuring) {
   NodeCalibrationOptions o;
   o.op = "xor";
@@ -102,6 +149,12 @@ TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
     EXPECT_TRUE(std::isfinite(f.value)) << f.name;
     EXPECT_GE(f.error, 0) << f.name;
   }
+  // One node: nic_ports is not measured, and the calibration says so.
+  ASSERT_EQ(c.unmeasured.size(), 1u);
+  EXPECT_EQ(c.unmeasured[0].name, "nic_ports");
+  EXPECT_EQ(c.unmeasured[0].value, 1);
+  EXPECT_EQ(c.model.nic_ports, 1);
+  EXPECT_TRUE(testing::contains(c.unmeasured[0].why, "one node")) << c.unmeasured[0].why;
 }
 
 TEST(CalibrateNode, FromFourRanksTheGapFitsTheAllPairsExchange) {
@@ -188,9 +241,214 @@ TEST(CalibrateNode, LevelsComeFromAPingPongWithinAndOneBetweenNodes) {
   EXPECT_FALSE(c.model.node_beta.has_value());
   std::vector<std::string> names;
   for (const auto& f : c.fitted) names.push_back(f.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "beta", "inter_alpha", "inter_beta"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"alpha", "beta", "inter_alpha", "inter_beta", "nic_ports"}));
   EXPECT_TRUE(testing::contains(c.fitted[0].from, "ranks 0 and 1 (one node)")) << c.fitted[0].from;
   EXPECT_TRUE(testing::contains(c.fitted[2].from, "ranks 0 and 2 (two nodes)")) << c.fitted[2].from;
+}
+
+// Each node's network as the model has it (docs/cost_model.md, "Several nodes", one port per
+// rank): a message of `bytes` between two nodes takes a turn of bytes * per_byte on one of its
+// sending node's `ports` outgoing channels and one of the receiving node's `ports` incoming
+// channels (the earliest free of each), once those and its sender's and receiver's ports are
+// free, and arrives at the end of its turn. The turn is booked when the message is sent, so a
+// sender that goes on at once keeps the channel busy however late the threads are scheduled.
+// Shared by the ranks of one thread world.
+class NodeLinks {
+ public:
+  using Clock = std::chrono::steady_clock;
+  NodeLinks(const Placement& placement, int ports, std::chrono::nanoseconds per_byte)
+      : placement_(placement),
+        per_byte_(per_byte),
+        out_(static_cast<std::size_t>(placement.nodes()),
+             std::vector<Clock::time_point>(static_cast<std::size_t>(ports))),
+        in_(out_),
+        sending_(static_cast<std::size_t>(placement.nranks())),
+        receiving_(sending_) {}
+  std::int32_t node(Rank r) const { return placement_.node_of[static_cast<std::size_t>(r)]; }
+  // Books the turn of the message `key` of `bytes` from rank `from` to rank `to`.
+  void book(Rank from, Rank to, MsgKey key, std::size_t bytes) {
+    const std::lock_guard lock(mutex_);
+    auto& out = out_[static_cast<std::size_t>(node(from))];
+    auto& in = in_[static_cast<std::size_t>(node(to))];
+    auto& sender = sending_[static_cast<std::size_t>(from)];
+    auto& receiver = receiving_[static_cast<std::size_t>(to)];
+    const auto ready = std::max({Clock::now(), sender, receiver});
+    auto& channel_out = channel(out, ready);
+    auto& channel_in = channel(in, ready);
+    const auto end =
+        std::max({ready, channel_out, channel_in}) + per_byte_ * static_cast<std::int64_t>(bytes);
+    channel_out = channel_in = sender = receiver = end;
+    arrivals_[{from, to, key.epoch, key.seq}] = end;
+  }
+  // When that message arrives (booked before it was handed on, so before it can be received).
+  Clock::time_point arrival(Rank from, Rank to, MsgKey key) {
+    const std::lock_guard lock(mutex_);
+    const auto it = arrivals_.find({from, to, key.epoch, key.seq});
+    EXPECT_NE(it, arrivals_.end()) << "a message from rank " << from << " was not booked";
+    if (it == arrivals_.end()) return Clock::now();
+    const auto end = it->second;
+    arrivals_.erase(it);
+    return end;
+  }
+
+ private:
+  // The channel for a turn ready at `ready`: of those free by then, the one free the latest
+  // (a sender booking turn after turn stays on one channel and leaves the others to other
+  // senders, as if the turns were taken in time order), else the earliest free.
+  static Clock::time_point& channel(std::vector<Clock::time_point>& channels,
+                                    Clock::time_point ready) {
+    auto best = std::min_element(channels.begin(), channels.end());
+    for (auto it = channels.begin(); it != channels.end(); ++it) {
+      if (*it <= ready && *it > *best) best = it;
+    }
+    return *best;
+  }
+
+  Placement placement_;
+  std::chrono::nanoseconds per_byte_;
+  std::mutex mutex_;
+  std::vector<std::vector<Clock::time_point>> out_;  // [node][channel]: free from
+  std::vector<std::vector<Clock::time_point>> in_;
+  std::vector<Clock::time_point> sending_;  // [rank]: its port free from
+  std::vector<Clock::time_point> receiving_;
+  std::map<std::tuple<Rank, Rank, std::uint32_t, std::int32_t>, Clock::time_point> arrivals_;
+};
+
+// A rank's transport over NodeLinks: its messages of 1 KiB or more to another node are booked
+// when sent and handed on at once; a receive of one is reported complete at its arrival.
+// Smaller messages (the synchronization's) take no turn: a NIC interleaves their packets with
+// the streams' rather than queueing them behind whole messages.
+class OverNodeLinks : public testing::ForwardingTransport {
+ public:
+  using Clock = NodeLinks::Clock;
+  OverNodeLinks(Transport& inner, NodeLinks& links) : ForwardingTransport(inner), links_(links) {}
+  // No cooperative progress: only the rank's own thread uses the bookkeeping below.
+  void attach(Progress& /*progress*/) override {}
+  void detach() override {}
+  RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
+    if (crosses(to, data.size())) links_.book(rank(), to, key, data.size());
+    return ForwardingTransport::isend(to, key, data);
+  }
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    const RequestId id = ForwardingTransport::irecv(from, key, data);
+    if (crosses(from, data.size())) crossing_.emplace(id, std::make_pair(from, key));
+    return id;
+  }
+
+ protected:
+  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      std::vector<RequestId> got;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+      ForwardingTransport::do_wait_some(held_.empty() ? std::max(left, std::chrono::milliseconds(0))
+                                                      : std::chrono::milliseconds(0),
+                                        got);
+      for (const RequestId id : got) {
+        const auto it = crossing_.find(id);
+        if (it == crossing_.end()) {
+          done.push_back(id);
+        } else {
+          held_.emplace(id, links_.arrival(it->second.first, rank(), it->second.second));
+          crossing_.erase(it);
+        }
+      }
+      const auto now = Clock::now();
+      auto next = deadline;
+      for (auto it = held_.begin(); it != held_.end();) {
+        if (it->second <= now) {
+          done.push_back(it->first);
+          it = held_.erase(it);
+        } else {
+          next = std::min(next, it->second);
+          ++it;
+        }
+      }
+      if (!done.empty() || now >= deadline) return;
+      if (!held_.empty()) std::this_thread::sleep_until(next);
+    }
+  }
+  void do_cancel(std::span<const RequestId> ids) override {
+    for (const RequestId id : ids) {
+      crossing_.erase(id);
+      held_.erase(id);
+    }
+    ForwardingTransport::do_cancel(ids);
+  }
+
+ private:
+  bool crosses(Rank peer, std::size_t bytes) const {
+    return bytes >= 1024 && links_.node(peer) != links_.node(rank());
+  }
+  NodeLinks& links_;
+  std::map<RequestId, std::pair<Rank, MsgKey>> crossing_;  // receives of booked messages
+  std::map<RequestId, Clock::time_point> held_;            // completed, not yet arrived
+};
+
+// calibrate_levels over nodes whose links have `ports` channels each: rank 0's result. The
+// streams' messages are the thread transport's eager size (4 KiB, 5 ms on a channel): their
+// sends complete at once, so a sender books its next turn without waiting for its receiver
+// (a larger message's send waits for the receiver's copy: a thread scheduled late would
+// leave its channel idle between turns, gaps that more streams fill, which would look like
+// more ports than there are).
+NodeCalibration levels_over_links(const Placement& placement, int ports) {
+  NodeCalibrationOptions o = quick_options();
+  o.max_bytes = threads::ThreadTransport::kEagerBytes;
+  NodeLinks links(placement, ports,
+                  std::chrono::nanoseconds(5'000'000 / threads::ThreadTransport::kEagerBytes));
+  NodeCalibration c;
+  ThreadWorld world(placement.nranks());
+  world.run([&](Transport& transport) {
+    OverNodeLinks linked(transport, links);
+    NodeCalibration mine;
+    calibrate_levels(linked, placement, o, mine);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  return c;
+}
+
+TEST(CalibrateNode, NicPortsAreTheChannelsOfEmulatedNodeLinks) {
+  // 2 nodes x 2 ranks over one channel each: two streams take two turns.
+  NodeCalibration c = levels_over_links(block_placement(2, 2), 1);
+  EXPECT_EQ(c.model.nic_ports, 1);
+  ASSERT_EQ(c.nic_streams.size(), 2u);
+  EXPECT_GT(c.nic_streams[1], 1.6 * c.nic_streams[0]);
+  ASSERT_FALSE(c.fitted.empty());
+  EXPECT_EQ(c.fitted.back().name, "nic_ports");
+  EXPECT_TRUE(testing::contains(c.fitted.back().from,
+                                "4096 B from ranks of node 0 to ranks of "
+                                "node 1, k = 1..2 concurrent streams"))
+      << c.fitted.back().from;
+  EXPECT_TRUE(c.unmeasured.empty());
+  // 2 nodes x 4 ranks over two channels each: 1 and 2 streams take one turn, 3 and 4 two
+  // (of the times, only what the channels force is asserted: 4 streams take 2 turns at
+  // least, where a loaded machine could make 2 streams slower than one).
+  c = levels_over_links(block_placement(2, 4), 2);
+  EXPECT_EQ(c.model.nic_ports, 2) << c.fitted.back().from;
+  ASSERT_EQ(c.nic_streams.size(), 4u);
+  EXPECT_GT(c.nic_streams[3], 1.6 * c.nic_streams[0]);
+  ASSERT_TRUE(c.model.placement.has_value());
+  EXPECT_NO_THROW(validate_for(c.model, 8));
+}
+
+TEST(CalibrateNode, NicPortsStayOneWithoutTwoNodesOfTwoRanks) {
+  // Node 1 has one rank: no two nodes can run two streams; the model keeps 1 and says why.
+  NodeCalibration c;
+  c.model.nic_ports = 3;
+  ThreadWorld world(3);
+  world.run([&](Transport& transport) {
+    NodeCalibration mine = c;
+    calibrate_levels(transport, Placement{{0, 0, 1}}, quick_options(), mine);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  EXPECT_EQ(c.model.nic_ports, 1);
+  EXPECT_TRUE(c.nic_streams.empty());
+  ASSERT_EQ(c.unmeasured.size(), 1u);
+  EXPECT_EQ(c.unmeasured[0].name, "nic_ports");
+  EXPECT_EQ(c.unmeasured[0].value, 1);
+  EXPECT_TRUE(testing::contains(c.unmeasured[0].why, "no two nodes with 2 ranks each"));
+  for (const auto& f : c.fitted) EXPECT_NE(f.name, "nic_ports");
 }
 
 TEST(CalibrateNode, LevelsOfOneNodeChangeNothing) {
