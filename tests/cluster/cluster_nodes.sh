@@ -4,7 +4,14 @@
 # the MPI backend must discover that placement (3x2), and every node-aware registry algorithm
 # must give the reference result over the grid's cases under it (mpi_registry_run placement);
 # `optcoll calibrate --backend mpi` must write that placement and an inter-node level slower
-# than the shared-memory one (latency and time per byte).
+# than the shared-memory one (latency and time per byte); a second calibration, up to 1 MiB,
+# must find nic_ports = 1: its concurrent streams run between the first two hosts (2 ranks
+# each: 1 and 2 streams), whose one shaped link each carries two streams at half the rate of
+# one. 1 MiB (8 ms on the link) so that the link decides the streams' times: at the first
+# calibration's 64 KiB (0.5 ms) a stream's own protocol steps, slowed by six ranks sharing
+# this machine's cores, took up to 3 ms and two streams overlapped them (1.15x one: "2
+# ports"); the first calibration's levels stay at 64 KiB, where the shared-memory line's
+# latency is still fitted well (up to 1 MiB it was 0.15-1.7 ms).
 # Exit 77 (skipped) without root or netns.
 # Usage: cluster_nodes.sh MPI_REGISTRY_RUN OPTCOLL
 set -u
@@ -43,4 +50,11 @@ assert placement in ("3x2", [0, 0, 1, 1, 2, 2]), placement
 assert m["inter_alpha"] > m["alpha"] and m["inter_beta"] > m["beta"]
 assert "node_beta" not in m and "cores" not in m
 EOF
+out=$("$cluster" run --per-host 2 6 "$optcoll" calibrate --backend mpi --max-bytes 1M \
+  --kernel-bytes 256K --repetitions 5 --out "$model" 2>&1) || fail "calibrate failed: $out"
+echo "$out" | grep -E '^(nic_ports|streams)'
+echo "$out" | grep -Eq '^nic_ports +1 per node .*k = 1\.\.2 concurrent streams' ||
+  fail "calibrate up to 1 MiB did not print nic_ports = 1 fitted to 2 concurrent streams"
+python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["nic_ports"]; assert n == 1, n' \
+  "$model" || fail "the model file's nic_ports is not 1"
 echo "cluster_nodes: ok"
