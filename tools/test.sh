@@ -59,7 +59,7 @@ tools/fuzz.sh build/asan "$OPTCOLL_FUZZ_SECONDS"
 echo "== ThreadSanitizer: thread executor tests"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTCOLL_SANITIZE=thread \
   -DOPTCOLL_BUILD_BENCH=OFF -DOPTCOLL_TEST_PER_CASE=OFF "${tsan_flags[@]}" "${launcher[@]}"
-cmake --build build/tsan -j"$jobs" --target exec_test api_test torus_test
+cmake --build build/tsan -j"$jobs" --target exec_test api_test torus_test circulant_allgather_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j"$jobs" --output-on-failure --timeout 900 \
   -L threads
 
