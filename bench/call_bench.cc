@@ -103,6 +103,44 @@ void BM_Allgather(benchmark::State& state) { run_calls(state, "allgather"); }
 void BM_AllreduceNonblocking(benchmark::State& state) { run_calls(state, "allreduce_nonblocking"); }
 void BM_AllreducePersistent(benchmark::State& state) { run_calls(state, "allreduce_persistent"); }
 
+// The transport alone, below the Communicator and the interpreter: each rank sends one
+// double to its partner (rank ^ 1) and receives one from it, then waits for both, as an 8 B
+// allreduce at p = 2 does. What is left of a call's time above this is the layers' cost.
+void BM_TransportExchange(benchmark::State& state) {
+  const auto p = static_cast<Rank>(state.range(0));
+  World& world =
+      world_of(p, state.range(1) == 0 ? RankExecution::kThreads : RankExecution::kFibers);
+  std::atomic<bool> correct{true};
+  std::uint32_t epoch = 0;
+  for (auto _ : state) {
+    ++epoch;
+    world.threads.run([&](Transport& transport) {
+      const Rank partner = transport.rank() ^ 1;
+      if (partner >= transport.size()) return;
+      double mine = transport.rank() + 1.0;
+      double theirs = 0.0;
+      std::vector<RequestId> done;
+      done.reserve(4);
+      for (int i = 0; i < kCallsPerIteration; ++i) {
+        const MsgKey key{epoch, i};
+        transport.isend(partner, key, std::as_bytes(std::span(&mine, 1)));
+        transport.irecv(partner, key, std::as_writable_bytes(std::span(&theirs, 1)));
+        for (std::size_t got = 0; got < 2;) {
+          done.clear();
+          transport.wait_some(std::chrono::milliseconds{30000}, done);
+          got += done.size();
+        }
+        if (theirs != partner + 1.0) correct = false;
+      }
+    });
+  }
+  if (!correct) state.SkipWithError("wrong result");
+  state.SetItemsProcessed(state.iterations() * kCallsPerIteration);
+  state.counters["us_per_call"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kCallsPerIteration) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // The same rank counts for every call: one rank (no messages), two, and more ranks than
 // cores, there as threads (fibers:0) and as fibers (fibers:1, what auto chooses there).
 void per_rank_count(benchmark::internal::Benchmark* bench) {
@@ -120,6 +158,7 @@ BENCHMARK(BM_Allreduce)->Apply(per_rank_count);
 BENCHMARK(BM_Allgather)->Apply(per_rank_count);
 BENCHMARK(BM_AllreduceNonblocking)->Apply(per_rank_count);
 BENCHMARK(BM_AllreducePersistent)->Apply(per_rank_count);
+BENCHMARK(BM_TransportExchange)->Apply(per_rank_count);
 
 }  // namespace
 }  // namespace optcoll

@@ -324,5 +324,23 @@ TEST(ThreadRings, NothingCarriesOverToTheNextRun) {
   });
 }
 
+// A message left in the ring itself (never drained: its receiver posted nothing) is dropped
+// with the run, as one taken out into the arrived list is.
+TEST(ThreadRings, UndrainedMessagesDoNotReachTheNextRun) {
+  FabricWorld world(2, true);
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    if (t.rank() == 0) wait_all(t, {t.isend(1, {9, 1}, Bytes(8, std::byte{0x5A}))}, done);
+  });
+  world.run([&](ThreadTransport& t) {
+    if (t.rank() == 0) return;
+    Bytes never(8, std::byte{0x33});
+    const RequestId id = t.irecv(0, {9, 1}, never);
+    EXPECT_TRUE(t.wait_some(milliseconds(30)).empty());
+    t.cancel(std::vector<RequestId>{id});
+    EXPECT_EQ(never, Bytes(8, std::byte{0x33}));
+  });
+}
+
 }  // namespace
 }  // namespace optcoll

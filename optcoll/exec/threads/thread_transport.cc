@@ -62,16 +62,17 @@ Fabric::EagerRing& Fabric::sender_ring(Rank from, Rank to) {
   if (ring == nullptr) {
     ring = new EagerRing();  // NOLINT(cppcoreguidelines-owning-memory): freed in ~Fabric
     slot.store(ring, std::memory_order_release);
+    inbox(to).rings_made.fetch_add(1, std::memory_order_release);
   }
   return *ring;
 }
 
-void Fabric::ring_arrival(Rank receiver) {
+void Fabric::wake_ring_receiver(Rank receiver) {
   Inbox& box = inbox(receiver);
-  // Sequentially consistent with the receiver's `sleeping` store and its news load before
-  // it sleeps: either it sees this news, or this sees it asleep and wakes it.
-  box.news.fetch_add(1, std::memory_order_seq_cst);
-  if (!box.sleeping.load(std::memory_order_seq_cst)) return;
+  // The fence pairs with the receiver's between its `sleeping` store and its last look at
+  // the rings before it sleeps: either it sees this message, or this sees it asleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!box.sleeping.load(std::memory_order_relaxed)) return;
   { const std::lock_guard lock(box.mutex); }  // it is waiting on `wake` once this is free
   box.wake.notify_one();
 }
@@ -85,9 +86,10 @@ void Fabric::reset() {
     mailboxes_[i].eager_bytes = 0;
     mailboxes_[i].eager_messages = 0;
     if (EagerRing* ring = rings_[i].load(std::memory_order_relaxed)) {
-      ring->tail.store(0, std::memory_order_relaxed);
-      ring->head.store(0, std::memory_order_relaxed);
-      ring->sender_head = 0;
+      // Positions keep counting across runs (a slot's stamp stays unique): what a failed
+      // run left in the ring is dropped by moving the head to the tail.
+      ring->head.store(ring->tail, std::memory_order_relaxed);
+      ring->sender_head = ring->tail;
     }
     arrived_[i].clear();
   }
@@ -203,7 +205,6 @@ void ThreadTransport::begin_run() {
   local_done_.clear();
   local_failures_.clear();
   idle_ = Clock::duration::zero();
-  drained_once_ = false;
   inbox_emptied_ = false;
 }
 
@@ -263,7 +264,7 @@ void ThreadTransport::finish_match(TransferResult result, bool i_am_sender, Requ
 
 bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> data) {
   Fabric::EagerRing& ring = fabric_.sender_ring(rank_, to);
-  const std::uint32_t tail = ring.tail.load(std::memory_order_relaxed);
+  const std::uint32_t tail = ring.tail;
   if (tail - ring.sender_head >= Fabric::kRingSlots) {
     ring.sender_head = ring.head.load(std::memory_order_acquire);
     if (tail - ring.sender_head >= Fabric::kRingSlots) return false;
@@ -272,8 +273,9 @@ bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> 
   slot.key = key;
   slot.bytes = static_cast<std::uint32_t>(data.size());
   if (!data.empty()) std::memcpy(slot.data.data(), data.data(), data.size());
-  ring.tail.store(tail + 1, std::memory_order_release);
-  fabric_.ring_arrival(to);
+  slot.stamp.store(tail + 1, std::memory_order_release);
+  ring.tail = tail + 1;
+  fabric_.wake_ring_receiver(to);
   return true;
 }
 
@@ -281,12 +283,11 @@ void ThreadTransport::drain_ring(Rank from) {
   Fabric::EagerRing* ring = fabric_.ring(from, rank_);
   if (ring == nullptr) return;
   std::uint32_t head = ring->head.load(std::memory_order_relaxed);
-  const std::uint32_t tail = ring->tail.load(std::memory_order_acquire);
-  if (head == tail) return;
+  if (!ring->published(head)) return;
   PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
   Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
   const std::lock_guard lock(box.mutex);  // for the posted receives (senders match them too)
-  for (; head != tail; ++head) {
+  for (; ring->published(head); ++head) {
     const Fabric::EagerRing::Slot& slot = ring->slots[head % Fabric::kRingSlots];
     const std::span<const std::byte> data(slot.data.data(), slot.bytes);
     const auto it = box.recvs.find(slot.key);
@@ -309,14 +310,32 @@ void ThreadTransport::drain_ring(Rank from) {
   ring->head.store(head, std::memory_order_release);
 }
 
+const std::vector<std::pair<Rank, Fabric::EagerRing*>>& ThreadTransport::incoming_rings() {
+  const std::uint32_t made = fabric_.inbox(rank_).rings_made.load(std::memory_order_acquire);
+  if (made != incoming_made_) {
+    incoming_made_ = made;
+    incoming_.clear();
+    for (Rank peer = 0; peer < fabric_.size(); ++peer) {
+      if (Fabric::EagerRing* ring = peer != rank_ ? fabric_.ring(peer, rank_) : nullptr) {
+        incoming_.emplace_back(peer, ring);
+      }
+    }
+  }
+  return incoming_;
+}
+
+bool ThreadTransport::rings_pending() {
+  if (!fabric_.rings()) return false;
+  for (const auto& [peer, ring] : incoming_rings()) {
+    if (ring->published(ring->head.load(std::memory_order_relaxed))) return true;
+  }
+  return false;
+}
+
 void ThreadTransport::drain_rings() {
   if (!fabric_.rings()) return;
-  const std::uint32_t news = fabric_.inbox(rank_).news.load(std::memory_order_seq_cst);
-  if (drained_once_ && news == drained_news_) return;
-  drained_once_ = true;
-  drained_news_ = news;
-  for (Rank peer = 0; peer < fabric_.size(); ++peer) {
-    if (peer != rank_) drain_ring(peer);
+  for (const auto& [peer, ring] : incoming_rings()) {
+    if (ring->published(ring->head.load(std::memory_order_relaxed))) drain_ring(peer);
   }
 }
 
@@ -583,19 +602,16 @@ void ThreadTransport::park_fiber(FiberPool& pool, std::unique_lock<std::mutex>& 
 bool ThreadTransport::spin_or_yield(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
                                     Clock::time_point now, Clock::time_point spin_end) {
   // Everything is checked up to `seen`; spin (own CPUs) or yield the CPU (more ranks than
-  // CPUs), helping other ranks meanwhile, without the locks, until something new. The
-  // inbox changes only under its lock, but a ring sender bumps the news without it: with
-  // rings, `seen` is the news as of the last drain (a message published after it and before
-  // this look must end the spin at once, not after the whole budget).
+  // CPUs), helping other ranks meanwhile, without the locks, until something new: the inbox
+  // changes only under its lock (and bumps its news), ring messages show in their slots.
   Fabric::Inbox& box = fabric_.inbox(rank_);
   Fabric::Seat& seat = fabric_.seat(rank_);
-  const std::uint32_t seen =
-      fabric_.rings() ? drained_news_ : box.news.load(std::memory_order_relaxed);
+  const std::uint32_t seen = box.news.load(std::memory_order_relaxed);
   lock.unlock();
   leave_seat();
   const auto news = [&] {
     return box.news.load(std::memory_order_acquire) != seen ||
-           seat.helped.load(std::memory_order_acquire) != helped;
+           seat.helped.load(std::memory_order_acquire) != helped || rings_pending();
   };
   const auto left = std::chrono::duration_cast<std::chrono::microseconds>(spin_end - now);
   const auto help_and_look = [&] {
@@ -612,11 +628,13 @@ bool ThreadTransport::spin_or_yield(std::unique_lock<std::mutex>& lock, std::uin
 
 void ThreadTransport::sleep_on_inbox(std::unique_lock<std::mutex>& lock,
                                      Clock::time_point deadline) {
-  // A ring sender does not take the inbox lock unless it sees `sleeping` (ring_arrival).
+  // A ring sender does not take the inbox lock unless it sees `sleeping`
+  // (wake_ring_receiver): the fence pairs with the one after its publication.
   Fabric::Inbox& box = fabric_.inbox(rank_);
-  box.sleeping.store(true, std::memory_order_seq_cst);
-  if (fabric_.rings() && box.news.load(std::memory_order_seq_cst) != drained_news_) {
-    box.sleeping.store(false, std::memory_order_relaxed);  // news came before the sleep
+  box.sleeping.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (rings_pending()) {
+    box.sleeping.store(false, std::memory_order_relaxed);  // a message came before the sleep
     lock.unlock();
     drain_rings();
     lock.lock();

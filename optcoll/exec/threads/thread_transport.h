@@ -27,14 +27,18 @@
 // The smallest messages (at most kRingPayload bytes, such as a bcast of a few elements) skip
 // the mailbox: each ordered pair has an eager ring, a fixed array of slots that only the
 // sender writes and only the receiver drains, with no lock. The sender copies the message
-// into the next slot, publishes it and completes; the receiver, when it posts a receive or
-// waits, moves what arrived into the matching posted receive or keeps it in a list of its
-// own for a receive still to come. Where the mailbox costs a lock and a few cache lines that
-// bounce between CPUs per message, a ring message costs a slot and two counters. A full ring
-// sends through the mailbox as before. Rings are used only when every rank has a CPU (the
-// world spins): there a small call costs 1.3-1.6x less. With more ranks than CPUs they cost
-// more than they save: a receive posted first then waits for its own thread (or a helper)
-// to run, where through the mailbox the sender completes it (docs/design.md, "Eager rings").
+// into the next slot and publishes it by stamping the slot with its position (so the flag
+// and the data share the slot's cache line), and completes; the receiver polls the slot it
+// expects next on each of its incoming rings, and when it posts a receive or waits, moves
+// what arrived into the matching posted receive or keeps it in a list of its own for a
+// receive still to come. Where the mailbox costs a lock and a few cache lines that bounce
+// between CPUs per message, a ring message costs one line in flight: the sender writes no
+// counter the receiver watches (a receiver about to sleep says so in `sleeping`, which the
+// sender reads after a fence). A full ring sends through the mailbox as before. Rings are used only
+// when every rank has a CPU (the world spins): there a small call costs 1.3-1.6x less. With more
+// ranks than CPUs they cost more than they save: a receive posted first then waits for its own
+// thread (or a helper) to run, where through the mailbox the sender completes it (docs/design.md,
+// "Eager rings").
 //
 // Cooperative progress (Transport::attach), with more ranks than CPUs: each rank has a seat,
 // a mutex its thread holds while it runs its attached execution and releases only while it
@@ -261,20 +265,29 @@ class Fabric {
     MsgKey key;
   };
   // The lock-free eager channel of one ordered pair (file comment). `tail` and
-  // `sender_head` belong to the sender, `head` to the receiver; a slot between head and tail
-  // is published and read only by the receiver. Made by the sender on its first small send.
+  // `sender_head` belong to the sender, `head` to the receiver. Message k (counted from the
+  // ring's creation, across runs) goes to slot k % kRingSlots, which is published when its
+  // `stamp` becomes k + 1: the receiver, at head k, polls that one slot, whose line carries
+  // the stamp, the key, the size and (up to 48 bytes) the data. Made by the sender on its
+  // first small send.
   static constexpr std::size_t kRingPayload = 112;
   static constexpr std::uint32_t kRingSlots = 32;
   struct EagerRing {
     struct alignas(64) Slot {
-      MsgKey key;
+      std::atomic<std::uint32_t> stamp{0};  // k + 1 once message k is in the slot
       std::uint32_t bytes = 0;
+      MsgKey key;
       std::array<std::byte, kRingPayload> data{};
     };
-    alignas(64) std::atomic<std::uint32_t> tail{0};
-    std::uint32_t sender_head = 0;  // the last head the sender read: the ring is full below it
+    alignas(64) std::uint32_t tail = 0;  // the sender's next position
+    std::uint32_t sender_head = 0;       // the last head the sender read: the ring is full below it
     alignas(64) std::atomic<std::uint32_t> head{0};
     std::array<Slot, kRingSlots> slots{};
+
+    // Whether the slot at `position` holds message `position` (read by the receiver).
+    bool published(std::uint32_t position) const {
+      return slots[position % kRingSlots].stamp.load(std::memory_order_acquire) == position + 1;
+    }
   };
   // A ring message the receiver took out before its receive was posted.
   struct Arrived {
@@ -309,7 +322,11 @@ class Fabric {
     std::atomic<bool> idle{false};       // waiting in wait_some (read without the lock: a hint)
     std::atomic<std::uint32_t> news{0};  // bumped after each change (what a spinner watches)
     // Asleep on `wake` (set under the mutex): a ring sender then takes the mutex to notify.
-    std::atomic<bool> sleeping{false};
+    // On a line of its own, which ring senders read after every message.
+    alignas(64) std::atomic<bool> sleeping{false};
+    // Bumped when a sender makes a ring to this rank (what the receiver's list of its
+    // incoming rings is refreshed from).
+    std::atomic<std::uint32_t> rings_made{0};
   };
 
   // Who runs a rank's attached execution (file comment, "Cooperative progress").
@@ -337,8 +354,8 @@ class Fabric {
   // Ring messages from `from` that `to` took out and has not received yet. Only whoever
   // advances `to` (its thread, or a helper holding its seat) touches it.
   PostedQueue<Arrived>& arrived(Rank from, Rank to) { return arrived_[pair_index(from, to)]; }
-  // Tells `receiver` that a ring message is there for it (wakes it if it sleeps).
-  void ring_arrival(Rank receiver);
+  // After a ring message to `receiver` was published: wakes the receiver if it sleeps.
+  void wake_ring_receiver(Rank receiver);
   Seat& seat(Rank r) { return seats_[static_cast<std::size_t>(r)]; }
   // Advances the attached executions of other ranks than `me` that have news and a free
   // seat; returns whether any changed.
@@ -463,8 +480,12 @@ class ThreadTransport final : public Transport {
   // Takes what arrived in the ring from `from`: into its posted receive if there is one,
   // else into the list of arrived messages.
   void drain_ring(Rank from);
-  // drain_ring() for every peer, if a sender may have published since the last time.
+  // drain_ring() for every incoming ring that has a message published.
   void drain_rings();
+  // Whether a message is published and not yet taken on any incoming ring.
+  bool rings_pending();
+  // The rings that senders have made to this rank (refreshed when Inbox::rings_made moves).
+  const std::vector<std::pair<Rank, Fabric::EagerRing*>>& incoming_rings();
   // Completes `recv` with an arrived message of the same key, if there is one.
   bool receive_arrived(Rank from, MsgKey key, Fabric::PostedRecv& recv);
 
@@ -477,10 +498,10 @@ class ThreadTransport final : public Transport {
   std::chrono::steady_clock::duration idle_{};
   bool attached_ = false;  // between attach() and detach()
   bool seated_ = false;    // this thread holds the seat's mutex
-  // The inbox's news when the rings were last drained (ring senders bump it after they
-  // publish). Belongs to whoever advances this rank, as the arrived lists do.
-  std::uint32_t drained_news_ = 0;
-  bool drained_once_ = false;
+  // The rings to this rank, as of Inbox::rings_made == incoming_made_. Belongs to whoever
+  // advances this rank, as the arrived lists do.
+  std::vector<std::pair<Rank, Fabric::EagerRing*>> incoming_;
+  std::uint32_t incoming_made_ = 0;
   // The inbox's news when this rank last left it empty (under its lock), if it did: while
   // the news stays the same, a wait with completions of its own needs no lock.
   std::uint32_t inbox_emptied_news_ = 0;
