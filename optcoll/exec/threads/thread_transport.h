@@ -34,11 +34,11 @@
 // receive still to come. Where the mailbox costs a lock and a few cache lines that bounce
 // between CPUs per message, a ring message costs one line in flight: the sender writes no
 // counter the receiver watches (a receiver about to sleep says so in `sleeping`, which the
-// sender reads after a fence). A full ring sends through the mailbox as before. Rings are used only
-// when every rank has a CPU (the world spins): there a small call costs 1.3-1.6x less. With more
-// ranks than CPUs they cost more than they save: a receive posted first then waits for its own
-// thread (or a helper) to run, where through the mailbox the sender completes it (docs/design.md,
-// "Eager rings").
+// sender reads after a fence). A full ring sends through the mailbox as before. Rings are
+// used only when every rank has a CPU (the world spins): there a small call at p = 2 costs
+// 2-4x less than through the mailbox. With more ranks than CPUs they cost more than they
+// save: a receive posted first then waits for its own thread (or a helper) to run, where
+// through the mailbox the sender completes it (docs/design.md, "Eager rings").
 //
 // Cooperative progress (Transport::attach), with more ranks than CPUs: each rank has a seat,
 // a mutex its thread holds while it runs its attached execution and releases only while it
