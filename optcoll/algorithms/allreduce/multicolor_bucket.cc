@@ -27,13 +27,8 @@
 // Reference: N. Jain, Y. Sabharwal, "Optimal bucket algorithms for large MPI collectives on
 //   torus interconnects", ICS 2010, Algorithm 1.
 
-#include <algorithm>
 #include <optional>
 
-#include <fmt/format.h>
-
-#include "optcoll/algorithms/bounds.h"
-#include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/phase_estimate.h"
 #include "optcoll/algorithms/patterns/torus_bucket.h"
 #include "optcoll/algorithms/registry.h"
@@ -52,28 +47,17 @@ Schedule build_allreduce_multicolor_bucket(const CollectiveSpec& spec, const Par
   return std::move(b).finish();
 }
 
-// Bound, without a topology only (a 1-D ring): a piece of at least one element makes
-// 2(p - 1) hops. None on a torus.
+// Bound and estimate: without a topology this is one bucket ring in rank order (the
+// closed-form models have none): n·copy + 2(p-1)(pieces·α + ceil(n/p)β) + (p-1)ceil(n/p)γ.
 std::optional<Time> bound_allreduce_multicolor_bucket(const CollectiveSpec& spec,
                                                       const CostModel& model) {
-  if (model.topology) return std::nullopt;
-  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
+  return patterns::bucket_ring_allreduce_bound(spec, model);
 }
 
-// Estimate (no topology: one ring in rank order, the closed-form models have none): the copy
-// of the input, then p - 1 reduce-scatter and p - 1 allgather steps of the largest piece,
-// each of `pieces` messages: n·copy + 2(p-1)(pieces·α + ceil(n/p)β) + (p-1)ceil(n/p)γ.
 std::optional<Estimate> estimate_allreduce_multicolor_bucket(const CollectiveSpec& spec,
                                                              const Params& params,
                                                              const CostModel& model) {
-  const auto c = closed_form_costs(spec, model);
-  if (!c) return std::nullopt;
-  const std::int64_t pieces = params.get_int("pieces");
-  if (pieces < 1) return std::nullopt;
-  const std::string_view directions = params.get("directions");
-  if (directions != "auto" && directions != "1") return std::nullopt;
-  return patterns::ring_allreduce_estimate(spec, *c, pieces,
-                                           fmt::format("directions=1,pieces={},sync=0", pieces));
+  return patterns::bucket_ring_allreduce_estimate(spec, params, model);
 }
 
 }  // namespace optcoll::algorithms

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "optcoll/algorithms/bounds.h"
 #include "optcoll/algorithms/patterns/butterfly.h"
 #include "optcoll/algorithms/patterns/group_phases.h"
 #include "optcoll/algorithms/patterns/partition.h"
@@ -175,6 +178,25 @@ Estimate ring_allreduce_estimate(const CollectiveSpec& spec, const LinkCosts& co
   return make_estimate(spec, time, 2.0 * (p - 1) * static_cast<double>(n),
                        6.0 * p * p * static_cast<double>(pieces), pieces == 1 && n % p == 0,
                        std::move(params));
+}
+
+std::optional<Time> bucket_ring_allreduce_bound(const CollectiveSpec& spec,
+                                                const CostModel& model) {
+  if (model.topology) return std::nullopt;
+  return chain_bound(spec, model, 2 * (spec.nranks - 1), std::min<Count>(spec.count, 1));
+}
+
+std::optional<Estimate> bucket_ring_allreduce_estimate(const CollectiveSpec& spec,
+                                                       const Params& params,
+                                                       const CostModel& model) {
+  const auto c = closed_form_costs(spec, model);
+  if (!c) return std::nullopt;
+  const std::int64_t pieces = params.get_int("pieces");
+  if (pieces < 1) return std::nullopt;
+  const std::string_view directions = params.get("directions");
+  if (directions != "auto" && directions != "1") return std::nullopt;
+  return ring_allreduce_estimate(spec, *c, pieces,
+                                 fmt::format("directions=1,pieces={},sync=0", pieces));
 }
 
 }  // namespace optcoll::algorithms::patterns

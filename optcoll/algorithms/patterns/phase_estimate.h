@@ -7,9 +7,11 @@
 // that finish a phase early start the next one early).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "optcoll/algorithms/estimate.h"
+#include "optcoll/algorithms/params.h"
 
 namespace optcoll::algorithms::patterns {
 
@@ -53,6 +55,14 @@ Time halving_gather_finish(std::vector<Time> clock, const std::vector<Count>& sl
 // when p divides n. `params` is the parameter text the builder writes.
 Estimate ring_allreduce_estimate(const CollectiveSpec& spec, const LinkCosts& costs,
                                  std::int64_t pieces, std::string params);
+// dimension_wise's and multicolor_bucket's where the model has no topology (then both are
+// one bucket ring in rank order): the bound, a piece of at least one element making
+// 2(p - 1) hops (none on a torus), and ring_allreduce_estimate with the `pieces` parameter
+// (none for a torus, or for directions other than auto and 1).
+std::optional<Time> bucket_ring_allreduce_bound(const CollectiveSpec& spec, const CostModel& model);
+std::optional<Estimate> bucket_ring_allreduce_estimate(const CollectiveSpec& spec,
+                                                       const Params& params,
+                                                       const CostModel& model);
 
 // Elements the halving reduce-scatter (and as many the halving allgather) moves on q' ranks.
 double halving_elements(Rank q, Count n);
