@@ -17,13 +17,14 @@
 #include "optcoll/algorithms/planners/greedy_reduction.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/sim/simulator.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
 
-constexpr Time kAlpha = 100;
-constexpr Time kBeta = 1;
-constexpr Time kGamma = 3;
+using testing::kAlpha;
+using testing::kBeta;
+using testing::kGamma;
 
 std::int64_t ceil_log2(Rank p) {
   std::int64_t rounds = 0;
@@ -33,14 +34,9 @@ std::int64_t ceil_log2(Rank p) {
 bool power_of_two(Rank p) { return p > 0 && (p & (p - 1)) == 0; }
 
 CostModel model(Time copy = 0, Duplex duplex = Duplex::kFull) {
-  CostModel m;
-  m.alpha = kAlpha;
-  m.beta = kBeta;
-  m.gamma = kGamma;
+  CostModel m = testing::textbook_model();
   m.copy = copy;
-  m.ports = 1;
   m.duplex = duplex;
-  m.overlap = false;
   return m;
 }
 

@@ -11,25 +11,15 @@
 
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/sim/simulator.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
 
-constexpr Time kAlpha = 100;
-constexpr Time kBeta = 1;
-constexpr Time kGamma = 3;
-
-CostModel model() {
-  CostModel m;
-  m.alpha = kAlpha;
-  m.beta = kBeta;
-  m.gamma = kGamma;
-  m.copy = 0;
-  m.ports = 1;
-  m.duplex = Duplex::kFull;
-  m.overlap = false;
-  return m;
-}
+using testing::kAlpha;
+using testing::kBeta;
+using testing::kGamma;
+CostModel model() { return testing::textbook_model(); }
 
 // D(p): the steps one segment takes: 2·floor(log2(p−1)), one more when p − 1 ≡ 2 (mod 4)
 // or p − 1 = 2^k − 1; p = 1, 2, 3: 0, 1, 2 (p = 3 is a chain in both trees).

@@ -18,20 +18,17 @@
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"
 #include "tests/testing/registry_cases.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
 
-constexpr Time kAlpha = 100;
-constexpr Time kBeta = 1;
-constexpr Time kGamma = 3;
+using testing::kAlpha;
+using testing::kBeta;
+using testing::kGamma;
 
 CostModel model(int ports = 1, Duplex duplex = Duplex::kFull, bool overlap = false) {
-  CostModel m;
-  m.alpha = kAlpha;
-  m.beta = kBeta;
-  m.gamma = kGamma;
-  m.copy = 0;
+  CostModel m = testing::textbook_model();
   m.ports = ports;
   m.duplex = duplex;
   m.overlap = overlap;

@@ -9,25 +9,15 @@
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
 #include "optcoll/sim/simulator.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
 
-constexpr Time kAlpha = 100;
-constexpr Time kBeta = 1;
-constexpr Time kGamma = 3;
-
-CostModel model() {
-  CostModel m;
-  m.alpha = kAlpha;
-  m.beta = kBeta;
-  m.gamma = kGamma;
-  m.copy = 0;
-  m.ports = 1;
-  m.duplex = Duplex::kFull;
-  m.overlap = false;
-  return m;
-}
+using testing::kAlpha;
+using testing::kBeta;
+using testing::kGamma;
+CostModel model() { return testing::textbook_model(); }
 
 Time run(std::string_view name, const CollectiveSpec& spec, const algorithms::Params& params) {
   const auto s = algorithms::build(name, spec, params, model());
