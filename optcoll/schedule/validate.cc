@@ -21,6 +21,7 @@ struct Endpoint {
   Rank peer;
   std::int32_t seq;
   OpId op;
+  OpId match_op;  // check_matches(): for a receive, the first send found to match it
   Count count;
   bool operator<(const Endpoint& other) const {
     return std::tie(peer, seq, op) < std::tie(other.peer, other.seq, other.op);
@@ -69,11 +70,11 @@ struct Endpoints {
 // Appends op `id`'s endpoint, if it is a message, to rank r's tables (which must be the last).
 void add_endpoint(Endpoints& e, const Op& op, OpId id) {
   if (const auto* s = std::get_if<Send>(&op.action)) {
-    e.sends.items.push_back({s->peer, op.seq, id, s->src.count});
+    e.sends.items.push_back({s->peer, op.seq, id, kNoOp, s->src.count});
   } else if (const auto* v = std::get_if<Recv>(&op.action)) {
-    e.recvs.items.push_back({v->peer, op.seq, id, v->dst.count});
+    e.recvs.items.push_back({v->peer, op.seq, id, kNoOp, v->dst.count});
   } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
-    e.recvs.items.push_back({rr->peer, op.seq, id, rr->dst.count});
+    e.recvs.items.push_back({rr->peer, op.seq, id, kNoOp, rr->dst.count});
   }
 }
 
@@ -111,37 +112,36 @@ Endpoints collect_endpoints(const Schedule& schedule) {
   return e;
 }
 
-// Calls fn(r, i, match) for endpoint i of every rank r in `from`, where `match` is the first
-// endpoint in `to` of rank `peer` that names r with the same seq, or nullptr. Walks each
-// (rank, peer) block of both tables in step, in linear time: ranks are walked in increasing
-// order, so the block of rank q's table that names the walked rank only moves forward, and
-// a cursor per rank finds it without a binary search (whose ~log2 cache misses per block in
-// a table of hundreds of MB dominated the check at p = 65,536). Assumes peers are in range.
-template <typename Fn>
-void for_each_match(const EndpointTable& from, const EndpointTable& to, Fn&& fn) {
+// Calls fn(r, i, match) for endpoint i of every rank r in `from`, where `match` points to the
+// first endpoint in `to` of rank `peer` that names r with the same seq, or is nullptr (a
+// pointer to const when `to` is const). Walks each (rank, peer) block of both tables in step,
+// in linear time: ranks are walked in increasing order, so the block of rank q's table that
+// names the walked rank only moves forward, and a cursor per rank finds it without a binary
+// search (whose ~log2 cache misses per block, in tables of hundreds of MB, dominated the
+// check at p = 65,536). Assumes peers are in range.
+template <typename Table, typename Fn>
+void for_each_match(const EndpointTable& from, Table& to, Fn&& fn) {
   const std::size_t p = from.start.size() - 1;
   // next[q]: in rank q's `to` endpoints, the first whose peer is not below the walked rank.
   std::vector<std::size_t> next(to.start.begin(), to.start.end() - 1);
   for (std::size_t r = 0; r < p; ++r) {
     const auto mine = from.of(r);
-    std::span<const Endpoint> theirs;
     std::size_t cursor = 0;
+    std::size_t end = 0;
     const auto me = static_cast<Rank>(r);
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const Endpoint& x = mine[i];
       if (i == 0 || x.peer != mine[i - 1].peer) {
         const auto q = static_cast<std::size_t>(x.peer);
-        std::size_t& first = next[q];
-        while (first < to.start[q + 1] && to.items[first].peer < me) ++first;
-        theirs = to.of(q);
-        cursor = first - to.start[q];
+        end = to.start[q + 1];
+        while (next[q] < end && to.items[next[q]].peer < me) ++next[q];
+        cursor = next[q];
       }
-      while (cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq < x.seq) {
+      while (cursor < end && to.items[cursor].peer == me && to.items[cursor].seq < x.seq) {
         ++cursor;
       }
-      const bool found =
-          cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq == x.seq;
-      fn(r, i, found ? &theirs[cursor] : nullptr);
+      const bool found = cursor < end && to.items[cursor].peer == me && to.items[cursor].seq == x.seq;
+      fn(r, i, found ? &to.items[cursor] : nullptr);
     }
   }
 }
@@ -271,7 +271,7 @@ bool check_endpoint(IssueList& issues, const RankContext& rank, const Op& op, Op
                     Count count, EndpointTable& table) {
   const bool peer_ok = check_peer(issues, rank, id, peer);
   if (op.seq < 0) issues.add(rank.r, id, "message has no seq (got {})", op.seq);
-  table.items.push_back({peer, op.seq, id, count});
+  table.items.push_back({peer, op.seq, id, kNoOp, count});
   return peer_ok;
 }
 
@@ -304,11 +304,14 @@ bool check_op(IssueList& issues, const RankContext& rank, const Op& op, OpId id,
 
 // Every send has one receive of the same size with its (peer, seq), and no receive is left.
 // With `match`, also records each endpoint's partner (complete only if there is no issue).
-void check_matches(IssueList& issues, const Endpoints& e, FlatMatch* match) {
-  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
+// One walk over the sends finds each one's receive and notes on that receive the first send
+// that found it, so the receives are then checked in order, without a second search.
+void check_matches(IssueList& issues, Endpoints& e, FlatMatch* match) {
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, Endpoint* v) {
     const auto sends = e.sends.of(r);
     const Endpoint& s = sends[i];
     const auto rank = static_cast<Rank>(r);
+    if (v != nullptr && v->match_op == kNoOp) v->match_op = s.op;
     if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
       issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
                  sends[i - 1].op);
@@ -322,20 +325,22 @@ void check_matches(IssueList& issues, const Endpoints& e, FlatMatch* match) {
       match->set(r, s.op, s.peer, v->op);
     }
   });
-  for_each_match(e.recvs, e.sends, [&](std::size_t r, std::size_t i, const Endpoint* s) {
+  for (std::size_t r = 0; r + 1 < e.recvs.start.size(); ++r) {
     const auto recvs = e.recvs.of(r);
-    const Endpoint& v = recvs[i];
     const auto rank = static_cast<Rank>(r);
-    if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
-      issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
-                 v.seq, recvs[i - 1].op);
-    } else if (s == nullptr) {
-      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send", v.count,
-                 v.peer, v.seq);
-    } else if (match != nullptr) {
-      match->set(r, v.op, v.peer, s->op);
+    for (std::size_t i = 0; i < recvs.size(); ++i) {
+      const Endpoint& v = recvs[i];
+      if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
+        issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
+                   v.seq, recvs[i - 1].op);
+      } else if (v.match_op == kNoOp) {
+        issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
+                   v.count, v.peer, v.seq);
+      } else if (match != nullptr) {
+        match->set(r, v.op, v.peer, v.match_op);
+      }
     }
-  });
+  }
 }
 
 std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_t max_issues,

@@ -62,6 +62,7 @@ EventOrder order_events(const FlatSchedule& flat) {
   pending.deps.resize(n);
   pending.starts.resize(n);
   std::vector<Event> ready;
+  ready.reserve(n);  // address space only: the stack seldom holds more than the ops' starts
   for (GlobalOp g = 0; g < n; ++g) {
     pending.deps[g] = flat.dep_start[g + 1] - flat.dep_start[g];
     pending.starts[g] = flat.partner[g] == kNoPartner ? 1 : 2;
