@@ -21,6 +21,29 @@ Slice rename(const Slice& slice, const Slice& mapped_in, const Slice& mapped_out
   return {base.buf, base.offset + slice.offset, slice.count};
 }
 
+// A part's action on its members: part ranks become members, slices are renamed.
+Action rename_action(const Action& action, std::span<const Rank> members, const Slice& in,
+                     const Slice& out, Count scratch_base) {
+  const auto map = [&](const Slice& s) { return rename(s, in, out, scratch_base); };
+  const auto member = [&](Rank peer) { return members[static_cast<std::size_t>(peer)]; };
+  return std::visit(
+      [&](const auto& a) -> Action {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, Send>) {
+          return Send{member(a.peer), map(a.src)};
+        } else if constexpr (std::is_same_v<T, Recv>) {
+          return Recv{member(a.peer), map(a.dst)};
+        } else if constexpr (std::is_same_v<T, RecvReduce>) {
+          return RecvReduce{member(a.peer), map(a.dst), a.incoming};
+        } else if constexpr (std::is_same_v<T, Copy>) {
+          return Copy{map(a.src), map(a.dst)};
+        } else {
+          return Reduce{map(a.src), map(a.dst), a.src_side};
+        }
+      },
+      action);
+}
+
 }  // namespace
 
 Stitcher::Stitcher(CollectiveSpec spec, std::string algorithm)
@@ -81,7 +104,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
     std::fill(sent_before.begin(), sent_before.end(), -1);
     std::fill(received_before.begin(), received_before.end(), -1);
     for (const Op& op : source.ops) {
-      Op renamed;
+      Op& renamed = program.ops.emplace_back();  // built in place: no 112-byte move per op
       renamed.seq = op.seq;
       renamed.not_before = op.not_before;  // still a time from the start of the whole call
       renamed.after.reserve(op.after.empty() ? sinks.size() : op.after.size());
@@ -90,23 +113,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
         has_successor[static_cast<std::size_t>(a)] = true;
       }
       if (op.after.empty()) renamed.after = sinks;
-      const auto map = [&](const Slice& s) { return rename(s, in, out, scratch_base); };
-      renamed.action = std::visit(
-          [&](const auto& a) -> Action {
-            using T = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<T, Send>) {
-              return Send{members[static_cast<std::size_t>(a.peer)], map(a.src)};
-            } else if constexpr (std::is_same_v<T, Recv>) {
-              return Recv{members[static_cast<std::size_t>(a.peer)], map(a.dst)};
-            } else if constexpr (std::is_same_v<T, RecvReduce>) {
-              return RecvReduce{members[static_cast<std::size_t>(a.peer)], map(a.dst), a.incoming};
-            } else if constexpr (std::is_same_v<T, Copy>) {
-              return Copy{map(a.src), map(a.dst)};
-            } else {
-              return Reduce{map(a.src), map(a.dst), a.src_side};
-            }
-          },
-          op.action);
+      renamed.action = rename_action(op.action, members, in, out, scratch_base);
       if (const auto* send = std::get_if<Send>(&op.action)) {
         const Rank to = members[static_cast<std::size_t>(send->peer)];
         renamed.seq += earlier(sent_before, send->peer, r, to);
@@ -115,7 +122,6 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
         const Rank from = members[static_cast<std::size_t>(from_peer)];
         renamed.seq += earlier(received_before, from_peer, from, r);
       }
-      program.ops.push_back(std::move(renamed));
     }
     if (!source.ops.empty()) {
       sinks.clear();

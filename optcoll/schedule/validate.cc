@@ -21,6 +21,7 @@ struct Endpoint {
   Rank peer;
   std::int32_t seq;
   OpId op;
+  OpId match_op;  // check_matches(): for a receive, the first send found to match it
   Count count;
   bool operator<(const Endpoint& other) const {
     return std::tie(peer, seq, op) < std::tie(other.peer, other.seq, other.op);
@@ -69,11 +70,11 @@ struct Endpoints {
 // Appends op `id`'s endpoint, if it is a message, to rank r's tables (which must be the last).
 void add_endpoint(Endpoints& e, const Op& op, OpId id) {
   if (const auto* s = std::get_if<Send>(&op.action)) {
-    e.sends.items.push_back({s->peer, op.seq, id, s->src.count});
+    e.sends.items.push_back({s->peer, op.seq, id, kNoOp, s->src.count});
   } else if (const auto* v = std::get_if<Recv>(&op.action)) {
-    e.recvs.items.push_back({v->peer, op.seq, id, v->dst.count});
+    e.recvs.items.push_back({v->peer, op.seq, id, kNoOp, v->dst.count});
   } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
-    e.recvs.items.push_back({rr->peer, op.seq, id, rr->dst.count});
+    e.recvs.items.push_back({rr->peer, op.seq, id, kNoOp, rr->dst.count});
   }
 }
 
@@ -111,39 +112,42 @@ Endpoints collect_endpoints(const Schedule& schedule) {
   return e;
 }
 
-// Calls fn(r, i, match) for endpoint i of every rank r in `from`, where `match` is the first
-// endpoint in `to` of rank `peer` that names r with the same seq, or nullptr. Walks each
-// (rank, peer) block of both tables in step: linear time plus one binary search per pair,
-// rather than one per message. Assumes peers are in range.
-template <typename Fn>
-void for_each_match(const EndpointTable& from, const EndpointTable& to, Fn&& fn) {
+// Calls fn(r, i, match) for endpoint i of every rank r in `from`, where `match` points to the
+// first endpoint in `to` of rank `peer` that names r with the same seq, or is nullptr (a
+// pointer to const when `to` is const). Walks each (rank, peer) block of both tables in step,
+// in linear time: ranks are walked in increasing order, so the block of rank q's table that
+// names the walked rank only moves forward, and a cursor per rank finds it without a binary
+// search (whose ~log2 cache misses per block, in tables of hundreds of MB, dominated the
+// check at p = 65,536). Assumes peers are in range.
+template <typename Table, typename Fn>
+void for_each_match(const EndpointTable& from, Table& to, Fn&& fn) {
   const std::size_t p = from.start.size() - 1;
+  // next[q]: in rank q's `to` endpoints, the first whose peer is not below the walked rank.
+  std::vector<std::size_t> next(to.start.begin(), to.start.end() - 1);
   for (std::size_t r = 0; r < p; ++r) {
     const auto mine = from.of(r);
-    std::span<const Endpoint> theirs;
     std::size_t cursor = 0;
+    std::size_t end = 0;
     const auto me = static_cast<Rank>(r);
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const Endpoint& x = mine[i];
       if (i == 0 || x.peer != mine[i - 1].peer) {
-        theirs = to.of(static_cast<std::size_t>(x.peer));
-        const Endpoint key{me, std::numeric_limits<std::int32_t>::min(),
-                           std::numeric_limits<OpId>::min(), 0};
-        cursor = static_cast<std::size_t>(std::lower_bound(theirs.begin(), theirs.end(), key) -
-                                          theirs.begin());
+        const auto q = static_cast<std::size_t>(x.peer);
+        end = to.start[q + 1];
+        while (next[q] < end && to.items[next[q]].peer < me) ++next[q];
+        cursor = next[q];
       }
-      while (cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq < x.seq) {
+      while (cursor < end && to.items[cursor].peer == me && to.items[cursor].seq < x.seq) {
         ++cursor;
       }
-      const bool found =
-          cursor < theirs.size() && theirs[cursor].peer == me && theirs[cursor].seq == x.seq;
-      fn(r, i, found ? &theirs[cursor] : nullptr);
+      const bool found = cursor < end && to.items[cursor].peer == me && to.items[cursor].seq == x.seq;
+      fn(r, i, found ? &to.items[cursor] : nullptr);
     }
   }
 }
 
-// match_messages_flat() over collected endpoints of a well-formed schedule.
-std::vector<std::uint32_t> flat_partners(const Schedule& schedule, const Endpoints& e) {
+// The flat numbering of match_messages_flat(): op i of rank r is base[r] + i (p + 1 entries).
+std::vector<std::uint32_t> flat_bases(const Schedule& schedule) {
   const std::size_t p = schedule.ranks.size();
   std::vector<std::uint32_t> base(p + 1, 0);
   for (std::size_t r = 0; r < p; ++r) {
@@ -151,7 +155,13 @@ std::vector<std::uint32_t> flat_partners(const Schedule& schedule, const Endpoin
     OPTCOLL_CHECK(next < kNoPartner, "match_messages_flat: {} ops exceed 2^32 - 1", next);
     base[r + 1] = static_cast<std::uint32_t>(next);
   }
-  std::vector<std::uint32_t> partner(base[p], kNoPartner);
+  return base;
+}
+
+// match_messages_flat() over collected endpoints of a well-formed schedule.
+std::vector<std::uint32_t> flat_partners(const Schedule& schedule, const Endpoints& e) {
+  const std::vector<std::uint32_t> base = flat_bases(schedule);
+  std::vector<std::uint32_t> partner(base.back(), kNoPartner);
   for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* v) {
     OPTCOLL_CHECK(v != nullptr, "match_messages_flat on a malformed schedule");
     const Endpoint& s = e.sends.of(r)[i];
@@ -163,6 +173,18 @@ std::vector<std::uint32_t> flat_partners(const Schedule& schedule, const Endpoin
   });
   return partner;
 }
+
+// Where check_matches() also records the matching (match_messages_flat's), as it goes: each
+// pass sets the partners of its own endpoints only, so both write rank by rank in order.
+struct FlatMatch {
+  std::vector<std::uint32_t> base;  // flat_bases()
+  std::vector<std::uint32_t> partner;
+
+  void set(std::size_t r, OpId op, Rank peer, OpId peer_op) {
+    partner[base[r] + static_cast<std::uint32_t>(op)] =
+        base[static_cast<std::size_t>(peer)] + static_cast<std::uint32_t>(peer_op);
+  }
+};
 
 // Software prefetching for the pass over every op. Each rank's ops are a heap block of
 // their own, as is every op's `after` list; hardware prefetchers stop at page boundaries,
@@ -187,96 +209,138 @@ void prefetch_op(const std::vector<Op>& ops, std::size_t i) {
   }
 }
 
-void check_slice(IssueList& issues, const Layout& layout, const RankProgram& program, Rank r,
-                 OpId id, const Slice& slice, const char* role) {
+// What the checks of one rank's ops need to know about the rank.
+struct RankContext {
+  Rank r = 0;
+  Rank p = 0;
+  Count sizes[3] = {0, 0, 0};  // its buffers' sizes, indexed by Buf
+};
+
+RankContext rank_context(const Layout& layout, const RankProgram& program, Rank r) {
+  return {r,
+          layout.nranks(),
+          {layout.buffer_count(r, Buf::kInput), layout.buffer_count(r, Buf::kOutput),
+           program.scratch_count}};
+}
+
+void check_slice(IssueList& issues, const RankContext& rank, OpId id, const Slice& slice,
+                 const char* role) {
   if (slice.count < 0 || slice.offset < 0) {
-    issues.add(r, id, "{} slice {} has a negative offset or count", role, describe(slice));
+    issues.add(rank.r, id, "{} slice {} has a negative offset or count", role, describe(slice));
     return;
   }
-  const Count size =
-      slice.buf == Buf::kScratch ? program.scratch_count : layout.buffer_count(r, slice.buf);
+  const Count size = rank.sizes[static_cast<std::size_t>(slice.buf)];
   if (slice.offset > size || slice.count > size - slice.offset) {
-    issues.add(r, id, "{} slice {} exceeds the {}-element {} buffer", role, describe(slice), size,
-               buf_name(slice.buf));
+    issues.add(rank.r, id, "{} slice {} exceeds the {}-element {} buffer", role, describe(slice),
+               size, buf_name(slice.buf));
   }
 }
 
-void check_peer(IssueList& issues, Rank p, Rank r, OpId id, Rank peer) {
-  if (peer < 0 || peer >= p)
-    issues.add(r, id, "peer {} out of range for nranks {}", peer, p);
-  else if (peer == r)
-    issues.add(r, id, "rank {} sends to or receives from itself", r);
+// Returns whether the peer is another rank in range: matching needs every peer to be.
+bool check_peer(IssueList& issues, const RankContext& rank, OpId id, Rank peer) {
+  if (peer < 0 || peer >= rank.p) {
+    issues.add(rank.r, id, "peer {} out of range for nranks {}", peer, rank.p);
+    return false;
+  }
+  if (peer == rank.r) {
+    issues.add(rank.r, id, "rank {} sends to or receives from itself", rank.r);
+    return false;
+  }
+  return true;
 }
 
-// structure_issues(); if `partner` is given and there are no issues, also the flat matching.
-// Message endpoints are collected in the same pass as the per-op checks.
-// The checks of one op on its own: dependencies, release time, slices, peers.
-void check_op(IssueList& issues, const Layout& lay, const RankProgram& program, Rank r, OpId id) {
-  const Op& op = program.ops[static_cast<std::size_t>(id)];
-  const Rank p = lay.nranks();
-  for (const OpId dep : op.after) {
+void check_dependencies(IssueList& issues, const RankContext& rank, const Op& op, OpId id) {
+  bool sorted_unique = true;
+  for (std::size_t k = 0; k < op.after.size(); ++k) {
+    const OpId dep = op.after[k];
     if (dep < 0 || dep >= id) {
-      issues.add(r, id, "dependency on op {} does not point backwards", dep);
+      issues.add(rank.r, id, "dependency on op {} does not point backwards", dep);
     }
+    if (k > 0 && !(op.after[k - 1] < dep)) sorted_unique = false;
   }
   if (!(op.not_before >= 0) || !std::isfinite(op.not_before)) {
-    issues.add(r, id, "release time (not_before) {} is not a finite time >= 0", op.not_before);
+    issues.add(rank.r, id, "release time (not_before) {} is not a finite time >= 0",
+               op.not_before);
   }
-  if (!std::is_sorted(op.after.begin(), op.after.end()) ||
-      std::adjacent_find(op.after.begin(), op.after.end()) != op.after.end()) {
-    issues.add(r, id, "dependency list is not sorted and unique");
-  }
-  std::visit(
+  if (!sorted_unique) issues.add(rank.r, id, "dependency list is not sorted and unique");
+}
+
+// A message endpoint's own checks, after its slice's: its peer, its seq; then it joins its
+// rank's endpoints (which must be the last in `table`). Returns check_peer()'s answer.
+bool check_endpoint(IssueList& issues, const RankContext& rank, const Op& op, OpId id, Rank peer,
+                    Count count, EndpointTable& table) {
+  const bool peer_ok = check_peer(issues, rank, id, peer);
+  if (op.seq < 0) issues.add(rank.r, id, "message has no seq (got {})", op.seq);
+  table.items.push_back({peer, op.seq, id, kNoOp, count});
+  return peer_ok;
+}
+
+// The checks of one op on its own, in one visit of its action: dependencies, release time,
+// slices, peers and seq; a message also joins its rank's endpoints in `e`. Returns false if
+// a message's peer is out of range or the rank itself.
+bool check_op(IssueList& issues, const RankContext& rank, const Op& op, OpId id, Endpoints& e) {
+  check_dependencies(issues, rank, op, id);
+  return std::visit(
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<A, Send>) {
-          check_slice(issues, lay, program, r, id, a.src, "send");
-          check_peer(issues, p, r, id, a.peer);
+          check_slice(issues, rank, id, a.src, "send");
+          return check_endpoint(issues, rank, op, id, a.peer, a.src.count, e.sends);
         } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>) {
-          check_slice(issues, lay, program, r, id, a.dst, "recv");
-          check_peer(issues, p, r, id, a.peer);
+          check_slice(issues, rank, id, a.dst, "recv");
+          return check_endpoint(issues, rank, op, id, a.peer, a.dst.count, e.recvs);
         } else {
-          check_slice(issues, lay, program, r, id, a.src, "source");
-          check_slice(issues, lay, program, r, id, a.dst, "destination");
+          check_slice(issues, rank, id, a.src, "source");
+          check_slice(issues, rank, id, a.dst, "destination");
           if (a.src.count != a.dst.count) {
-            issues.add(r, id, "source has {} elements but destination {}", a.src.count,
+            issues.add(rank.r, id, "source has {} elements but destination {}", a.src.count,
                        a.dst.count);
           }
+          return true;
         }
       },
       op.action);
 }
 
 // Every send has one receive of the same size with its (peer, seq), and no receive is left.
-void check_matches(IssueList& issues, const Endpoints& e) {
-  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+// With `match`, also records each endpoint's partner (complete only if there is no issue).
+// One walk over the sends finds each one's receive and notes on that receive the first send
+// that found it, so the receives are then checked in order, without a second search.
+void check_matches(IssueList& issues, Endpoints& e, FlatMatch* match) {
+  for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, Endpoint* v) {
     const auto sends = e.sends.of(r);
     const Endpoint& s = sends[i];
     const auto rank = static_cast<Rank>(r);
+    if (v != nullptr && v->match_op == kNoOp) v->match_op = s.op;
     if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
       issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
                  sends[i - 1].op);
-    } else if (match == nullptr) {
+    } else if (v == nullptr) {
       issues.add(rank, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
                  s.count, s.peer, s.seq);
-    } else if (match->count != s.count) {
-      issues.add(s.peer, match->op,
-                 "recv of {} elems from rank {} (seq {}) matched a send of {} elems", match->count,
-                 rank, s.seq, s.count);
+    } else if (v->count != s.count) {
+      issues.add(s.peer, v->op, "recv of {} elems from rank {} (seq {}) matched a send of {} elems",
+                 v->count, rank, s.seq, s.count);
+    } else if (match != nullptr) {
+      match->set(r, s.op, s.peer, v->op);
     }
   });
-  for_each_match(e.recvs, e.sends, [&](std::size_t r, std::size_t i, const Endpoint* match) {
+  for (std::size_t r = 0; r + 1 < e.recvs.start.size(); ++r) {
     const auto recvs = e.recvs.of(r);
-    const Endpoint& v = recvs[i];
     const auto rank = static_cast<Rank>(r);
-    if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
-      issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
-                 v.seq, recvs[i - 1].op);
-    } else if (match == nullptr) {
-      issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send", v.count,
-                 v.peer, v.seq);
+    for (std::size_t i = 0; i < recvs.size(); ++i) {
+      const Endpoint& v = recvs[i];
+      if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
+        issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
+                   v.seq, recvs[i - 1].op);
+      } else if (v.match_op == kNoOp) {
+        issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
+                   v.count, v.peer, v.seq);
+      } else if (match != nullptr) {
+        match->set(r, v.op, v.peer, v.match_op);
+      }
     }
-  });
+  }
 }
 
 std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_t max_issues,
@@ -304,24 +368,23 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
     if (program.scratch_count < 0 || program.scratch_count > kMaxCount) {
       issues.add(r, kNoOp, "scratch size {} out of range", program.scratch_count);
     }
+    const RankContext rank = rank_context(*layout, program, r);
     for (std::size_t i = 0; i < program.ops.size() && !issues.full(); ++i) {
       prefetch_op(program.ops, i);
-      const Op& op = program.ops[i];
-      const auto id = static_cast<OpId>(i);
-      check_op(issues, *layout, program, r, id);
-      const Rank peer = peer_of(op.action);
-      if (peer != kNoRank && (peer < 0 || peer >= p || peer == r)) peers_ok = false;
-      if (is_communication(op.action) && op.seq < 0) {
-        issues.add(r, id, "message has no seq (got {})", op.seq);
-      }
-      add_endpoint(e, op, id);
+      peers_ok = check_op(issues, rank, program.ops[i], static_cast<OpId>(i), e) && peers_ok;
     }
   }
   if (!peers_ok || issues.full()) return issues.take();
 
   finish_endpoints(e, static_cast<std::size_t>(p));
-  check_matches(issues, e);
-  if (partner != nullptr && issues.empty()) *partner = flat_partners(schedule, e);
+  std::optional<FlatMatch> match;
+  if (partner != nullptr) {
+    match.emplace();
+    match->base = flat_bases(schedule);
+    match->partner.assign(match->base.back(), kNoPartner);
+  }
+  check_matches(issues, e, match ? &*match : nullptr);
+  if (match && issues.empty()) *partner = std::move(match->partner);
   return issues.take();
 }
 

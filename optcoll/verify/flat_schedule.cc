@@ -288,8 +288,11 @@ FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
   flat.dep_start.resize(n + 1);
   flat.succ_start.resize(n + 1);
   flat.cell_base.resize(3 * p + 1);
-  flat.deps.reserve(n);
-  flat.bound.reserve(2 * p + n / 2);
+  // Capacity is address space until written: reserve enough that these rarely (bound:
+  // never) reallocate, since each reallocation copies the array and touches fresh pages.
+  flat.deps.reserve(2 * n);  // builders rarely give an op more than 2 dependencies on average
+  flat.succs.reserve(2 * n);
+  flat.bound.reserve(6 * p + 4 * n);  // at most 2 per buffer of a rank and 4 per op
   Flattener flattener(schedule, layout, flat);
   for (std::size_t r = 0; r < p; ++r) {
     prefetch_ranks(schedule, r);

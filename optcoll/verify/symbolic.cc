@@ -56,7 +56,9 @@ class Executor {
   }
 
   void run(std::span<const GlobalOp> starts) {
-    for (const GlobalOp entry : starts) {
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      prefetch_ahead(starts, i);
+      const GlobalOp entry = starts[i];
       const GlobalOp g = entry & ~kCompletesPair;
       switch (flat_.kind[g]) {
         case OpKind::kCopy:
@@ -73,6 +75,39 @@ class Executor {
           if ((entry & kCompletesPair) != 0) transfer(g);
           break;
       }
+    }
+  }
+
+  // The start order is known in advance, but every message moves data between two ranks'
+  // arrays, one far from the last op's: fetch what entry i + k will read, in three steps
+  // (each address needs the step before): the ops' own entries at k = 16, the partner's at
+  // k = 8, the cells at k = 4. Without this the executor waits on cache misses most of the
+  // time at p = 65,536.
+  void prefetch_ahead(std::span<const GlobalOp> starts, std::size_t i) const {
+    constexpr std::size_t kOps = 32;
+    constexpr std::size_t kPartner = 16;
+    constexpr std::size_t kCells = 8;
+    if (i + kOps < starts.size()) {
+      const GlobalOp g = starts[i + kOps] & ~kCompletesPair;
+      __builtin_prefetch(&flat_.partner[g]);
+      __builtin_prefetch(&flat_.src[g]);
+      __builtin_prefetch(&flat_.dst[g]);
+    }
+    if (i + kPartner < starts.size() && (starts[i + kPartner] & kCompletesPair) != 0) {
+      const GlobalOp q = flat_.partner[starts[i + kPartner] & ~kCompletesPair];
+      __builtin_prefetch(&flat_.kind[q]);
+      __builtin_prefetch(&flat_.src[q]);
+      __builtin_prefetch(&flat_.dst[q]);
+    }
+    if (i + kCells < starts.size()) {
+      const GlobalOp entry = starts[i + kCells];
+      const GlobalOp g = entry & ~kCompletesPair;
+      if ((entry & kCompletesPair) != 0) {
+        store_.prefetch(flat_.src[flat_.partner[g]]);
+        store_.prefetch(flat_.dst[flat_.partner[g]]);
+      }
+      store_.prefetch(flat_.src[g]);
+      store_.prefetch(flat_.dst[g]);
     }
   }
 

@@ -132,6 +132,26 @@ TEST(Structure, FindsEveryOtherKindOfDamage) {
   }
 }
 
+// A peer of -1 (kNoRank) is out of range like any other, so messages are not matched: matching
+// it once indexed the endpoint tables at rank -1.
+TEST(Structure, PeerMinusOneIsOutOfRangeAndNotMatched) {
+  for (const bool send : {true, false}) {
+    Schedule s = ring();
+    Op& op = first_op_of_kind(s, 2, 0, send);
+    if (send) {
+      std::get<Send>(op.action).peer = kNoRank;
+    } else {
+      std::get<Recv>(op.action).peer = kNoRank;
+    }
+    std::vector<std::uint32_t> partner;
+    const auto issues = structure_issues(s, 64, partner);
+    ASSERT_EQ(issues.size(), 1u);
+    EXPECT_EQ(issues[0].rank, 2);
+    EXPECT_EQ(issues[0].message, "peer -1 out of range for nranks 4");
+    EXPECT_TRUE(partner.empty());
+  }
+}
+
 TEST(Structure, RequireWellFormedThrowsNamingTheProblem) {
   Schedule s = ring();
   first_op_of_kind(s, 0, 0, true).seq = 42;
