@@ -129,8 +129,8 @@ class Flattener {
     assign_cells(r);
     const GlobalOp base = flat_.op_base[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < n; ++i) {
-      flat_.src[base + i] = cells(src_[i]);
-      flat_.dst[base + i] = cells(dst_[i]);
+      flat_.ops[base + i].src = cells(src_[i]);
+      flat_.ops[base + i].dst = cells(dst_[i]);
     }
     link_successors(r);
   }
@@ -162,22 +162,22 @@ class Flattener {
           [&](const auto& a) {
             using A = std::decay_t<decltype(a)>;
             if constexpr (std::is_same_v<A, Send>) {
-              flat_.kind[g] = OpKind::kSend;
+              flat_.ops[g].kind = OpKind::kSend;
               note(src_[i], a.src);
             } else if constexpr (std::is_same_v<A, Recv>) {
-              flat_.kind[g] = OpKind::kRecv;
+              flat_.ops[g].kind = OpKind::kRecv;
               note(dst_[i], a.dst);
             } else if constexpr (std::is_same_v<A, RecvReduce>) {
-              flat_.kind[g] = OpKind::kRecvReduce;
-              flat_.side[g] = a.incoming;
+              flat_.ops[g].kind = OpKind::kRecvReduce;
+              flat_.ops[g].side = a.incoming;
               note(dst_[i], a.dst);
             } else if constexpr (std::is_same_v<A, Copy>) {
-              flat_.kind[g] = OpKind::kCopy;
+              flat_.ops[g].kind = OpKind::kCopy;
               note(src_[i], a.src);
               note(dst_[i], a.dst);
             } else {
-              flat_.kind[g] = OpKind::kReduce;
-              flat_.side[g] = a.src_side;
+              flat_.ops[g].kind = OpKind::kReduce;
+              flat_.ops[g].side = a.src_side;
               note(src_[i], a.src);
               note(dst_[i], a.dst);
             }
@@ -281,10 +281,7 @@ FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
   OPTCOLL_CHECK(partner.size() == n, "verify: {} message partners for {} ops", partner.size(), n);
   OPTCOLL_CHECK(n < (std::size_t{1} << 31), "verify: {} ops exceed 2^31", n);
   flat.partner = std::move(partner);
-  flat.kind.resize(n);
-  flat.side.assign(n, Side::kLeft);
-  flat.src.resize(n);
-  flat.dst.resize(n);
+  flat.ops.resize(n);
   flat.dep_start.resize(n + 1);
   flat.succ_start.resize(n + 1);
   flat.cell_base.resize(3 * p + 1);
