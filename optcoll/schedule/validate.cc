@@ -140,7 +140,8 @@ void for_each_match(const EndpointTable& from, Table& to, Fn&& fn) {
       while (cursor < end && to.items[cursor].peer == me && to.items[cursor].seq < x.seq) {
         ++cursor;
       }
-      const bool found = cursor < end && to.items[cursor].peer == me && to.items[cursor].seq == x.seq;
+      const bool found =
+          cursor < end && to.items[cursor].peer == me && to.items[cursor].seq == x.seq;
       fn(r, i, found ? &to.items[cursor] : nullptr);
     }
   }
@@ -259,8 +260,7 @@ void check_dependencies(IssueList& issues, const RankContext& rank, const Op& op
     if (k > 0 && !(op.after[k - 1] < dep)) sorted_unique = false;
   }
   if (!(op.not_before >= 0) || !std::isfinite(op.not_before)) {
-    issues.add(rank.r, id, "release time (not_before) {} is not a finite time >= 0",
-               op.not_before);
+    issues.add(rank.r, id, "release time (not_before) {} is not a finite time >= 0", op.not_before);
   }
   if (!sorted_unique) issues.add(rank.r, id, "dependency list is not sorted and unique");
 }

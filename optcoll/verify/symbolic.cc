@@ -86,7 +86,9 @@ class Executor {
     constexpr std::size_t kOps = 32;
     constexpr std::size_t kPartner = 16;
     constexpr std::size_t kCells = 8;
-    if (i + kOps < starts.size()) __builtin_prefetch(&flat_.ops[starts[i + kOps] & ~kCompletesPair]);
+    if (i + kOps < starts.size()) {
+      __builtin_prefetch(&flat_.ops[starts[i + kOps] & ~kCompletesPair]);
+    }
     if (i + kPartner < starts.size() && (starts[i + kPartner] & kCompletesPair) != 0) {
       __builtin_prefetch(&flat_.ops[flat_.partner[starts[i + kPartner] & ~kCompletesPair]]);
     }
