@@ -163,19 +163,22 @@ TEST(Structure, MatchesAndReportsCountsOfAnySize) {
   {
     Schedule s = ring_of(big);
     std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.count = big - 1;
-    EXPECT_TRUE(has_issue(s, "recv of 3221225471 elems from rank 0 (seq 0) matched a send of "
-                             "3221225472 elems"));
+    EXPECT_TRUE(has_issue(s,
+                          "recv of 3221225471 elems from rank 0 (seq 0) matched a send of "
+                          "3221225472 elems"));
   }
   {
     Schedule s = ring_of(big);
     std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.count = 2;
-    EXPECT_TRUE(has_issue(s, "recv of 2 elems from rank 0 (seq 0) matched a send of "
-                             "3221225472 elems"));
+    EXPECT_TRUE(has_issue(s,
+                          "recv of 2 elems from rank 0 (seq 0) matched a send of "
+                          "3221225472 elems"));
   }
   {
     Schedule s = ring_of(big);
     first_op_of_kind(s, 0, 0, true).seq = 42;
-    EXPECT_TRUE(has_issue(s, "send of 3221225472 elems to rank 1 (seq 42) has no matching receive"));
+    EXPECT_TRUE(
+        has_issue(s, "send of 3221225472 elems to rank 1 (seq 42) has no matching receive"));
     EXPECT_TRUE(has_issue(s, "recv of 3221225472 elems from rank 0 (seq 0) has no matching send"));
   }
   {
