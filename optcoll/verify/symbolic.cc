@@ -56,9 +56,7 @@ class Executor {
   }
 
   void run(std::span<const GlobalOp> starts) {
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-      prefetch_ahead(starts, i);
-      const GlobalOp entry = starts[i];
+    for (const GlobalOp entry : starts) {
       const GlobalOp g = entry & ~kCompletesPair;
       switch (flat_.ops[g].kind) {
         case OpKind::kCopy:
@@ -75,34 +73,6 @@ class Executor {
           if ((entry & kCompletesPair) != 0) transfer(g);
           break;
       }
-    }
-  }
-
-  // The start order is known in advance, but every message moves data between two ranks'
-  // arrays, one far from the last op's: fetch what entry i + k will read, in three steps
-  // (each address needs the step before): the op's record at k = 32, its partner's at k =
-  // 16, the cells at k = 8.
-  void prefetch_ahead(std::span<const GlobalOp> starts, std::size_t i) const {
-    constexpr std::size_t kOps = 32;
-    constexpr std::size_t kPartner = 16;
-    constexpr std::size_t kCells = 8;
-    if (i + kOps < starts.size()) {
-      __builtin_prefetch(&flat_.ops[starts[i + kOps] & ~kCompletesPair]);
-    }
-    if (i + kPartner < starts.size() && (starts[i + kPartner] & kCompletesPair) != 0) {
-      __builtin_prefetch(&flat_.ops[flat_.partner[starts[i + kPartner] & ~kCompletesPair]]);
-    }
-    if (i + kCells < starts.size()) {
-      const GlobalOp entry = starts[i + kCells];
-      const GlobalOp g = entry & ~kCompletesPair;
-      const FlatOp& op = flat_.ops[g];
-      if ((entry & kCompletesPair) != 0) {
-        const FlatOp& other = flat_.ops[flat_.partner[g]];
-        store_.prefetch(other.src);
-        store_.prefetch(other.dst);
-      }
-      store_.prefetch(op.src);
-      store_.prefetch(op.dst);
     }
   }
 
