@@ -100,9 +100,9 @@ inline std::uint32_t order_key(std::int32_t order) {
 
 // Sorts by (time, rank, op), reusing its buffers from call to call. Work found in event
 // order is mostly sorted already (in a ring, all but the wrap-around): a few sorted runs are
-// merged in linear time each. Other large batches (up to ~10^5 items of a few times, at each
-// instant of a lock-step collective at p = 65,536) take a radix sort: comparison sorting them
-// was a tenth of the simulation.
+// merged in linear time each. Other large batches (10^5 to millions of items of a few times
+// in a lock-step collective at p = 65,536) take a radix sort: comparison sorting them was a
+// tenth of the simulation.
 class ItemSorter {
  public:
   void sort(std::vector<Item>& items) {
