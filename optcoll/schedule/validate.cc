@@ -16,17 +16,51 @@
 namespace optcoll {
 namespace {
 
-// One message endpoint, as seen from the rank that owns it.
+// One message endpoint, as seen from the rank that owns it: 16 bytes, for the tables hold
+// every message twice (12 M endpoints for the two-level allreduce at p = 65,536), and the
+// first touch of their pages was a large part of the structure check.
 struct Endpoint {
+  static constexpr std::int32_t kOtherCount = std::numeric_limits<std::int32_t>::min();
+
   Rank peer;
   std::int32_t seq;
   OpId op;
-  OpId match_op;  // check_matches(): for a receive, the first send found to match it
-  Count count;
+  // The message's element count if in [0, 2^31), else kOtherCount (message_count() reads it
+  // from the op). check_matches() replaces a receive's, once compared, with ~(the op of the
+  // first send found to match it): a value below 0 other than kOtherCount, as ops are below
+  // 2^31 - 1.
+  std::int32_t count_or_match;
+
+  static std::int32_t compact(Count count) {
+    return count >= 0 && count <= std::numeric_limits<std::int32_t>::max()
+               ? static_cast<std::int32_t>(count)
+               : kOtherCount;
+  }
+  bool matched() const { return count_or_match < 0 && count_or_match != kOtherCount; }
+  OpId match_op() const { return ~count_or_match; }
+  void set_match(OpId send_op) { count_or_match = ~send_op; }
   bool operator<(const Endpoint& other) const {
     return std::tie(peer, seq, op) < std::tie(other.peer, other.seq, other.op);
   }
 };
+
+// The element count of rank r's endpoint `e` (not a matched receive).
+Count message_count(const Schedule& schedule, std::size_t r, const Endpoint& e) {
+  if (e.count_or_match != Endpoint::kOtherCount) return e.count_or_match;
+  const Action& action = schedule.ranks[r].ops[static_cast<std::size_t>(e.op)].action;
+  if (const auto* send = std::get_if<Send>(&action)) return send->src.count;
+  if (const auto* recv = std::get_if<Recv>(&action)) return recv->dst.count;
+  return std::get<RecvReduce>(action).dst.count;
+}
+
+// Whether rank r's send `s` and rank s.peer's receive `v` (not yet matched) have one count.
+bool same_count(const Schedule& schedule, std::size_t r, const Endpoint& s, const Endpoint& v) {
+  if (s.count_or_match != Endpoint::kOtherCount || v.count_or_match != Endpoint::kOtherCount) {
+    return s.count_or_match == v.count_or_match;
+  }
+  return message_count(schedule, r, s) ==
+         message_count(schedule, static_cast<std::size_t>(s.peer), v);
+}
 
 class IssueList {
  public:
@@ -70,11 +104,11 @@ struct Endpoints {
 // Appends op `id`'s endpoint, if it is a message, to rank r's tables (which must be the last).
 void add_endpoint(Endpoints& e, const Op& op, OpId id) {
   if (const auto* s = std::get_if<Send>(&op.action)) {
-    e.sends.items.push_back({s->peer, op.seq, id, kNoOp, s->src.count});
+    e.sends.items.push_back({s->peer, op.seq, id, Endpoint::compact(s->src.count)});
   } else if (const auto* v = std::get_if<Recv>(&op.action)) {
-    e.recvs.items.push_back({v->peer, op.seq, id, kNoOp, v->dst.count});
+    e.recvs.items.push_back({v->peer, op.seq, id, Endpoint::compact(v->dst.count)});
   } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
-    e.recvs.items.push_back({rr->peer, op.seq, id, kNoOp, rr->dst.count});
+    e.recvs.items.push_back({rr->peer, op.seq, id, Endpoint::compact(rr->dst.count)});
   }
 }
 
@@ -271,7 +305,7 @@ bool check_endpoint(IssueList& issues, const RankContext& rank, const Op& op, Op
                     Count count, EndpointTable& table) {
   const bool peer_ok = check_peer(issues, rank, id, peer);
   if (op.seq < 0) issues.add(rank.r, id, "message has no seq (got {})", op.seq);
-  table.items.push_back({peer, op.seq, id, kNoOp, count});
+  table.items.push_back({peer, op.seq, id, Endpoint::compact(count)});
   return peer_ok;
 }
 
@@ -306,24 +340,27 @@ bool check_op(IssueList& issues, const RankContext& rank, const Op& op, OpId id,
 // With `match`, also records each endpoint's partner (complete only if there is no issue).
 // One walk over the sends finds each one's receive and notes on that receive the first send
 // that found it, so the receives are then checked in order, without a second search.
-void check_matches(IssueList& issues, Endpoints& e, FlatMatch* match) {
+void check_matches(IssueList& issues, const Schedule& schedule, Endpoints& e, FlatMatch* match) {
   for_each_match(e.sends, e.recvs, [&](std::size_t r, std::size_t i, Endpoint* v) {
     const auto sends = e.sends.of(r);
     const Endpoint& s = sends[i];
     const auto rank = static_cast<Rank>(r);
-    if (v != nullptr && v->match_op == kNoOp) v->match_op = s.op;
+    const auto peer = static_cast<std::size_t>(s.peer);
     if (i > 0 && sends[i - 1].peer == s.peer && sends[i - 1].seq == s.seq) {
       issues.add(rank, s.op, "second send to rank {} with seq {} (first: op {})", s.peer, s.seq,
                  sends[i - 1].op);
     } else if (v == nullptr) {
       issues.add(rank, s.op, "send of {} elems to rank {} (seq {}) has no matching receive",
-                 s.count, s.peer, s.seq);
-    } else if (v->count != s.count) {
+                 message_count(schedule, r, s), s.peer, s.seq);
+    } else if (!same_count(schedule, r, s, *v)) {
       issues.add(s.peer, v->op, "recv of {} elems from rank {} (seq {}) matched a send of {} elems",
-                 v->count, rank, s.seq, s.count);
+                 message_count(schedule, peer, *v), rank, s.seq, message_count(schedule, r, s));
     } else if (match != nullptr) {
       match->set(r, s.op, s.peer, v->op);
     }
+    // The first send to find a receive is the first with its seq (sends are in seq order,
+    // the later ones are duplicates): only it compares counts.
+    if (v != nullptr && !v->matched()) v->set_match(s.op);
   });
   for (std::size_t r = 0; r + 1 < e.recvs.start.size(); ++r) {
     const auto recvs = e.recvs.of(r);
@@ -333,11 +370,11 @@ void check_matches(IssueList& issues, Endpoints& e, FlatMatch* match) {
       if (i > 0 && recvs[i - 1].peer == v.peer && recvs[i - 1].seq == v.seq) {
         issues.add(rank, v.op, "second receive from rank {} with seq {} (first: op {})", v.peer,
                    v.seq, recvs[i - 1].op);
-      } else if (v.match_op == kNoOp) {
+      } else if (!v.matched()) {
         issues.add(rank, v.op, "recv of {} elems from rank {} (seq {}) has no matching send",
-                   v.count, v.peer, v.seq);
+                   message_count(schedule, r, v), v.peer, v.seq);
       } else if (match != nullptr) {
-        match->set(r, v.op, v.peer, v.match_op);
+        match->set(r, v.op, v.peer, v.match_op());
       }
     }
   }
@@ -383,7 +420,7 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
     match->base = flat_bases(schedule);
     match->partner.assign(match->base.back(), kNoPartner);
   }
-  check_matches(issues, e, match ? &*match : nullptr);
+  check_matches(issues, schedule, e, match ? &*match : nullptr);
   if (match && issues.empty()) *partner = std::move(match->partner);
   return issues.take();
 }

@@ -531,7 +531,7 @@ void Engine::handle_event(const Item& event, Time now) {
 }
 
 void Engine::start_ready_work(Time now) {
-  sort_items(candidates_);
+  sorter_.sort(candidates_);
   std::size_t next = 0;
   while (next < candidates_.size() || !more_candidates_.empty()) {
     const bool from_list =

@@ -297,6 +297,7 @@ class Engine {
   // Work that may start at the current instant: found while applying its completions
   // (sorted once), and heads of blocked queues found while starting work (a heap).
   std::vector<Item> candidates_;
+  ItemSorter sorter_;  // for candidates_
   ItemHeap more_candidates_;
   std::size_t done_ = 0;
   std::size_t events_count_ = 0;

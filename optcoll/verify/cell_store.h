@@ -36,12 +36,6 @@ class CellStore {
   void set(CellId c, Count index, SetId set);
   // Appends the runs of the cells in `range`, in order, merged where they continue.
   void read(CellRange range, std::vector<Piece>& out) const;
-  // Asks the cache for the first cell of `range` and its bounds (no effect on contents).
-  void prefetch(CellRange range) const {
-    if (range.n == 0) return;
-    __builtin_prefetch(&cells_[range.first]);
-    __builtin_prefetch(&flat_.bound[range.first]);
-  }
   // Overwrites the cells in `range` with `pieces` (whose lengths sum to the cells' size).
   void write(CellRange range, std::span<const Piece> pieces);
 

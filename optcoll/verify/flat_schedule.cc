@@ -54,16 +54,25 @@ class BoundarySet {
     ++epoch_;
     distinct_.clear();
   }
-  void insert(std::uint64_t key) {
+  // Inserts a key; returns its slot, which stays its slot until the set grows (growths()).
+  std::uint32_t insert(std::uint64_t key) {
     const std::size_t slot = find(key);
-    if (stamp_[slot] == epoch_) return;
-    stamp_[slot] = epoch_;
-    keys_[slot] = key;
-    distinct_.push_back(key);
-    if (2 * distinct_.size() > keys_.size()) grow();
+    if (stamp_[slot] != epoch_) {
+      stamp_[slot] = epoch_;
+      keys_[slot] = key;
+      distinct_.push_back(key);
+      if (2 * distinct_.size() > keys_.size()) {
+        grow();
+        return static_cast<std::uint32_t>(find(key));
+      }
+    }
+    return static_cast<std::uint32_t>(slot);
   }
-  // The position stored for a key that was inserted since the last clear().
+  std::uint32_t slot_of(std::uint64_t key) const { return static_cast<std::uint32_t>(find(key)); }
+  std::size_t growths() const { return growths_; }
+  // The position stored for a key (or at a slot) inserted since the last clear().
   CellId& position(std::uint64_t key) { return positions_[find(key)]; }
+  CellId position_at(std::uint32_t slot) const { return positions_[slot]; }
   std::vector<std::uint64_t>& distinct() { return distinct_; }
 
  private:
@@ -82,6 +91,7 @@ class BoundarySet {
   }
   // Only called while inserting, before any position is assigned.
   void grow() {
+    ++growths_;
     resize(keys_.size() * 2);
     for (const std::uint64_t key : distinct_) {
       const std::size_t slot = find(key);
@@ -94,14 +104,19 @@ class BoundarySet {
   std::vector<CellId> positions_;
   std::vector<std::uint32_t> stamp_;
   std::uint32_t epoch_ = 0;
+  std::size_t growths_ = 0;
   int shift_ = 64;
   std::vector<std::uint64_t> distinct_;
 };
 
+// A slice as flatten() reads it, with where its boundaries are in the rank's BoundarySet (so
+// that its cells are found without hashing them again).
 struct SliceRef {
   Buf buf = Buf::kInput;
   Count offset = 0;
   Count end = 0;
+  std::uint32_t first_slot = 0;
+  std::uint32_t end_slot = 0;
 };
 
 // Flattens one rank at a time into a FlatSchedule, reusing its per-rank scratch.
@@ -125,22 +140,35 @@ class Flattener {
     src_.resize(n);
     dst_.resize(n);
     succ_count_.assign(n, 0);
+    const std::size_t growths = bounds_.growths();
     read_ops(r, program);
+    if (bounds_.growths() != growths) find_slots_again();
     assign_cells(r);
     const GlobalOp base = flat_.op_base[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < n; ++i) {
-      flat_.src[base + i] = cells(src_[i]);
-      flat_.dst[base + i] = cells(dst_[i]);
+      flat_.ops[base + i].src = cells(src_[i]);
+      flat_.ops[base + i].dst = cells(dst_[i]);
     }
     link_successors(r);
   }
 
  private:
   void note(SliceRef& ref, const Slice& slice) {
-    ref = {slice.buf, slice.offset, slice.end()};
+    ref = {slice.buf, slice.offset, slice.end(), 0, 0};
     if (slice.count == 0) return;
-    bounds_.insert(boundary_key(slice.buf, slice.offset));
-    bounds_.insert(boundary_key(slice.buf, slice.end()));
+    ref.first_slot = bounds_.insert(boundary_key(slice.buf, slice.offset));
+    ref.end_slot = bounds_.insert(boundary_key(slice.buf, slice.end()));
+  }
+
+  // After the boundary set grew (rarely: only past the most boundaries a rank had so far).
+  void find_slots_again() {
+    for (std::vector<SliceRef>* refs : {&src_, &dst_}) {
+      for (SliceRef& ref : *refs) {
+        if (ref.end == ref.offset) continue;
+        ref.first_slot = bounds_.slot_of(boundary_key(ref.buf, ref.offset));
+        ref.end_slot = bounds_.slot_of(boundary_key(ref.buf, ref.end));
+      }
+    }
   }
 
   void read_ops(Rank r, const RankProgram& program) {
@@ -162,22 +190,22 @@ class Flattener {
           [&](const auto& a) {
             using A = std::decay_t<decltype(a)>;
             if constexpr (std::is_same_v<A, Send>) {
-              flat_.kind[g] = OpKind::kSend;
+              flat_.ops[g].kind = OpKind::kSend;
               note(src_[i], a.src);
             } else if constexpr (std::is_same_v<A, Recv>) {
-              flat_.kind[g] = OpKind::kRecv;
+              flat_.ops[g].kind = OpKind::kRecv;
               note(dst_[i], a.dst);
             } else if constexpr (std::is_same_v<A, RecvReduce>) {
-              flat_.kind[g] = OpKind::kRecvReduce;
-              flat_.side[g] = a.incoming;
+              flat_.ops[g].kind = OpKind::kRecvReduce;
+              flat_.ops[g].side = a.incoming;
               note(dst_[i], a.dst);
             } else if constexpr (std::is_same_v<A, Copy>) {
-              flat_.kind[g] = OpKind::kCopy;
+              flat_.ops[g].kind = OpKind::kCopy;
               note(src_[i], a.src);
               note(dst_[i], a.dst);
             } else {
-              flat_.kind[g] = OpKind::kReduce;
-              flat_.side[g] = a.src_side;
+              flat_.ops[g].kind = OpKind::kReduce;
+              flat_.ops[g].side = a.src_side;
               note(src_[i], a.src);
               note(dst_[i], a.dst);
             }
@@ -210,11 +238,10 @@ class Flattener {
                   "verify: too many buffer cells ({})", flat_.bound.size());
   }
 
-  CellRange cells(const SliceRef& ref) {
+  CellRange cells(const SliceRef& ref) const {
     if (ref.end == ref.offset) return {};
-    const CellId first = bounds_.position(boundary_key(ref.buf, ref.offset));
-    const CellId last = bounds_.position(boundary_key(ref.buf, ref.end));
-    return {first, last - first};
+    const CellId first = bounds_.position_at(ref.first_slot);
+    return {first, bounds_.position_at(ref.end_slot) - first};
   }
 
   // The reverse of the rank's `after` edges; the rank's successor rows occupy the same
@@ -281,10 +308,7 @@ FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
   OPTCOLL_CHECK(partner.size() == n, "verify: {} message partners for {} ops", partner.size(), n);
   OPTCOLL_CHECK(n < (std::size_t{1} << 31), "verify: {} ops exceed 2^31", n);
   flat.partner = std::move(partner);
-  flat.kind.resize(n);
-  flat.side.assign(n, Side::kLeft);
-  flat.src.resize(n);
-  flat.dst.resize(n);
+  flat.ops.resize(n);
   flat.dep_start.resize(n + 1);
   flat.succ_start.resize(n + 1);
   flat.cell_base.resize(3 * p + 1);

@@ -35,15 +35,22 @@ struct CellRange {
   std::uint32_t n = 0;
 };
 
+// What an op does, in one record: the symbolic executor reads it for a message's other half,
+// on another rank, where each array of its own cost a cache miss.
+struct FlatOp {
+  CellRange src;  // Send, Copy, Reduce
+  CellRange dst;  // Recv, RecvReduce, Copy, Reduce
+  OpKind kind = OpKind::kSend;
+  Side side = Side::kLeft;  // reductions: where the incoming (or src) operand goes
+};
+
 struct FlatSchedule {
   Rank nranks = 0;
   std::vector<GlobalOp> op_base;  // p + 1 entries
 
-  // Per op.
-  std::vector<OpKind> kind;
-  std::vector<Side> side;         // reductions: where the incoming (or src) operand goes
-  std::vector<CellRange> src;     // Send, Copy, Reduce
-  std::vector<CellRange> dst;     // Recv, RecvReduce, Copy, Reduce
+  // Per op. The partners stay an array of their own: the event order reads them rank by
+  // rank, 16 to a cache line.
+  std::vector<FlatOp> ops;
   std::vector<GlobalOp> partner;  // other half of a message; kNoPartner for local ops
 
   // `after` edges (deps) and their reverse (succs), as compressed rows over global ops.
@@ -58,7 +65,7 @@ struct FlatSchedule {
   std::vector<Count> bound;
   std::vector<CellId> cell_base;  // 3p + 1 entries
 
-  std::size_t op_count() const { return kind.size(); }
+  std::size_t op_count() const { return ops.size(); }
   Rank rank_of(GlobalOp op) const;  // binary search over op_base
   OpId local_of(GlobalOp op) const { return static_cast<OpId>(op - op_base[rank_of(op)]); }
   CellId cells_begin(Rank r, Buf buf) const {

@@ -67,7 +67,8 @@ EventOrder order_events(const FlatSchedule& flat) {
   }
   EventOrder order;
   order.starts.reserve(n);
-  std::vector<Event> ready;              // a stack of events whose causes have all happened
+  // A stack of the events whose causes have all happened.
+  std::vector<Event> ready;
   const auto finish = [&](GlobalOp g) {  // done(g): its dependents may start
     for (std::uint32_t k = flat.succ_start[g]; k < flat.succ_start[g + 1]; ++k) {
       const GlobalOp x = flat.succs[k];

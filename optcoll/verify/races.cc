@@ -41,8 +41,8 @@ class RaceSweep {
 
   void op(GlobalOp g) {
     reported_.clear();
-    const CellRange src = flat_.src[g];
-    const CellRange dst = flat_.dst[g];
+    const CellRange src = flat_.ops[g].src;
+    const CellRange dst = flat_.ops[g].dst;
     // Cells tile slices, so slices of one buffer overlap exactly when their cells do.
     if (src.n != 0 && dst.n != 0 && src.first < dst.first + dst.n &&
         dst.first < src.first + src.n) {

@@ -56,58 +56,23 @@ class Executor {
   }
 
   void run(std::span<const GlobalOp> starts) {
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-      prefetch_ahead(starts, i);
-      const GlobalOp entry = starts[i];
+    for (const GlobalOp entry : starts) {
       const GlobalOp g = entry & ~kCompletesPair;
-      switch (flat_.kind[g]) {
+      switch (flat_.ops[g].kind) {
         case OpKind::kCopy:
           incoming_.clear();
-          store_.read(flat_.src[g], incoming_);
-          store_.write(flat_.dst[g], incoming_);
+          store_.read(flat_.ops[g].src, incoming_);
+          store_.write(flat_.ops[g].dst, incoming_);
           break;
         case OpKind::kReduce:
           incoming_.clear();
-          store_.read(flat_.src[g], incoming_);
+          store_.read(flat_.ops[g].src, incoming_);
           combine_into(g);
           break;
         default:
           if ((entry & kCompletesPair) != 0) transfer(g);
           break;
       }
-    }
-  }
-
-  // The start order is known in advance, but every message moves data between two ranks'
-  // arrays, one far from the last op's: fetch what entry i + k will read, in three steps
-  // (each address needs the step before): the ops' own entries at k = 16, the partner's at
-  // k = 8, the cells at k = 4. Without this the executor waits on cache misses most of the
-  // time at p = 65,536.
-  void prefetch_ahead(std::span<const GlobalOp> starts, std::size_t i) const {
-    constexpr std::size_t kOps = 32;
-    constexpr std::size_t kPartner = 16;
-    constexpr std::size_t kCells = 8;
-    if (i + kOps < starts.size()) {
-      const GlobalOp g = starts[i + kOps] & ~kCompletesPair;
-      __builtin_prefetch(&flat_.partner[g]);
-      __builtin_prefetch(&flat_.src[g]);
-      __builtin_prefetch(&flat_.dst[g]);
-    }
-    if (i + kPartner < starts.size() && (starts[i + kPartner] & kCompletesPair) != 0) {
-      const GlobalOp q = flat_.partner[starts[i + kPartner] & ~kCompletesPair];
-      __builtin_prefetch(&flat_.kind[q]);
-      __builtin_prefetch(&flat_.src[q]);
-      __builtin_prefetch(&flat_.dst[q]);
-    }
-    if (i + kCells < starts.size()) {
-      const GlobalOp entry = starts[i + kCells];
-      const GlobalOp g = entry & ~kCompletesPair;
-      if ((entry & kCompletesPair) != 0) {
-        store_.prefetch(flat_.src[flat_.partner[g]]);
-        store_.prefetch(flat_.dst[flat_.partner[g]]);
-      }
-      store_.prefetch(flat_.src[g]);
-      store_.prefetch(flat_.dst[g]);
     }
   }
 
@@ -139,12 +104,12 @@ class Executor {
   // Both halves of the message that `g` completes are posted: the data moves now.
   void transfer(GlobalOp g) {
     const GlobalOp q = flat_.partner[g];
-    const GlobalOp send = flat_.kind[g] == OpKind::kSend ? g : q;
+    const GlobalOp send = flat_.ops[g].kind == OpKind::kSend ? g : q;
     const GlobalOp recv = send == g ? q : g;
     incoming_.clear();
-    store_.read(flat_.src[send], incoming_);
-    if (flat_.kind[recv] == OpKind::kRecv) {
-      store_.write(flat_.dst[recv], incoming_);
+    store_.read(flat_.ops[send].src, incoming_);
+    if (flat_.ops[recv].kind == OpKind::kRecv) {
+      store_.write(flat_.ops[recv].dst, incoming_);
     } else {
       combine_into(recv);
     }
@@ -153,8 +118,8 @@ class Executor {
   // dst = op(incoming, dst) or op(dst, incoming), element by element, with incoming_ holding
   // the incoming (or src) runs.
   void combine_into(GlobalOp g) {
-    Site site{g, flat_.dst[g], 0, false};
-    const Side side = flat_.side[g];
+    Site site{g, flat_.ops[g].dst, 0, false};
+    const Side side = flat_.ops[g].side;
     current_.clear();
     store_.read(site.dst, current_);
     result_.clear();
@@ -273,7 +238,7 @@ class Executor {
                                               : "two defined operands";
     d.message = fmt::format(
         "{}: combines {} {} with {} at {}[{}]{}: {}", describe_op(schedule_, r, local),
-        flat_.kind[site.op] == OpKind::kReduce ? "src" : "incoming",
+        flat_.ops[site.op].kind == OpKind::kReduce ? "src" : "incoming",
         sets_.format_value(in.index, in.set), sets_.format_value(cur.index, cur.set), buf_name(buf),
         d.element, problem == Problem::kOrder ? fmt::format(" as {}", d.actual) : std::string(),
         reason(problem, in, left, right, shared));

@@ -152,6 +152,42 @@ TEST(Structure, PeerMinusOneIsOutOfRangeAndNotMatched) {
   }
 }
 
+// Counts of 2^31 elements and more, and negative ones, are matched and reported exactly (the
+// endpoint tables keep smaller counts only and read the others from the ops).
+TEST(Structure, MatchesAndReportsCountsOfAnySize) {
+  const Count big = Count{3} << 30;  // 3 * 2^30 > 2^31
+  const auto ring_of = [](Count n) {
+    return algorithms::build("allgather/ring", make_spec(CollectiveKind::kAllgather, 4, n));
+  };
+  EXPECT_TRUE(structure_issues(ring_of(big)).empty());
+  {
+    Schedule s = ring_of(big);
+    std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.count = big - 1;
+    EXPECT_TRUE(has_issue(s,
+                          "recv of 3221225471 elems from rank 0 (seq 0) matched a send of "
+                          "3221225472 elems"));
+  }
+  {
+    Schedule s = ring_of(big);
+    std::get<Recv>(first_op_of_kind(s, 1, 0, false).action).dst.count = 2;
+    EXPECT_TRUE(has_issue(s,
+                          "recv of 2 elems from rank 0 (seq 0) matched a send of "
+                          "3221225472 elems"));
+  }
+  {
+    Schedule s = ring_of(big);
+    first_op_of_kind(s, 0, 0, true).seq = 42;
+    EXPECT_TRUE(
+        has_issue(s, "send of 3221225472 elems to rank 1 (seq 42) has no matching receive"));
+    EXPECT_TRUE(has_issue(s, "recv of 3221225472 elems from rank 0 (seq 0) has no matching send"));
+  }
+  {
+    Schedule s = ring_of(3);
+    std::get<Send>(first_op_of_kind(s, 0, 0, true).action).src.count = -1;
+    EXPECT_TRUE(has_issue(s, "recv of 3 elems from rank 0 (seq 0) matched a send of -1 elems"));
+  }
+}
+
 TEST(Structure, RequireWellFormedThrowsNamingTheProblem) {
   Schedule s = ring();
   first_op_of_kind(s, 0, 0, true).seq = 42;

@@ -52,6 +52,7 @@ TEST(ItemHeap, PopsInTimeThenProgramOrder) {
 
 TEST(SortItems, SortedRunsAndArbitraryInput) {
   std::mt19937 rng(11);
+  ItemSorter sorter;
   for (const std::size_t runs : {1u, 2u, 5u, 9u, 40u}) {
     // `runs` sorted runs of random length, as produced by rotating sorted blocks.
     auto items = random_items(rng, 300, 4);
@@ -63,14 +64,40 @@ TEST(SortItems, SortedRunsAndArbitraryInput) {
         shuffled.push_back(items[i]);
       }
     }
-    sort_items(shuffled);
+    sorter.sort(shuffled);
     EXPECT_TRUE(same_order(shuffled, items)) << runs << " runs";
   }
   auto random = random_items(rng, 1000, 3);
   auto expected = random;
   std::sort(expected.begin(), expected.end(), before);
-  sort_items(random);
+  sorter.sort(random);
   EXPECT_TRUE(same_order(random, expected));
+}
+
+// Large unsorted batches take the radix sort: it must give before()'s order for any times
+// (one instant, a few, fractions, -0 as 0, negative ones) and for port releases' negative
+// orders, and reuse its buffers from one batch to the next.
+TEST(SortItems, LargeBatchesOfAnyTimesAndOrders) {
+  std::mt19937 rng(5);
+  ItemSorter sorter;
+  const std::vector<std::vector<Time>> time_sets{
+      {2.5e-6},
+      {0.0, -0.0, 1e-9, 3.0},
+      {-1.0, 0.0, 1e-300, 7.25, 7.250000000000001, 1e300},
+  };
+  for (const auto& times : time_sets) {
+    for (const std::size_t n : {1500u, 20000u}) {
+      auto items = random_items(rng, n, 1);
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        items[i].time = times[rng() % times.size()];
+        if (i % 7 == 0) items[i].order = -(items[i].order + 1);  // a port release
+      }
+      auto expected = items;
+      std::sort(expected.begin(), expected.end(), before);
+      sorter.sort(items);
+      EXPECT_TRUE(same_order(items, expected)) << times.size() << " times, " << n << " items";
+    }
+  }
 }
 
 TEST(BlockedQueues, KeepOrderWithInOrderAndOutOfOrderPushes) {
