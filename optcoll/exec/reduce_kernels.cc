@@ -5,6 +5,7 @@
 #include "optcoll/exec/reduce_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -158,6 +159,33 @@ CombineFn kernel_for(BuiltinType type) {
   return nullptr;
 }
 
+// The built-in operators, in the order of builtin()'s table, and the built-in types (the
+// values of BuiltinType below kUser).
+constexpr std::array<std::string_view, 4> kBuiltinOps{"sum", "prod", "min", "max"};
+constexpr std::size_t kBuiltinTypes = static_cast<std::size_t>(BuiltinType::kUser);
+
+ReduceOp make_builtin(std::size_t op_index, BuiltinType type) {
+  ReduceOp op;
+  op.name = std::string(kBuiltinOps[op_index]);
+  op.commutative = true;
+  op.operand = type;
+  switch (op_index) {
+    case 0:
+      op.combine = kernel_for<SumOp>(type);
+      break;
+    case 1:
+      op.combine = kernel_for<ProdOp>(type);
+      break;
+    case 2:
+      op.combine = kernel_for<MinOp>(type);
+      break;
+    default:
+      op.combine = kernel_for<MaxOp>(type);
+      break;
+  }
+  return op;
+}
+
 }  // namespace
 
 Datatype Datatype::int32() { return {"int32", sizeof(std::int32_t), BuiltinType::kInt32}; }
@@ -178,29 +206,26 @@ std::optional<Datatype> parse_datatype(std::string_view name) {
   return std::nullopt;
 }
 
-ReduceOp ReduceOp::builtin(std::string_view op_name, const Datatype& type) {
+const ReduceOp& ReduceOp::builtin(std::string_view op_name, const Datatype& type) {
   if (type.builtin == BuiltinType::kUser) {
     throw_invalid("built-in operator '{}' is not defined for user datatype '{}'", op_name,
                   type.name);
   }
-  CombineFn combine;
-  if (op_name == "sum") {
-    combine = kernel_for<SumOp>(type.builtin);
-  } else if (op_name == "prod") {
-    combine = kernel_for<ProdOp>(type.builtin);
-  } else if (op_name == "min") {
-    combine = kernel_for<MinOp>(type.builtin);
-  } else if (op_name == "max") {
-    combine = kernel_for<MaxOp>(type.builtin);
-  } else {
+  const auto named = std::find(kBuiltinOps.begin(), kBuiltinOps.end(), op_name);
+  if (named == kBuiltinOps.end()) {
     throw_invalid("unknown reduction operator '{}' (known: sum, prod, min, max)", op_name);
   }
-  ReduceOp op;
-  op.name = std::string(op_name);
-  op.commutative = true;
-  op.combine = std::move(combine);
-  op.operand = type.builtin;
-  return op;
+  static const auto table = [] {
+    std::array<ReduceOp, kBuiltinOps.size() * kBuiltinTypes> made;
+    for (std::size_t o = 0; o < kBuiltinOps.size(); ++o) {
+      for (std::size_t t = 0; t < kBuiltinTypes; ++t) {
+        made[o * kBuiltinTypes + t] = make_builtin(o, static_cast<BuiltinType>(t));
+      }
+    }
+    return made;
+  }();
+  const auto o = static_cast<std::size_t>(named - kBuiltinOps.begin());
+  return table[o * kBuiltinTypes + static_cast<std::size_t>(type.builtin)];
 }
 
 ReduceOp ReduceOp::user(std::string name, bool commutative, CombineFn combine) {

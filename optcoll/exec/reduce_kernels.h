@@ -42,8 +42,9 @@ struct ReduceOp {
   // to apply it to another type); kUser for user operators.
   BuiltinType operand = BuiltinType::kUser;
 
-  // Built-in operator for a built-in type; throws Error(kInvalidArgument) otherwise.
-  static ReduceOp builtin(std::string_view op_name, const Datatype& type);
+  // Built-in operator for a built-in type, from a table made once (a call that names its
+  // operator constructs no name or function); throws Error(kInvalidArgument) otherwise.
+  static const ReduceOp& builtin(std::string_view op_name, const Datatype& type);
   static ReduceOp user(std::string name, bool commutative, CombineFn combine);
 };
 
