@@ -85,7 +85,13 @@ std::string value_text(const FittedParameter& f, const CostModel& m) {
     }
   }
   if (f.name == "nic_ports") return fmt::format("{:.0f} per node", f.value);
-  if (f.name == "alpha" || f.name == "inter_alpha" || f.name == "send_gap") {
+  if (f.name == "rendezvous_bytes") {
+    return m.rendezvous_max_bytes
+               ? fmt::format("{:.0f} B (up to {} B)", f.value, *m.rendezvous_max_bytes)
+               : fmt::format("{:.0f} B", f.value);
+  }
+  if (f.name == "alpha" || f.name == "inter_alpha" || f.name == "send_gap" ||
+      f.name == "rendezvous_alpha") {
     return fmt::format("{:.3f} us", f.value * 1e6);
   }
   return fmt::format("{:.4g} s/B ({:.2f} GB/s)", f.value, f.value > 0 ? 1e-9 / f.value : 0.0);
@@ -135,22 +141,22 @@ void print_text(const NodeCalibration& c, const CalibrateOptions& o, const std::
   std::cout << fmt::format(
       "calibrated on the {} backend, {} ranks ({}), in {:.1f} s (median of {} repetitions)\n\n",
       o.backend, c.ranks, ran_on, c.seconds, o.repetitions);
-  std::cout << fmt::format("{:<10} {:<28} {:>9}  {}\n", "parameter", "value", "fit error",
+  std::cout << fmt::format("{:<16} {:<28} {:>9}  {}\n", "parameter", "value", "fit error",
                            "fitted to");
   for (const auto& f : c.fitted) {
-    std::cout << fmt::format("{:<10} {:<28} {:>8.1f}%  {}\n", f.name, value_text(f, c.model),
+    std::cout << fmt::format("{:<16} {:<28} {:>8.1f}%  {}\n", f.name, value_text(f, c.model),
                              f.error * 100, f.from);
   }
   for (const auto& u : c.unmeasured) {
-    std::cout << fmt::format("{:<10} {:<28} {:>9}  not measured: {}\n", u.name, u.value, "-",
+    std::cout << fmt::format("{:<16} {:<28} {:>9}  not measured: {}\n", u.name, u.value, "-",
                              u.why);
   }
   if (c.model.placement) {
-    std::cout << fmt::format("{:<10} {:<28} {:>9}  where the MPI processes run (node per rank)\n",
+    std::cout << fmt::format("{:<16} {:<28} {:>9}  where the MPI processes run (node per rank)\n",
                              "placement", to_string(*c.model.placement), "-");
   }
   if (c.model.cores) {
-    std::cout << fmt::format("{:<10} {:<28} {:>9}  the processors the ranks share\n", "cores",
+    std::cout << fmt::format("{:<16} {:<28} {:>9}  the processors the ranks share\n", "cores",
                              *c.model.cores, "-");
   }
   std::cout << "\nchecks (the fitted model against measurements it was not fitted to):\n";

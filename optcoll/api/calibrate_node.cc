@@ -519,6 +519,38 @@ struct NodeMeasurements {
   double fan_out_time = 0;
 };
 
+// The exchange step of `bytes` (every rank at once), as measure_node times it.
+PingPongSample exchange_step(RankSync& sync, std::size_t bytes, int repetitions) {
+  const Rank p = sync.transport().size();
+  const Schedule step = ring_exchange(p, static_cast<Count>(std::max(kElem, bytes) / kElem));
+  return {bytes, time_schedule(sync, step, repetitions)};
+}
+
+// Collective (every rank gets the same times, so every rank takes the same branches): the
+// exchange step at doubling sizes from kHandshakeSearchFrom below own_protocol_from (and up
+// to max_bytes), then kBisections halvings of the bracket of its protocol jump, if any:
+// a size whose step rose by more than half the jump is past it.
+std::optional<HandshakeJump> measure_handshake(RankSync& sync, const NodeCalibrationOptions& o,
+                                               std::vector<PingPongSample>& steps) {
+  constexpr int kBisections = 5;
+  const std::size_t end = std::min(o.own_protocol_from.value_or(SIZE_MAX), o.max_bytes + 1);
+  for (std::size_t bytes = kHandshakeSearchFrom; bytes < end; bytes *= 2) {
+    steps.push_back(exchange_step(sync, bytes, o.repetitions));
+  }
+  const std::optional<std::size_t> jump = find_protocol_jump(steps);
+  if (!jump) return std::nullopt;
+  HandshakeJump found{steps[*jump], steps[*jump + 1]};
+  for (int k = 0; k < kBisections && found.waited.bytes - found.eager.bytes > kElem; ++k) {
+    const std::size_t middle = (found.eager.bytes + found.waited.bytes) / 2 / kElem * kElem;
+    if (middle <= found.eager.bytes) break;
+    const PingPongSample sample = exchange_step(sync, middle, o.repetitions);
+    steps.push_back(sample);
+    const double half_jump = (found.waited.seconds - found.eager.seconds) / 2;
+    (sample.seconds - found.eager.seconds > half_jump ? found.waited : found.eager) = sample;
+  }
+  return found;
+}
+
 // The measurements (collective): into `c` what it records, the rest returned.
 NodeMeasurements measure_node(Transport& transport, const NodeCalibrationOptions& o,
                               NodeCalibration& c) {
@@ -540,6 +572,7 @@ NodeMeasurements measure_node(Transport& transport, const NodeCalibrationOptions
   if (p >= kAllPairsMinRanks) {
     c.all_pairs = time_schedule(sync, all_pairs_exchange(p, 1), o.repetitions);
   }
+  if (o.find_handshake) c.handshake = measure_handshake(sync, o, c.handshake_steps);
   const Datatype scalar = *parse_datatype(o.dtype);
   NodeMeasurements n{
       scalar, measure_streams(sync, o, ReduceOp::builtin(o.op, scalar), scalar.bytes), {}, 0};
@@ -588,10 +621,48 @@ ModelFit fit_model(NodeCalibration& c, const NodeMeasurements& n, const NodeCali
     m.send_gap = *fit.gap;
     m.receive_gap = *fit.gap;
   }
+  if (c.handshake) {
+    const HandshakeJump& h = *c.handshake;
+    m.rendezvous_bytes = h.eager.bytes;
+    m.rendezvous_alpha =
+        std::max(0.0, h.waited.seconds - h.eager.seconds -
+                          m.beta * static_cast<double>(h.waited.bytes - h.eager.bytes));
+    m.rendezvous_max_bytes = o.own_protocol_from;
+  }
   m.send_mode_min_bytes = o.send_mode_min_bytes;
   m.send_mode = choose_send_mode(n.fan_out, n.fan_out_time, m, o.send_modes, fit.fan);
   validate(m);
   return fit;
+}
+
+// The handshake's parameters as fitted (with the step just past the jump as their check),
+// or why there are none (rank 0).
+void report_handshake(NodeCalibration& c, const NodeCalibrationOptions& o) {
+  if (!o.find_handshake) return;
+  const CostModel& m = c.model;
+  const Rank p = c.ranks;
+  if (!c.handshake) {
+    const std::size_t last = c.handshake_steps.empty() ? 0 : c.handshake_steps.back().bytes;
+    c.unmeasured.push_back(
+        {"rendezvous_bytes", 0,
+         fmt::format("no jump of the exchange step from {} B to {} B: every size there went by "
+                     "one protocol (or a handshake cheaper than a small message)",
+                     kHandshakeSearchFrom, last)});
+    return;
+  }
+  const HandshakeJump& h = *c.handshake;
+  const std::string steps =
+      fmt::format("the exchange step with all {} ranks busy: {:.3f} us at {} B, {:.3f} us at {} B",
+                  p, h.eager.seconds * 1e6, h.eager.bytes, h.waited.seconds * 1e6, h.waited.bytes);
+  const double predicted =
+      predict(ring_exchange(p, static_cast<Count>(std::max(kElem, h.waited.bytes) / kElem)), m);
+  c.fitted.push_back({"rendezvous_bytes", static_cast<double>(h.eager.bytes), steps, 0});
+  c.fitted.push_back(
+      {"rendezvous_alpha", m.rendezvous_alpha, steps, relative_error(predicted, h.waited.seconds)});
+  c.checks.push_back({fmt::format("ring exchange step of {} B (past the handshake), {} ranks "
+                                  "at once",
+                                  h.waited.bytes, p),
+                      h.waited.seconds, predicted});
 }
 
 // Each fitted parameter with what it was fitted to and its fit error, and the checks against
@@ -649,12 +720,30 @@ void report_fit(NodeCalibration& c, const NodeMeasurements& n, const NodeCalibra
       c.fitted.push_back({"send_gap", *fit.gap, burst + ", also the receive gap", 0});
     }
   }
+  report_handshake(c, o);
   c.fitted.push_back({"send_mode", static_cast<double>(m.send_mode),
                       fmt::format("bcast/linear of {} B, predicted under each mode", o.max_bytes),
                       relative_error(fit.fan.predicted, fit.fan.measured)});
 }
 
 }  // namespace
+
+std::optional<std::size_t> find_protocol_jump(std::span<const PingPongSample> steps) {
+  std::optional<std::size_t> jump;
+  double largest = 0;
+  double before = 0;  // the most any step up to i took
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+    before = std::max(before, steps[i].seconds);
+    double after = steps[i + 1].seconds;  // the least any step after i took
+    for (std::size_t j = i + 2; j < steps.size(); ++j) after = std::min(after, steps[j].seconds);
+    const double excess = after - 2 * before;
+    if (excess > largest) {
+      largest = excess;
+      jump = i;
+    }
+  }
+  return jump;
+}
 
 NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOptions& o) {
   check_calibration_options(o);

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,32 @@ struct NodeCalibrationOptions {
   // they apply from (smaller sends are port sends).
   std::vector<SendMode> send_modes{SendMode::kPort};
   std::size_t send_mode_min_bytes = 0;
+  // Whether to look for the message protocol's handshake (the MPI backend on one node: the
+  // library's rendezvous above its eager limit): the exchange step at doubling sizes from
+  // kHandshakeSearchFrom below own_protocol_from (and up to max_bytes), its largest jump
+  // (find_protocol_jump) narrowed down by bisection to rendezvous_bytes and
+  // rendezvous_alpha.
+  bool find_handshake = false;
+  // Messages of at least this many bytes go by the backend's own protocol (the MPI
+  // backend's same-node channel): the search stops below it, and the model's
+  // rendezvous_max_bytes says so.
+  std::optional<std::size_t> own_protocol_from;
 };
+inline constexpr std::size_t kHandshakeSearchFrom = 64;
+
+// The exchange step just below and just above the handshake: the largest eager size
+// measured and the smallest one that waited.
+struct HandshakeJump {
+  PingPongSample eager;
+  PingPongSample waited;
+};
+
+// The jump of a protocol switch in `steps` (one exchange step per size, each size twice the
+// one before): the index i past which every step took more than twice the longest up to i,
+// by the largest margin. A linear cost a + b*m at most doubles when m does, so only a new
+// cost can; the least after and the most before make one noisy sample no jump. nullopt if
+// no i qualifies (every size one protocol, or a switch cheaper than the sizes' noise).
+std::optional<std::size_t> find_protocol_jump(std::span<const PingPongSample> steps);
 
 struct FittedParameter {
   std::string name;  // the model field
@@ -95,7 +121,11 @@ struct NodeCalibration {
   std::optional<SendGapSample> send_gap;
   std::optional<double> all_pairs;  // an exchange of 8 B between every pair (p >= 4), seconds
   std::vector<double> nic_streams;  // [k - 1]: seconds of k streams between two nodes at once
-  double seconds = 0;               // the whole calibration
+  // find_handshake: the exchange steps it measured (doubling sizes, then the bisection's),
+  // and the jump it found.
+  std::vector<PingPongSample> handshake_steps;
+  std::optional<HandshakeJump> handshake;
+  double seconds = 0;  // the whole calibration
 };
 
 // Collective: every rank of `transport` (at least 2) calls it with the same options. The

@@ -291,9 +291,18 @@ double CostModel::units(Count count, std::size_t elem_bytes) const {
   return per_byte ? elements * static_cast<double>(elem_bytes) : elements;
 }
 
+Time CostModel::handshake_time(Rank from, Rank to, std::size_t bytes) const {
+  if (!rendezvous_bytes || bytes <= *rendezvous_bytes) return 0;
+  const bool same_node = !placement || placement->same_node(from, to);
+  if (same_node && rendezvous_max_bytes && bytes >= *rendezvous_max_bytes) return 0;
+  return rendezvous_alpha;
+}
+
 Time CostModel::transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
   if (count == 0) return 0;
-  return latency(from, to) + per_unit(from, to) * units(count, elem_bytes);
+  return latency(from, to) +
+         handshake_time(from, to, static_cast<std::size_t>(count) * elem_bytes) +
+         per_unit(from, to) * units(count, elem_bytes);
 }
 
 namespace {
@@ -389,6 +398,13 @@ void validate(const CostModel& model) {
   }
   if (model.topology) validate(*model.topology);
   validate_placement_fields(model);
+  if (model.rendezvous_bytes && model.rendezvous_max_bytes &&
+      *model.rendezvous_max_bytes <= *model.rendezvous_bytes) {
+    throw_invalid(
+        "model parameter rendezvous_max_bytes ({}) must exceed rendezvous_bytes ({}): no "
+        "message would wait for the handshake",
+        *model.rendezvous_max_bytes, *model.rendezvous_bytes);
+  }
 }
 
 CostModel place_on(CostModel model, const std::optional<Placement>& discovered) {

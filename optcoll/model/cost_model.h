@@ -111,7 +111,11 @@ struct CostModel {
   Time per_unit(Rank from, Rank to) const;
   double units(Count count, std::size_t elem_bytes) const;
 
-  // Zero-element transfers cost nothing (Träff: "no communication when no data").
+  // The handshake a message of `bytes` from `from` to `to` waits for: rendezvous_alpha for
+  // more than rendezvous_bytes (below rendezvous_max_bytes within a node), else 0.
+  Time handshake_time(Rank from, Rank to, std::size_t bytes) const;
+  // latency + handshake + per_unit * units. Zero-element transfers cost nothing (Träff: "no
+  // communication when no data").
   Time transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
   Time copy_time(Count count, std::size_t elem_bytes) const;
   Time reduce_time(Count count, std::size_t elem_bytes) const;

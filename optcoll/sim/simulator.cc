@@ -10,7 +10,9 @@
 // Transfers. A Send on rank i and the matching Recv or RecvReduce on rank j (same ordered
 //   pair and seq) form one transfer of m elements. It starts when both ops are ready and both
 //   ranks have a free port, holds one port at each end for model.transfer_time(i, j, m,
-//   elem_bytes) = alpha_ij + beta_ij * units(m), and both ops complete at its end. A RecvReduce
+//   elem_bytes) = alpha_ij + h + beta_ij * units(m), and both ops complete at its end; h is
+//   the handshake of a message above rendezvous_bytes (CostModel::handshake_time:
+//   rendezvous_alpha, none from rendezvous_max_bytes on within a node, else 0). A RecvReduce
 //   then still reduces the received elements (below) before it completes. A transfer of m = 0
 //   elements costs nothing and holds nothing: both ops complete as soon as both are ready.
 // Links (only when the model has a topology, docs/math/torus-bucket.md §6). A transfer of m > 0

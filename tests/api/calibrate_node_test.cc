@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -155,6 +158,126 @@ TEST(CalibrateNode, AWorldOfThreeGivesAValidConsistentModel) {
   EXPECT_EQ(c.unmeasured[0].value, 1);
   EXPECT_EQ(c.model.nic_ports, 1);
   EXPECT_TRUE(testing::contains(c.unmeasured[0].why, "one node")) << c.unmeasured[0].why;
+}
+
+TEST(CalibrateNode, AProtocolJumpIsARiseBeyondALinearCost) {
+  // t(m) = 1 us + 1 ns/B: a linear cost, no jump, however steep.
+  std::vector<PingPongSample> linear;
+  for (std::size_t m = 64; m <= 65536; m *= 2) {
+    linear.push_back({m, 1e-6 + 1e-9 * static_cast<double>(m)});
+  }
+  EXPECT_FALSE(find_protocol_jump(linear).has_value());
+  // The same with 3 us more from 4096 B on: the jump is between 2048 and 4096 (index 5).
+  std::vector<PingPongSample> jumped = linear;
+  for (auto& s : jumped) {
+    if (s.bytes >= 4096) s.seconds += 3e-6;
+  }
+  EXPECT_EQ(find_protocol_jump(jumped), std::optional<std::size_t>(5));
+  // Noise of small messages (a rise and a fall of a third of the time) is not a jump, nor a
+  // single slow sample (1.5 us at 512 B, then 0.5 us again).
+  const std::vector<PingPongSample> noisy{
+      {64, 0.45e-6}, {128, 0.6e-6}, {256, 0.4e-6}, {512, 0.7e-6}, {1024, 1.2e-6}};
+  EXPECT_FALSE(find_protocol_jump(noisy).has_value());
+  const std::vector<PingPongSample> spike{
+      {64, 0.45e-6}, {128, 0.5e-6}, {256, 0.45e-6}, {512, 1.5e-6}, {1024, 0.5e-6}};
+  EXPECT_FALSE(find_protocol_jump(spike).has_value());
+  // Of two jumps, the larger (1.2 us more from 256 B on: 0.2 us past doubling there, 0.8 us
+  // at 4096 B).
+  std::vector<PingPongSample> two = jumped;
+  for (auto& s : two) {
+    if (s.bytes >= 256) s.seconds += 1.2e-6;
+  }
+  EXPECT_EQ(find_protocol_jump(two), std::optional<std::size_t>(5));
+  EXPECT_FALSE(find_protocol_jump({}).has_value());
+}
+
+// A receive of more than `eager` bytes completes `delay` after its message came: an MPI
+// library's rendezvous handshake, emulated over the thread transport.
+class WithHandshake : public testing::ForwardingTransport {
+ public:
+  using Clock = std::chrono::steady_clock;
+  WithHandshake(Transport& inner, std::size_t eager, std::chrono::microseconds delay)
+      : ForwardingTransport(inner), eager_(eager), delay_(delay) {}
+  void attach(Progress& /*progress*/) override {}
+  void detach() override {}
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    const RequestId id = ForwardingTransport::irecv(from, key, data);
+    if (data.size() > eager_) waiting_.push_back(id);
+    return id;
+  }
+
+ protected:
+  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      std::vector<RequestId> got;
+      ForwardingTransport::do_wait_some(held_.empty() ? timeout : std::chrono::milliseconds(0),
+                                        got);
+      const auto now = Clock::now();
+      for (const RequestId id : got) {
+        const auto it = std::find(waiting_.begin(), waiting_.end(), id);
+        if (it == waiting_.end()) {
+          done.push_back(id);
+        } else {
+          waiting_.erase(it);
+          held_.emplace_back(id, now + delay_);
+        }
+      }
+      auto next = deadline;
+      std::erase_if(held_, [&](const auto& h) {
+        next = std::min(next, h.second);
+        if (h.second > now) return false;
+        done.push_back(h.first);
+        return true;
+      });
+      if (!done.empty() || now >= deadline) return;
+      if (!held_.empty()) std::this_thread::sleep_until(next);  // the CPU to the other rank
+    }
+  }
+
+ private:
+  std::size_t eager_;
+  std::chrono::microseconds delay_;
+  std::vector<RequestId> waiting_;                             // receives that will wait
+  std::vector<std::pair<RequestId, Clock::time_point>> held_;  // came, handshake under way
+};
+
+TEST(CalibrateNode, TheHandshakeAboveTheEagerLimitIsFoundAndFitted) {
+  // Receives of more than 1000 B wait 5 ms more (far above what a loaded machine adds to a
+  // step of a few microseconds); the search runs up to the "channel" at 8 KiB: doubling
+  // sizes bracket the jump in (512, 1024], bisection narrows it to 16 B.
+  NodeCalibrationOptions o = quick_options();
+  o.find_handshake = true;
+  o.own_protocol_from = 8192;
+  NodeCalibration c;
+  // Threads, not fibers (auto's choice on a loaded machine): the emulated handshake spins,
+  // which as fibers on one worker would hold the other rank's wait back.
+  ThreadWorld world(2, WorldOptions{std::chrono::seconds(30), RankExecution::kThreads});
+  world.run([&](Transport& transport) {
+    WithHandshake slow(transport, 1000, std::chrono::microseconds(5000));
+    NodeCalibration mine = calibrate_node(slow, o);
+    if (transport.rank() == 0) c = std::move(mine);
+  });
+  ASSERT_TRUE(c.handshake.has_value());
+  EXPECT_LE(c.handshake->eager.bytes, 1000u);
+  EXPECT_GT(c.handshake->waited.bytes, 1000u);
+  EXPECT_LE(c.handshake->waited.bytes - c.handshake->eager.bytes, 16u);
+  ASSERT_TRUE(c.model.rendezvous_bytes.has_value());
+  EXPECT_EQ(*c.model.rendezvous_bytes, c.handshake->eager.bytes);
+  EXPECT_EQ(c.model.rendezvous_max_bytes, std::optional<std::size_t>(8192));
+  // The handshake's time is the delay (and what a loaded machine adds to the step past it).
+  EXPECT_GT(c.model.rendezvous_alpha, 4e-3);
+  EXPECT_LT(c.model.rendezvous_alpha, 10e-3);
+  EXPECT_NO_THROW(validate(c.model));
+  // The search measured 64 B .. 4096 B (7 sizes), then the bisection's.
+  ASSERT_GE(c.handshake_steps.size(), 7u);
+  EXPECT_EQ(c.handshake_steps[6].bytes, 4096u);
+  const auto fitted = [&](const std::string& name) {
+    return std::any_of(c.fitted.begin(), c.fitted.end(),
+                       [&](const FittedParameter& f) { return f.name == name; });
+  };
+  EXPECT_TRUE(fitted("rendezvous_bytes"));
+  EXPECT_TRUE(fitted("rendezvous_alpha"));
 }
 
 TEST(CalibrateNode, FromFourRanksTheGapFitsTheAllPairsExchange) {

@@ -74,6 +74,36 @@ TEST(CostModel, RejectsNanNegativeAndBadPorts) {
 }
 
 // docs/errors.md: the pair-matrix checks of validate() and validate_for().
+TEST(CostModel, AHandshakeDelaysMessagesAboveTheEagerLimit) {
+  CostModel m;
+  m.alpha = 10;
+  m.beta = 2;
+  m.rendezvous_alpha = 100;
+  EXPECT_EQ(m.transfer_time(0, 1, 1000, 8), 10.0 + 2 * 1000);  // rendezvous_bytes unset
+  m.rendezvous_bytes = 64;                                     // more than 64 B waits
+  EXPECT_EQ(m.transfer_time(0, 1, 8, 8), 10.0 + 2 * 8);        // 64 B: eager
+  EXPECT_EQ(m.transfer_time(0, 1, 9, 8), 10.0 + 100 + 2 * 9);  // 72 B: waits
+  EXPECT_EQ(m.transfer_time(0, 1, 0, 8), 0.0);
+  // From rendezvous_max_bytes on, messages within a node go by another protocol.
+  m.rendezvous_max_bytes = 800;
+  EXPECT_EQ(m.handshake_time(0, 1, 799), 100.0);
+  EXPECT_EQ(m.handshake_time(0, 1, 800), 0.0);
+  // Between nodes every message above the limit waits.
+  m.placement = Placement{{0, 0, 1}};
+  EXPECT_EQ(m.handshake_time(0, 1, 4096), 0.0);
+  EXPECT_EQ(m.handshake_time(0, 2, 4096), 100.0);
+  EXPECT_EQ(m.handshake_time(0, 2, 64), 0.0);
+}
+
+TEST(CostModel, RejectsAnEmptyHandshakeBand) {
+  CostModel m;
+  m.rendezvous_bytes = 4096;
+  m.rendezvous_max_bytes = 4096;
+  expect_invalid_model(m, "rendezvous_max_bytes (4096) must exceed rendezvous_bytes (4096)");
+  m.rendezvous_max_bytes = 4097;
+  EXPECT_NO_THROW(validate(m));
+}
+
 TEST(CostModel, RejectsInconsistentPairMatrices) {
   CostModel m;
   m.pair_nranks = -1;
@@ -205,8 +235,8 @@ TEST(ModelFields, EveryFieldRoundTripsThroughFileAndOption) {
         return "0.375";
       case ModelFieldKind::kInteger:
         return "3";
-      case ModelFieldKind::kBytes:
-        return "12345";
+      case ModelFieldKind::kBytes:  // (the handshake's band must not be empty)
+        return f.name == "rendezvous_max_bytes" ? "23456" : "12345";
       case ModelFieldKind::kFlag:
         return "true";
       case ModelFieldKind::kChoice:

@@ -84,6 +84,10 @@ const std::vector<GridModel>& grid_models() {
   shared.send_mode_min_bytes = 0;
   CostModel receiver = abc(50, 1, 0.5);
   receiver.send_mode = SendMode::kReceiver;
+  // MPI's rendezvous: messages of more than 16 B (a few elements) wait for a handshake.
+  CostModel handshake = abc(50, 1, 0.5);
+  handshake.rendezvous_bytes = 16;
+  handshake.rendezvous_alpha = 200;
   // A node as `optcoll calibrate` measures one: receiver-driven sends, fewer cores than
   // ranks, the memory system shared.
   CostModel node = reference_cluster_model();
@@ -102,6 +106,7 @@ const std::vector<GridModel>& grid_models() {
       {"overlap", false, some, fixed(overlap)},
       {"shared sends", false, some, fixed(shared)},
       {"receiver sends", false, some, fixed(receiver)},
+      {"handshake above 16 B", false, some, fixed(handshake)},
       {"a node (cores, memory, receiver sends)", false, some, fixed(node)},
       {"pair matrices", false, some, with_pairs},
       {"torus",

@@ -4,6 +4,9 @@
 #include "optcoll/plan/select.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <string>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -65,6 +68,45 @@ TEST(Select, AutoPicksTheLeastSimulatedTime) {
   const CostModel model = unit_model(1000, 1, 0.5);
   EXPECT_NE(plan(make_spec(CollectiveKind::kAllreduce, 16, 1), model).algorithm,
             plan(make_spec(CollectiveKind::kAllreduce, 16, 100000), model).algorithm);
+}
+
+// The largest message of a schedule, in bytes.
+std::size_t largest_message(const Schedule& schedule) {
+  std::size_t largest = 0;
+  for (const RankProgram& program : schedule.ranks) {
+    for (const Op& op : program.ops) {
+      if (const auto* send = std::get_if<Send>(&op.action)) {
+        largest =
+            std::max(largest, static_cast<std::size_t>(send->src.count) * schedule.spec.elem_bytes);
+      }
+    }
+  }
+  return largest;
+}
+
+TEST(Select, AHandshakeAboveTheEagerLimitMakesAutoSplitTheMessage) {
+  // p = 2, allreduce of 4 KiB (Open MPI over shared memory on the project machine: eager up
+  // to about 4 KiB, then a handshake of about 3 us). Without the handshake one exchange of
+  // 4 KiB wins; with it, two exchanges of 2 KiB (reduce-scatter + allgather) are cheaper.
+  auto spec = make_spec(CollectiveKind::kAllreduce, 2, 512);
+  spec.elem_bytes = 8;
+  CostModel model = reference_cluster_model();
+  model.alpha = 0.3e-6;
+  model.beta = 1e-10;
+  model.gamma = 3e-11;
+  model.copy = 3e-11;
+  const CostModel no_handshake = model;
+  const Plan eager = plan(spec, model);
+  EXPECT_EQ(largest_message(eager.schedule), 4096u) << eager.algorithm;
+  model.rendezvous_bytes = 2048;
+  model.rendezvous_alpha = 3e-6;
+  const Plan waits = plan(spec, model);
+  EXPECT_LE(largest_message(waits.schedule), 2048u) << waits.algorithm;
+  EXPECT_LT(waits.predicted_time, 2 * model.alpha + 1e-6) << waits.algorithm;
+  // The one exchange is still a candidate, priced with its handshake.
+  const std::string one = "allreduce/recursive_doubling";
+  EXPECT_NEAR(plan(spec, model, one).predicted_time - plan(spec, no_handshake, one).predicted_time,
+              model.rendezvous_alpha, 1e-12);
 }
 
 // Pruning in the exhaustive search (select.h, PlanOptions::prune): with and without it, auto

@@ -55,12 +55,16 @@ NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
   if (one_node) {
     options.send_modes.push_back(SendMode::kShared);
     options.send_mode_min_bytes = threshold;
+    options.own_protocol_from = threshold;
   }
+  // The library's own eager limit, where every message is the library's or the channel's on
+  // one node (between nodes the network's protocol differs from the node's: not searched).
+  const auto placement = transport.placement();
+  const bool several_nodes = placement && placement->nodes() > 1;
+  options.find_handshake = !several_nodes;
   NodeCalibration calibration = calibrate_node(transport, options);
   // Several nodes: the two levels and the placement (calibrate_node.h).
-  if (const auto placement = transport.placement(); placement && placement->nodes() > 1) {
-    calibrate_levels(transport, *placement, options, calibration);
-  }
+  if (several_nodes) calibrate_levels(transport, *placement, options, calibration);
   return calibration;
 }
 
