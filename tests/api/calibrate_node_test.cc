@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -191,55 +192,83 @@ TEST(CalibrateNode, AProtocolJumpIsARiseBeyondALinearCost) {
   EXPECT_FALSE(find_protocol_jump({}).has_value());
 }
 
-// A receive of more than `eager` bytes completes `delay` after its message came: an MPI
-// library's rendezvous handshake, emulated over the thread transport.
-class WithHandshake : public testing::ForwardingTransport {
+// A rank's transport that reports some of its receives complete later than they completed
+// (emulated protocols and links): a subclass holds a receive when it is posted (hold()) and
+// says, once it completed, when it may be reported (release_time()). No cooperative
+// progress: only the rank's own thread uses the bookkeeping.
+class HoldingTransport : public testing::ForwardingTransport {
  public:
   using Clock = std::chrono::steady_clock;
-  WithHandshake(Transport& inner, std::size_t eager, std::chrono::microseconds delay)
-      : ForwardingTransport(inner), eager_(eager), delay_(delay) {}
+  using ForwardingTransport::ForwardingTransport;
   void attach(Progress& /*progress*/) override {}
   void detach() override {}
-  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
-    const RequestId id = ForwardingTransport::irecv(from, key, data);
-    if (data.size() > eager_) waiting_.push_back(id);
-    return id;
-  }
 
  protected:
+  void hold(RequestId id) { holding_.insert(id); }
+  // When held receive `id`, which completed just now, may be reported.
+  virtual Clock::time_point release_time(RequestId id) = 0;
+
   void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
       std::vector<RequestId> got;
-      ForwardingTransport::do_wait_some(held_.empty() ? timeout : std::chrono::milliseconds(0),
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+      ForwardingTransport::do_wait_some(held_.empty() ? std::max(left, std::chrono::milliseconds(0))
+                                                      : std::chrono::milliseconds(0),
                                         got);
-      const auto now = Clock::now();
       for (const RequestId id : got) {
-        const auto it = std::find(waiting_.begin(), waiting_.end(), id);
-        if (it == waiting_.end()) {
+        if (holding_.erase(id) == 0) {
           done.push_back(id);
         } else {
-          waiting_.erase(it);
-          held_.emplace_back(id, now + delay_);
+          held_.emplace(id, release_time(id));
         }
       }
+      const auto now = Clock::now();
       auto next = deadline;
-      std::erase_if(held_, [&](const auto& h) {
-        next = std::min(next, h.second);
-        if (h.second > now) return false;
-        done.push_back(h.first);
-        return true;
-      });
+      for (auto it = held_.begin(); it != held_.end();) {
+        if (it->second <= now) {
+          done.push_back(it->first);
+          it = held_.erase(it);
+        } else {
+          next = std::min(next, it->second);
+          ++it;
+        }
+      }
       if (!done.empty() || now >= deadline) return;
-      if (!held_.empty()) std::this_thread::sleep_until(next);  // the CPU to the other rank
+      if (!held_.empty()) std::this_thread::sleep_until(next);  // the CPU to the other ranks
     }
   }
+  void do_cancel(std::span<const RequestId> ids) override {
+    for (const RequestId id : ids) {
+      holding_.erase(id);
+      held_.erase(id);
+    }
+    ForwardingTransport::do_cancel(ids);
+  }
+
+ private:
+  std::set<RequestId> holding_;                  // posted, to be held once complete
+  std::map<RequestId, Clock::time_point> held_;  // complete, reported from then on
+};
+
+// A receive of more than `eager` bytes completes `delay` after its message came: an MPI
+// library's rendezvous handshake, emulated over the thread transport.
+class WithHandshake : public HoldingTransport {
+ public:
+  WithHandshake(Transport& inner, std::size_t eager, std::chrono::microseconds delay)
+      : HoldingTransport(inner), eager_(eager), delay_(delay) {}
+  RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
+    const RequestId id = HoldingTransport::irecv(from, key, data);
+    if (data.size() > eager_) hold(id);
+    return id;
+  }
+
+ protected:
+  Clock::time_point release_time(RequestId /*id*/) override { return Clock::now() + delay_; }
 
  private:
   std::size_t eager_;
   std::chrono::microseconds delay_;
-  std::vector<RequestId> waiting_;                             // receives that will wait
-  std::vector<std::pair<RequestId, Clock::time_point>> held_;  // came, handshake under way
 };
 
 TEST(CalibrateNode, TheHandshakeAboveTheEagerLimitIsFoundAndFitted) {
@@ -442,62 +471,32 @@ class NodeLinks {
 // when sent and handed on at once; a receive of one is reported complete at its arrival.
 // Smaller messages (the synchronization's) take no turn: a NIC interleaves their packets with
 // the streams' rather than queueing them behind whole messages.
-class OverNodeLinks : public testing::ForwardingTransport {
+class OverNodeLinks : public HoldingTransport {
  public:
-  using Clock = NodeLinks::Clock;
-  OverNodeLinks(Transport& inner, NodeLinks& links) : ForwardingTransport(inner), links_(links) {}
-  // No cooperative progress: only the rank's own thread uses the bookkeeping below.
-  void attach(Progress& /*progress*/) override {}
-  void detach() override {}
+  OverNodeLinks(Transport& inner, NodeLinks& links) : HoldingTransport(inner), links_(links) {}
   RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) override {
     if (crosses(to, data.size())) links_.book(rank(), to, key, data.size());
-    return ForwardingTransport::isend(to, key, data);
+    return HoldingTransport::isend(to, key, data);
   }
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override {
-    const RequestId id = ForwardingTransport::irecv(from, key, data);
-    if (crosses(from, data.size())) crossing_.emplace(id, std::make_pair(from, key));
+    const RequestId id = HoldingTransport::irecv(from, key, data);
+    if (crosses(from, data.size())) {
+      crossing_.emplace(id, std::make_pair(from, key));
+      hold(id);
+    }
     return id;
   }
 
  protected:
-  void do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) override {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      std::vector<RequestId> got;
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-      ForwardingTransport::do_wait_some(held_.empty() ? std::max(left, std::chrono::milliseconds(0))
-                                                      : std::chrono::milliseconds(0),
-                                        got);
-      for (const RequestId id : got) {
-        const auto it = crossing_.find(id);
-        if (it == crossing_.end()) {
-          done.push_back(id);
-        } else {
-          held_.emplace(id, links_.arrival(it->second.first, rank(), it->second.second));
-          crossing_.erase(it);
-        }
-      }
-      const auto now = Clock::now();
-      auto next = deadline;
-      for (auto it = held_.begin(); it != held_.end();) {
-        if (it->second <= now) {
-          done.push_back(it->first);
-          it = held_.erase(it);
-        } else {
-          next = std::min(next, it->second);
-          ++it;
-        }
-      }
-      if (!done.empty() || now >= deadline) return;
-      if (!held_.empty()) std::this_thread::sleep_until(next);
-    }
+  Clock::time_point release_time(RequestId id) override {
+    const auto it = crossing_.find(id);
+    const Clock::time_point arrival = links_.arrival(it->second.first, rank(), it->second.second);
+    crossing_.erase(it);
+    return arrival;
   }
   void do_cancel(std::span<const RequestId> ids) override {
-    for (const RequestId id : ids) {
-      crossing_.erase(id);
-      held_.erase(id);
-    }
-    ForwardingTransport::do_cancel(ids);
+    for (const RequestId id : ids) crossing_.erase(id);
+    HoldingTransport::do_cancel(ids);
   }
 
  private:
@@ -506,7 +505,6 @@ class OverNodeLinks : public testing::ForwardingTransport {
   }
   NodeLinks& links_;
   std::map<RequestId, std::pair<Rank, MsgKey>> crossing_;  // receives of booked messages
-  std::map<RequestId, Clock::time_point> held_;            // completed, not yet arrived
 };
 
 // calibrate_levels over nodes whose links have `ports` channels each: rank 0's result. The
