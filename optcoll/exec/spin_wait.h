@@ -78,7 +78,7 @@ class SpinBudget {
 // Measured on the emulated cluster (16 ranks on 2 cores, 4 hosts, 100 Mbit/s links): with naps
 // of up to 1 ms a scatterv of 8 KiB per rank with spikes took 10.6 ms over Träff's adaptive
 // binomial tree and 7.2 ms linearly where Open MPI's linear took 6.1 ms; with naps of at most
-// 100 us, 6.3 ms (docs/results/cluster_nodes/irregular.table).
+// 100 us, 6.3-6.5 ms (docs/results/cluster_nodes/irregular.table).
 inline constexpr std::chrono::microseconds kFirstNap{50};
 inline constexpr std::chrono::microseconds kLongestNap{1000};
 inline constexpr std::chrono::microseconds kLongestNapCrowded{100};

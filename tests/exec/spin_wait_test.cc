@@ -44,11 +44,10 @@ TEST(SpinWait, NapsDoubleUpToTheirCapWhichIsShortWhereRanksOutnumberCpus) {
   // A node with a CPU per rank: 50, 100, 200, 400, 800, then 1 ms for ever.
   std::vector<microseconds> naps{kFirstNap};
   for (int i = 0; i < 8; ++i) naps.push_back(next_nap(naps.back(), /*crowded=*/false));
-  EXPECT_EQ(naps, (std::vector<microseconds>{microseconds{50}, microseconds{100},
-                                             microseconds{200}, microseconds{400},
-                                             microseconds{800}, microseconds{1000},
+  EXPECT_EQ(naps, (std::vector<microseconds>{microseconds{50}, microseconds{100}, microseconds{200},
+                                             microseconds{400}, microseconds{800},
                                              microseconds{1000}, microseconds{1000},
-                                             microseconds{1000}}));
+                                             microseconds{1000}, microseconds{1000}}));
   // A crowded node: 50, then 100 us for ever, so that a message that comes early in a nap
   // is taken at most 100 us late.
   microseconds nap = kFirstNap;

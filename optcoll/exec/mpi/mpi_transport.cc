@@ -678,9 +678,9 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   // keep its CPUs busy: spin_wait.h), then sleep. Where ranks outnumber the CPUs:
   // poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
   // share it) until kSpin, then sleep in naps of at most 100 us (next_nap: a longer nap
-  // ends late, and on a crowded node every rank of a tree waits long). A message from a running peer comes within a
-  // microsecond or two, and a sched_yield costs about one even when nothing else is
-  // runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
+  // ends late, and on a crowded node every rank of a tree waits long). A message from a running
+  // peer comes within a microsecond or two, and a sched_yield costs about one even when nothing
+  // else is runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
   // polling first). Not while a same-node transfer of several chunks is under way: polling
   // its block without a break slowed the peer that fills it (p = 2 reduce of 256 KiB: 37 us
   // instead of 26, medians of 4 runs), while yielding at once during single-chunk ones
