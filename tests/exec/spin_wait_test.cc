@@ -4,6 +4,7 @@
 #include "optcoll/exec/spin_wait.h"
 
 #include <chrono>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,27 @@ TEST(SpinWait, StopsWhenReadyAndAtItsLimit) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(spin_wait([] { return false; }, budget, std::chrono::microseconds{5}));
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::microseconds{5});
+}
+
+TEST(SpinWait, NapsDoubleUpToTheirCapWhichIsShortWhereRanksOutnumberCpus) {
+  using std::chrono::microseconds;
+  // A node with a CPU per rank: 50, 100, 200, 400, 800, then 1 ms for ever.
+  std::vector<microseconds> naps{kFirstNap};
+  for (int i = 0; i < 8; ++i) naps.push_back(next_nap(naps.back(), /*crowded=*/false));
+  EXPECT_EQ(naps, (std::vector<microseconds>{microseconds{50}, microseconds{100}, microseconds{200},
+                                             microseconds{400}, microseconds{800},
+                                             microseconds{1000}, microseconds{1000},
+                                             microseconds{1000}, microseconds{1000}}));
+  // A crowded node: 50, then 100 us for ever, so that a message that comes early in a nap
+  // is taken at most 100 us late.
+  microseconds nap = kFirstNap;
+  for (int i = 0; i < 100; ++i) {
+    const microseconds next = next_nap(nap, /*crowded=*/true);
+    EXPECT_LE(next, microseconds{100});
+    EXPECT_GE(next, nap);
+    nap = next;
+  }
+  EXPECT_EQ(nap, microseconds{100});
 }
 
 }  // namespace

@@ -677,9 +677,10 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   // SpinBudget::kLongSpin, or for kSpin while the node is oversubscribed (other programs
   // keep its CPUs busy: spin_wait.h), then sleep. Where ranks outnumber the CPUs:
   // poll without yielding for kHotSpin, then yield the CPU between polls (to peers that
-  // share it) until kSpin, then sleep. A message from a running peer comes within a
-  // microsecond or two, and a sched_yield costs about one even when nothing else is
-  // runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
+  // share it) until kSpin, then sleep in naps of at most 100 us (next_nap: a longer nap
+  // ends late, and on a crowded node every rank of a tree waits long). A message from a running
+  // peer comes within a microsecond or two, and a sched_yield costs about one even when nothing
+  // else is runnable (p = 2 ping-pong of 8 B: 1.2-1.7 us yielding at once, 0.44-0.50 with 10 us of
   // polling first). Not while a same-node transfer of several chunks is under way: polling
   // its block without a break slowed the peer that fills it (p = 2 reduce of 256 KiB: 37 us
   // instead of 26, medians of 4 runs), while yielding at once during single-chunk ones
@@ -690,7 +691,7 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   // a p = 2 exchange of 8 B, 0.36 us per round with a read per empty poll).
   constexpr auto kHotSpin = std::chrono::microseconds{10};
   constexpr int kPollsBeforeClock = 16;
-  std::chrono::microseconds pause{50};
+  std::chrono::microseconds pause = kFirstNap;
   std::optional<Clock::time_point> begin;  // read once there is nothing to return at once
   Clock::time_point spin_end;              // when polling without yielding ends
   auto next_probe = Clock::time_point::max();
@@ -731,7 +732,7 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds{1000});
+      pause = next_nap(pause, ranks_outnumber_cpus_);
     }
   }
 }
