@@ -7,6 +7,8 @@
 #include "optcoll/exec/executor.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -46,11 +48,10 @@ void check_buffer(std::size_t actual_bytes, Count expected_count, const Datatype
   }
 }
 
-// The checks of one run that depend on the transport, the buffers, the type and the operator
-// (the rest was checked when the Execution was made).
-void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
-               BufferBinding buffers, Count input_count, Count output_count, Count scratch_count,
-               const Datatype& type, const ReduceOp& op) {
+// The checks of one run that depend on the transport, the datatype and the operator (the
+// rest was checked when the Execution was made; the buffers by Execution::check_run).
+void check_call(const Schedule& schedule, Rank rank, const Transport& transport,
+                const Datatype& type, const ReduceOp& op) {
   const Rank me = transport.rank();
   if (schedule.spec.nranks != transport.size()) {
     throw_invalid("schedule '{}' is for {} ranks but the transport has {}", schedule.algorithm,
@@ -72,11 +73,12 @@ void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
           schedule.algorithm, op.name);
     }
   }
-  check_buffer(buffers.input.size(), input_count, type, me, "input");
-  check_buffer(buffers.output.size(), output_count, type, me, "output");
-  // No in-place mode (docs/design.md, "Collective kinds and their semantics"): an input that
-  // overlaps the output would be overwritten before it is sent, silently (allgather/linear with the
-  // input at the output's start).
+}
+
+// No in-place mode (docs/design.md, "Collective kinds and their semantics"): an input that
+// overlaps the output would be overwritten before it is sent, silently (allgather/linear with
+// the input at the output's start).
+void check_disjoint(BufferBinding buffers, Rank me) {
   const std::less<const std::byte*> before;
   const std::byte* in = buffers.input.data();
   const std::byte* out = buffers.output.data();
@@ -87,7 +89,6 @@ void check_run(const Schedule& schedule, Rank rank, const Transport& transport,
         "pass separate buffers)",
         me);
   }
-  checked_bytes(scratch_count, type.bytes, "scratch");
 }
 
 bool overlaps(const Slice& a, const Slice& b) {
@@ -111,15 +112,16 @@ class Interpreter final : public Progress {
         op_(op),
         options_(options),
         elem_bytes_(type.bytes),
-        input_(buffers.input),
-        output_(buffers.output) {
+        read_base_{buffers.input.data(), buffers.output.data(), nullptr},
+        write_base_{nullptr, buffers.output.data(), nullptr} {
     const std::size_t scratch = static_cast<std::size_t>(program_.scratch_count) * type.bytes;
     if (scratch > x_.scratch_bytes_) {
       x_.scratch_.reset();
       x_.scratch_ = std::make_unique<std::byte[]>(scratch);  // value-initialized: zeroed
       x_.scratch_bytes_ = scratch;
     }
-    scratch_ = x_.scratch_.get();
+    read_base_[static_cast<std::size_t>(Buf::kScratch)] = x_.scratch_.get();
+    write_base_[static_cast<std::size_t>(Buf::kScratch)] = x_.scratch_.get();
     reset();
   }
 
@@ -143,13 +145,8 @@ class Interpreter final : public Progress {
   // the scratch (or reads the caller's buffers) once this run unwinds; then detaches.
   ~Interpreter() {
     if (in_flight_count_ > 0) {
-      std::vector<RequestId> ids;
-      ids.reserve(in_flight_count_);
-      for (const auto& entry : x_.in_flight_) {
-        if (entry.op != kNoOp) ids.push_back(entry.request);
-      }
       try {
-        transport_.cancel(ids);
+        transport_.cancel(in_flight_requests());
       } catch (...) {  // NOLINT(bugprone-empty-catch): already failing; the first error wins
       }
     }
@@ -254,22 +251,55 @@ class Interpreter final : public Progress {
   // Issues every ready op (which may make more ready); returns whether there was any.
   // Messages go first, then local copies and reductions: a transfer that the peer (or the
   // network) can carry on with while this rank computes overlaps with the computation.
+  // Sends go before receives: a peer may be waiting for them, and posting a receive first
+  // would delay the send by the receive's own cost (at p = 2 that is on every small call's
+  // critical path).
   bool issue_ready() {
+    if (x_.masked_) return issue_ready_masked();
+    using Kind = Execution::Step::Kind;
     auto& ready = x_.ready_;
     if (ready.empty()) return false;
     auto& batch = x_.batch_;
     while (!ready.empty()) {
       batch.swap(ready);  // local ops append what they make ready to `ready`
-      const auto& communicates = x_.communicates_;
+      const auto& steps = x_.steps_;
       for (const OpId id : batch) {
-        if (communicates[static_cast<std::size_t>(id)] != 0) issue(id);
+        if (steps[static_cast<std::size_t>(id)].kind == Kind::kSend) issue(id);
       }
       for (const OpId id : batch) {
-        if (communicates[static_cast<std::size_t>(id)] == 0) issue(id);
+        const Execution::Step& step = steps[static_cast<std::size_t>(id)];
+        if (step.communicates && step.kind != Kind::kSend) issue(id);
+      }
+      for (const OpId id : batch) {
+        if (!steps[static_cast<std::size_t>(id)].communicates) issue(id);
       }
       batch.clear();
     }
     return true;
+  }
+
+  // issue_ready() for a masked program: the same order (sends, receives, local ops), the
+  // ready ops found from the masks.
+  bool issue_ready_masked() {
+    bool issued = false;
+    while (true) {
+      std::uint64_t ready = 0;
+      for (std::uint64_t left = unissued_; left != 0; left &= left - 1) {
+        const auto i = static_cast<std::size_t>(std::countr_zero(left));
+        if ((x_.dependency_masks_[i] & ~done_ops_) == 0) ready |= std::uint64_t{1} << i;
+      }
+      if (ready == 0) return issued;
+      issued = true;
+      unissued_ &= ~ready;
+      issue_each(ready & x_.sends_);
+      issue_each(ready & x_.receives_);
+      if ((ready & x_.locals_) == 0) return true;  // only a local op can make more ready now
+      issue_each(ready & x_.locals_);
+    }
+  }
+
+  void issue_each(std::uint64_t ops) {
+    for (; ops != 0; ops &= ops - 1) issue(static_cast<OpId>(std::countr_zero(ops)));
   }
 
   // Completes the ops of the requests in `completed`; returns whether there was any.
@@ -285,6 +315,12 @@ class Interpreter final : public Progress {
   }
 
   void add_in_flight(RequestId request, OpId op) {
+    if (x_.masked_) {
+      x_.request_of_[static_cast<std::size_t>(op)] = request;
+      waiting_ops_ |= std::uint64_t{1} << op;
+      ++in_flight_count_;
+      return;
+    }
     auto& in_flight = x_.in_flight_;
     if (!in_flight.empty() && request <= in_flight.back().request) sorted_ = false;
     in_flight.push_back({request, op});
@@ -295,6 +331,16 @@ class Interpreter final : public Progress {
   // Requests are found by binary search while the transport hands out increasing ids (both
   // backends do), by a scan otherwise; completed entries are dropped in batches.
   OpId take_in_flight(RequestId request) {
+    if (x_.masked_) {
+      for (std::uint64_t left = waiting_ops_; left != 0; left &= left - 1) {
+        const int op = std::countr_zero(left);
+        if (x_.request_of_[static_cast<std::size_t>(op)] != request) continue;
+        waiting_ops_ &= ~(std::uint64_t{1} << op);
+        --in_flight_count_;
+        return static_cast<OpId>(op);
+      }
+      return kNoOp;
+    }
     auto& in_flight = x_.in_flight_;
     auto it = in_flight.end();
     if (sorted_) {
@@ -316,26 +362,29 @@ class Interpreter final : public Progress {
     return op;
   }
 
-  // dst = other (+) dst, or (with a fused copy) dst = other (+) the copy's source; `other`
-  // on the left if other_on_left.
-  void reduce_to(OpId id, const std::byte* other, const Slice& dst, bool other_on_left) const {
-    const OpId fused = x_.fused_copy_[static_cast<std::size_t>(id)];
-    std::byte* out = write_ptr(dst);
-    if (fused == kNoOp) {
-      reduce_into(op_, other, out, dst.count, other_on_left);
+  // The reduction `step`: dst = other (+) dst, or (with a folded copy) dst = other (+)
+  // start; `other` on the left if step.other_on_left.
+  void reduce_to(const Execution::Step& step, const std::byte* other) const {
+    std::byte* out = write_ptr(step.dst);
+    const Count count = step.dst.count;
+    if (!step.fused) {
+      reduce_into(op_, other, out, count, step.other_on_left);
       return;
     }
-    const auto& copy = std::get<Copy>(program_.ops[static_cast<std::size_t>(fused)].action);
-    const std::byte* start = read_ptr(copy.src);
-    if (other_on_left) {
-      op_.combine(other, start, out, dst.count);
+    const std::byte* start = read_ptr(step.start);
+    if (step.other_on_left) {
+      op_.combine(other, start, out, count);
     } else {
-      op_.combine(start, other, out, dst.count);
+      op_.combine(start, other, out, count);
     }
   }
 
   void complete(OpId id) {
     ++done_;
+    if (x_.masked_) {
+      done_ops_ |= std::uint64_t{1} << id;
+      return;
+    }
     const auto i = static_cast<std::size_t>(id);
     for (std::size_t k = x_.dependent_begin_[i]; k < x_.dependent_begin_[i + 1]; ++k) {
       const OpId next = x_.dependents_[k];
@@ -348,83 +397,67 @@ class Interpreter final : public Progress {
   }
 
   const std::byte* read_ptr(const Slice& slice) const {
-    const std::size_t offset = static_cast<std::size_t>(slice.offset) * elem_bytes_;
-    switch (slice.buf) {
-      case Buf::kInput:
-        return input_.data() + offset;
-      case Buf::kOutput:
-        return output_.data() + offset;
-      case Buf::kScratch:
-        return scratch_ + offset;
-    }
-    return nullptr;
+    return read_base_[static_cast<std::size_t>(slice.buf)] +
+           static_cast<std::size_t>(slice.offset) * elem_bytes_;
   }
 
+  // (No step writes the input: the Execution refused such a program.)
   std::byte* write_ptr(const Slice& slice) const {
-    const std::size_t offset = static_cast<std::size_t>(slice.offset) * elem_bytes_;
-    switch (slice.buf) {
-      case Buf::kInput:
-        break;  // refused when the Execution was made
-      case Buf::kOutput:
-        return output_.data() + offset;
-      case Buf::kScratch:
-        return scratch_ + offset;
-    }
-    OPTCOLL_CHECK(false, "rank {}: write into the input buffer", me_);
+    return write_base_[static_cast<std::size_t>(slice.buf)] +
+           static_cast<std::size_t>(slice.offset) * elem_bytes_;
   }
 
-  MsgKey key_of(const Op& op) const { return MsgKey{options_.epoch, op.seq}; }
+  MsgKey key_of(const Execution::Step& step) const { return MsgKey{options_.epoch, step.seq}; }
 
   // Combines an incoming message into the destination of RecvReduce `id`. May run on
   // another thread (the sender's, in the thread backend): it reads only what never changes
   // during the execution.
   void combine_incoming(OpId id, std::span<const std::byte> incoming) const {
-    const auto& recv = std::get<RecvReduce>(program_.ops[static_cast<std::size_t>(id)].action);
-    OPTCOLL_CHECK(incoming.size() == bytes_of(recv.dst),
+    const Execution::Step& step = x_.steps_[static_cast<std::size_t>(id)];
+    OPTCOLL_CHECK(incoming.size() == bytes_of(step.dst),
                   "rank {} op {}: {} incoming bytes for a {}-byte reduction", me_, id,
-                  incoming.size(), bytes_of(recv.dst));
-    reduce_to(id, incoming.data(), recv.dst, recv.incoming == Side::kLeft);
+                  incoming.size(), bytes_of(step.dst));
+    reduce_to(step, incoming.data());
   }
 
   void issue(OpId id) {
-    const Op& op = program_.ops[static_cast<std::size_t>(id)];
-    std::visit(
-        [&](const auto& a) {
-          using A = std::decay_t<decltype(a)>;
-          if constexpr (std::is_same_v<A, Send>) {
-            add_in_flight(transport_.isend(a.peer, key_of(op), {read_ptr(a.src), bytes_of(a.src)}),
-                          id);
-          } else if constexpr (std::is_same_v<A, Recv>) {
-            add_in_flight(transport_.irecv(a.peer, key_of(op), {write_ptr(a.dst), bytes_of(a.dst)}),
-                          id);
-          } else if constexpr (std::is_same_v<A, RecvReduce>) {
-            add_in_flight(transport_.irecv_reduce(a.peer, key_of(op), bytes_of(a.dst),
-                                                  [this, id](std::span<const std::byte> incoming) {
-                                                    combine_incoming(id, incoming);
-                                                  }),
-                          id);
-          } else if constexpr (std::is_same_v<A, Copy>) {
-            if (a.src.count > 0 && !x_.elided_[static_cast<std::size_t>(id)]) {
-              // memmove: a hand-written schedule may copy within one buffer.
-              std::memmove(write_ptr(a.dst), read_ptr(a.src), bytes_of(a.src));
-            }
-            complete(id);
-          } else {
-            static_assert(std::is_same_v<A, Reduce>);
-            if (a.src.count > 0) reduce_to(id, read_ptr(a.src), a.dst, a.src_side == Side::kLeft);
-            complete(id);
-          }
-        },
-        op.action);
+    using Kind = Execution::Step::Kind;
+    const Execution::Step& step = x_.steps_[static_cast<std::size_t>(id)];
+    switch (step.kind) {
+      case Kind::kSend:
+        add_in_flight(
+            transport_.isend(step.peer, key_of(step), {read_ptr(step.src), bytes_of(step.src)}),
+            id);
+        return;
+      case Kind::kRecv:
+        add_in_flight(
+            transport_.irecv(step.peer, key_of(step), {write_ptr(step.dst), bytes_of(step.dst)}),
+            id);
+        return;
+      case Kind::kRecvReduce:
+        add_in_flight(transport_.irecv_reduce(step.peer, key_of(step), bytes_of(step.dst),
+                                              [this, id](std::span<const std::byte> incoming) {
+                                                combine_incoming(id, incoming);
+                                              }),
+                      id);
+        return;
+      case Kind::kCopy:
+        // memmove: a hand-written schedule may copy within one buffer.
+        if (!step.skip) std::memmove(write_ptr(step.dst), read_ptr(step.src), bytes_of(step.src));
+        break;
+      case Kind::kReduce:
+        if (!step.skip) reduce_to(step, read_ptr(step.src));
+        break;
+    }
+    complete(id);
   }
 
   // The ops in flight, in program order, and how many have not started.
   // The peers of the messages in flight, sorted, each once.
   std::vector<Rank> pending_peers() const {
     std::vector<Rank> peers;
-    for (const auto& entry : x_.in_flight_) {
-      if (entry.op == kNoOp) continue;
-      const Rank peer = peer_of(program_.ops[static_cast<std::size_t>(entry.op)].action);
+    for (const OpId op : in_flight_ops()) {
+      const Rank peer = peer_of(program_.ops[static_cast<std::size_t>(op)].action);
       if (peer != kNoRank) peers.push_back(peer);
     }
     std::sort(peers.begin(), peers.end());
@@ -433,12 +466,7 @@ class Interpreter final : public Progress {
   }
 
   std::string pending_description() const {
-    std::vector<OpId> ids;
-    ids.reserve(in_flight_count_);
-    for (const auto& entry : x_.in_flight_) {
-      if (entry.op != kNoOp) ids.push_back(entry.op);
-    }
-    std::sort(ids.begin(), ids.end());
+    const std::vector<OpId> ids = in_flight_ops();
     std::string text;
     for (std::size_t i = 0; i < ids.size() && i < kMaxDescribedOps; ++i) {
       if (i > 0) text += "; ";
@@ -455,14 +483,53 @@ class Interpreter final : public Progress {
     return text;
   }
 
+  // The ops whose messages are in flight, in program order.
+  std::vector<OpId> in_flight_ops() const {
+    std::vector<OpId> ops;
+    ops.reserve(in_flight_count_);
+    if (x_.masked_) {
+      for (std::uint64_t left = waiting_ops_; left != 0; left &= left - 1) {
+        ops.push_back(static_cast<OpId>(std::countr_zero(left)));
+      }
+      return ops;
+    }
+    for (const auto& entry : x_.in_flight_) {
+      if (entry.op != kNoOp) ops.push_back(entry.op);
+    }
+    std::sort(ops.begin(), ops.end());
+    return ops;
+  }
+
+  // The requests in flight.
+  std::vector<RequestId> in_flight_requests() const {
+    std::vector<RequestId> requests;
+    requests.reserve(in_flight_count_);
+    if (x_.masked_) {
+      for (const OpId op : in_flight_ops()) {
+        requests.push_back(x_.request_of_[static_cast<std::size_t>(op)]);
+      }
+      return requests;
+    }
+    for (const auto& entry : x_.in_flight_) {
+      if (entry.op != kNoOp) requests.push_back(entry.request);
+    }
+    return requests;
+  }
+
   // Takes the Execution and starts its working memory afresh.
   void reset() {
     x_.running_ = true;
+    x_.completed_.clear();
+    if (x_.masked_) {
+      unissued_ = x_.all_ops_;
+      done_ops_ = 0;
+      waiting_ops_ = 0;
+      return;
+    }
     x_.deps_left_.assign(x_.dependencies_.begin(), x_.dependencies_.end());
     x_.ready_.assign(x_.initially_ready_.begin(), x_.initially_ready_.end());
     x_.batch_.clear();  // a failed run may have left part of a batch
     x_.in_flight_.clear();
-    x_.completed_.clear();
   }
 
   // Gives the Execution back (once): it may run again.
@@ -479,18 +546,64 @@ class Interpreter final : public Progress {
   const ReduceOp& op_;
   const ExecOptions& options_;
   const std::size_t elem_bytes_;
-  const std::span<const std::byte> input_;
-  const std::span<std::byte> output_;
-  std::byte* scratch_ = nullptr;
+  // Where each buffer (indexed by Buf) starts, to read and to write (the input only to read).
+  std::array<const std::byte*, 3> read_base_;
+  std::array<std::byte*, 3> write_base_;
 
   std::size_t done_ = 0;
-  std::size_t in_flight_count_ = 0;  // entries of x_.in_flight_ still in flight
+  std::size_t in_flight_count_ = 0;  // messages in flight
+  std::uint64_t unissued_ = 0;       // masked: the ops not issued yet
+  std::uint64_t done_ops_ = 0;       // masked: the ops completed
+  std::uint64_t waiting_ops_ = 0;    // masked: the ops whose messages are in flight
   bool sorted_ = true;               // x_.in_flight_ is in increasing request order
   bool attached_ = false;
   bool released_ = false;             // x_.running_ is no longer this run's
   std::exception_ptr failure_;        // raised by advance() on another thread, for this one
   std::uint64_t progress_count_ = 0;  // bumped whenever a wait or a helper made progress
 };
+
+// An op as a run issues it; refuses one that writes the input buffer.
+Execution::Step Execution::step_of(const Schedule& schedule, Rank rank, OpId id) {
+  using Kind = Step::Kind;
+  const Op& op = schedule.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(id)];
+  Step step;
+  step.seq = op.seq;
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, Send>) {
+          step.kind = Kind::kSend;
+          step.peer = a.peer;
+          step.src = a.src;
+        } else if constexpr (std::is_same_v<A, Recv>) {
+          step.kind = Kind::kRecv;
+          step.peer = a.peer;
+          step.dst = a.dst;
+        } else if constexpr (std::is_same_v<A, RecvReduce>) {
+          step.kind = Kind::kRecvReduce;
+          step.peer = a.peer;
+          step.dst = a.dst;
+          step.other_on_left = a.incoming == Side::kLeft;
+        } else if constexpr (std::is_same_v<A, Copy>) {
+          step.kind = Kind::kCopy;
+          step.src = a.src;
+          step.dst = a.dst;
+          step.skip = a.src.count == 0;
+        } else {
+          step.kind = Kind::kReduce;
+          step.src = a.src;
+          step.dst = a.dst;
+          step.other_on_left = a.src_side == Side::kLeft;
+          step.skip = a.src.count == 0;
+        }
+      },
+      op.action);
+  step.communicates = is_communication(op.action);
+  if (step.kind != Kind::kSend && step.dst.buf == Buf::kInput) {
+    throw_invalid("{}: writes into the (read-only) input buffer", describe_op(schedule, rank, id));
+  }
+  return step;
+}
 
 Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed)
     : schedule_(schedule), rank_(rank) {
@@ -502,24 +615,41 @@ Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed
   const Layout layout(schedule.spec);
   input_count_ = layout.input_count(rank);
   output_count_ = layout.output_count(rank);
-  const RankProgram& program = schedule.ranks[static_cast<std::size_t>(rank)];
-  const auto n = program.ops.size();
-  communicates_.assign(n, 0);
+  const auto n = schedule.ranks[static_cast<std::size_t>(rank)].ops.size();
+  steps_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Action& action = program.ops[i].action;
-    communicates_[i] = is_communication(action) ? 1 : 0;
-    has_communication_ = has_communication_ || communicates_[i] != 0;
-    const Slice* written = nullptr;
-    if (const auto* recv = std::get_if<Recv>(&action)) written = &recv->dst;
-    if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) written = &recv_reduce->dst;
-    if (const auto* copy = std::get_if<Copy>(&action)) written = &copy->dst;
-    if (const auto* reduce = std::get_if<Reduce>(&action)) written = &reduce->dst;
-    if (written != nullptr && written->buf == Buf::kInput) {
-      throw_invalid("{}: writes into the (read-only) input buffer",
-                    describe_op(schedule, rank, static_cast<OpId>(i)));
+    steps_.push_back(step_of(schedule, rank, static_cast<OpId>(i)));
+    has_communication_ = has_communication_ || steps_.back().communicates;
+  }
+  link_dependents();
+  fold_copies();
+  make_masks();
+}
+
+void Execution::make_masks() {
+  const RankProgram& program = schedule_.ranks[static_cast<std::size_t>(rank_)];
+  if (program.ops.size() > kMaskedOps) return;
+  masked_ = true;
+  dependency_masks_.assign(program.ops.size(), 0);
+  request_of_.assign(program.ops.size(), 0);
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    for (const OpId d : program.ops[i].after) dependency_masks_[i] |= std::uint64_t{1} << d;
+    all_ops_ |= bit;
+    if (steps_[i].kind == Step::Kind::kSend) {
+      sends_ |= bit;
+    } else if (steps_[i].communicates) {
+      receives_ |= bit;
+    } else {
+      locals_ |= bit;
     }
   }
-  // The dependents of each op (CSR) and the number of dependencies each op waits for.
+}
+
+// The dependents of each op (CSR) and the number of dependencies each op waits for.
+void Execution::link_dependents() {
+  const RankProgram& program = schedule_.ranks[static_cast<std::size_t>(rank_)];
+  const auto n = program.ops.size();
   dependencies_.resize(n);
   dependent_begin_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
@@ -536,29 +666,48 @@ Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed
       dependents_[fill[static_cast<std::size_t>(d)]++] = static_cast<OpId>(i);
     }
   }
-  // Each Copy C whose only dependent is a reduction R into exactly C's destination (the
-  // usual "start from my own contribution, then combine") is folded into R: R combines
-  // straight from C's source (dst = incoming (+) src) and C does not run, which saves a pass
-  // over the data. Nothing can observe the skipped copy: an op that read C's destination,
-  // or wrote its source, would have to depend on C (read-after-write, write-after-read), and
-  // C has no dependent but R.
-  fused_copy_.assign(n, kNoOp);
-  elided_.assign(n, 0);
-  for (std::size_t c = 0; c < n; ++c) {
-    const auto* copy = std::get_if<Copy>(&program.ops[c].action);
-    if (copy == nullptr || copy->dst.count == 0 || overlaps(copy->src, copy->dst)) continue;
+}
+
+// Each Copy C whose only dependent is a reduction R into exactly C's destination (the usual
+// "start from my own contribution, then combine") is folded into R: R combines straight from
+// C's source (dst = incoming (+) src) and C does not run, which saves a pass over the data.
+// Nothing can observe the skipped copy: an op that read C's destination, or wrote its
+// source, would have to depend on C (read-after-write, write-after-read), and C has no
+// dependent but R.
+void Execution::fold_copies() {
+  using Kind = Step::Kind;
+  for (std::size_t c = 0; c < steps_.size(); ++c) {
+    Step& copy = steps_[c];
+    if (copy.kind != Kind::kCopy || copy.dst.count == 0 || overlaps(copy.src, copy.dst)) continue;
     if (dependent_begin_[c + 1] - dependent_begin_[c] != 1) continue;
-    const auto r = static_cast<std::size_t>(dependents_[dependent_begin_[c]]);
-    const Action& action = program.ops[r].action;
-    const Slice* dst = nullptr;
-    if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) dst = &recv_reduce->dst;
-    if (const auto* reduce = std::get_if<Reduce>(&action)) {
-      if (!overlaps(reduce->src, copy->dst)) dst = &reduce->dst;
-    }
-    if (dst == nullptr || *dst != copy->dst || fused_copy_[r] != kNoOp) continue;
-    fused_copy_[r] = static_cast<OpId>(c);
-    elided_[c] = 1;
+    Step& reduction = steps_[static_cast<std::size_t>(dependents_[dependent_begin_[c]])];
+    const bool folds = reduction.kind == Kind::kRecvReduce ||
+                       (reduction.kind == Kind::kReduce && !overlaps(reduction.src, copy.dst));
+    if (!folds || reduction.dst != copy.dst || reduction.fused) continue;
+    reduction.fused = true;
+    reduction.start = copy.src;
+    copy.skip = true;
   }
+}
+
+void Execution::check_run(const Transport& transport, BufferBinding buffers, const Datatype& type,
+                          const ReduceOp& op) {
+  check_call(schedule_, rank_, transport, type, op);
+  if (type.bytes != checked_elem_bytes_) {
+    input_bytes_ = checked_bytes(input_count_, type.bytes, "input");
+    output_bytes_ = checked_bytes(output_count_, type.bytes, "output");
+    checked_bytes(schedule_.ranks[static_cast<std::size_t>(rank_)].scratch_count, type.bytes,
+                  "scratch");
+    checked_elem_bytes_ = type.bytes;
+  }
+  const Rank me = transport.rank();
+  if (buffers.input.size() != input_bytes_) {
+    check_buffer(buffers.input.size(), input_count_, type, me, "input");
+  }
+  if (buffers.output.size() != output_bytes_) {
+    check_buffer(buffers.output.size(), output_count_, type, me, "output");
+  }
+  check_disjoint(buffers, me);
 }
 
 Execution::~Execution() = default;
@@ -570,8 +719,7 @@ void Execution::run(Transport& transport, BufferBinding buffers, const Datatype&
                   options.timeout.count());
   }
   check_not_running();
-  check_run(schedule_, rank_, transport, buffers, input_count_, output_count_,
-            schedule_.ranks[static_cast<std::size_t>(rank_)].scratch_count, type, op);
+  check_run(transport, buffers, type, op);
   Interpreter interpreter(*this, transport, buffers, type, op, options);
   interpreter.run();
 }
@@ -593,10 +741,7 @@ ExecutionRun::ExecutionRun(Execution& execution, Transport& transport, BufferBin
                   options_.timeout.count());
   }
   execution.check_not_running();
-  check_run(execution.schedule_, execution.rank_, transport, buffers, execution.input_count_,
-            execution.output_count_,
-            execution.schedule_.ranks[static_cast<std::size_t>(execution.rank_)].scratch_count,
-            type, op);
+  execution.check_run(transport, buffers, type, op);
   interpreter_ = std::make_unique<Interpreter>(execution, transport, buffers, type, op, options_);
   try {
     interpreter_->begin();

@@ -77,6 +77,9 @@ class Execution {
 
   // Error(kInvalidArgument) while a run is in progress.
   void check_not_running() const;
+  // Checks a run as run() documents it (Error(kInvalidArgument)).
+  void check_run(const Transport& transport, BufferBinding buffers, const Datatype& type,
+                 const ReduceOp& op);
 
   const Schedule& schedule_;
   const Rank rank_;
@@ -89,14 +92,35 @@ class Execution {
   std::vector<std::size_t> dependent_begin_;
   std::vector<OpId> dependents_;
   std::vector<OpId> initially_ready_;
-  // Per reduction: the Copy folded into it, or kNoOp; per Copy: whether it was folded.
-  std::vector<OpId> fused_copy_;
-  std::vector<char> elided_;
-  // Per op: whether it is a message (Send, Recv, RecvReduce); and whether any op is. A
-  // program without messages (p = 1, or a rank with nothing to send or receive) runs
-  // inline, without the transport.
-  std::vector<char> communicates_;
+  // Each op as a run issues it, resolved once here so that a call does no variant dispatch
+  // and no lookup: its kind, peer and message sequence number, its slices, its operand
+  // order, and for a reduction the Copy folded into it (`start`: dst = other (+) start).
+  struct Step {
+    enum class Kind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
+    Kind kind = Kind::kCopy;
+    bool communicates = false;   // Send, Recv, RecvReduce
+    bool skip = false;           // a local op with nothing to do: empty, or a folded Copy
+    bool other_on_left = false;  // reductions: the incoming (or src) operand on the left
+    bool fused = false;          // reductions: `start` holds the folded Copy's source
+    Rank peer = 0;
+    std::int32_t seq = 0;
+    Slice src;    // Send, Copy, Reduce
+    Slice dst;    // Recv, RecvReduce, Copy, Reduce
+    Slice start;  // a reduction with a folded Copy
+  };
+  static Step step_of(const Schedule& schedule, Rank rank, OpId id);
+  void link_dependents();
+  void make_masks();
+  void fold_copies();
+  std::vector<Step> steps_;
+  // Whether any op is a message. A program without messages (p = 1, or a rank with nothing
+  // to send or receive) runs inline, without the transport.
   bool has_communication_ = false;
+  // The buffer sizes in bytes for elements of checked_elem_bytes_ (0: none checked yet):
+  // a run with the same element size compares sizes without multiplying again.
+  std::size_t checked_elem_bytes_ = 0;
+  std::size_t input_bytes_ = 0;
+  std::size_t output_bytes_ = 0;
   // Kept between runs: the scratch buffer and the interpreter's working memory.
   std::unique_ptr<std::byte[]> scratch_;
   std::size_t scratch_bytes_ = 0;
@@ -104,6 +128,19 @@ class Execution {
     RequestId request = 0;
     OpId op = kNoOp;  // kNoOp: completed (removed lazily)
   };
+  // Programs of at most kMaskedOps ops are scheduled with bit masks (op i is bit i): each
+  // op's dependencies, and which ops are sends, receives and local ops. A run then keeps
+  // which ops it has issued and completed in two words and each op's request in
+  // request_of_, so a small collective's call walks no graph and fills no queue; larger
+  // programs use the dependency counters and the ready queue below.
+  static constexpr std::size_t kMaskedOps = 64;
+  bool masked_ = false;
+  std::vector<std::uint64_t> dependency_masks_;
+  std::uint64_t all_ops_ = 0;
+  std::uint64_t sends_ = 0;
+  std::uint64_t receives_ = 0;  // Recv and RecvReduce
+  std::uint64_t locals_ = 0;
+  std::vector<RequestId> request_of_;
   std::vector<std::int32_t> deps_left_;
   std::vector<OpId> ready_;
   std::vector<OpId> batch_;  // the ready ops being issued

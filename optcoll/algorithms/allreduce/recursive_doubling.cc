@@ -25,11 +25,14 @@ Schedule build_allreduce_recursive_doubling(const CollectiveSpec& spec, const Pa
   ScheduleBuilder b(spec, "allreduce/recursive_doubling");
   const Layout& layout = b.layout();
   std::vector<Slice> bases;
+  std::vector<Slice> inputs;
   for (Rank r = 0; r < spec.nranks; ++r) {
     b.copy(r, input_of(layout, r), output_of(layout, r));
     bases.push_back(output_of(layout, r));
+    inputs.push_back(input_of(layout, r));
   }
-  patterns::doubling_allreduce(b, patterns::all_ranks(spec.nranks), bases);
+  // The first exchange sends the inputs themselves: it need not wait for the copies.
+  patterns::doubling_allreduce(b, patterns::all_ranks(spec.nranks), bases, inputs);
   return std::move(b).finish();
 }
 

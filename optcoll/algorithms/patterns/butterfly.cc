@@ -131,8 +131,8 @@ void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::v
   }
 }
 
-void doubling_allreduce(ScheduleBuilder& b, const Members& members,
-                        const std::vector<Slice>& bases) {
+void doubling_allreduce(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
+                        const std::vector<Slice>& sources) {
   const Fold fold(static_cast<Rank>(members.size()));
   // The last op that wrote each player's base: the fold's combine, then each step's.
   std::vector<OpId> last_write(idx(fold.pow2), kNoOp);
@@ -150,8 +150,10 @@ void doubling_allreduce(ScheduleBuilder& b, const Members& members,
       for (Rank v = 0; v < fold.pow2; ++v) {
         const Rank from = fold.player(v);
         const Rank to = fold.player(v ^ dist);
-        const auto t = b.transfer(members[idx(from)], members[idx(to)], bases[idx(from)],
-                                  incoming[idx(v ^ dist)]);
+        const bool unchanged = dist == 1 && last_write[idx(v)] == kNoOp && !sources.empty();
+        const auto t =
+            b.transfer(members[idx(from)], members[idx(to)],
+                       unchanged ? sources[idx(from)] : bases[idx(from)], incoming[idx(v ^ dist)]);
         // Sendrecv: a player receives step k's partial once its own partial of step k-1 is
         // combined. Nothing else orders this receive (it fills a free scratch), and without
         // overlap an early receive would hold the port ahead of that combine.

@@ -71,8 +71,11 @@ void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::v
 
 // Recursive doubling allreduce of whole bases (any q, rank order kept): fold, then players
 // exchange whole partial results with partners at distance 1, 2, 4, ... (each receives
-// into scratch and combines on the side of the lower ranks), then unfold.
-void doubling_allreduce(ScheduleBuilder& b, const Members& members,
-                        const std::vector<Slice>& bases);
+// into scratch and combines on the side of the lower ranks), then unfold. `sources` (empty,
+// or one per member) holds the same values as the bases at the start (the inputs the bases
+// are copied from): a player that did not fold sends its first partial from there, so its
+// first message waits for no copy.
+void doubling_allreduce(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
+                        const std::vector<Slice>& sources = {});
 
 }  // namespace optcoll::algorithms::patterns
