@@ -71,6 +71,16 @@ struct Communicator::PreparedCall {
         // Planning simulated the schedule, which requires it to be well formed.
         execution(plan->schedule, rank, /*known_well_formed=*/true) {}
 
+  // Whether this is the call for `call_spec` with `call_algorithm`: spec == call_spec and
+  // algorithm == call_algorithm, the scalar fields compared first (it runs on every call).
+  bool matches(const CollectiveSpec& call_spec, std::string_view call_algorithm) const {
+    return spec.kind == call_spec.kind && spec.count == call_spec.count &&
+           spec.root == call_spec.root && spec.nranks == call_spec.nranks &&
+           spec.elem_bytes == call_spec.elem_bytes && spec.commutative == call_spec.commutative &&
+           spec.reproducible == call_spec.reproducible && spec.counts == call_spec.counts &&
+           algorithm.size() == call_algorithm.size() && algorithm == call_algorithm;
+  }
+
   const CollectiveSpec spec;    // as the caller gave it (before the communicator's options)
   const std::string algorithm;  // as planned: "auto" or a registry name
   const std::shared_ptr<const Plan> plan;
@@ -144,7 +154,7 @@ const std::shared_ptr<Communicator::PreparedCall>& Communicator::prepared(
     }
   }
   for (std::size_t i = 0; i < prepared_.size(); ++i) {
-    if (prepared_[i]->spec != spec || prepared_[i]->algorithm != algorithm) continue;
+    if (!prepared_[i]->matches(spec, algorithm)) continue;
     if (i > 0)
       std::rotate(prepared_.begin(), prepared_.begin() + static_cast<std::ptrdiff_t>(i),
                   prepared_.begin() + static_cast<std::ptrdiff_t>(i) + 1);

@@ -130,23 +130,28 @@ class Request {
 // Waits for every request, in order; throws the first failure after waiting for the rest.
 void wait_all(std::span<Request> requests);
 
+// The built-in datatype of T, made once (a call constructs no name).
 template <typename T>
-Datatype datatype_of();
+const Datatype& datatype_of();
 template <>
-inline Datatype datatype_of<std::int32_t>() {
-  return Datatype::int32();
+inline const Datatype& datatype_of<std::int32_t>() {
+  static const Datatype type = Datatype::int32();
+  return type;
 }
 template <>
-inline Datatype datatype_of<std::int64_t>() {
-  return Datatype::int64();
+inline const Datatype& datatype_of<std::int64_t>() {
+  static const Datatype type = Datatype::int64();
+  return type;
 }
 template <>
-inline Datatype datatype_of<float>() {
-  return Datatype::float32();
+inline const Datatype& datatype_of<float>() {
+  static const Datatype type = Datatype::float32();
+  return type;
 }
 template <>
-inline Datatype datatype_of<double>() {
-  return Datatype::float64();
+inline const Datatype& datatype_of<double>() {
+  static const Datatype type = Datatype::float64();
+  return type;
 }
 
 class Communicator {

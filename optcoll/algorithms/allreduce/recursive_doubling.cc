@@ -3,7 +3,9 @@
 // result with the rank at distance 2^k and combines (the lower ranks' partial on the left:
 // partials always cover contiguous rank ranges, so rank order is kept). For p not a power of
 // two the first 2·rem ranks fold pairwise (rank 2i sends to 2i+1 before and gets the result
-// back after), rem = p - 2^floor(log2 p) (patterns/butterfly.h).
+// back after), rem = p - 2^floor(log2 p) (patterns/butterfly.h). A rank that did not fold
+// sends its first partial straight from its input, so its first message waits for no copy
+// (the copy into the output runs beside it and is folded into the first combine).
 //
 //   p = 4:  step 0: 0↔1, 2↔3 → x0x1, x2x3   step 1: 0↔2, 1↔3 → x0x1x2x3 everywhere
 //
