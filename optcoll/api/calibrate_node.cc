@@ -464,8 +464,9 @@ void record_levels(const std::optional<std::pair<Rank, Rank>>& intra,
                                   inter.first, inter.second, o.max_bytes),
                       between.line.max_relative_error});
   drop("node_beta");
-  m.cores.reset();
   m.node_beta.reset();
+  // The job's processors stay where the ranks outnumber them: elsewhere each rank has one.
+  if (m.cores && *m.cores >= c.ranks) m.cores.reset();
 }
 
 }  // namespace

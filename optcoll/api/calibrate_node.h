@@ -55,7 +55,7 @@ struct NodeCalibrationOptions {
   std::string op = "sum";
   FitKind fit = FitKind::kAsymptotic;
   std::chrono::milliseconds timeout{30000};
-  std::optional<int> cores;  // the processors the ranks share, when they share one node
+  std::optional<int> cores;  // the processors the ranks share (over several nodes: the job's)
   // The send modes the backend may have, tried against the fan-out measurement, and the size
   // they apply from (smaller sends are port sends).
   std::vector<SendMode> send_modes{SendMode::kPort};
@@ -144,10 +144,11 @@ NodeCalibration calibrate_node(Transport& transport, const NodeCalibrationOption
 // kMaxNicStreams), the first k ranks of one node each sending to one of the first k of the
 // other, all at once, in rounds of calls timed from a barrier to a barrier (fit_nic_ports;
 // the times in nic_streams); without two such nodes it stays 1 and `unmeasured` says why.
-// cores and node_beta are dropped: a model with a placement describes each node by alpha and
-// beta (docs/cost_model.md). Fitted on rank 0 into `calibration` (its fitted list says so);
-// a placement of one node changes nothing. Error(kInvalidArgument) for a placement that does
-// not describe the transport's ranks.
+// node_beta is dropped (a model with a placement describes each node's memory by alpha and
+// beta), and cores too unless the ranks outnumber them (the options' cores: the processors
+// of the whole job; docs/cost_model.md). Fitted on rank 0 into `calibration` (its fitted
+// list says so); a placement of one node changes nothing. Error(kInvalidArgument) for a
+// placement that does not describe the transport's ranks.
 inline constexpr int kMaxNicStreams = 8;
 void calibrate_levels(Transport& transport, const Placement& placement,
                       const NodeCalibrationOptions& options, NodeCalibration& calibration);

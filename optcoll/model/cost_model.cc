@@ -359,15 +359,15 @@ void check_no_stray_inter_fields(const CostModel& model) {
 void validate_placement_fields(const CostModel& model) {
   if (!model.placement) return;
   validate(*model.placement);
+  // cores combines with it: the processors of the whole job, whatever node each rank is on.
   const char* conflict = model.has_pair_matrices() ? "pair matrices"
                          : model.topology          ? "a topology"
-                         : model.cores             ? "cores"
                          : model.node_beta         ? "node_beta"
                                                    : nullptr;
   if (conflict != nullptr) {
     throw_invalid(
         "model placement {} cannot be combined with {} (the placement prices pairs by node; "
-        "cores and node_beta describe one node)",
+        "node_beta describes one node's memory)",
         to_string(*model.placement), conflict);
   }
 }
@@ -376,10 +376,10 @@ void validate_placement_fields(const CostModel& model) {
 void validate(const CostModel& model) {
   visit_fields(model,
                [](const ModelFieldInfo& info, const auto& member) { check_member(info, member); });
-  if (model.one_node() && model.topology) {
+  if (model.stretches_clock() && model.topology) {
     throw_invalid(
-        "model parameter {} describes one node; it cannot be combined with a "
-        "topology",
+        "model parameter {} describes processors or memory that all ranks share; it cannot be "
+        "combined with a topology (whose ranks each have their own)",
         model.cores ? "cores" : "node_beta");
   }
   if (model.pair_nranks < 0) throw_invalid("model pair matrices have negative size");

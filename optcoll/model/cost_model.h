@@ -83,16 +83,20 @@ struct CostModel {
   // inter_alpha + inter_beta * m (each unset: alpha, beta) and holds one of the sending
   // node's nic_ports outgoing channels and one of the receiving node's nic_ports incoming
   // channels for its whole duration (a node's ranks share its NICs); one within a node costs
-  // alpha + beta * m and holds no channel. Not combined with pair matrices, a topology or the
-  // one-node fields (cores, node_beta: they describe one node's processors and memory).
+  // alpha + beta * m and holds no channel. Combined with `cores` (the processors of the whole
+  // job, shared by all ranks whatever their node: the emulated cluster's namespaces on one
+  // machine), a rank that holds a port for a transfer between nodes is busy as for one within
+  // a node, and the NIC channels are held on the stretched clock like ports. Not combined with
+  // pair matrices, a topology or node_beta (one node's memory: nodes have their own).
   std::optional<Placement> placement;
 
   // The send mode that applies to a send of `bytes` (send_mode from send_mode_min_bytes on).
   SendMode send_mode_for(std::size_t bytes) const {
     return bytes >= send_mode_min_bytes ? send_mode : SendMode::kPort;
   }
-  // Whether the model describes one node: its processors (cores) or its memory (node_beta).
-  bool one_node() const { return cores.has_value() || node_beta.has_value(); }
+  // Whether ranks share processors (cores) or memory (node_beta): the simulator's clock then
+  // stretches while they are oversubscribed.
+  bool stretches_clock() const { return cores.has_value() || node_beta.has_value(); }
 
   // How long a send of `count` elements holds its sender's port (the transfer time
   // without a gap).
@@ -146,7 +150,7 @@ std::string model_fields_table();
 
 // Throws Error(kInvalidArgument) naming the parameter: NaN, infinite or negative values,
 // ports < 1, pair matrices that are not square, a bad placement, a placement with pair
-// matrices, a topology, cores or node_beta.
+// matrices, a topology or node_beta, cores or node_beta with a topology.
 void validate(const CostModel& model);
 // As validate(), and the pair matrices (if any) must be nranks x nranks, the placement (if
 // any) must place nranks ranks, and inter-node fields (inter_alpha, inter_beta, nic_ports)

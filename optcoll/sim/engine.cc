@@ -40,7 +40,7 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
       cores_(model.cores.value_or(0)),
       cores_per_rank_(model.cores_per_rank),
       node_beta_(model.node_beta.value_or(0)),
-      clocked_(model.one_node()) {
+      clocked_(model.stretches_clock()) {
   flatten(partners);
   partners = {};  // no longer needed: free it before the run
   if (cores_ > 0) activity_.assign(schedule.ranks.size(), 0);

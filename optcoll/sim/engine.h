@@ -127,10 +127,11 @@ class Engine {
   void build_successors(const std::vector<Gid>& preds);
   void reset_run_state();
   static constexpr auto kMaxGids = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
-  // One node (CostModel::cores, node_beta): the event loop runs on a virtual clock on which
-  // every op in progress advances at its full rate; between two instants real time passes
-  // stretch() times as fast. to_real() maps an instant's virtual time to its real time (the
-  // identity without a node model).
+  // Shared processors or memory (CostModel::cores, node_beta; stretches_clock()): the event
+  // loop runs on a virtual clock on which every op in progress advances at its full rate;
+  // between two instants real time passes stretch() times as fast. to_real() maps an
+  // instant's virtual time to its real time (the identity without them). Ports and NIC
+  // channels are held on the virtual clock alike.
   void advance_clock(Time now);
   // How much slower than its full rate everything in progress advances now: the larger of
   // busy / cores (shared processors: busy_) and demand * node_beta (shared memory), at least 1.

@@ -62,11 +62,14 @@
 //   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
 //   without overlap, a rank with no communication in progress) at the instant it runs. This
 //   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
-// One node (only when the model sets cores or node_beta). Shared processors (cores): a rank
-//   takes one processor per computation it runs, or one while it runs none but holds a port
-//   (from its transfer's start to its end, or to the gap's release): with cores_per_rank = 1,
-//   one while it is busy. A rank that waits for a message or a resource is idle (it blocks or
-//   yields its processor). Shared memory (node_beta): every op in progress with a duration
+// Shared processors and memory (only when the model sets cores or node_beta). Processors
+//   (cores, shared by all ranks of the schedule whatever node each is on): a rank takes one
+//   processor per computation it runs, or one while it runs none but holds a port (from its
+//   transfer's start to its end, or to the gap's release; a transfer between nodes too, which
+//   holds its NIC channels as well): with cores_per_rank = 1, one while it is busy. A rank
+//   that waits for a message or a resource (a port, a NIC channel) is idle (it blocks or
+//   yields its processor). Memory (node_beta, one node: never with a placement): every op in
+//   progress with a duration
 //   asks for its memory traffic over its duration (traffic / duration, units per time unit):
 //   a Copy of m elements units(m) (kCopyTraffic), a Reduce or the reduction of a RecvReduce
 //   1.5 units(m) (kReduceTraffic), a transfer units(m) when its Send is a kReceiver send and

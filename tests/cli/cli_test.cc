@@ -737,7 +737,7 @@ const BadInput kBadInputs[] = {
      "model parameter cores must be in 1..1048576, got 0"},
     {"cores_with_topology",
      [](Cli&) { return std::string("plan allreduce -p 8 --count 8 --topology torus:8 --cores 2"); },
-     "cores describes one node"},
+     "cores describes processors or memory that all ranks share"},
     {"zero_ports", [](Cli&) { return std::string("plan bcast -p 4 --count 1 --ports 0"); },
      "model parameter ports must be in 1..1024, got 0"},
     {"malformed_model_json",

@@ -307,12 +307,15 @@ TEST(ModelFields, OptionTextReadsAsItsKind) {
   EXPECT_FALSE(m.overlap);
 }
 
-TEST(ModelFields, NodeModelIsOneNode) {
+TEST(ModelFields, SharedProcessorsOrMemoryRefuseATopology) {
   CostModel m;
+  EXPECT_FALSE(m.stretches_clock());
   m.node_beta = 1e-11;
-  EXPECT_TRUE(m.one_node());
+  EXPECT_TRUE(m.stretches_clock());
   m.topology = parse_topology("torus:4:bi");
-  expect_invalid_model(m, "model parameter node_beta describes one node");
+  expect_invalid_model(m,
+                       "model parameter node_beta describes processors or memory that all "
+                       "ranks share; it cannot be combined with a topology");
   EXPECT_THROW(parse_cost_model_json("{\"node_beta\": 1e-11, \"topology\": \"torus:4:bi\"}"),
                Error);
   EXPECT_THROW(parse_cost_model_json("{\"send_mode\": \"receiver\", \"shared_send_min_bytes\": 1}"),

@@ -112,9 +112,18 @@ TEST(Placement, ModelFilesCarryItAndRefuseStrayOrConflictingFields) {
             "the MPI backend gives it the placement it discovers)");
   EXPECT_EQ(place_on(waiting, parse_placement("2x2")).placement, parse_placement("2x2"));
   EXPECT_EQ(place_on(CostModel{}, parse_placement("2x2")), CostModel{});
-  EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"placement": "2x2", "cores": 4})"); }),
-            "model placement 2x2 cannot be combined with cores (the placement prices pairs by "
-            "node; cores and node_beta describe one node)");
+  // cores (the processors of the whole job) combines with a placement; node_beta (one
+  // node's memory) does not.
+  const CostModel shared = parse_cost_model_json(R"({"placement": "2x2", "cores": 2})");
+  EXPECT_EQ(shared.cores, std::optional<int>(2));
+  EXPECT_EQ(parse_cost_model_json(cost_model_to_json(shared)), shared);
+  EXPECT_EQ(
+      place_on(parse_cost_model_json(R"({"inter_beta": 1, "cores": 2})"), parse_placement("2x2"))
+          .cores,
+      std::optional<int>(2));
+  EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"placement": "2x2", "node_beta": 1})"); }),
+            "model placement 2x2 cannot be combined with node_beta (the placement prices pairs "
+            "by node; node_beta describes one node's memory)");
   EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"placement": 4})"); }),
             "model: placement must be a string (\"4x16\") or an array of node ids");
   EXPECT_EQ(error_of([] { parse_cost_model_json(R"({"placement": [0, "a"]})"); }),
@@ -157,6 +166,32 @@ TEST(PlacementSimulation, EmptyMessagesHoldNoChannel) {
   EXPECT_EQ(result.makespan, 5 + 20);
 }
 
+// Shared processors (cores) across nodes, by hand, for linear_gather's schedule on nodes
+// {0, 1} and {2, 3} (intra 1 + 10 = 11, inter 5 + 2 * 10 = 25): with one NIC rank 2 sends
+// over [0, 25) and rank 3, idle while it waits for the NIC, over [25, 50); rank 1 over
+// [0, 11). Busy (holding a port): ranks 0, 1, 2 over [0, 11), 0 and 2 over [11, 25), 0 and 3
+// over [25, 50); each stretch is max(1, busy / cores).
+TEST(PlacementSimulation, SharedCoresStretchTransfersBetweenNodesToo) {
+  CostModel m = two_level("0,0,1,1", 1, 1, 5, 2);
+  EXPECT_EQ(linear_gather(m, 10), 50);  // the placement alone: unchanged
+  m.cores = 2;
+  validate(m);
+  EXPECT_DOUBLE_EQ(linear_gather(m, 10), 11 * 1.5 + 14 + 25);
+  m.cores = 1;
+  EXPECT_DOUBLE_EQ(linear_gather(m, 10), 11 * 3 + 14 * 2 + 25 * 2);
+  m.cores = 4;  // a processor per rank: nothing stretches
+  EXPECT_DOUBLE_EQ(linear_gather(m, 10), 50);
+  // Two NICs: ranks 2 and 3 send at once over [0, 25): four busy over [0, 11), three over
+  // [11, 25).
+  CostModel two_nics = two_level("0,0,1,1", 1, 1, 5, 2, 2);
+  two_nics.cores = 2;
+  EXPECT_DOUBLE_EQ(linear_gather(two_nics, 10), 11 * 2 + 14 * 1.5);
+  // cores alone (every pair at alpha + beta m): four busy over [0, 11).
+  CostModel flat;
+  flat.cores = 2;
+  EXPECT_DOUBLE_EQ(linear_gather(flat, 10), 11 * 2);
+}
+
 // ---- lower bounds with levels --------------------------------------------------------------
 
 struct PlacementModel {
@@ -186,6 +221,9 @@ std::vector<PlacementModel> placement_models(Rank p) {
   add("round_robin3", round_robin, 1);
   add("one_node", block_placement(1, p), 1);
   add("one_per_node", block_placement(p, 1), 1);
+  // Fewer processors than ranks, shared across the nodes: the clock only stretches.
+  out.push_back({"blocks4_cores2", out.front().model});
+  out.back().model.cores = 2;
   return out;
 }
 

@@ -24,7 +24,8 @@ std::optional<std::int64_t> nodes_value(std::string_view text) {
 
 // A level's model: `model` with one alpha and beta for every pair of the level's ranks (no
 // placement, pair matrices or topology: those describe the whole call's ranks, and the whole
-// schedule is priced under them).
+// schedule is priced under them). `cores` stays: the job's processors, which a level's ranks
+// share too (the other levels' ranks busy at once are seen only when the whole is priced).
 CostModel level_model(const CostModel& model, Time alpha, Time beta) {
   CostModel level = model;
   level.placement.reset();

@@ -10,12 +10,15 @@ namespace optcoll {
 
 // calibrate_node over MPI_COMM_WORLD; collective: every process calls it with the same
 // options. Needs MPI initialized (world.h) and at least 2 processes (calibrate_node's
-// "calibration needs at least 2 ranks"). Over the caller's options it sets, when every
-// process is on one node, the processors they share (`cores`: the union of their affinity
-// masks) and the send modes the MPI backend may have there (port, or shared from the
-// same-node channel's threshold: sends of one buffer to several ranks share their copy,
-// docs/design.md, "The same-node channel"); over several nodes it adds the two levels and
-// the placement (calibrate_levels). The result is complete on rank 0.
+// "calibration needs at least 2 ranks"). Over the caller's options it sets the processors
+// the processes share (`cores`: per machine, the processes that report one kernel boot id,
+// the union of their affinity masks; summed over machines, so that nodes on one machine, as
+// the emulated cluster's namespaces, count once), when every process is on one node the
+// send modes the MPI backend may have there (port, or shared from the same-node channel's
+// threshold: sends of one buffer to several ranks share their copy, docs/design.md, "The
+// same-node channel"); over several nodes it adds the two levels and the placement
+// (calibrate_levels, which keeps `cores` where the ranks outnumber them). The result is
+// complete on rank 0.
 NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options);
 
 }  // namespace optcoll
