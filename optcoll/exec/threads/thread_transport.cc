@@ -300,12 +300,7 @@ void ThreadTransport::drain_ring(Rank from) {
     }
     Fabric::PostedRecv recv = box.recvs.take(it);
     // The send completed when it was published: only the receive is left to finish.
-    TransferResult result = transfer(from, rank_, slot.key, data, recv);
-    if (result.error.empty()) {
-      local_done_.push_back(recv.id);
-    } else {
-      local_failures_.push_back(std::move(result.error));
-    }
+    finish_own_receive(transfer(from, rank_, slot.key, data, recv), recv.id);
   }
   ring->head.store(head, std::memory_order_release);
 }
@@ -341,18 +336,37 @@ void ThreadTransport::drain_rings() {
 
 bool ThreadTransport::receive_arrived(Rank from, MsgKey key, Fabric::PostedRecv& recv) {
   if (!fabric_.rings()) return false;
+  if (receive_from_ring_head(from, key, recv)) return true;
   drain_ring(from);
   PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
   const auto it = arrived.find(key);
   if (it == arrived.end()) return false;
   TransferResult result = transfer(from, rank_, key, {it->data.data(), it->bytes}, recv);
   arrived.take(it);
+  finish_own_receive(std::move(result), recv.id);
+  return true;
+}
+
+bool ThreadTransport::receive_from_ring_head(Rank from, MsgKey key, Fabric::PostedRecv& recv) {
+  Fabric::EagerRing* ring = fabric_.ring(from, rank_);
+  if (ring == nullptr) return false;
+  const std::uint32_t head = ring->head.load(std::memory_order_relaxed);
+  if (!ring->published(head)) return false;
+  const Fabric::EagerRing::Slot& slot = ring->slots[head % Fabric::kRingSlots];
+  if (slot.key != key) return false;
+  TransferResult result = transfer(from, rank_, key, {slot.data.data(), slot.bytes}, recv);
+  ring->head.store(head + 1,
+                   std::memory_order_release);  // the slot is read: the sender may reuse it
+  finish_own_receive(std::move(result), recv.id);
+  return true;
+}
+
+void ThreadTransport::finish_own_receive(TransferResult result, RequestId id) {
   if (result.error.empty()) {
-    local_done_.push_back(recv.id);
+    local_done_.push_back(id);
   } else {
     local_failures_.push_back(std::move(result.error));
   }
-  return true;
 }
 
 RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte> data) {
@@ -453,11 +467,7 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
   if (send.eager()) {
     // An eager send completed when it was posted: only this side is left to finish. A size
     // mismatch fails this rank, which then aborts the world (the sender has moved on).
-    if (result.error.empty()) {
-      local_done_.push_back(id);
-    } else {
-      local_failures_.push_back(std::move(result.error));
-    }
+    finish_own_receive(std::move(result), id);
     return id;
   }
   finish_match(std::move(result), false, id, from, send.id);
