@@ -5,9 +5,9 @@
 // rank (gatherv/scatterv: 8 bytes to or from every rank), so what is measured is each
 // layer's per-call and per-message overhead, not data movement. Run under mpirun:
 //
-//   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [repetitions [name [way]]]]
+//   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [reps [name [way]]]]
 //
-// A cell is the median over `repetitions` (default 15) of the slowest rank's time for
+// A cell is the median over `reps` repetitions (default 15) of the slowest rank's time for
 // `calls` (default 20000) calls divided by `calls`; the three ways take turns in every
 // repetition, so machine noise falls on all of them alike. Each rank checks every result it
 // gets against the expected values and the program fails (exit 1) if one is wrong. With a

@@ -271,11 +271,11 @@ class MpiTransport final : public Transport {
   std::vector<std::unique_ptr<Descriptor>> released_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
-  std::uint64_t call_ = 0;          // the current call (0: calls not used)
-  bool epoch_tags_ = false;         // without calls: tags carry the epoch (overlapping calls)
-  int call_tag_base_ = 0;           // the tag of seq 0 in this call (without epochs)
+  std::uint64_t call_ = 0;            // the current call (0: calls not used)
+  bool epoch_tags_ = false;           // without calls: tags carry the epoch (overlapping calls)
+  int call_tag_base_ = 0;             // the tag of seq 0 in this call (without epochs)
   std::int32_t call_seq_limit_ = -1;  // the largest seq tag_for() takes inline (-1: none)
-  std::uint64_t aborted_call_ = 0;  // the call this rank told the others about (+1; 0: none)
+  std::uint64_t aborted_call_ = 0;    // the call this rank told the others about (+1; 0: none)
   std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
