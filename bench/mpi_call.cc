@@ -5,13 +5,15 @@
 // rank (gatherv/scatterv: 8 bytes to or from every rank), so what is measured is each
 // layer's per-call and per-message overhead, not data movement. Run under mpirun:
 //
-//   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [repetitions [name]]]
+//   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [reps [name [way]]]]
 //
-// A cell is the median over `repetitions` (default 15) of the slowest rank's time for
+// A cell is the median over `reps` repetitions (default 15) of the slowest rank's time for
 // `calls` (default 20000) calls divided by `calls`; the three ways take turns in every
 // repetition, so machine noise falls on all of them alike. Each rank checks every result it
 // gets against the expected values and the program fails (exit 1) if one is wrong. With a
-// third argument, only the collective of that name runs (for profiling one).
+// third argument, only the collective of that name runs; with a fourth (mpi, capi or planned),
+// only that way is timed (for profiling one: run it under callgrind with two call counts and
+// subtract, and what is left is the instructions of that many calls).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20000;
   const int repetitions = argc > 2 ? std::max(1, std::atoi(argv[2])) : 15;
   const std::string only = argc > 3 ? argv[3] : "";
+  const std::string only_way = argc > 4 ? argv[4] : "";
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -141,13 +144,17 @@ int main(int argc, char** argv) {
         (*way)();
         if (!c.check()) ++bad;
       }
+      // A way not timed (fourth argument) shows 0.
+      const auto timed = [&](const std::function<void()>& way, const char* name) {
+        if (!only_way.empty() && only_way != name) return 0.0;
+        const double t = time_calls(way, calls);
+        if (!c.check()) ++bad;
+        return t;
+      };
       for (int rep = 0; rep < repetitions; ++rep) {
-        mpi.push_back(time_calls(c.mpi, calls));
-        if (!c.check()) ++bad;
-        capi.push_back(time_calls(c.capi, calls));
-        if (!c.check()) ++bad;
-        planned.push_back(time_calls(c.planned, calls));
-        if (!c.check()) ++bad;
+        mpi.push_back(timed(c.mpi, "mpi"));
+        capi.push_back(timed(c.capi, "capi"));
+        planned.push_back(timed(c.planned, "planned"));
       }
       if (rank == 0) {
         const double m = median(mpi) * 1e6, a = median(capi) * 1e6, l = median(planned) * 1e6;

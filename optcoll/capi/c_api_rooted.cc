@@ -88,8 +88,10 @@ void reduce_body(Call& call, const void* sendbuf, void* recvbuf, int count, MPI_
                  MPI_Op op, int root, MPI_Comm /*comm*/) {
   check_count(count, "count");
   check_root(root, call.size);
-  const Datatype type = element_type(datatype);
-  const ReduceOp reduce = reduce_op(op, datatype, type);
+  Datatype user_type;
+  const Datatype& type = element_type(datatype, user_type);
+  ReduceOp user_op;
+  const ReduceOp& reduce = reduce_op(op, datatype, type, user_op);
   std::vector<std::byte> own;
   if (in_place(sendbuf)) {
     if (call.rank != root) throw_call(MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf off the root");

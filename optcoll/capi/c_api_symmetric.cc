@@ -17,8 +17,10 @@ namespace {
 // elements of recvbuf.
 void reduction(Call& call, const CollectiveSpec& spec, const void* sendbuf, void* recvbuf,
                Count in_elements, MPI_Datatype datatype, MPI_Op op) {
-  const Datatype type = element_type(datatype);
-  const ReduceOp reduce = reduce_op(op, datatype, type);
+  Datatype user_type;
+  const Datatype& type = element_type(datatype, user_type);
+  ReduceOp user_op;
+  const ReduceOp& reduce = reduce_op(op, datatype, type, user_op);
   std::vector<std::byte> own;
   if (in_place(sendbuf)) {
     sendbuf = in_place_input(call, recvbuf, 0, in_elements * static_cast<Count>(type.bytes), own);

@@ -111,7 +111,11 @@ CommContext::CommContext(MPI_Comm comm)
 
 CommContext::~CommContext() { orphan_requests(this); }
 
-Communicator& CommContext::communicator() { return *shared_communicator(); }
+Communicator& CommContext::communicator() {
+  // Without a shared_ptr copy (two atomic counts per call) while the settings stand.
+  if (communicator_ != nullptr && generation_ == settings().generation) return *communicator_;
+  return *shared_communicator();
+}
 
 std::shared_ptr<Communicator> CommContext::shared_communicator() {
   const Settings& s = settings();

@@ -184,6 +184,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, Options options, bool from_environment
   int found = 0;
   MPI_Comm_get_attr(data_, MPI_TAG_UB, &tag_ub, &found);
   if (found != 0 && tag_ub != nullptr) tag_ub_ = *static_cast<int*>(tag_ub);
+  set_call_tags();
   placement_ = discover_placement(data_);
   const std::int32_t my_node = placement_.node_of[static_cast<std::size_t>(rank_)];
   ranks_outnumber_cpus_ = std::count(placement_.node_of.begin(), placement_.node_of.end(),
@@ -221,7 +222,7 @@ MpiTransport::~MpiTransport() {
   MPI_Comm_free(&shm_comm_);
 }
 
-int MpiTransport::tag_for(Rank peer, MsgKey key) const {
+int MpiTransport::checked_tag_for(Rank peer, MsgKey key) const {
   const bool numbered = call_ != 0 || epoch_tags_;
   const int seq_limit = numbered ? (1 << kSeqBits) - 1 : tag_ub_;
   if (key.seq < 0 || key.seq > seq_limit) {
@@ -239,6 +240,18 @@ int MpiTransport::tag_for(Rank peer, MsgKey key) const {
   return static_cast<int>(number << kSeqBits) + key.seq;
 }
 
+void MpiTransport::set_call_tags() {
+  call_seq_limit_ = -1;  // epochs: every tag is worked out by checked_tag_for
+  if (epoch_tags_) return;
+  if (call_ == 0) {
+    call_tag_base_ = 0;
+    call_seq_limit_ = tag_ub_;
+    return;
+  }
+  call_tag_base_ = checked_tag_for(rank_, MsgKey{0, 0});
+  call_seq_limit_ = (1 << kSeqBits) - 1;
+}
+
 void MpiTransport::expect_overlapping_calls() {
   if ((tag_ub_ >> kSeqBits) < 1) {
     throw_invalid(
@@ -247,6 +260,7 @@ void MpiTransport::expect_overlapping_calls() {
         rank_, tag_ub_);
   }
   epoch_tags_ = true;
+  set_call_tags();
 }
 
 std::string MpiTransport::why_no_progress_thread() const {
@@ -262,6 +276,7 @@ std::string MpiTransport::why_no_progress_thread() const {
 
 void MpiTransport::begin_call(std::uint64_t call) {
   call_ = call;
+  set_call_tags();
   failed_.clear();
   failed_by_notice_ = false;
   // Requests a failed call left (cancelled receives, released sends) are gone already;
@@ -279,8 +294,7 @@ void MpiTransport::begin_call(std::uint64_t call) {
   }
 }
 
-void MpiTransport::check_usable() const {
-  if (failed_.empty()) return;
+void MpiTransport::throw_unusable() const {
   if (call_ != 0) throw TransportError(failed_);  // this call failed (a notice came early)
   throw TransportError(fmt::format(
       "rank {}: this MPI transport failed earlier ({}); make a new one", rank_, failed_));
@@ -292,7 +306,9 @@ void MpiTransport::fail(const std::string& message) {
 }
 
 bool MpiTransport::through_shared_memory(Rank peer, std::size_t bytes) const {
-  return shm_ != nullptr && bytes >= shm_min_bytes_ && shm_->on_node(peer);
+  // The size first: a small message is decided there (shm_min_bytes_ is SIZE_MAX without a
+  // channel).
+  return bytes >= shm_min_bytes_ && shm_ != nullptr && shm_->on_node(peer);
 }
 
 void MpiTransport::check_count(Rank peer, std::size_t bytes) const {
@@ -609,8 +625,12 @@ void MpiTransport::test_once(std::vector<RequestId>& done) {
   const int n = static_cast<int>(requests_.size());
   auto& indices = test_indices_;
   auto& statuses = test_statuses_;
-  indices.resize(requests_.size());
-  statuses.resize(requests_.size());
+  // Only grown: resizing them to each poll's count re-initialized the statuses whenever a
+  // request had been added (about 100 instructions per small call).
+  if (indices.size() < requests_.size()) {
+    indices.resize(requests_.size());
+    statuses.resize(requests_.size());
+  }
   int count = 0;
   const int code = MPI_Testsome(n, requests_.data(), &count, indices.data(), statuses.data());
   notice_recv_ = requests_.back();  // MPI_REQUEST_NULL if it completed
@@ -698,14 +718,20 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   int empty_polls = 0;
   while (true) {
     test_once(done);
-    // Copying to do: a few chunks per MPI poll, and no pause.
-    bool moved = move_shared_data(done);
-    for (int round = 1; moved && round < kChunksPerPoll && done.size() == before; ++round) {
+    // Copying to do: a few chunks per MPI poll, and no pause. (Looked at only when a
+    // same-node transfer is under way: a small call's polls skip it.)
+    bool moved = false;
+    bool multi_chunk = false;
+    if (!transfers_.empty()) {
       moved = move_shared_data(done);
+      for (int round = 1; moved && round < kChunksPerPoll && done.size() == before; ++round) {
+        moved = move_shared_data(done);
+      }
+      multi_chunk = multi_chunk_transfer();
     }
     if (done.size() > before) return;
     if (moved) continue;
-    if (empty_polls < kPollsBeforeClock && timeout.count() > 0 && !multi_chunk_transfer()) {
+    if (empty_polls < kPollsBeforeClock && timeout.count() > 0 && !multi_chunk) {
       ++empty_polls;
       continue;
     }
@@ -724,10 +750,10 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     // milliseconds, to whatever else runs there: 8 ms instead of 60 us for an allreduce of
     // 256 KiB at p = 2 beside two busy loops, docs/design.md, "How the MPI transport waits").
     if (!ranks_outnumber_cpus_ && now < spin_end) {
-      if (multi_chunk_transfer()) relax_between_polls();
+      if (multi_chunk) relax_between_polls();
       continue;
     }
-    if (now - *begin < kHotSpin && !multi_chunk_transfer()) continue;
+    if (now - *begin < kHotSpin && !multi_chunk) continue;
     if (now - *begin < kSpin && ranks_outnumber_cpus_) {
       std::this_thread::yield();
     } else {

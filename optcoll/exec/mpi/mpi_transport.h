@@ -186,8 +186,21 @@ class MpiTransport final : public Transport {
 
   // The constructors' common part; `from_environment`: read the options from it.
   MpiTransport(MPI_Comm comm, Options options, bool from_environment);
-  int tag_for(Rank peer, MsgKey key) const;
-  void check_usable() const;
+  // The MPI tag of a message (see above). Inline while tags do not carry epochs: the call's
+  // part of the tag is worked out once per call (set_call_tags); checked_tag_for() does the
+  // rest and throws for a seq out of range.
+  int tag_for(Rank peer, MsgKey key) const {
+    if (key.seq >= 0 && key.seq <= call_seq_limit_) return call_tag_base_ + key.seq;
+    return checked_tag_for(peer, key);
+  }
+  int checked_tag_for(Rank peer, MsgKey key) const;
+  // Sets call_tag_base_ and call_seq_limit_ from call_, epoch_tags_ and tag_ub_.
+  void set_call_tags();
+  // Throws unless usable() (inline: every isend, irecv and wait checks it).
+  void check_usable() const {
+    if (!failed_.empty()) throw_unusable();
+  }
+  [[noreturn]] void throw_unusable() const;
   void check_count(Rank peer, std::size_t bytes) const;
   // An abort notice arrived (`status`: its receive's): fails this call if it is about it,
   // keeps it if it is about a later call; posts the next notice receive.
@@ -258,9 +271,11 @@ class MpiTransport final : public Transport {
   std::vector<std::unique_ptr<Descriptor>> released_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
-  std::uint64_t call_ = 0;          // the current call (0: calls not used)
-  bool epoch_tags_ = false;         // without calls: tags carry the epoch (overlapping calls)
-  std::uint64_t aborted_call_ = 0;  // the call this rank told the others about (+1; 0: none)
+  std::uint64_t call_ = 0;            // the current call (0: calls not used)
+  bool epoch_tags_ = false;           // without calls: tags carry the epoch (overlapping calls)
+  int call_tag_base_ = 0;             // the tag of seq 0 in this call (without epochs)
+  std::int32_t call_seq_limit_ = -1;  // the largest seq tag_for() takes inline (-1: none)
+  std::uint64_t aborted_call_ = 0;    // the call this rank told the others about (+1; 0: none)
   std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
   std::vector<std::unique_ptr<std::string>> notice_out_;  // kept while their sends are pending
   std::vector<MPI_Request> notice_sends_;
