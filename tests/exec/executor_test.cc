@@ -5,6 +5,7 @@
 // when a rank throws, and epochs keeping back-to-back collectives apart.
 #include "optcoll/exec/executor.h"
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -468,6 +469,75 @@ TEST(Executor, PersistentExecutionRunsManyTimes) {
       for (std::size_t r = 0; r < 6; ++r) {
         EXPECT_EQ(first_difference(outputs[r], expected[r], 4), "")
             << name << " rank " << r << " round " << round;
+      }
+    }
+  }
+}
+
+// Two relay chains between two ranks, `ops` ops per rank: each rank copies its two inputs into
+// its output, then element 0 travels 0 -> 1 -> 0 ... and element 1 travels 1 -> 0 -> 1 ..., each
+// hop added into the receiver's element (a Fibonacci recurrence). Every hop depends on the one
+// before it, and the two chains interleave, so a run that issues an op early, skips one or
+// completes one twice ends with other values.
+Schedule relay_chains(Count ops) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllreduce, 2, 2), "test/relay_chains");
+  for (Rank r = 0; r < 2; ++r) b.copy(r, Slice{Buf::kInput, 0, 2}, Slice{Buf::kOutput, 0, 2});
+  for (Count hop = 0; hop < ops - 1; ++hop) {
+    const Count element = hop % 2;
+    const Count step = hop / 2;
+    const Rank from = static_cast<Rank>((element + step) % 2);
+    const Slice slot{Buf::kOutput, element, 1};
+    b.transfer_reduce(from, 1 - from, slot, slot, Side::kLeft);
+  }
+  return std::move(b).finish();
+}
+
+// The outputs relay_chains(ops) must produce from `inputs` (two elements per rank), computed
+// hop by hop without the executor.
+std::vector<std::array<std::int64_t, 2>> relay_chain_outputs(
+    Count ops, const std::array<std::array<std::int64_t, 2>, 2>& inputs) {
+  std::vector<std::array<std::int64_t, 2>> values{inputs[0], inputs[1]};
+  for (Count hop = 0; hop < ops - 1; ++hop) {
+    const auto element = static_cast<std::size_t>(hop % 2);
+    const auto from = static_cast<std::size_t>((hop % 2 + hop / 2) % 2);
+    values[1 - from][element] += values[from][element];
+  }
+  return values;
+}
+
+// Rank programs of up to 64 ops are scheduled with bit masks (op i is bit i), longer ones with
+// counters and a ready queue. Programs on both sides of that limit, run several times by one
+// persistent Execution per rank (a masked run resets its words), on threads and on fibers.
+TEST(Executor, ProgramsAroundTheMaskedLimitKeepEveryDependency) {
+  for (const Count ops : {Count{62}, Count{63}, Count{64}, Count{65}, Count{66}, Count{130}}) {
+    const Schedule s = relay_chains(ops);
+    ASSERT_EQ(s.ranks[0].ops.size(), static_cast<std::size_t>(ops));
+    ASSERT_EQ(s.ranks[1].ops.size(), static_cast<std::size_t>(ops));
+    for (const RankExecution mode : {RankExecution::kThreads, RankExecution::kFibers}) {
+      ThreadWorld& world = shared_world(2, mode);
+      std::vector<std::unique_ptr<Execution>> executions;
+      for (Rank r = 0; r < 2; ++r) executions.push_back(std::make_unique<Execution>(s, r));
+      for (std::uint32_t round = 0; round < 3; ++round) {
+        const std::int64_t base = 10 * static_cast<std::int64_t>(round);
+        const std::array<std::array<std::int64_t, 2>, 2> inputs{
+            {{base + 1, base + 2}, {base + 3, base + 5}}};
+        const auto expected = relay_chain_outputs(ops, inputs);
+        std::array<std::array<std::int64_t, 2>, 2> outputs{};
+        world.run([&](Transport& t) {
+          const auto me = static_cast<std::size_t>(t.rank());
+          ExecOptions options;
+          options.epoch = round;
+          executions[me]->run(t,
+                              {std::as_bytes(std::span(inputs[me])),
+                               std::as_writable_bytes(std::span(outputs[me]))},
+                              Datatype::int64(), ReduceOp::builtin("sum", Datatype::int64()),
+                              options);
+        });
+        for (std::size_t r = 0; r < 2; ++r) {
+          EXPECT_EQ(outputs[r], expected[r])
+              << ops << " ops, rank " << r << ", round " << round << ", "
+              << (mode == RankExecution::kThreads ? "threads" : "fibers");
+        }
       }
     }
   }
