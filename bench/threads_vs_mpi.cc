@@ -14,10 +14,18 @@
 // polling MPI_Ibarrier with 20 ms naps, so that they leave the CPUs to the threads). A cell
 // is the median over 5 repetitions of (the slowest rank's time for `iterations` calls) /
 // iterations; doubles, sum.
+// From 64 KiB per rank up, each row also states the physical limit: the bytes that every
+// algorithm must move through the memory system (required_traffic) over the copy bandwidth
+// that p threads reach on this node at that size (copy_bandwidth, measured in the same run),
+// and the thread backend's time over it. Below 64 KiB a call is latency, not traffic, and the
+// columns say "-".
 #include <algorithm>
+#include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -153,6 +161,56 @@ std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution e
   return result;
 }
 
+// The least traffic one call causes, in bytes read plus bytes written, with `bytes` per rank
+// on p ranks: every input byte that some output needs is read at least once, and every output
+// byte is written at least once (no algorithm can do less; most do more).
+//   allreduce: p inputs of `bytes` read, p outputs written         2·p·bytes
+//   bcast: the root's message read, p - 1 outputs written          p·bytes
+//   allgather: p inputs read, p outputs of p·bytes written         (p + p²)·bytes
+//   reduce_scatter_block: p inputs of p·bytes read, p blocks written  (p² + p)·bytes
+double required_traffic(const std::string& name, double bytes, int p) {
+  const double ranks = p;
+  if (name == "allreduce") return 2 * ranks * bytes;
+  if (name == "bcast") return ranks * bytes;
+  return (ranks * ranks + ranks) * bytes;  // allgather, reduce_scatter_block
+}
+
+// Every destination of copy_bandwidth is read once into it, so that no copy can be dropped.
+std::atomic<unsigned> copy_sink{0};
+
+constexpr std::size_t kLimitFrom = std::size_t{64} << 10;  // smaller calls are latency-bound
+
+// The node's copy bandwidth for p threads at once, each copying `bytes` between two buffers of
+// its own (first touched by it): (bytes read + bytes written) per second, the median over
+// kRepetitions of enough copies to take milliseconds. Copies within a cache-resident working
+// set run faster than ones through DRAM, so measured at the call's own size this never
+// understates what the call could reach: traffic / bandwidth stays a lower bound on its time.
+double copy_bandwidth(int p, std::size_t bytes) {
+  const int copies = static_cast<int>(std::max<std::size_t>(1, (std::size_t{64} << 20) / bytes));
+  std::barrier sync(p);
+  std::vector<double> seconds;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < p; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<unsigned char> from(bytes, static_cast<unsigned char>(t + 1));
+      std::vector<unsigned char> to(bytes, 0);
+      for (int rep = 0; rep < kRepetitions + 1; ++rep) {  // the first repetition warms up
+        sync.arrive_and_wait();
+        const auto start = std::chrono::steady_clock::now();
+        for (int c = 0; c < copies; ++c) std::memcpy(to.data(), from.data(), bytes);
+        sync.arrive_and_wait();
+        if (t == 0 && rep > 0) {
+          seconds.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+      }
+      copy_sink += to[bytes / 2];
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return 2.0 * static_cast<double>(bytes) * copies * p / median(seconds);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,11 +235,15 @@ int main(int argc, char** argv) {
   std::vector<double> thread_times;
   std::vector<double> fiber_times;
   std::vector<double> auto_times;
+  std::vector<double> bandwidth;  // per size; 0 below kLimitFrom
   std::string auto_ran_as;
   if (rank == 0) {
     thread_times = time_threads(size, iterations, optcoll::RankExecution::kThreads);
     fiber_times = time_threads(size, iterations, optcoll::RankExecution::kFibers);
     auto_times = time_threads(size, iterations, optcoll::RankExecution::kAuto, &auto_ran_as);
+    for (const std::size_t bytes : sizes()) {
+      bandwidth.push_back(bytes >= kLimitFrom ? copy_bandwidth(size, bytes) : 0.0);
+    }
   }
   MPI_Request barrier = MPI_REQUEST_NULL;
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
@@ -204,18 +266,33 @@ int main(int argc, char** argv) {
         calls_per_timing(std::size_t{1} << 20, iterations));
     std::printf(
         "| collective | bytes per rank | threads (us) | fibers (us) | MPI (us) | "
-        "threads / MPI | fibers / MPI | auto (us) | auto / MPI |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+        "threads / MPI | fibers / MPI | auto (us) | auto / MPI | copy GB/s | limit (us) | "
+        "threads / limit |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::size_t c = 0;
-    for (const std::size_t bytes : sizes()) {
+    for (std::size_t s = 0; s < sizes().size(); ++s) {
+      const std::size_t bytes = sizes()[s];
       for (const char* name : kCollectives) {
-        std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f |\n", name, bytes,
+        std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f |", name, bytes,
                     thread_times[c] * 1e6, fiber_times[c] * 1e6, mpi_times[c] * 1e6,
                     thread_times[c] / mpi_times[c], fiber_times[c] / mpi_times[c],
                     auto_times[c] * 1e6, auto_times[c] / mpi_times[c]);
+        if (bandwidth[s] > 0) {
+          const double limit =
+              required_traffic(name, static_cast<double>(bytes), size) / bandwidth[s];
+          std::printf(" %.1f | %.1f | %.2f |\n", bandwidth[s] * 1e-9, limit * 1e6,
+                      thread_times[c] / limit);
+        } else {
+          std::printf(" - | - | - |\n");
+        }
         ++c;
       }
     }
+    std::printf(
+        "\nlimit: the least bytes read plus written by any algorithm (allreduce 2p·n, bcast p·n, "
+        "allgather and reduce_scatter_block (p² + p)·n for n bytes per rank) over the copy "
+        "bandwidth (read + written) of %d threads copying n bytes each at once on this node\n",
+        size);
   }
   MPI_Finalize();
   return 0;
