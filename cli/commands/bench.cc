@@ -248,17 +248,26 @@ Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me
   return ir;
 }
 
-std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
-  ensure_mpi_initialized();
-  const Rank p = mpi_world_size();
-  const Rank me = mpi_world_rank();
-  if (o.root < 0 || o.root >= p) throw_invalid("--root {} is out of range for p = {}", o.root, p);
-  const Rank root = o.root;
-  // The C API rows plan with the same model.
+// What every step of one bench run reads: the options, the Communicator the optcoll rows
+// call, and where this rank stands.
+struct BenchRun {
+  const BenchOptions& o;
+  Communicator& comm;
+  Rank p = 0;
+  Rank me = 0;
+  Rank root = 0;
+
+  bool wanted(const std::string& collective) const {
+    return std::find(o.collectives.begin(), o.collectives.end(), collective) != o.collectives.end();
+  }
+};
+
+// The Communicator's options (the model, the timeout, the --algorithm overrides); the C API
+// rows plan with the same model.
+CommOptions bench_comm_options(const BenchOptions& o, const CostModel& model) {
   if (!o.model_path.empty() && OPTCOLL_Set_model(o.model_path.c_str()) != MPI_SUCCESS) {
     throw_invalid("bench: the C API refused the model '{}'", o.model_path);
   }
-  mpi::MpiTransport transport(MPI_COMM_WORLD);
   CommOptions options;
   options.model = model;
   options.timeout = std::chrono::milliseconds(o.timeout_ms);
@@ -266,172 +275,207 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
     const auto eq = pair.find('=');
     options.algorithms[pair.substr(0, eq)] = pair.substr(eq + 1);
   }
+  return options;
+}
+
+Buffers make_buffers(std::size_t n, Rank p, Rank me, Rank root) {
+  const auto np = static_cast<std::size_t>(p);
+  Buffers buf;
+  buf.n = n;
+  buf.in = small_integers(n, me);
+  buf.rows = small_integers(n * np, me);
+  buf.out_a.assign(n, -1);
+  buf.out_b.assign(n, -2);
+  buf.all_a.assign(n * np, -1);
+  buf.all_b.assign(n * np, -2);
+  buf.part_a.assign(n, -1);
+  buf.part_b.assign(n, -2);
+  buf.bcast_a = me == root ? buf.in : std::vector<double>(n, -1);
+  buf.bcast_b = me == root ? buf.in : std::vector<double>(n, -2);
+  buf.reduced_a.assign(me == root ? n : 0, -1);
+  buf.reduced_b.assign(me == root ? n : 0, -2);
+  return buf;
+}
+
+// The cases with the same count on every rank, on `buf` (which must outlive them).
+void add_regular_cases(const BenchRun& run, Buffers& buf, std::vector<Case>& cases) {
+  Communicator& comm = run.comm;
+  const Rank root = run.root;
+  const int count = static_cast<int>(buf.n);
+  const auto in = std::span<const double>(buf.in);
+  if (run.wanted("bcast")) {
+    cases.push_back({"bcast", "regular",
+                     [&comm, &buf, root] { comm.bcast<double>(buf.bcast_a, root); },
+                     [&buf, count, root] {
+                       MPI_Bcast(buf.bcast_b.data(), count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+                     },
+                     &buf.bcast_a, &buf.bcast_b});
+  }
+  if (run.wanted("reduce")) {
+    cases.push_back(
+        {"reduce", "regular",
+         [&comm, &buf, in, root] { comm.reduce<double>(in, buf.reduced_a, "sum", root); },
+         [&buf, count, root] {
+           MPI_Reduce(buf.in.data(), buf.reduced_b.data(), count, MPI_DOUBLE, MPI_SUM, root,
+                      MPI_COMM_WORLD);
+         },
+         &buf.reduced_a, &buf.reduced_b});
+  }
+  if (run.wanted("allreduce")) {
+    cases.push_back({"allreduce", "regular",
+                     [&comm, &buf, in] { comm.allreduce<double>(in, buf.out_a, "sum"); },
+                     [&buf, count] {
+                       MPI_Allreduce(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                     MPI_COMM_WORLD);
+                     },
+                     &buf.out_a, &buf.out_b});
+  }
+  if (run.wanted("allgather")) {
+    cases.push_back({"allgather", "regular",
+                     [&comm, &buf, in] { comm.allgather<double>(in, buf.all_a); },
+                     [&buf, count] {
+                       MPI_Allgather(buf.in.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
+                                     MPI_DOUBLE, MPI_COMM_WORLD);
+                     },
+                     &buf.all_a, &buf.all_b});
+  }
+  if (run.wanted("reduce_scatter_block")) {
+    cases.push_back(
+        {"reduce_scatter_block", "regular",
+         [&comm, &buf] { comm.reduce_scatter_block<double>(buf.rows, buf.part_a, "sum"); },
+         [&buf, count] {
+           MPI_Reduce_scatter_block(buf.rows.data(), buf.part_b.data(), count, MPI_DOUBLE, MPI_SUM,
+                                    MPI_COMM_WORLD);
+         },
+         &buf.part_a, &buf.part_b});
+  }
+  if (run.wanted("alltoall")) {
+    cases.push_back({"alltoall", "regular",
+                     [&comm, &buf] { comm.alltoall<double>(buf.rows, buf.all_a); },
+                     [&buf, count] {
+                       MPI_Alltoall(buf.rows.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
+                                    MPI_DOUBLE, MPI_COMM_WORLD);
+                     },
+                     &buf.all_a, &buf.all_b});
+  }
+  if (run.wanted("scan")) {
+    cases.push_back(
+        {"scan", "regular", [&comm, &buf, in] { comm.scan<double>(in, buf.out_a, "sum"); },
+         [&buf, count] {
+           MPI_Scan(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+         },
+         &buf.out_a, &buf.out_b});
+  }
+  if (run.wanted("exscan")) {
+    // Rank 0's exscan output is undefined in MPI: compared on the other ranks only.
+    cases.push_back(
+        {"exscan", "regular", [&comm, &buf, in] { comm.exscan<double>(in, buf.part_a, "sum"); },
+         [&buf, count] {
+           MPI_Exscan(buf.in.data(), buf.part_b.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+         },
+         &buf.part_a, &buf.part_b, /*undefined_at_rank0=*/true});
+  }
+}
+
+// gatherv and scatterv, planned and through the C API, for each distribution of --dists at
+// `n` elements per rank; `irregular` holds their buffers (which must outlive the cases).
+void add_irregular_cases(const BenchRun& run, std::size_t n,
+                         std::vector<std::unique_ptr<Irregular>>& irregular,
+                         std::vector<Case>& cases) {
+  if (!run.wanted("gatherv") && !run.wanted("scatterv")) return;
+  Communicator& comm = run.comm;
+  const Rank root = run.root;
+  for (const auto& dist : run.o.dists) {
+    irregular.push_back(std::make_unique<Irregular>(
+        make_irregular(dist, n, run.p, run.me, root, run.o.seed, run.o.dist_k)));
+    Irregular* ir = irregular.back().get();
+    const int mine = ir->mpi_counts[static_cast<std::size_t>(run.me)];
+    const auto theirs_gatherv = [ir, mine, root] {
+      MPI_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_b.data(), ir->mpi_counts.data(),
+                  ir->displs.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
+    };
+    const auto theirs_scatterv = [ir, mine, root] {
+      MPI_Scatterv(ir->root_in.data(), ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE,
+                   ir->block_b.data(), mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    };
+    if (run.wanted("gatherv")) {
+      cases.push_back(
+          {"gatherv", ir->name,
+           [&comm, ir, root] { comm.gatherv<double>(ir->block, ir->out_a, ir->counts, root); },
+           theirs_gatherv, &ir->out_a, &ir->out_b});
+      cases.push_back({"gatherv (C API)", ir->name,
+                       [ir, mine, root] {
+                         OPTCOLL_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_a.data(),
+                                         ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE, root,
+                                         MPI_COMM_WORLD);
+                       },
+                       theirs_gatherv, &ir->out_a, &ir->out_b});
+    }
+    if (run.wanted("scatterv")) {
+      cases.push_back(
+          {"scatterv", ir->name,
+           [&comm, ir, root] { comm.scatterv<double>(ir->root_in, ir->block_a, ir->counts, root); },
+           theirs_scatterv, &ir->block_a, &ir->block_b});
+      cases.push_back({"scatterv (C API)", ir->name,
+                       [ir, mine, root] {
+                         OPTCOLL_Scatterv(ir->root_in.data(), ir->mpi_counts.data(),
+                                          ir->displs.data(), MPI_DOUBLE, ir->block_a.data(), mine,
+                                          MPI_DOUBLE, root, MPI_COMM_WORLD);
+                       },
+                       theirs_scatterv, &ir->block_a, &ir->block_b});
+    }
+  }
+}
+
+// One case's row: a warm-up of each side (optcoll plans here, cached afterwards), then
+// rounds of optcoll and MPI in turn, so that a slow spell of the machine falls on both.
+Row time_case(const BenchRun& run, const Case& c, std::size_t bytes) {
+  // A copy, not a reference: the plan before this case, compared after its call.
+  const auto before = run.comm.last_plan();  // NOLINT(performance-unnecessary-copy-initialization)
+  Row row;
+  row.collective = c.collective;
+  row.counts = c.counts;
+  row.bytes = bytes;
+  c.ours();
+  const auto& ran = run.comm.last_plan();
+  if (ran != nullptr && ran != before) {
+    row.algorithm = ran->algorithm;
+    row.predicted = ran->predicted_time;
+  } else {
+    row.algorithm = "(C API: auto)";
+  }
+  c.theirs();
+  std::vector<double> ours;
+  std::vector<double> theirs;
+  for (int round = 0; round < run.o.rounds; ++round) {
+    time_slowest(run.o.iterations, c.ours, ours);
+    time_slowest(run.o.iterations, c.theirs, theirs);
+  }
+  row.ours = median(ours);
+  row.theirs = median(theirs);
+  row.same = same_everywhere(*c.ours_out, *c.theirs_out, c.undefined_at_rank0 && run.me == 0);
+  return row;
+}
+
+std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
+  ensure_mpi_initialized();
+  const Rank p = mpi_world_size();
+  if (o.root < 0 || o.root >= p) throw_invalid("--root {} is out of range for p = {}", o.root, p);
+  const CommOptions options = bench_comm_options(o, model);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
   Communicator comm(transport, std::make_shared<PlanCache>(), options);  // checks the names
   for (const auto& [collective, algorithm] : options.algorithms) {
     OPTCOLL_Set_algorithm(collective.c_str(), algorithm.c_str());  // names known good
   }
-  const auto wanted = [&](const std::string& c) {
-    return std::find(o.collectives.begin(), o.collectives.end(), c) != o.collectives.end();
-  };
-  const auto np = static_cast<std::size_t>(p);
+  const BenchRun run{o, comm, p, mpi_world_rank(), o.root};
   std::vector<Row> rows;
   for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
-    Buffers buf;
-    buf.n = bytes / 8;
-    const std::size_t n = buf.n;
-    const int count = static_cast<int>(n);
-    buf.in = small_integers(n, me);
-    buf.rows = small_integers(n * np, me);
-    buf.out_a.assign(n, -1);
-    buf.out_b.assign(n, -2);
-    buf.all_a.assign(n * np, -1);
-    buf.all_b.assign(n * np, -2);
-    buf.part_a.assign(n, -1);
-    buf.part_b.assign(n, -2);
-    buf.bcast_a = me == root ? buf.in : std::vector<double>(n, -1);
-    buf.bcast_b = me == root ? buf.in : std::vector<double>(n, -2);
-    buf.reduced_a.assign(me == root ? n : 0, -1);
-    buf.reduced_b.assign(me == root ? n : 0, -2);
-    std::vector<Case> cases;
-    const auto in = std::span<const double>(buf.in);
-    if (wanted("bcast")) {
-      cases.push_back(
-          {"bcast", "regular", [&] { comm.bcast<double>(buf.bcast_a, root); },
-           [&] { MPI_Bcast(buf.bcast_b.data(), count, MPI_DOUBLE, root, MPI_COMM_WORLD); },
-           &buf.bcast_a, &buf.bcast_b});
-    }
-    if (wanted("reduce")) {
-      cases.push_back({"reduce", "regular",
-                       [&] { comm.reduce<double>(in, buf.reduced_a, "sum", root); },
-                       [&] {
-                         MPI_Reduce(buf.in.data(), buf.reduced_b.data(), count, MPI_DOUBLE, MPI_SUM,
-                                    root, MPI_COMM_WORLD);
-                       },
-                       &buf.reduced_a, &buf.reduced_b});
-    }
-    if (wanted("allreduce")) {
-      cases.push_back({"allreduce", "regular",
-                       [&] { comm.allreduce<double>(in, buf.out_a, "sum"); },
-                       [&] {
-                         MPI_Allreduce(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM,
-                                       MPI_COMM_WORLD);
-                       },
-                       &buf.out_a, &buf.out_b});
-    }
-    if (wanted("allgather")) {
-      cases.push_back({"allgather", "regular", [&] { comm.allgather<double>(in, buf.all_a); },
-                       [&] {
-                         MPI_Allgather(buf.in.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
-                                       MPI_DOUBLE, MPI_COMM_WORLD);
-                       },
-                       &buf.all_a, &buf.all_b});
-    }
-    if (wanted("reduce_scatter_block")) {
-      cases.push_back({"reduce_scatter_block", "regular",
-                       [&] { comm.reduce_scatter_block<double>(buf.rows, buf.part_a, "sum"); },
-                       [&] {
-                         MPI_Reduce_scatter_block(buf.rows.data(), buf.part_b.data(), count,
-                                                  MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-                       },
-                       &buf.part_a, &buf.part_b});
-    }
-    if (wanted("alltoall")) {
-      cases.push_back({"alltoall", "regular", [&] { comm.alltoall<double>(buf.rows, buf.all_a); },
-                       [&] {
-                         MPI_Alltoall(buf.rows.data(), count, MPI_DOUBLE, buf.all_b.data(), count,
-                                      MPI_DOUBLE, MPI_COMM_WORLD);
-                       },
-                       &buf.all_a, &buf.all_b});
-    }
-    if (wanted("scan")) {
-      cases.push_back({"scan", "regular", [&] { comm.scan<double>(in, buf.out_a, "sum"); },
-                       [&] {
-                         MPI_Scan(buf.in.data(), buf.out_b.data(), count, MPI_DOUBLE, MPI_SUM,
-                                  MPI_COMM_WORLD);
-                       },
-                       &buf.out_a, &buf.out_b});
-    }
-    if (wanted("exscan")) {
-      // Rank 0's exscan output is undefined in MPI: compared on the other ranks only.
-      cases.push_back({"exscan", "regular", [&] { comm.exscan<double>(in, buf.part_a, "sum"); },
-                       [&] {
-                         MPI_Exscan(buf.in.data(), buf.part_b.data(), count, MPI_DOUBLE, MPI_SUM,
-                                    MPI_COMM_WORLD);
-                       },
-                       &buf.part_a, &buf.part_b, /*undefined_at_rank0=*/true});
-    }
+    Buffers buf = make_buffers(bytes / 8, p, run.me, run.root);
     std::vector<std::unique_ptr<Irregular>> irregular;
-    for (const auto& dist : o.dists) {
-      if (!wanted("gatherv") && !wanted("scatterv")) break;
-      irregular.push_back(
-          std::make_unique<Irregular>(make_irregular(dist, n, p, me, root, o.seed, o.dist_k)));
-      Irregular* ir = irregular.back().get();
-      const int mine = ir->mpi_counts[static_cast<std::size_t>(me)];
-      const auto theirs_gatherv = [ir, mine, root] {
-        MPI_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_b.data(), ir->mpi_counts.data(),
-                    ir->displs.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
-      };
-      const auto theirs_scatterv = [ir, mine, root] {
-        MPI_Scatterv(ir->root_in.data(), ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE,
-                     ir->block_b.data(), mine, MPI_DOUBLE, root, MPI_COMM_WORLD);
-      };
-      if (wanted("gatherv")) {
-        cases.push_back(
-            {"gatherv", ir->name,
-             [&comm, ir, root] { comm.gatherv<double>(ir->block, ir->out_a, ir->counts, root); },
-             theirs_gatherv, &ir->out_a, &ir->out_b});
-        cases.push_back({"gatherv (C API)", ir->name,
-                         [ir, mine, root] {
-                           OPTCOLL_Gatherv(ir->block.data(), mine, MPI_DOUBLE, ir->out_a.data(),
-                                           ir->mpi_counts.data(), ir->displs.data(), MPI_DOUBLE,
-                                           root, MPI_COMM_WORLD);
-                         },
-                         theirs_gatherv, &ir->out_a, &ir->out_b});
-      }
-      if (wanted("scatterv")) {
-        cases.push_back({"scatterv", ir->name,
-                         [&comm, ir, root] {
-                           comm.scatterv<double>(ir->root_in, ir->block_a, ir->counts, root);
-                         },
-                         theirs_scatterv, &ir->block_a, &ir->block_b});
-        cases.push_back({"scatterv (C API)", ir->name,
-                         [ir, mine, root] {
-                           OPTCOLL_Scatterv(ir->root_in.data(), ir->mpi_counts.data(),
-                                            ir->displs.data(), MPI_DOUBLE, ir->block_a.data(), mine,
-                                            MPI_DOUBLE, root, MPI_COMM_WORLD);
-                         },
-                         theirs_scatterv, &ir->block_a, &ir->block_b});
-      }
-    }
-    for (const auto& c : cases) {
-      // A copy, not a reference: the plan before this case, compared after its call.
-      const auto before = comm.last_plan();  // NOLINT(performance-unnecessary-copy-initialization)
-      Row row;
-      row.collective = c.collective;
-      row.counts = c.counts;
-      row.bytes = bytes;
-      // Warm-ups (optcoll plans here, cached afterwards), then rounds of optcoll and MPI in
-      // turn, so that a slow spell of the machine falls on both.
-      c.ours();
-      const auto& ran = comm.last_plan();
-      if (ran != nullptr && ran != before) {
-        row.algorithm = ran->algorithm;
-        row.predicted = ran->predicted_time;
-      } else {
-        row.algorithm = "(C API: auto)";
-      }
-      c.theirs();
-      std::vector<double> ours;
-      std::vector<double> theirs;
-      for (int round = 0; round < o.rounds; ++round) {
-        time_slowest(o.iterations, c.ours, ours);
-        time_slowest(o.iterations, c.theirs, theirs);
-      }
-      row.ours = median(ours);
-      row.theirs = median(theirs);
-      row.same = same_everywhere(*c.ours_out, *c.theirs_out, c.undefined_at_rank0 && me == 0);
-      rows.push_back(std::move(row));
-    }
+    std::vector<Case> cases;
+    add_regular_cases(run, buf, cases);
+    add_irregular_cases(run, buf.n, irregular, cases);
+    for (const auto& c : cases) rows.push_back(time_case(run, c, bytes));
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return rows;
