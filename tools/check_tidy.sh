@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The lint gate: clang-tidy with the repository's check set (.clang-tidy, which says why each
 # check is in it) on the C++ sources changed since the last commit at which the whole tree
-# passed it (tools/tidy_baseline), or on every source with --all. A changed header is checked
-# through one source that includes it. Prints each finding and exits 1 if there is one.
+# passed it (tools/tidy_baseline), or on every source with --all or when a .clang-tidy changed
+# since that commit. A changed header is checked through one source that includes it. Prints
+# each finding and exits 1 if there is one.
 #
 #   tools/check_tidy.sh [--all] [BUILD_DIR]     (BUILD_DIR: build/release, with its
 #                                                compile_commands.json)
@@ -50,6 +51,12 @@ EOF
 )
 
 baseline=$(sed -n 's/^\([0-9a-f]\{40\}\).*/\1/p' tools/tidy_baseline 2>/dev/null || true)
+# A changed check set (any .clang-tidy) applies to code that did not change: check it all.
+if ((all == 0)) && [[ -n $baseline ]] && git cat-file -e "$baseline^{commit}" 2>/dev/null &&
+  [[ -n $(git diff --name-only "$baseline" -- .clang-tidy '*/.clang-tidy') ]]; then
+  echo "check_tidy: a .clang-tidy changed since ${baseline:0:12}; checking every source"
+  all=1
+fi
 if ((all == 0)) && [[ -n $baseline ]] && git cat-file -e "$baseline^{commit}" 2>/dev/null; then
   mapfile -t changed < <({ git diff --name-only "$baseline" -- '*.cc' '*.h'
                            git ls-files --others --exclude-standard -- '*.cc' '*.h'; } | sort -u)
