@@ -49,8 +49,8 @@ using ReduceInto = std::function<void(std::span<const std::byte> incoming)>;
 // throw TransportError for a failure they detect (size mismatch, peer failed, ...).
 //
 // A backend implements rank(), size(), isend(), irecv(), do_wait_some() and do_cancel(),
-// and may override irecv_reduce(), isendv(), irecvv() and abort(). wait_some() and cancel() are non-virtual so
-// that the default irecv_reduce() can finish its staged reductions in one place.
+// and may override irecv_reduce(), isendv(), irecvv() and abort(). wait_some() and cancel() are
+// non-virtual so that the default irecv_reduce() can finish its staged reductions in one place.
 //
 // One Transport object belongs to one rank and is used by one thread at a time.
 class Transport {

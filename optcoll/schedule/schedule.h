@@ -148,8 +148,8 @@ Rank peer_of(const Action& action);     // kNoRank for local ops
 // The elements a communication op's message carries (a slice list's total); 0 for local ops.
 Count message_count(const Action& action);
 Count total_count(const std::vector<Slice>& slices);  // the sum of the slices' counts
-std::string_view buf_name(Buf buf);           // "in", "out", "scratch"
-std::string describe(const Slice& slice);     // "out[64:+32]"
+std::string_view buf_name(Buf buf);                   // "in", "out", "scratch"
+std::string describe(const Slice& slice);             // "out[64:+32]"
 // "out[0:+9] out[12:+9]" (an empty list: "nothing")
 std::string describe(const std::vector<Slice>& slices);
 // "recv 32 elems from rank 2 into out[64:+32]"; "recv 18 elems from rank 3 into out[0:+9]

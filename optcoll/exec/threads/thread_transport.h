@@ -261,8 +261,8 @@ class Fabric {
     // A vectored receive (irecvv): the pieces of the receiver's memory, in order (then `data`
     // is empty and `bytes` their total).
     std::vector<std::span<std::byte>> parts;
-    std::size_t bytes = 0;      // the expected size (== data.size() for a plain receive)
-    ReduceInto reduce;          // set for a receive-reduce
+    std::size_t bytes = 0;  // the expected size (== data.size() for a plain receive)
+    ReduceInto reduce;      // set for a receive-reduce
     // Set when a sender handed the match over to the receiver (see the file comment).
     RequestId handed_send = 0;  // 0: none
     std::span<const std::byte> handed_data;
