@@ -211,7 +211,8 @@ std::int32_t ScheduleBuilder::next_seq(Rank from, Rank to) {
 
 OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
                            std::initializer_list<Access> accesses) {
-  return emit(at, std::move(action), seq, std::span<const Access>(accesses.begin(), accesses.size()));
+  return emit(at, std::move(action), seq,
+              std::span<const Access>(accesses.begin(), accesses.size()));
 }
 
 OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,

@@ -335,9 +335,9 @@ double Engine::traffic_rate(Gid g) const {
   double traffic = 0;
   switch (hot_[g].kind) {
     case OpKind::kSend:
-      traffic = model_.units(message_count(o.action), eb) *
-                (send_mode(g) == SendMode::kReceiver ? kSingleCopyTransferTraffic
-                                                     : kStagedTransferTraffic);
+      traffic = model_.units(message_count(o.action), eb) * (send_mode(g) == SendMode::kReceiver
+                                                                 ? kSingleCopyTransferTraffic
+                                                                 : kStagedTransferTraffic);
       break;
     case OpKind::kCopy:
       traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;

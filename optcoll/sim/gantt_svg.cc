@@ -183,7 +183,8 @@ std::string op_bars(const Frame& l, const Schedule& schedule, const SimResult& r
           svg += fmt::format(
               "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"{}\" "
               "stroke-width=\"1\"/>\n",
-              x + w, y + h / 2, l.x_of(t.end), y + h / 2, kColours[sim::detail::kind_index(action)]);
+              x + w, y + h / 2, l.x_of(t.end), y + h / 2,
+              kColours[sim::detail::kind_index(action)]);
         }
       }
     }

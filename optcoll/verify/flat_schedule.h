@@ -103,7 +103,8 @@ struct FlatSchedule {
     const FlatOp& op = ops[g];
     const CellRange& range = dst ? op.dst : op.src;
     const OpKind list = dst ? OpKind::kRecvSlices : OpKind::kSendSlices;
-    if (op.kind == list) return std::span<const CellRange>(slice_cells).subspan(range.first, range.n);
+    if (op.kind == list)
+      return std::span<const CellRange>(slice_cells).subspan(range.first, range.n);
     if (range.n == 0) return {};
     return {&range, 1};
   }

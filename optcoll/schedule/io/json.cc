@@ -38,9 +38,11 @@ json op_json(const Op& op) {
                {"dst", slice_json(a.dst)},
                {"incoming", side_json(a.incoming)}};
         } else if constexpr (std::is_same_v<A, SendSlices>) {
-          j = {{"op", "sendslices"}, {"peer", a.peer}, {"seq", op.seq}, {"src", slices_json(a.src)}};
+          j = {
+              {"op", "sendslices"}, {"peer", a.peer}, {"seq", op.seq}, {"src", slices_json(a.src)}};
         } else if constexpr (std::is_same_v<A, RecvSlices>) {
-          j = {{"op", "recvslices"}, {"peer", a.peer}, {"seq", op.seq}, {"dst", slices_json(a.dst)}};
+          j = {
+              {"op", "recvslices"}, {"peer", a.peer}, {"seq", op.seq}, {"dst", slices_json(a.dst)}};
         } else if constexpr (std::is_same_v<A, Copy>) {
           j = {{"op", "copy"}, {"src", slice_json(a.src)}, {"dst", slice_json(a.dst)}};
         } else {

@@ -338,9 +338,10 @@ class Parser {
       op.action = Reduce{to_slice(tokens_[2]), to_slice(tokens_[3]), to_side(tokens_[4])};
       next = 5;
     } else {
-      fail("unknown op '{}' (expected send, recv, recvreduce, sendslices, recvslices, copy or "
-           "reduce)",
-           kind);
+      fail(
+          "unknown op '{}' (expected send, recv, recvreduce, sendslices, recvslices, copy or "
+          "reduce)",
+          kind);
     }
     if (next < tokens_.size() && tokens_[next] == "not_before") {
       if (next + 1 >= tokens_.size()) fail("expected a time after 'not_before'");
