@@ -256,7 +256,6 @@ class Interpreter final : public Progress {
   // critical path).
   bool issue_ready() {
     if (x_.masked_) return issue_ready_masked();
-    using Kind = Execution::Step::Kind;
     auto& ready = x_.ready_;
     if (ready.empty()) return false;
     auto& batch = x_.batch_;
@@ -264,11 +263,11 @@ class Interpreter final : public Progress {
       batch.swap(ready);  // local ops append what they make ready to `ready`
       const auto& steps = x_.steps_;
       for (const OpId id : batch) {
-        if (steps[static_cast<std::size_t>(id)].kind == Kind::kSend) issue(id);
+        if (is_send(steps[static_cast<std::size_t>(id)].kind)) issue(id);
       }
       for (const OpId id : batch) {
         const Execution::Step& step = steps[static_cast<std::size_t>(id)];
-        if (step.communicates && step.kind != Kind::kSend) issue(id);
+        if (step.communicates && !is_send(step.kind)) issue(id);
       }
       for (const OpId id : batch) {
         if (!steps[static_cast<std::size_t>(id)].communicates) issue(id);
@@ -441,6 +440,12 @@ class Interpreter final : public Progress {
                                               }),
                       id);
         return;
+      case Kind::kSendSlices:
+        add_in_flight(send_slices(step), id);
+        return;
+      case Kind::kRecvSlices:
+        add_in_flight(recv_slices(step), id);
+        return;
       case Kind::kCopy:
         // memmove: a hand-written schedule may copy within one buffer.
         if (!step.skip) std::memmove(write_ptr(step.dst), read_ptr(step.src), bytes_of(step.src));
@@ -450,6 +455,27 @@ class Interpreter final : public Progress {
         break;
     }
     complete(id);
+  }
+
+  // Whether a step is a message this rank sends (Send, SendSlices): sends are issued first.
+  static bool is_send(Execution::Step::Kind kind) {
+    return kind == Execution::Step::Kind::kSend || kind == Execution::Step::Kind::kSendSlices;
+  }
+
+  // A SendSlices: one vectored message from the slices' memory, in order.
+  RequestId send_slices(const Execution::Step& step) {
+    send_parts_.clear();
+    for (const Slice& slice : *step.slices)
+      send_parts_.emplace_back(read_ptr(slice), bytes_of(slice));
+    return transport_.isendv(step.peer, key_of(step), send_parts_);
+  }
+
+  // A RecvSlices: one vectored message split over the slices' memory, in order.
+  RequestId recv_slices(const Execution::Step& step) {
+    recv_parts_.clear();
+    for (const Slice& slice : *step.slices)
+      recv_parts_.emplace_back(write_ptr(slice), bytes_of(slice));
+    return transport_.irecvv(step.peer, key_of(step), recv_parts_);
   }
 
   // The ops in flight, in program order, and how many have not started.
@@ -549,6 +575,9 @@ class Interpreter final : public Progress {
   // Where each buffer (indexed by Buf) starts, to read and to write (the input only to read).
   std::array<const std::byte*, 3> read_base_;
   std::array<std::byte*, 3> write_base_;
+  // The parts of a SendSlices / RecvSlices being issued (the transport copies the list).
+  std::vector<std::span<const std::byte>> send_parts_;
+  std::vector<std::span<std::byte>> recv_parts_;
 
   std::size_t done_ = 0;
   std::size_t in_flight_count_ = 0;  // messages in flight
@@ -584,12 +613,21 @@ Execution::Step Execution::step_of(const Schedule& schedule, Rank rank, OpId id)
           step.peer = a.peer;
           step.dst = a.dst;
           step.other_on_left = a.incoming == Side::kLeft;
+        } else if constexpr (std::is_same_v<A, SendSlices>) {
+          step.kind = Kind::kSendSlices;
+          step.peer = a.peer;
+          step.slices = &a.src;
+        } else if constexpr (std::is_same_v<A, RecvSlices>) {
+          step.kind = Kind::kRecvSlices;
+          step.peer = a.peer;
+          step.slices = &a.dst;
         } else if constexpr (std::is_same_v<A, Copy>) {
           step.kind = Kind::kCopy;
           step.src = a.src;
           step.dst = a.dst;
           step.skip = a.src.count == 0;
         } else {
+          static_assert(std::is_same_v<A, Reduce>);
           step.kind = Kind::kReduce;
           step.src = a.src;
           step.dst = a.dst;
@@ -599,7 +637,13 @@ Execution::Step Execution::step_of(const Schedule& schedule, Rank rank, OpId id)
       },
       op.action);
   step.communicates = is_communication(op.action);
-  if (step.kind != Kind::kSend && step.dst.buf == Buf::kInput) {
+  bool writes_input = step.kind != Kind::kSend && step.kind != Kind::kSendSlices &&
+                      step.kind != Kind::kRecvSlices && step.dst.buf == Buf::kInput;
+  if (step.kind == Kind::kRecvSlices) {
+    writes_input = std::any_of(step.slices->begin(), step.slices->end(),
+                               [](const Slice& slice) { return slice.buf == Buf::kInput; });
+  }
+  if (writes_input) {
     throw_invalid("{}: writes into the (read-only) input buffer", describe_op(schedule, rank, id));
   }
   return step;
@@ -636,7 +680,7 @@ void Execution::make_masks() {
     const std::uint64_t bit = std::uint64_t{1} << i;
     for (const OpId d : program.ops[i].after) dependency_masks_[i] |= std::uint64_t{1} << d;
     all_ops_ |= bit;
-    if (steps_[i].kind == Step::Kind::kSend) {
+    if (steps_[i].kind == Step::Kind::kSend || steps_[i].kind == Step::Kind::kSendSlices) {
       sends_ |= bit;
     } else if (steps_[i].communicates) {
       receives_ |= bit;

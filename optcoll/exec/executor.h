@@ -96,9 +96,17 @@ class Execution {
   // and no lookup: its kind, peer and message sequence number, its slices, its operand
   // order, and for a reduction the Copy folded into it (`start`: dst = other (+) start).
   struct Step {
-    enum class Kind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
+    enum class Kind : std::uint8_t {
+      kSend,
+      kRecv,
+      kRecvReduce,
+      kCopy,
+      kReduce,
+      kSendSlices,
+      kRecvSlices
+    };
     Kind kind = Kind::kCopy;
-    bool communicates = false;   // Send, Recv, RecvReduce
+    bool communicates = false;   // Send, Recv, RecvReduce, SendSlices, RecvSlices
     bool skip = false;           // a local op with nothing to do: empty, or a folded Copy
     bool other_on_left = false;  // reductions: the incoming (or src) operand on the left
     bool fused = false;          // reductions: `start` holds the folded Copy's source
@@ -107,6 +115,8 @@ class Execution {
     Slice src;    // Send, Copy, Reduce
     Slice dst;    // Recv, RecvReduce, Copy, Reduce
     Slice start;  // a reduction with a folded Copy
+    // SendSlices / RecvSlices: the op's slice list, in the schedule (which outlives this).
+    const std::vector<Slice>* slices = nullptr;
   };
   static Step step_of(const Schedule& schedule, Rank rank, OpId id);
   void link_dependents();
@@ -138,7 +148,7 @@ class Execution {
   std::vector<std::uint64_t> dependency_masks_;
   std::uint64_t all_ops_ = 0;
   std::uint64_t sends_ = 0;
-  std::uint64_t receives_ = 0;  // Recv and RecvReduce
+  std::uint64_t receives_ = 0;  // Recv, RecvReduce and RecvSlices
   std::uint64_t locals_ = 0;
   std::vector<RequestId> request_of_;
   std::vector<std::int32_t> deps_left_;

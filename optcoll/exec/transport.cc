@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the backend-independent parts of Transport: the default receive-and-reduce (stage
-// the message in a temporary buffer, combine when it is reported complete) and the
+// the message in a temporary buffer, combine when it is reported complete), the default
+// vectored send and receive (staged the same way: gathered before, scattered after), and the
 // non-virtual wait_some()/cancel() that finish or drop those staged reductions.
 #include "optcoll/exec/transport.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace optcoll {
@@ -16,25 +18,72 @@ namespace {
 constexpr std::size_t kSpareBuffers = 16;
 constexpr std::size_t kSpareBufferBytes = std::size_t{64} << 10;
 
+// Copies `incoming` over `parts` in order (their total is its size: the transports check
+// the message's size against the receive's before they hand it over).
+void scatter(std::span<const std::byte> incoming, std::span<const std::span<std::byte>> parts) {
+  std::size_t at = 0;
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(part.data(), incoming.data() + at, part.size());
+    at += part.size();
+  }
+}
+
 }  // namespace
 
-RequestId Transport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) {
-  StagedReduce staged;
+Transport::StagingBuffer Transport::take_staging_buffer(std::size_t bytes) {
+  StagingBuffer buffer;
   if (!spare_buffers_.empty()) {
-    staged.buffer = std::move(spare_buffers_.back());
+    buffer = std::move(spare_buffers_.back());
     spare_buffers_.pop_back();
   }
-  if (staged.buffer.capacity < bytes) {
-    staged.buffer.data = std::make_unique_for_overwrite<std::byte[]>(bytes);
-    staged.buffer.capacity = bytes;
+  if (buffer.capacity < bytes) {
+    buffer.data = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    buffer.capacity = bytes;
   }
-  staged.bytes = bytes;
-  staged.reduce = std::move(reduce);
-  staged.id = irecv(from, key, std::span<std::byte>(staged.buffer.data.get(), bytes));
+  return buffer;
+}
+
+RequestId Transport::add_staged(StagedReduce staged) {
   if (!staged_.empty() && staged.id <= staged_.back().id) staged_sorted_ = false;
   staged_.push_back(std::move(staged));
   ++staged_live_;
   return staged_.back().id;
+}
+
+RequestId Transport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) {
+  StagedReduce staged;
+  staged.buffer = take_staging_buffer(bytes);
+  staged.bytes = bytes;
+  staged.reduce = std::move(reduce);
+  staged.id = irecv(from, key, std::span<std::byte>(staged.buffer.data.get(), bytes));
+  return add_staged(std::move(staged));
+}
+
+RequestId Transport::isendv(Rank to, MsgKey key,
+                            std::span<const std::span<const std::byte>> parts) {
+  std::size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.size();
+  StagedReduce staged;
+  staged.buffer = take_staging_buffer(bytes);
+  staged.bytes = bytes;
+  std::byte* at = staged.buffer.data.get();
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(at, part.data(), part.size());
+    at += part.size();
+  }
+  // No combine step: the entry only keeps the gathered copy alive until the send completes.
+  staged.id = isend(to, key, std::span<const std::byte>(staged.buffer.data.get(), bytes));
+  return add_staged(std::move(staged));
+}
+
+RequestId Transport::irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts) {
+  std::size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.size();
+  // Received whole, then split over the parts (the list is copied: it need not outlive the
+  // call).
+  return irecv_reduce(from, key, bytes,
+                      [list = std::vector<std::span<std::byte>>(parts.begin(), parts.end())](
+                          std::span<const std::byte> incoming) { scatter(incoming, list); });
 }
 
 Transport::StagedReduce* Transport::find_staged(RequestId id) {
@@ -79,7 +128,7 @@ void Transport::wait_some(std::chrono::milliseconds timeout, std::vector<Request
     staged->live = false;
     --staged_live_;
     const ReduceInto reduce = std::move(staged->reduce);
-    reduce(std::span<const std::byte>(staged->buffer.data.get(), staged->bytes));
+    if (reduce) reduce(std::span<const std::byte>(staged->buffer.data.get(), staged->bytes));
   }
   drop_finished_staged();
 }

@@ -49,8 +49,8 @@ using ReduceInto = std::function<void(std::span<const std::byte> incoming)>;
 // throw TransportError for a failure they detect (size mismatch, peer failed, ...).
 //
 // A backend implements rank(), size(), isend(), irecv(), do_wait_some() and do_cancel(),
-// and may override irecv_reduce() and abort(). wait_some() and cancel() are non-virtual so
-// that the default irecv_reduce() can finish its staged reductions in one place.
+// and may override irecv_reduce(), isendv(), irecvv() and abort(). wait_some() and cancel() are
+// non-virtual so that the default irecv_reduce() can finish its staged reductions in one place.
 //
 // One Transport object belongs to one rank and is used by one thread at a time.
 class Transport {
@@ -70,6 +70,18 @@ class Transport {
   // the wait_some() that reports the completion; a backend that can read the sender's
   // memory (threads) overrides it to combine in place with no extra copy.
   virtual RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce);
+  // A vectored message (a schedule's SendSlices / RecvSlices): one message whose bytes lie in
+  // several spans on this side, in order. isendv sends the concatenation of `parts`; irecvv
+  // splits the incoming message over `parts` (its size must equal their total). On the wire
+  // it is one message of the total size, matched by any isend / irecv / irecv_reduce /
+  // vectored call of that size on the other side. `parts` itself need only live during the
+  // call; the memory it lists must stay valid until the request completes. Parts may be
+  // empty. The defaults stage through one buffer (isendv: gathered, then isend; irecvv:
+  // received as irecv_reduce does, then scattered), so they cost one extra copy; a backend
+  // overrides them to move the bytes between the parts and the wire directly (threads: the
+  // copy goes straight between the two ranks' memory; MPI: a derived datatype).
+  virtual RequestId isendv(Rank to, MsgKey key, std::span<const std::span<const std::byte>> parts);
+  virtual RequestId irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts);
   // Blocks until at least one request completes or `timeout` expires (then appends
   // nothing). Appends to `done` the ids of the requests completed since the last call.
   // Throws TransportError when a request failed or the backend gave up (e.g. another rank
@@ -110,7 +122,9 @@ class Transport {
   virtual void do_cancel(std::span<const RequestId> ids) = 0;
 
  private:
-  // A RecvReduce of the default irecv_reduce(): the temporary buffer and the combine step.
+  // A RecvReduce of the default irecv_reduce() (or RecvSlices of the default irecvv()): the
+  // temporary buffer and the combine step. The default isendv() keeps its gathered copy here
+  // too, with no combine step: the buffer is released when the send completes.
   // Kept in request order (backends hand out increasing ids; otherwise found by a scan);
   // finished entries are dropped in batches, and their buffers are reused, so a
   // small reduction costs no allocation once the first call has run.
@@ -123,8 +137,12 @@ class Transport {
     bool live = true;  // false: finished (its id stays, for the search)
     StagingBuffer buffer;
     std::size_t bytes = 0;
-    ReduceInto reduce;
+    ReduceInto reduce;  // null: a staged send
   };
+  // A staging buffer of at least `bytes` (a spare one if one is large enough).
+  StagingBuffer take_staging_buffer(std::size_t bytes);
+  // Records a staged request (its id set).
+  RequestId add_staged(StagedReduce staged);
   // The staged entry of request `id`, or null.
   StagedReduce* find_staged(RequestId id);
   void drop_finished_staged();

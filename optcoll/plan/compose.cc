@@ -164,10 +164,21 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
                   ++n;
                 else
                   copy.seq += n;
+              } else if constexpr (std::is_same_v<T, SendSlices>) {
+                for (Slice& slice : action.src) slice = remap(slice);
+                auto& n = messages[{rank, action.peer}];
+                if (ph == 0)
+                  ++n;
+                else
+                  copy.seq += n;
               } else if constexpr (std::is_same_v<T, Recv> || std::is_same_v<T, RecvReduce>) {
                 action.dst = remap(action.dst);
                 if (ph == 1) copy.seq += messages[{action.peer, rank}];
+              } else if constexpr (std::is_same_v<T, RecvSlices>) {
+                for (Slice& slice : action.dst) slice = remap(slice);
+                if (ph == 1) copy.seq += messages[{action.peer, rank}];
               } else {
+                static_assert(std::is_same_v<T, Copy> || std::is_same_v<T, Reduce>);
                 action.src = remap(action.src);
                 action.dst = remap(action.dst);
               }

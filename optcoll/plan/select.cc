@@ -135,9 +135,7 @@ std::uint64_t bytes_moved(const Schedule& schedule) {
   std::uint64_t elements = 0;
   for (const auto& program : schedule.ranks) {
     for (const auto& op : program.ops) {
-      if (const auto* send = std::get_if<Send>(&op.action)) {
-        elements += static_cast<std::uint64_t>(send->src.count);
-      }
+      if (is_send(op.action)) elements += static_cast<std::uint64_t>(message_count(op.action));
     }
   }
   return elements * schedule.spec.elem_bytes;

@@ -211,6 +211,12 @@ std::int32_t ScheduleBuilder::next_seq(Rank from, Rank to) {
 
 OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
                            std::initializer_list<Access> accesses) {
+  return emit(at, std::move(action), seq,
+              std::span<const Access>(accesses.begin(), accesses.size()));
+}
+
+OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
+                           std::span<const Access> accesses) {
   auto& program = schedule_.ranks[static_cast<std::size_t>(at)];
   const auto id = static_cast<OpId>(program.ops.size());
   std::vector<OpId>& deps = scratch_deps_;
@@ -227,7 +233,7 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   }
   if (program.ops.empty()) program.ops.reserve(8);
-  program.ops.push_back(Op{action, OpDeps(deps.begin(), deps.end()), seq});
+  program.ops.push_back(Op{std::move(action), OpDeps(deps.begin(), deps.end()), seq});
   return id;
 }
 
@@ -266,6 +272,63 @@ bool overlaps(const Slice& a, const Slice& b) {
   return a.buf == b.buf && a.offset < b.end() && b.offset < a.end();
 }
 }  // namespace
+
+std::vector<Slice> ScheduleBuilder::nonempty_slices(Rank at, const std::vector<Slice>& slices,
+                                                    const char* what) const {
+  std::vector<Slice> kept;
+  kept.reserve(slices.size());
+  for (const Slice& slice : slices) {
+    check_slice(at, slice, what);
+    if (slice.count > 0) kept.push_back(slice);
+  }
+  return kept;
+}
+
+ScheduleBuilder::Transfer ScheduleBuilder::transfer_from_slices(Rank from, Rank to,
+                                                                const std::vector<Slice>& src,
+                                                                Slice dst) {
+  std::vector<Slice> parts = nonempty_slices(from, src, "send");
+  check_slice(to, dst, "recv");
+  OPTCOLL_CHECK(from != to, "{}: transfer from rank {} to itself", schedule_.algorithm, from);
+  OPTCOLL_CHECK(total_count(parts) == dst.count,
+                "{}: transfer {} -> {} sends {} elems from {} slices into a {}-elem slice",
+                schedule_.algorithm, from, to, total_count(parts), parts.size(), dst.count);
+  if (parts.size() <= 1) return parts.empty() ? Transfer{} : transfer(from, to, parts[0], dst);
+  const std::int32_t seq = next_seq(from, to);
+  std::vector<Access> reads;
+  reads.reserve(parts.size());
+  for (const Slice& part : parts) reads.push_back({part, false});
+  Transfer t;
+  t.send = emit(from, SendSlices{to, std::move(parts)}, seq, reads);
+  t.recv = emit(to, Recv{from, dst}, seq, {{dst, true}});
+  return t;
+}
+
+ScheduleBuilder::Transfer ScheduleBuilder::transfer_into_slices(Rank from, Rank to, Slice src,
+                                                                const std::vector<Slice>& dst) {
+  check_slice(from, src, "send");
+  std::vector<Slice> parts = nonempty_slices(to, dst, "recv");
+  OPTCOLL_CHECK(from != to, "{}: transfer from rank {} to itself", schedule_.algorithm, from);
+  OPTCOLL_CHECK(src.count == total_count(parts),
+                "{}: transfer {} -> {} sends {} elems into {} slices of {} elems in all",
+                schedule_.algorithm, from, to, src.count, parts.size(), total_count(parts));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      OPTCOLL_CHECK(!overlaps(parts[i], parts[j]),
+                    "{}: rank {} receives from rank {} into overlapping slices {} and {}",
+                    schedule_.algorithm, to, from, describe(parts[j]), describe(parts[i]));
+    }
+  }
+  if (parts.size() <= 1) return parts.empty() ? Transfer{} : transfer(from, to, src, parts[0]);
+  const std::int32_t seq = next_seq(from, to);
+  std::vector<Access> writes;
+  writes.reserve(parts.size());
+  for (const Slice& part : parts) writes.push_back({part, true});
+  Transfer t;
+  t.send = emit(from, Send{to, src}, seq, {{src, false}});
+  t.recv = emit(to, RecvSlices{from, std::move(parts)}, seq, writes);
+  return t;
+}
 
 OpId ScheduleBuilder::copy(Rank at, Slice src, Slice dst) {
   check_slice(at, src, "copy source");

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <memory_resource>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,13 @@ class ScheduleBuilder {
     OpId recv = kNoOp;
   };
   Transfer transfer(Rank from, Rank to, Slice src, Slice dst);
+  // One message between a slice list and a slice (SendSlices / RecvSlices): the
+  // concatenation of the sender's `src` slices, in order, into the receiver's `dst`; or the
+  // sender's `src` split over the receiver's `dst` slices, in order. The list's total must
+  // equal the slice's count. Empty slices are dropped from the list; a zero total emits
+  // nothing, and a list left with one slice emits a plain Send / Recv.
+  Transfer transfer_from_slices(Rank from, Rank to, const std::vector<Slice>& src, Slice dst);
+  Transfer transfer_into_slices(Rank from, Rank to, Slice src, const std::vector<Slice>& dst);
   // As transfer(), but the receiver combines: dst = op(incoming, dst) for Side::kLeft,
   // dst = op(dst, incoming) for Side::kRight.
   Transfer transfer_reduce(Rank from, Rank to, Slice src, Slice dst, Side incoming);
@@ -69,6 +77,10 @@ class ScheduleBuilder {
   };
 
   OpId emit(Rank at, Action action, std::int32_t seq, std::initializer_list<Access> accesses);
+  OpId emit(Rank at, Action action, std::int32_t seq, std::span<const Access> accesses);
+  // The slices of `slices` that are not empty, each checked (check_slice) on rank `at`.
+  std::vector<Slice> nonempty_slices(Rank at, const std::vector<Slice>& slices,
+                                     const char* what) const;
   void check_slice(Rank at, const Slice& slice, const char* what) const;
   HazardMap& hazards(Rank at, Buf buf);
   std::int32_t next_seq(Rank from, Rank to);

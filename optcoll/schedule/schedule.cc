@@ -41,16 +41,42 @@ std::size_t Schedule::op_count() const {
   return total;
 }
 
-bool is_communication(const Action& action) {
-  return std::holds_alternative<Send>(action) || std::holds_alternative<Recv>(action) ||
-         std::holds_alternative<RecvReduce>(action);
+bool is_communication(const Action& action) { return is_send(action) || is_receive(action); }
+
+bool is_send(const Action& action) {
+  return std::holds_alternative<Send>(action) || std::holds_alternative<SendSlices>(action);
+}
+
+bool is_receive(const Action& action) {
+  return std::holds_alternative<Recv>(action) || std::holds_alternative<RecvReduce>(action) ||
+         std::holds_alternative<RecvSlices>(action);
 }
 
 Rank peer_of(const Action& action) {
-  if (const auto* send = std::get_if<Send>(&action)) return send->peer;
-  if (const auto* recv = std::get_if<Recv>(&action)) return recv->peer;
-  if (const auto* recv_reduce = std::get_if<RecvReduce>(&action)) return recv_reduce->peer;
-  return kNoRank;
+  return std::visit(
+      [](const auto& a) -> Rank {
+        if constexpr (requires { a.peer; }) {
+          return a.peer;
+        } else {
+          return kNoRank;
+        }
+      },
+      action);
+}
+
+Count total_count(const std::vector<Slice>& slices) {
+  Count total = 0;
+  for (const Slice& slice : slices) total += slice.count;
+  return total;
+}
+
+Count message_count(const Action& action) {
+  if (const auto* a = std::get_if<Send>(&action)) return a->src.count;
+  if (const auto* a = std::get_if<Recv>(&action)) return a->dst.count;
+  if (const auto* a = std::get_if<RecvReduce>(&action)) return a->dst.count;
+  if (const auto* a = std::get_if<SendSlices>(&action)) return total_count(a->src);
+  if (const auto* a = std::get_if<RecvSlices>(&action)) return total_count(a->dst);
+  return 0;
 }
 
 std::string_view buf_name(Buf buf) {
@@ -69,6 +95,16 @@ std::string describe(const Slice& slice) {
   return fmt::format("{}[{}:+{}]", buf_name(slice.buf), slice.offset, slice.count);
 }
 
+std::string describe(const std::vector<Slice>& slices) {
+  if (slices.empty()) return "nothing";
+  std::string text;
+  for (const Slice& slice : slices) {
+    if (!text.empty()) text += ' ';
+    text += describe(slice);
+  }
+  return text;
+}
+
 namespace {
 std::string_view side_name(Side side) { return side == Side::kLeft ? "left" : "right"; }
 
@@ -82,6 +118,14 @@ struct ActionDescriber {
   std::string operator()(const RecvReduce& a) const {
     return fmt::format("recv-reduce {} elems from rank {} into {} (incoming {})", a.dst.count,
                        a.peer, describe(a.dst), side_name(a.incoming));
+  }
+  std::string operator()(const SendSlices& a) const {
+    return fmt::format("send {} elems from {} to rank {}", total_count(a.src), describe(a.src),
+                       a.peer);
+  }
+  std::string operator()(const RecvSlices& a) const {
+    return fmt::format("recv {} elems from rank {} into {}", total_count(a.dst), a.peer,
+                       describe(a.dst));
   }
   std::string operator()(const Copy& a) const {
     return fmt::format("copy {} elems {} -> {}", a.src.count, describe(a.src), describe(a.dst));

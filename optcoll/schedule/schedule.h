@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the shared representation. A Schedule is plain data: for each rank, a small DAG of
 // send / receive / receive-reduce / copy / reduce operations over slices of its input,
-// output and scratch buffers. Algorithms and planners produce it; the verifier, simulator,
+// output and scratch buffers (and sends and receives of one message spread over several
+// slices). Algorithms and planners produce it; the verifier, simulator,
 // serializers and executors read it, and none of them knows who produced it.
 #pragma once
 
@@ -61,7 +62,28 @@ struct Reduce {
   Side src_side = Side::kLeft;
   bool operator==(const Reduce&) const = default;
 };
-using Action = std::variant<Send, Recv, RecvReduce, Copy, Reduce>;
+// One message whose data lie in several slices on this side, in order: SendSlices sends the
+// concatenation of `src`; RecvSlices splits the incoming message over `dst` (the first
+// dst[0].count elements into dst[0], and so on). Either matches a send or receive of the same
+// total count on the other side, of any kind: it is one message, and the cost model prices it
+// as one message of the total size, with no copy. What Träff's TWO_Gatherv does with an MPI
+// derived datatype: the root receives the other class's blocks straight into the two runs of
+// its output they belong to (docs/math/gather-scatter-trees.md, section 7). Slices may be
+// empty; the total may be zero.
+struct SendSlices {
+  Rank peer = 0;
+  std::vector<Slice> src;
+  bool operator==(const SendSlices&) const = default;
+};
+struct RecvSlices {
+  Rank peer = 0;
+  std::vector<Slice> dst;
+  bool operator==(const RecvSlices&) const = default;
+};
+using Action = std::variant<Send, Recv, RecvReduce, Copy, Reduce, SendSlices, RecvSlices>;
+// Schedules hold millions of ops: the slice lists live on the heap, so that the two new
+// alternatives do not make every Op larger.
+static_assert(sizeof(SendSlices) <= sizeof(Reduce) && sizeof(RecvSlices) <= sizeof(Reduce));
 
 using OpId = std::int32_t;  // index into RankProgram::ops
 inline constexpr OpId kNoOp = -1;
@@ -74,7 +96,7 @@ using OpDeps = boost::container::small_vector<OpId, 2>;
 struct Op {
   Action action;
   OpDeps after;           // same-rank ops that must complete first (all < own index)
-  std::int32_t seq = -1;  // Send/Recv/RecvReduce: k-th message on the ordered pair
+  std::int32_t seq = -1;  // communication ops: k-th message on the ordered pair
   // Release time: the op does not start before this time (the cost model's time units,
   // counted from the schedule's start; 0: no such bound). It orders nothing and carries no
   // data: the simulator holds the op until then, the verifier and the executors ignore it.
@@ -118,11 +140,21 @@ struct Schedule {
 };
 
 // Small helpers shared by every consumer.
-bool is_communication(const Action& action);  // Send, Recv, RecvReduce
-Rank peer_of(const Action& action);           // kNoRank for local ops
-std::string_view buf_name(Buf buf);           // "in", "out", "scratch"
-std::string describe(const Slice& slice);     // "out[64:+32]"
-std::string describe(const Action& action);   // "recv 32 elems from rank 2 into out[64:+32]"
+// Send, Recv, RecvReduce, SendSlices, RecvSlices.
+bool is_communication(const Action& action);
+bool is_send(const Action& action);     // Send, SendSlices
+bool is_receive(const Action& action);  // Recv, RecvReduce, RecvSlices
+Rank peer_of(const Action& action);     // kNoRank for local ops
+// The elements a communication op's message carries (a slice list's total); 0 for local ops.
+Count message_count(const Action& action);
+Count total_count(const std::vector<Slice>& slices);  // the sum of the slices' counts
+std::string_view buf_name(Buf buf);                   // "in", "out", "scratch"
+std::string describe(const Slice& slice);             // "out[64:+32]"
+// "out[0:+9] out[12:+9]" (an empty list: "nothing")
+std::string describe(const std::vector<Slice>& slices);
+// "recv 32 elems from rank 2 into out[64:+32]"; "recv 18 elems from rank 3 into out[0:+9]
+// out[12:+9]" for a RecvSlices
+std::string describe(const Action& action);
 // "rank 3 op 7: recv 32 elems from rank 2 (seq 5) into out[64:+32]"
 std::string describe_op(const Schedule& schedule, Rank rank, OpId op);
 

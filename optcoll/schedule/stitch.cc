@@ -35,9 +35,20 @@ Action rename_action(const Action& action, std::span<const Rank> members, const 
           return Recv{member(a.peer), map(a.dst)};
         } else if constexpr (std::is_same_v<T, RecvReduce>) {
           return RecvReduce{member(a.peer), map(a.dst), a.incoming};
+        } else if constexpr (std::is_same_v<T, SendSlices>) {
+          SendSlices renamed{member(a.peer), {}};
+          renamed.src.reserve(a.src.size());
+          for (const Slice& slice : a.src) renamed.src.push_back(map(slice));
+          return renamed;
+        } else if constexpr (std::is_same_v<T, RecvSlices>) {
+          RecvSlices renamed{member(a.peer), {}};
+          renamed.dst.reserve(a.dst.size());
+          for (const Slice& slice : a.dst) renamed.dst.push_back(map(slice));
+          return renamed;
         } else if constexpr (std::is_same_v<T, Copy>) {
           return Copy{map(a.src), map(a.dst)};
         } else {
+          static_assert(std::is_same_v<T, Reduce>);
           return Reduce{map(a.src), map(a.dst), a.src_side};
         }
       },
@@ -114,9 +125,10 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
       }
       if (op.after.empty()) renamed.after = sinks;
       renamed.action = rename_action(op.action, members, in, out, scratch_base);
-      if (const auto* send = std::get_if<Send>(&op.action)) {
-        const Rank to = members[static_cast<std::size_t>(send->peer)];
-        renamed.seq += earlier(sent_before, send->peer, r, to);
+      if (is_send(op.action)) {
+        const Rank part_to = peer_of(op.action);
+        const Rank to = members[static_cast<std::size_t>(part_to)];
+        renamed.seq += earlier(sent_before, part_to, r, to);
         part_messages.emplace_back(r, to, op.seq + 1);
       } else if (const Rank from_peer = peer_of(op.action); from_peer != kNoRank) {
         const Rank from = members[static_cast<std::size_t>(from_peer)];

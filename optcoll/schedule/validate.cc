@@ -47,10 +47,7 @@ struct Endpoint {
 // The element count of rank r's endpoint `e` (not a matched receive).
 Count message_count(const Schedule& schedule, std::size_t r, const Endpoint& e) {
   if (e.count_or_match != Endpoint::kOtherCount) return e.count_or_match;
-  const Action& action = schedule.ranks[r].ops[static_cast<std::size_t>(e.op)].action;
-  if (const auto* send = std::get_if<Send>(&action)) return send->src.count;
-  if (const auto* recv = std::get_if<Recv>(&action)) return recv->dst.count;
-  return std::get<RecvReduce>(action).dst.count;
+  return ::optcoll::message_count(schedule.ranks[r].ops[static_cast<std::size_t>(e.op)].action);
 }
 
 // Whether rank r's send `s` and rank s.peer's receive `v` (not yet matched) have one count.
@@ -109,6 +106,10 @@ void add_endpoint(Endpoints& e, const Op& op, OpId id) {
     e.recvs.items.push_back({v->peer, op.seq, id, Endpoint::compact(v->dst.count)});
   } else if (const auto* rr = std::get_if<RecvReduce>(&op.action)) {
     e.recvs.items.push_back({rr->peer, op.seq, id, Endpoint::compact(rr->dst.count)});
+  } else if (const auto* ss = std::get_if<SendSlices>(&op.action)) {
+    e.sends.items.push_back({ss->peer, op.seq, id, Endpoint::compact(total_count(ss->src))});
+  } else if (const auto* rs = std::get_if<RecvSlices>(&op.action)) {
+    e.recvs.items.push_back({rs->peer, op.seq, id, Endpoint::compact(total_count(rs->dst))});
   }
 }
 
@@ -309,6 +310,37 @@ bool check_endpoint(IssueList& issues, const RankContext& rank, const Op& op, Op
   return peer_ok;
 }
 
+// A slice list's checks (SendSlices, RecvSlices): each slice, the total (at most kMaxCount),
+// and for a receive (`disjoint`) that no two slices overlap: the message would write the
+// same elements twice. Returns the total (0 after an issue that makes it meaningless).
+Count check_slice_list(IssueList& issues, const RankContext& rank, OpId id,
+                       const std::vector<Slice>& slices, const char* role, bool disjoint) {
+  Count total = 0;
+  for (const Slice& slice : slices) {
+    check_slice(issues, rank, id, slice, role);
+    if (slice.count < 0 || slice.count > kMaxCount - total) {
+      issues.add(rank.r, id, "{} slices hold more than {} elements in all", role, kMaxCount);
+      return 0;
+    }
+    total += slice.count;
+  }
+  if (!disjoint) return total;
+  std::vector<Slice> sorted;
+  for (const Slice& slice : slices) {
+    if (slice.count > 0) sorted.push_back(slice);
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const Slice& a, const Slice& b) {
+    return std::tie(a.buf, a.offset) < std::tie(b.buf, b.offset);
+  });
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].buf == sorted[i - 1].buf && sorted[i].offset < sorted[i - 1].end()) {
+      issues.add(rank.r, id, "{} slices {} and {} overlap", role, describe(sorted[i - 1]),
+                 describe(sorted[i]));
+    }
+  }
+  return total;
+}
+
 // The checks of one op on its own, in one visit of its action: dependencies, release time,
 // slices, peers and seq; a message also joins its rank's endpoints in `e`. Returns false if
 // a message's peer is out of range or the rank itself.
@@ -323,7 +355,14 @@ bool check_op(IssueList& issues, const RankContext& rank, const Op& op, OpId id,
         } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>) {
           check_slice(issues, rank, id, a.dst, "recv");
           return check_endpoint(issues, rank, op, id, a.peer, a.dst.count, e.recvs);
+        } else if constexpr (std::is_same_v<A, SendSlices>) {
+          const Count total = check_slice_list(issues, rank, id, a.src, "send", false);
+          return check_endpoint(issues, rank, op, id, a.peer, total, e.sends);
+        } else if constexpr (std::is_same_v<A, RecvSlices>) {
+          const Count total = check_slice_list(issues, rank, id, a.dst, "recv", true);
+          return check_endpoint(issues, rank, op, id, a.peer, total, e.recvs);
         } else {
+          static_assert(std::is_same_v<A, Copy> || std::is_same_v<A, Reduce>);
           check_slice(issues, rank, id, a.src, "source");
           check_slice(issues, rank, id, a.dst, "destination");
           if (a.src.count != a.dst.count) {

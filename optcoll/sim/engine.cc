@@ -134,13 +134,16 @@ void Engine::describe_op(Gid g, Rank rank, const Action& action) {
   std::visit(
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, Send>) {
+        // A SendSlices / RecvSlices is one message of its slices' total: priced as a Send /
+        // Recv of that size (no copy: the data move straight between the slices and the wire).
+        if constexpr (std::is_same_v<A, Send> || std::is_same_v<A, SendSlices>) {
+          const Count count = message_count(action);
           h.kind = OpKind::kSend;
-          h.empty = a.src.count == 0;
-          c.duration = model_.transfer_time(rank, a.peer, a.src.count, eb);
-        } else if constexpr (std::is_same_v<A, Recv>) {
+          h.empty = count == 0;
+          c.duration = model_.transfer_time(rank, a.peer, count, eb);
+        } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvSlices>) {
           h.kind = OpKind::kRecv;
-          h.empty = a.dst.count == 0;
+          h.empty = message_count(action) == 0;
         } else if constexpr (std::is_same_v<A, RecvReduce>) {
           h.kind = OpKind::kRecvReduce;
           h.empty = a.dst.count == 0;
@@ -149,6 +152,7 @@ void Engine::describe_op(Gid g, Rank rank, const Action& action) {
           h.kind = OpKind::kCopy;
           c.duration = model_.copy_time(a.src.count, eb);
         } else {
+          static_assert(std::is_same_v<A, Reduce>);
           h.kind = OpKind::kReduce;
           c.duration = model_.reduce_time(a.src.count, eb);
         }
@@ -257,17 +261,31 @@ bool Engine::can_compute(Rank r) const {
   return overlap_ || sends_active_[r] + recvs_active_[r] + joined_active_[r] == 0;
 }
 
+namespace {
+
+// Whether two sends carry the same data (a Send's slice, or a SendSlices' list).
+bool same_data(const Action& a, const Action& b) {
+  if (const auto* x = std::get_if<Send>(&a)) {
+    const auto* y = std::get_if<Send>(&b);
+    return y != nullptr && x->src == y->src;
+  }
+  const auto* x = std::get_if<SendSlices>(&a);
+  const auto* y = std::get_if<SendSlices>(&b);
+  return x != nullptr && y != nullptr && x->src == y->src;
+}
+
+}  // namespace
+
 bool Engine::may_join(Gid g) const {
   if (sends_sharable_.empty() || send_mode(g) != SendMode::kShared) return false;
-  const auto& mine = std::get<Send>(op(g).action);
+  const Action& mine = op(g).action;
   const auto& in_progress = sends_sharable_[static_cast<std::size_t>(hot_[g].rank)];
   return std::any_of(in_progress.begin(), in_progress.end(),
-                     [&](Gid other) { return std::get<Send>(op(other).action).src == mine.src; });
+                     [&](Gid other) { return same_data(op(other).action, mine); });
 }
 
 std::size_t Engine::send_bytes(Gid g) const {
-  const auto& send = std::get<Send>(op(sender(g)).action);
-  return static_cast<std::size_t>(send.src.count) * schedule_.spec.elem_bytes;
+  return static_cast<std::size_t>(message_count(op(sender(g)).action)) * schedule_.spec.elem_bytes;
 }
 
 void Engine::track_send(Gid g, bool started) {
@@ -317,9 +335,9 @@ double Engine::traffic_rate(Gid g) const {
   double traffic = 0;
   switch (hot_[g].kind) {
     case OpKind::kSend:
-      traffic = model_.units(std::get<Send>(o.action).src.count, eb) *
-                (send_mode(g) == SendMode::kReceiver ? kSingleCopyTransferTraffic
-                                                     : kStagedTransferTraffic);
+      traffic = model_.units(message_count(o.action), eb) * (send_mode(g) == SendMode::kReceiver
+                                                                 ? kSingleCopyTransferTraffic
+                                                                 : kStagedTransferTraffic);
       break;
     case OpKind::kCopy:
       traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;
@@ -457,12 +475,12 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
 
 Time Engine::port_hold(Gid g) const {
   const Gid send = sender(g);
-  const auto& action = std::get<Send>(op(send).action);
+  const Count count = message_count(op(send).action);
   const Rank from = hot_[send].rank;
   const Rank to = hot_[hot_[send].partner].rank;
   const std::size_t eb = schedule_.spec.elem_bytes;
-  return g == send ? model_.send_port_time(from, to, action.src.count, eb)
-                   : model_.receive_port_time(from, to, action.src.count, eb);
+  return g == send ? model_.send_port_time(from, to, count, eb)
+                   : model_.receive_port_time(from, to, count, eb);
 }
 
 Time Engine::port_release(Gid g) const {

@@ -167,14 +167,14 @@ std::string op_bars(const Frame& l, const Schedule& schedule, const SimResult& r
         const bool released = t.port_release >= 0;
         const double x = l.x_of(t.start);
         const double w = std::max(l.x_of(released ? t.port_release : t.end) - x, 0.5);
-        const auto [y, h] = l.lane(r, action.index());
+        const auto [y, h] = l.lane(r, sim::detail::kind_index(action));
         const std::string release_note =
             released ? fmt::format(", port released at {}", format_time(t.port_release, model))
                      : std::string();
         svg += fmt::format(
             "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"{}>"
             "<title>{} [{}, {}]{}</title></rect>\n",
-            x, y, w, h, kColours[action.index()],
+            x, y, w, h, kColours[sim::detail::kind_index(action)],
             on_path ? " stroke=\"#000000\" stroke-width=\"1.5\"" : "",
             svg_escape(describe_op(schedule, r, static_cast<OpId>(i))),
             svg_escape(format_time(t.start, model)), svg_escape(format_time(t.end, model)),
@@ -183,7 +183,8 @@ std::string op_bars(const Frame& l, const Schedule& schedule, const SimResult& r
           svg += fmt::format(
               "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"{}\" "
               "stroke-width=\"1\"/>\n",
-              x + w, y + h / 2, l.x_of(t.end), y + h / 2, kColours[action.index()]);
+              x + w, y + h / 2, l.x_of(t.end), y + h / 2,
+              kColours[sim::detail::kind_index(action)]);
         }
       }
     }
@@ -230,7 +231,7 @@ std::string band_bars(const Frame& l, const Schedule& schedule, const SimResult&
         const OpTiming& t = result.timing[static_cast<std::size_t>(r)][i];
         if (t.start < 0 || t.end < 0) continue;
         const Interval interval{t.start, t.port_release >= 0 ? t.port_release : t.end};
-        by_kind[ops[i].action.index()].push_back(interval);
+        by_kind[sim::detail::kind_index(ops[i].action)].push_back(interval);
         if (std::binary_search(critical.begin(), critical.end(),
                                std::pair<Rank, OpId>{r, static_cast<OpId>(i)}))
           on_path.push_back(interval);

@@ -13,27 +13,45 @@
 
 namespace optcoll::sim::detail {
 
+// The op's kind as the exporters group ops: 0 send, 1 recv, 2 recv-reduce, 3 copy, 4 reduce.
+// A SendSlices is a send and a RecvSlices a receive (one message each; their descriptions
+// list the slices).
+inline std::size_t kind_index(const Action& action) {
+  return std::visit(
+      [](const auto& a) -> std::size_t {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, Send> || std::is_same_v<A, SendSlices>) {
+          return 0;
+        } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvSlices>) {
+          return 1;
+        } else if constexpr (std::is_same_v<A, RecvReduce>) {
+          return 2;
+        } else if constexpr (std::is_same_v<A, Copy>) {
+          return 3;
+        } else {
+          static_assert(std::is_same_v<A, Reduce>);
+          return 4;
+        }
+      },
+      action);
+}
+
 // "send", "recv", "recv-reduce", "copy", "reduce": the kind names the exporters show.
 inline std::string_view kind_name(const Action& action) {
-  switch (action.index()) {
-    case 0:
-      return "send";
-    case 1:
-      return "recv";
-    case 2:
-      return "recv-reduce";
-    case 3:
-      return "copy";
-    default:
-      return "reduce";
-  }
+  constexpr std::string_view kNames[] = {"send", "recv", "recv-reduce", "copy", "reduce"};
+  return kNames[kind_index(action)];
 }
 
 // Elements moved or combined by the op.
 inline Count element_count(const Action& action) {
   return std::visit(
       [](const auto& a) -> Count {
-        if constexpr (requires { a.src; }) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, SendSlices>) {
+          return total_count(a.src);
+        } else if constexpr (std::is_same_v<A, RecvSlices>) {
+          return total_count(a.dst);
+        } else if constexpr (requires { a.src; }) {
           return a.src.count;
         } else {
           return a.dst.count;
@@ -46,7 +64,7 @@ inline Count element_count(const Action& action) {
 inline std::string op_label(const Action& action) {
   const Rank peer = peer_of(action);
   if (peer == kNoRank) return std::string(kind_name(action));
-  const bool to = std::holds_alternative<Send>(action);
+  const bool to = is_send(action);
   return fmt::format("{} {} {}", kind_name(action), to ? "to" : "from", peer);
 }
 

@@ -139,6 +139,8 @@ class Flattener {
     const std::size_t n = program.ops.size();
     src_.resize(n);
     dst_.resize(n);
+    spans_.resize(n);
+    lists_.clear();
     succ_count_.assign(n, 0);
     const std::size_t growths = bounds_.growths();
     read_ops(r, program);
@@ -146,8 +148,17 @@ class Flattener {
     assign_cells(r);
     const GlobalOp base = flat_.op_base[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < n; ++i) {
-      flat_.ops[base + i].src = cells(src_[i]);
-      flat_.ops[base + i].dst = cells(dst_[i]);
+      FlatOp& op = flat_.ops[base + i];
+      if (op.kind == OpKind::kSendSlices || op.kind == OpKind::kRecvSlices) {
+        const auto [first, end] = spans_[i];
+        const CellRange list{static_cast<CellId>(flat_.slice_cells.size()),
+                             static_cast<std::uint32_t>(end - first)};
+        for (std::size_t k = first; k < end; ++k) flat_.slice_cells.push_back(cells(lists_[k]));
+        (op.kind == OpKind::kSendSlices ? op.src : op.dst) = list;
+        continue;
+      }
+      op.src = cells(src_[i]);
+      op.dst = cells(dst_[i]);
     }
     link_successors(r);
   }
@@ -160,9 +171,15 @@ class Flattener {
     ref.end_slot = bounds_.insert(boundary_key(slice.buf, slice.end()));
   }
 
+  // Op i, a SendSlices or RecvSlices: its slices go to lists_, and spans_[i] records where.
+  void note_list(std::size_t i, const std::vector<Slice>& slices) {
+    spans_[i] = {lists_.size(), lists_.size() + slices.size()};
+    for (const Slice& slice : slices) note(lists_.emplace_back(), slice);
+  }
+
   // After the boundary set grew (rarely: only past the most boundaries a rank had so far).
   void find_slots_again() {
-    for (std::vector<SliceRef>* refs : {&src_, &dst_}) {
+    for (std::vector<SliceRef>* refs : {&src_, &dst_, &lists_}) {
       for (SliceRef& ref : *refs) {
         if (ref.end == ref.offset) continue;
         ref.first_slot = bounds_.slot_of(boundary_key(ref.buf, ref.offset));
@@ -199,11 +216,18 @@ class Flattener {
               flat_.ops[g].kind = OpKind::kRecvReduce;
               flat_.ops[g].side = a.incoming;
               note(dst_[i], a.dst);
+            } else if constexpr (std::is_same_v<A, SendSlices>) {
+              flat_.ops[g].kind = OpKind::kSendSlices;
+              note_list(i, a.src);
+            } else if constexpr (std::is_same_v<A, RecvSlices>) {
+              flat_.ops[g].kind = OpKind::kRecvSlices;
+              note_list(i, a.dst);
             } else if constexpr (std::is_same_v<A, Copy>) {
               flat_.ops[g].kind = OpKind::kCopy;
               note(src_[i], a.src);
               note(dst_[i], a.dst);
             } else {
+              static_assert(std::is_same_v<A, Reduce>);
               flat_.ops[g].kind = OpKind::kReduce;
               flat_.ops[g].side = a.src_side;
               note(src_[i], a.src);
@@ -273,6 +297,8 @@ class Flattener {
   BoundarySet bounds_;
   std::vector<SliceRef> src_;
   std::vector<SliceRef> dst_;
+  std::vector<SliceRef> lists_;  // the rank's SendSlices' and RecvSlices' slices
+  std::vector<std::pair<std::size_t, std::size_t>> spans_;  // per op: its slices in lists_
   std::vector<std::uint32_t> succ_count_;
 };
 
@@ -316,7 +342,8 @@ FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
   // never) reallocate, since each reallocation copies the array and touches fresh pages.
   flat.deps.reserve(2 * n);  // builders rarely give an op more than 2 dependencies on average
   flat.succs.reserve(2 * n);
-  flat.bound.reserve(6 * p + 4 * n);  // at most 2 per buffer of a rank and 4 per op
+  // At most 2 per buffer of a rank and 4 per op (more only with SendSlices / RecvSlices).
+  flat.bound.reserve(6 * p + 4 * n);
   Flattener flattener(schedule, layout, flat);
   for (std::size_t r = 0; r < p; ++r) {
     prefetch_ranks(schedule, r);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "optcoll/model/collective.h"
@@ -22,10 +23,21 @@ namespace optcoll::verify_detail {
 using GlobalOp = std::uint32_t;
 using CellId = std::uint32_t;  // a position in FlatSchedule::bound
 
-enum class OpKind : std::uint8_t { kSend, kRecv, kRecvReduce, kCopy, kReduce };
+// kSendSlices / kRecvSlices: a SendSlices / RecvSlices, whose src / dst is a list of cell
+// ranges (FlatSchedule::slice_cells) rather than one.
+enum class OpKind : std::uint8_t {
+  kSend,
+  kRecv,
+  kRecvReduce,
+  kCopy,
+  kReduce,
+  kSendSlices,
+  kRecvSlices
+};
 
+inline bool is_send(OpKind kind) { return kind == OpKind::kSend || kind == OpKind::kSendSlices; }
 inline bool is_communication(OpKind kind) {
-  return kind == OpKind::kSend || kind == OpKind::kRecv || kind == OpKind::kRecvReduce;
+  return kind != OpKind::kCopy && kind != OpKind::kReduce;
 }
 
 // The cells [first, first + n) of one buffer that tile a slice exactly; n = 0 for an empty
@@ -38,8 +50,11 @@ struct CellRange {
 // What an op does, in one record: the symbolic executor reads it for a message's other half,
 // on another rank, where each array of its own cost a cache miss.
 struct FlatOp {
-  CellRange src;  // Send, Copy, Reduce
-  CellRange dst;  // Recv, RecvReduce, Copy, Reduce
+  // Send, Copy, Reduce; for a SendSlices, positions [src.first, src.first + src.n) of
+  // FlatSchedule::slice_cells (its slices' cell ranges, in order).
+  CellRange src;
+  // Recv, RecvReduce, Copy, Reduce; for a RecvSlices, as src for a SendSlices.
+  CellRange dst;
   OpKind kind = OpKind::kSend;
   Side side = Side::kLeft;  // reductions: where the incoming (or src) operand goes
 };
@@ -64,6 +79,8 @@ struct FlatSchedule {
   // elements [bound[c], bound[c + 1]).
   std::vector<Count> bound;
   std::vector<CellId> cell_base;  // 3p + 1 entries
+  // The cell ranges of the SendSlices' and RecvSlices' slices (see FlatOp), empty ones kept.
+  std::vector<CellRange> slice_cells;
 
   std::size_t op_count() const { return ops.size(); }
   Rank rank_of(GlobalOp op) const;  // binary search over op_base
@@ -74,8 +91,23 @@ struct FlatSchedule {
   CellId cells_end(Rank r, Buf buf) const {
     return cell_base[3 * static_cast<std::size_t>(r) + static_cast<std::size_t>(buf) + 1];
   }
+  // The cell ranges op g reads (`src`) or writes (dst): one for the plain kinds, none for an
+  // operand the op does not have, a SendSlices' or RecvSlices' list in order.
+  std::span<const CellRange> src_ranges(GlobalOp g) const { return ranges(g, false); }
+  std::span<const CellRange> dst_ranges(GlobalOp g) const { return ranges(g, true); }
   // The cell of rank r's buffer that contains `element` (which must lie inside the buffer).
   CellId cell_at(Rank r, Buf buf, Count element) const;
+
+ private:
+  std::span<const CellRange> ranges(GlobalOp g, bool dst) const {
+    const FlatOp& op = ops[g];
+    const CellRange& range = dst ? op.dst : op.src;
+    const OpKind list = dst ? OpKind::kRecvSlices : OpKind::kSendSlices;
+    if (op.kind == list)
+      return std::span<const CellRange>(slice_cells).subspan(range.first, range.n);
+    if (range.n == 0) return {};
+    return {&range, 1};
+  }
 };
 
 // Flattens a schedule that passed structure_issues() (slices in bounds, dependencies

@@ -41,31 +41,44 @@ class RaceSweep {
 
   void op(GlobalOp g) {
     reported_.clear();
-    const CellRange src = flat_.ops[g].src;
-    const CellRange dst = flat_.ops[g].dst;
+    // What g reads and writes: one range each for the plain kinds, a list for a SendSlices
+    // (src) or RecvSlices (dst; its slices are disjoint, structure_issues checks it).
+    const std::span<const CellRange> sources = flat_.src_ranges(g);
+    const std::span<const CellRange> targets = flat_.dst_ranges(g);
     // Cells tile slices, so slices of one buffer overlap exactly when their cells do.
-    if (src.n != 0 && dst.n != 0 && src.first < dst.first + dst.n &&
-        dst.first < src.first + src.n) {
-      self_overlap(g, std::max(src.first, dst.first));
-    }
-    for (CellId c = src.first; c < src.first + src.n; ++c) {
-      const GlobalOp w = writer_[c - first_cell_];
-      if (w != kNone && w != g) check(w, g, c, "reads", "writing");
-    }
-    for (CellId c = dst.first; c < dst.first + dst.n; ++c) {
-      const GlobalOp w = writer_[c - first_cell_];
-      if (w != kNone) check(w, g, c, "writes", "writing");
-      for (std::uint32_t k = readers_[c - first_cell_]; k != kNil; k = nodes_[k].next) {
-        if (nodes_[k].op != g) check(nodes_[k].op, g, c, "writes", "reading");
+    if (sources.size() == 1 && targets.size() == 1) {
+      const CellRange src = sources[0];
+      const CellRange dst = targets[0];
+      if (src.first < dst.first + dst.n && dst.first < src.first + src.n) {
+        self_overlap(g, std::max(src.first, dst.first));
       }
     }
-    for (CellId c = src.first; c < src.first + src.n; ++c) {
-      nodes_.push_back({g, readers_[c - first_cell_]});
-      readers_[c - first_cell_] = static_cast<std::uint32_t>(nodes_.size() - 1);
+    for (const CellRange src : sources) {
+      for (CellId c = src.first; c < src.first + src.n; ++c) {
+        const GlobalOp w = writer_[c - first_cell_];
+        if (w != kNone && w != g) check(w, g, c, "reads", "writing");
+      }
     }
-    for (CellId c = dst.first; c < dst.first + dst.n; ++c) {
-      writer_[c - first_cell_] = g;
-      readers_[c - first_cell_] = kNil;
+    for (const CellRange dst : targets) {
+      for (CellId c = dst.first; c < dst.first + dst.n; ++c) {
+        const GlobalOp w = writer_[c - first_cell_];
+        if (w != kNone) check(w, g, c, "writes", "writing");
+        for (std::uint32_t k = readers_[c - first_cell_]; k != kNil; k = nodes_[k].next) {
+          if (nodes_[k].op != g) check(nodes_[k].op, g, c, "writes", "reading");
+        }
+      }
+    }
+    for (const CellRange src : sources) {
+      for (CellId c = src.first; c < src.first + src.n; ++c) {
+        nodes_.push_back({g, readers_[c - first_cell_]});
+        readers_[c - first_cell_] = static_cast<std::uint32_t>(nodes_.size() - 1);
+      }
+    }
+    for (const CellRange dst : targets) {
+      for (CellId c = dst.first; c < dst.first + dst.n; ++c) {
+        writer_[c - first_cell_] = g;
+        readers_[c - first_cell_] = kNil;
+      }
     }
   }
 

@@ -104,14 +104,46 @@ class Executor {
   // Both halves of the message that `g` completes are posted: the data moves now.
   void transfer(GlobalOp g) {
     const GlobalOp q = flat_.partner[g];
-    const GlobalOp send = flat_.ops[g].kind == OpKind::kSend ? g : q;
+    const GlobalOp send = is_send(flat_.ops[g].kind) ? g : q;
     const GlobalOp recv = send == g ? q : g;
     incoming_.clear();
-    store_.read(flat_.ops[send].src, incoming_);
-    if (flat_.ops[recv].kind == OpKind::kRecv) {
-      store_.write(flat_.ops[recv].dst, incoming_);
-    } else {
-      combine_into(recv);
+    // A SendSlices' message is its slices' contents one after another.
+    for (const CellRange src : flat_.src_ranges(send)) store_.read(src, incoming_);
+    switch (flat_.ops[recv].kind) {
+      case OpKind::kRecv:
+        store_.write(flat_.ops[recv].dst, incoming_);
+        break;
+      case OpKind::kRecvSlices:
+        scatter_incoming(recv);
+        break;
+      default:
+        combine_into(recv);
+        break;
+    }
+  }
+
+  // A RecvSlices: the message's first elements into its first slice, the next into the
+  // second, and so on.
+  void scatter_incoming(GlobalOp g) {
+    std::size_t next = 0;  // piece of incoming_ being consumed
+    Count used = 0;        // elements of incoming_[next] already placed
+    for (const CellRange dst : flat_.dst_ranges(g)) {
+      if (dst.n == 0) continue;
+      Count need = flat_.bound[dst.first + dst.n] - flat_.bound[dst.first];
+      result_.clear();
+      while (need > 0) {
+        OPTCOLL_CHECK(next < incoming_.size(), "verify: a message shorter than its receive");
+        const Piece& piece = incoming_[next];
+        const Count take = std::min(need, piece.length - used);
+        append_piece(result_, {take, piece.index_at(used), piece.set});
+        used += take;
+        need -= take;
+        if (used == piece.length) {
+          ++next;
+          used = 0;
+        }
+      }
+      store_.write(dst, result_);
     }
   }
 

@@ -47,7 +47,7 @@ class SyncSweep {
       }
       if ((entry & kCompletesPair) == 0) continue;
       const GlobalOp q = flat_.partner[g];
-      const bool g_sends = flat_.ops[g].kind == OpKind::kSend;
+      const bool g_sends = is_send(flat_.ops[g].kind);
       std::uint64_t* recv = mask(g_sends ? q : g);
       const std::uint64_t* send = mask(g_sends ? g : q);
       for (std::size_t w = 0; w < words; ++w) recv[w] |= send[w];

@@ -40,7 +40,12 @@ class Input {
   std::size_t pos_ = 0;
 };
 
-Slice* slice_of(Action& action, bool destination) {
+// One of the op's slices (a slice list's entry `pick`, modulo its length), or null for an
+// empty list.
+Slice* slice_of(Action& action, bool destination, std::uint32_t pick) {
+  const auto entry = [pick](std::vector<Slice>& list) -> Slice* {
+    return list.empty() ? nullptr : &list[pick % list.size()];
+  };
   return std::visit(
       [&](auto& a) -> Slice* {
         using A = std::decay_t<decltype(a)>;
@@ -48,6 +53,10 @@ Slice* slice_of(Action& action, bool destination) {
           return &a.src;
         else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvReduce>)
           return &a.dst;
+        else if constexpr (std::is_same_v<A, SendSlices>)
+          return entry(a.src);
+        else if constexpr (std::is_same_v<A, RecvSlices>)
+          return entry(a.dst);
         else
           return destination ? &a.dst : &a.src;
       },
@@ -65,10 +74,14 @@ void mutate(Schedule& s, Input& in) {
       program.ops.erase(program.ops.begin() + index);
       break;
     case 1:
-      slice_of(op.action, in.next(2) == 1)->offset += 1 + in.next(3);
+      if (Slice* slice = slice_of(op.action, in.next(2) == 1, in.next(4))) {
+        slice->offset += 1 + in.next(3);
+      }
       break;
     case 2:
-      slice_of(op.action, in.next(2) == 1)->count += in.next(5) - 2;
+      if (Slice* slice = slice_of(op.action, in.next(2) == 1, in.next(4))) {
+        slice->count += in.next(5) - 2;
+      }
       break;
     case 3:
       std::visit(

@@ -12,30 +12,31 @@
 //   48), then receives their 18 elements in one message: 200 + 10 + 18 = 228, the exact
 //   non-ordered optimum; the best ordered tree (gatherv/optimal) needs 238 (the root is last
 //   in its range: it must receive first, then copy). At j = 3 the small blocks are two runs of
-//   the root's buffer: one message into scratch plus 18 elements copied into place would give
-//   246, so the plan is the single ordered tree, 238. At p = 2000 (b_S = 10, b_L = 200000 at
-//   rank 1999, alpha = 100): 220090 = copy·b_L + alpha + 1999·10; gatherv/optimal 220190,
+//   the root's buffer (ranks 0-2 and 4-6): the root receives the one message straight into
+//   both (a RecvSlices, TWO_Gatherv's derived datatype), 228 again. At p = 2000 (b_S = 10, b_L =
+//   200000 at rank 1999, alpha = 100): 220090 = copy·b_L + alpha + 1999·10; gatherv/optimal 220190,
 //   gatherv/adaptive_binomial 220890 (optcoll simulate gatherv --counts @file --root 1999
 //   --abstract --alpha 100 --copy 1).
 //
-// Cost: Träff's Definition 2 over the joined tree, plus copy·|T_c| at the root for every
-//   segment whose blocks are not one slice of the root's buffer (received into scratch and
-//   copied into place); homogeneously never above gatherv/optimal (one class with the DP's
-//   tree is a candidate). Lower bound beta·Σ_{q≠root} m_q + copy·m_root. Lemma 2's instance
-//   (one b_L at the root j, ceil(log2(p-1))alpha + beta(p-2)b_S + copy·b_S <= copy·b_L):
-//   exactly copy·b_L + alpha + beta(p-1)b_S when j = 0 or j = p-1 (tested; equal to the exact
-//   non-ordered optimum).
+// Cost: Träff's Definition 2 over the joined tree: a segment whose blocks are not one slice of
+//   the root's buffer is one message received over the runs it forms there (RecvSlices),
+//   priced as any message of its size; homogeneously never above gatherv/optimal (one class
+//   with the DP's tree is a candidate). Lower bound beta·Σ_{q≠root} m_q + copy·m_root.
+//   Lemma 2's instance (one b_L at the root j, ceil(log2(p-1))alpha + beta(p-2)b_S +
+//   copy·b_S <= copy·b_L): exactly copy·b_L + alpha + beta(p-1)b_S wherever j is (tested;
+//   equal to the exact non-ordered optimum).
 // Against gatherv/optimal (simulated; tests/algorithms/two_block_test.cc ComparedWithOptimal;
 //   p = 200, b = 100, beta = 1; "two classes" = the join at the large blocks' threshold):
 //     Spikes  alpha 100, copy 0, root 100 (a spike): two classes 22855, optimal 22837
 //     Spikes  alpha 1000, copy 0, root 100:          two classes 29155, optimal 29161 (wins)
-//     Spikes  alpha 100, copy 0/1, root 0 (small):   45200 / 68200 vs 23355 / 23457
+//     Spikes  alpha 1000, copy 1, root 100:          two classes 29655, optimal 29657 (wins)
+//     Spikes  alpha 100, copy 0/1, root 0 (small):   45200 / 45700 vs 23355 / 23457
 //     Skewed  alpha 100, copy 0, root 0 (large):     16595 vs 16495
 //     Skewed  alpha 100, copy 0, root 100 (small):   36400 vs 21194
 //   The two-class structure pays off when the root holds a large block and the small ones
 //   can be gathered behind its copy (Lemma 2); with the root in the small class the large
-//   blocks travel twice, and with copy > 0 interleaved classes pay copy·|T| at the root. The
-//   plan then falls back to one tree (two_block = optimal in every other row of the table).
+//   blocks travel twice. The plan then falls back to one tree (two_block = optimal in every
+//   other row of the table).
 // Model: Träff's (one port, no overlap, copy = CostModel::copy, empty messages free); each
 //   node's items are chained in the model's order, so the simulated makespan equals the
 //   planned cost exactly (tested for copy = 0, copy = beta and in between, both duplexes, and

@@ -16,35 +16,14 @@ using detail::gather_items;
 using detail::PositionLayout;
 using detail::SubtreeSpan;
 
-std::vector<Rank> nonempty_index(const std::vector<bool>& nonempty) {
-  std::vector<Rank> index(nonempty.size(), -1);
-  Rank next = 0;
-  for (std::size_t r = 0; r < nonempty.size(); ++r) {
-    if (nonempty[r]) index[r] = next++;
-  }
-  return index;
-}
-
-bool lands_in_place(const std::vector<Rank>& members_by_position, const std::vector<Rank>& index) {
-  Rank expected = -1;
-  for (const Rank r : members_by_position) {
-    const Rank k = index[static_cast<std::size_t>(r)];
-    if (k < 0) continue;
-    if (expected >= 0 && k != expected) return false;
-    expected = k + 1;
-  }
-  return true;
-}
-
 namespace {
 
 // What the positioned emitters share: spans by position, the position layout, and per child
-// of the root whether its segment is one slice of the root's buffer.
+// of the root the runs its segment forms in the root's buffer.
 struct Positioned {
   std::vector<Rank> pre;
   std::vector<SubtreeSpan> spans;
   PositionLayout pl;
-  std::vector<Rank> index;  // nonempty_index of the layout's blocks
 
   Positioned(const ScheduleBuilder& b, const TreeShape& tree, const std::vector<int>& copy_slot,
              const std::vector<Rank>& positions)
@@ -53,21 +32,10 @@ struct Positioned {
         pl(b.layout(), positions) {
     OPTCOLL_CHECK(copy_slot.size() == tree.children.size(), "copy_slot has {} entries",
                   copy_slot.size());
-    std::vector<bool> nonempty;
-    for (Rank r = 0; r < b.nranks(); ++r) nonempty.push_back(b.layout().block(r) > 0);
-    index = nonempty_index(nonempty);
   }
   std::vector<Rank> members(Rank c) const {
     const auto& s = spans[static_cast<std::size_t>(c)];
     return {pl.rank_at.begin() + s.lo, pl.rank_at.begin() + s.hi + 1};
-  }
-  bool in_place(Rank c) const { return lands_in_place(members(c), index); }
-  // The first member of c's subtree (position order) with a non-empty block, or kNoRank.
-  Rank first_nonempty(Rank c) const {
-    for (const Rank r : members(c)) {
-      if (index[static_cast<std::size_t>(r)] >= 0) return r;
-    }
-    return kNoRank;
   }
   // Calls fn(offset in the segment, rank of the run's first block, elements) for each run of
   // c's blocks that are consecutive in the rank-ordered buffer (empty blocks skipped).
@@ -91,6 +59,15 @@ struct Positioned {
       seg += len;
     }
     if (run_first != kNoRank) fn(run_seg, run_first, run_len);
+  }
+  // The slices of `buffer` (the root's, in rank order) that c's segment fills, in segment
+  // order: one per run of consecutive ranks.
+  std::vector<Slice> runs(const Layout& layout, Rank c, Slice buffer) const {
+    std::vector<Slice> slices;
+    for_each_run(layout, c, [&](Count, Rank first, Count len) {
+      slices.push_back(sub(buffer, layout.displ(first), len));
+    });
+    return slices;
   }
 };
 
@@ -132,18 +109,10 @@ void emit_positioned_gather(ScheduleBuilder& b, const TreeShape& tree,
       if (!root) {
         chain(b, v, last,
               b.transfer(c, v, from, sub(area, pos.pl.offset(vs.lo, cs.lo), from.count)).recv);
-      } else if (pos.in_place(c)) {
-        const Rank first = pos.first_nonempty(c);
-        const Count at = first == kNoRank ? 0 : layout.displ(first);
-        chain(b, v, last, b.transfer(c, v, from, sub(root_dest, at, from.count)).recv);
       } else {
-        // One message into scratch, then every run of consecutive ranks copied into place.
-        const Slice landing = b.scratch(v, from.count);
-        chain(b, v, last, b.transfer(c, v, from, landing).recv);
-        pos.for_each_run(layout, c, [&](Count offset, Rank first, Count len) {
-          chain(b, v, last,
-                b.copy(v, sub(landing, offset, len), sub(root_dest, layout.displ(first), len)));
-        });
+        // One message straight into place: a plain receive when the segment is one slice of
+        // the root's buffer, else a RecvSlices over its runs of consecutive ranks.
+        chain(b, v, last, b.transfer_into_slices(c, v, from, pos.runs(layout, c, root_dest)).recv);
       }
     }
   }
@@ -186,18 +155,11 @@ void emit_positioned_scatter(ScheduleBuilder& b, const TreeShape& tree,
       if (!root) {
         chain(b, v, last,
               b.transfer(v, c, sub(area, pos.pl.offset(vs.lo, cs.lo), len), data[ci]).send);
-      } else if (pos.in_place(c)) {
-        const Rank first = pos.first_nonempty(c);
-        const Count at = first == kNoRank ? 0 : layout.displ(first);
-        chain(b, v, last, b.transfer(v, c, sub(root_source, at, len), data[ci]).send);
       } else {
-        // Every run of consecutive ranks copied out of place into scratch, then one message.
-        const Slice staging = b.scratch(v, len);
-        pos.for_each_run(layout, c, [&](Count offset, Rank first, Count run) {
-          chain(b, v, last,
-                b.copy(v, sub(root_source, layout.displ(first), run), sub(staging, offset, run)));
-        });
-        chain(b, v, last, b.transfer(v, c, staging, data[ci]).send);
+        // One message straight from place: a plain send when the segment is one slice of the
+        // root's buffer, else a SendSlices of its runs of consecutive ranks.
+        chain(b, v, last,
+              b.transfer_from_slices(v, c, pos.runs(layout, c, root_source), data[ci]).send);
       }
     }
   }

@@ -25,13 +25,12 @@
 //   as one more item of the root; every place among the root's items (before or after its
 //   copy and each of its children) is tried and the cheapest kept.
 // Placement. The classes interleave in rank order, so a segment can arrive at the root whose
-//   blocks are not one slice of the root's buffer. It is received into scratch and copied into
-//   place (copy·|T_c| for the root), which positioned_completion_time charges exactly as the
-//   simulator does; segments that are one slice (e.g. the other class is a rank range) are
-//   received in place. Lemma 2's non-ordered optimum does not price that permutation, so it is
-//   reached only where the other class lands in place (the large block at either end): with
-//   copy > 0 no single message can put the small blocks on both sides of the root's own block
-//   without a copy after it (docs/design.md).
+//   blocks are not one slice of the root's buffer. As in TWO_Gatherv (which receives it through
+//   an MPI derived datatype), it is received in ONE message straight into the runs of
+//   consecutive ranks it forms there (a RecvSlices; scatter: a SendSlices), which the model
+//   prices as any message of its size: no copy. So positioned_completion_time is the tree's
+//   Definition 2 time, and Lemma 2's non-ordered optimum copy·b_L + alpha + beta(p-1)b_S is
+//   reached wherever the large block sits (docs/design.md, "Two-block gather/scatter").
 // Pair matrices: the class trees are planned with alpha and beta; every cost is evaluated with
 //   the matrices (positioned_completion_time uses GatherProblem::message(from, to, M)).
 #include "optcoll/algorithms/planners/two_block.h"
@@ -51,27 +50,19 @@ namespace {
 std::size_t at(Rank r) { return static_cast<std::size_t>(r); }
 
 // Definition 2 over a tree emitted by the positioned emitters, by parts: fold() computes every
-// node's completion, segment size and position span below `start`; root_time() folds the
-// root's items for a given child order and copy slot from those values. Children of the root
-// whose blocks do not land in place cost copy·|T_c| right after their message.
+// node's completion and segment size below `start`; root_time() folds the root's items for a
+// given child order and copy slot from those values. Every message costs its segment's
+// message, wherever its blocks land in the root's buffer.
 class PositionedTimes {
  public:
   PositionedTimes(const TreeShape& shape, const std::vector<int>& copy_slot,
                   const std::vector<Rank>& positions, const GatherProblem& pb)
-      : shape_(shape), slot_(copy_slot), positions_(positions), pb_(pb) {
+      : shape_(shape), slot_(copy_slot), pb_(pb) {
     const auto p = shape.children.size();
     OPTCOLL_CHECK(p == pb.sizes.size() && copy_slot.size() == p && positions.size() == p,
                   "tree, positions and problem differ in size");
-    rank_at_.assign(p, kNoRank);
-    for (std::size_t r = 0; r < p; ++r) rank_at_[at(positions[r])] = static_cast<Rank>(r);
-    std::vector<bool> nonempty;
-    for (const Time m : pb.sizes) nonempty.push_back(m > 0);
-    index_ = patterns::nonempty_index(nonempty);
     done_.assign(p, 0);
     total_.assign(p, 0);
-    lo_.assign(p, 0);
-    hi_.assign(p, 0);
-    in_place_.assign(p, -1);
   }
 
   // Post-order by an explicit stack: (node, expanded?).
@@ -87,12 +78,7 @@ class PositionedTimes {
         continue;
       }
       total_[at(v)] = pb_.sizes[at(v)];
-      lo_[at(v)] = hi_[at(v)] = positions_[at(v)];
-      for (const Rank c : kids) {
-        total_[at(v)] += total_[at(c)];
-        lo_[at(v)] = std::min(lo_[at(v)], lo_[at(c)]);
-        hi_[at(v)] = std::max(hi_[at(v)], hi_[at(c)]);
-      }
+      for (const Rank c : kids) total_[at(v)] += total_[at(c)];
       done_[at(v)] = items(v, kids, slot_[at(v)], v == shape_.root);
     }
   }
@@ -112,30 +98,15 @@ class PositionedTimes {
       if (i == kids.size()) break;
       const Rank c = kids[i];
       t = std::max(t, done_[at(c)]) + pb_.message(c, v, total_[at(c)]);
-      if (root && total_[at(c)] > 0 && !lands_in_place(c)) t += pb_.copy * total_[at(c)];
     }
     return t;
-  }
-  bool lands_in_place(Rank c) {
-    if (in_place_[at(c)] < 0) {
-      const std::vector<Rank> members(rank_at_.begin() + lo_[at(c)],
-                                      rank_at_.begin() + hi_[at(c)] + 1);
-      in_place_[at(c)] = patterns::lands_in_place(members, index_) ? 1 : 0;
-    }
-    return in_place_[at(c)] == 1;
   }
 
   const TreeShape& shape_;
   const std::vector<int>& slot_;
-  const std::vector<Rank>& positions_;
   const GatherProblem& pb_;
-  std::vector<Rank> rank_at_;
-  std::vector<Rank> index_;
   std::vector<Time> done_;
   std::vector<Time> total_;
-  std::vector<Rank> lo_;
-  std::vector<Rank> hi_;
-  std::vector<int> in_place_;  // -1: not yet known
 };
 
 // Plans `kind`'s tree (adaptive binomial or the optimal ordered DP's) over `members`

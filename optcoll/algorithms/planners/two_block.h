@@ -25,10 +25,11 @@ struct TwoBlockPlan {
   Rank sub_root = kNoRank;  // the other class's root, kNoRank with one class
 };
 
-// Definition 2 for a tree over `positions` emitted by emit_positioned_gather/_scatter: as
-// completion_time(), except that at the root a child whose blocks do not land in place
-// (patterns::lands_in_place) also costs copy·|T_c| right after its message (the copies into
-// place; scatter: before the message, the same total by time reversal).
+// Definition 2 for a tree over `positions` emitted by emit_positioned_gather/_scatter: its
+// completion_time() (each segment reaches the root in one message straight into place, a
+// RecvSlices where it forms several runs of the root's buffer, priced as any message of its
+// size; scatter: a SendSlices, the same total by time reversal). `positions` is checked for
+// size only: where the blocks land does not change the time.
 Time positioned_completion_time(const TreeShape& shape, const std::vector<int>& copy_slot,
                                 const std::vector<Rank>& positions, const GatherProblem& problem);
 

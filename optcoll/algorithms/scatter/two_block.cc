@@ -8,13 +8,15 @@
 //
 //   Lemma 2: p = 7, alpha = 10, beta = copy = 1, b_S = 3 everywhere but b_L = 200 at the root
 //   j = 6: the root sends ranks 0..5 their 18 elements in one message (28), then copies its own
-//   200 while they scatter among themselves: 228; scatterv/optimal needs 238.
+//   200 while they scatter among themselves: 228; scatterv/optimal needs 238. At j = 3 the
+//   root sends the one message straight from the two runs of its input that hold ranks 0-2
+//   and 4-6 (a SendSlices): 228 too.
 //
-// Cost: the gather's (time reversal): Träff's Definition 2 over the joined tree, plus
-//   copy·|T_c| at the root for every segment whose blocks are not one slice of the root's
-//   buffer (copied into scratch first, then sent); homogeneously never above
+// Cost: the gather's (time reversal): Träff's Definition 2 over the joined tree; a segment
+//   whose blocks are not one slice of the root's buffer is one message sent from the runs it
+//   forms there (SendSlices), priced as any message of its size; homogeneously never above
 //   scatterv/optimal. Lower bound beta·Σ_{q≠root} m_q + copy·m_root. On Lemma 2's instance:
-//   copy·b_L + alpha + beta(p-1)b_S when j = 0 or p-1. Measurements: gatherv/two_block.
+//   copy·b_L + alpha + beta(p-1)b_S wherever the root is. Measurements: gatherv/two_block.
 // Model: Träff's (one port, no overlap, copy = CostModel::copy, empty messages free); items
 //   chained in the model's order, so the simulated makespan equals the planned cost exactly.
 // Restrictions: none (any p >= 1, any root, empty blocks).

@@ -400,6 +400,85 @@ RequestId MpiTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, R
   return receive_descriptor(std::move(t), from, key, tag_for(from, key), bytes);
 }
 
+RequestId MpiTransport::isendv(Rank to, MsgKey key,
+                               std::span<const std::span<const std::byte>> parts) {
+  check_usable();
+  std::vector<std::byte*> starts;
+  std::vector<std::size_t> sizes;
+  std::size_t bytes = 0;
+  for (const auto& part : parts) {
+    if (part.empty()) continue;
+    // MPI never writes a send buffer (as in isend).
+    starts.push_back(
+        const_cast<std::byte*>(part.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    sizes.push_back(part.size());
+    bytes += part.size();
+  }
+  // Same-node messages follow the channel's protocol, which moves one span (the arena copy
+  // is a copy anyway); a message with at most one part is a plain one.
+  if (through_shared_memory(to, bytes)) return Transport::isendv(to, key, parts);
+  if (starts.size() <= 1) {
+    return isend(to, key,
+                 starts.empty() ? std::span<const std::byte>()
+                                : std::span<const std::byte>(starts[0], sizes[0]));
+  }
+  return post_parts(false, to, key, starts, sizes, bytes);
+}
+
+RequestId MpiTransport::irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts) {
+  check_usable();
+  std::vector<std::byte*> starts;
+  std::vector<std::size_t> sizes;
+  std::size_t bytes = 0;
+  for (const auto& part : parts) {
+    if (part.empty()) continue;
+    starts.push_back(part.data());
+    sizes.push_back(part.size());
+    bytes += part.size();
+  }
+  // Same-node: received as irecv_reduce does, whose combine step here copies the parts
+  // straight out of the sender's arena block.
+  if (through_shared_memory(from, bytes)) return Transport::irecvv(from, key, parts);
+  if (starts.size() <= 1) {
+    return irecv(
+        from, key,
+        starts.empty() ? std::span<std::byte>() : std::span<std::byte>(starts[0], sizes[0]));
+  }
+  return post_parts(true, from, key, starts, sizes, bytes);
+}
+
+RequestId MpiTransport::post_parts(bool receive, Rank peer, MsgKey key,
+                                   std::span<std::byte* const> starts,
+                                   std::span<const std::size_t> sizes, std::size_t bytes) {
+  check_count(peer, bytes);  // also bounds each part: MPI's lengths are ints
+  const int tag = tag_for(peer, key);
+  std::vector<int> lengths(sizes.size());
+  std::vector<MPI_Aint> displacements(sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    lengths[i] = static_cast<int>(sizes[i]);
+    check_mpi(MPI_Get_address(starts[i], &displacements[i]), "MPI_Get_address");
+  }
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                                     displacements.data(), MPI_BYTE, &type),
+            "MPI_Type_create_hindexed");
+  MPI_Request request = MPI_REQUEST_NULL;
+  int code = MPI_Type_commit(&type);
+  if (code == MPI_SUCCESS) {
+    // Absolute addresses: the buffer is MPI_BOTTOM.
+    code = receive ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag, data_, &request)
+                   : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, data_, &request);
+  }
+  // Freed now: MPI keeps a datatype that a pending request uses until the request completes
+  // (MPI standard, MPI_Type_free), so nothing is left to free after the wait.
+  MPI_Type_free(&type);
+  check_mpi(code, receive ? "MPI_Irecv (vectored)" : "MPI_Isend (vectored)");
+  const RequestId id = next_id_++;
+  requests_.push_back(request);
+  pending_.push_back({id, receive, peer, key.seq, tag, bytes, Part::kWhole});
+  return id;
+}
+
 RequestId MpiTransport::receive_descriptor(std::unique_ptr<Transfer> t, Rank from, MsgKey key,
                                            int tag, std::size_t bytes) {
   t->id = next_id_++;

@@ -119,6 +119,12 @@ class MpiTransport final : public Transport {
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   // Same-node messages are combined straight out of the sender's arena block.
   RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) override;
+  // Vectored messages by plain MPI use one derived datatype (hindexed over MPI_BYTE, absolute
+  // addresses) so that MPI moves the bytes between the parts and the wire with no staging
+  // copy. A same-node message (through_shared_memory) goes through the channel: a receive is
+  // copied out of the sender's arena block into the parts, a send is gathered first.
+  RequestId isendv(Rank to, MsgKey key, std::span<const std::span<const std::byte>> parts) override;
+  RequestId irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts) override;
   void abort(const std::string& reason) override;
   // False after a failure (timeout, abort, wrong message): the transport refuses further
   // use, until the next begin_call.
@@ -208,6 +214,11 @@ class MpiTransport final : public Transport {
   // One MPI_Testsome pass over the requests and the notice receive: appends completed ids
   // to `done`, throws on a failed request or a notice about this call.
   void test_once(std::vector<RequestId>& done);
+  // A vectored message by plain MPI on the data communicator: `starts` and `sizes` describe
+  // the parts (`bytes` in all). Makes a committed hindexed datatype for the request and frees
+  // it at once (MPI keeps it alive until the request completes).
+  RequestId post_parts(bool receive, Rank peer, MsgKey key, std::span<std::byte* const> starts,
+                       std::span<const std::size_t> sizes, std::size_t bytes);
   RequestId post(bool receive, Rank peer, std::int32_t seq, MPI_Comm comm, int tag, void* buffer,
                  std::size_t bytes, Part part, RequestId id);
   RequestId receive_descriptor(std::unique_ptr<Transfer> t, Rank from, MsgKey key, int tag,

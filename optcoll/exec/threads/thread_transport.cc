@@ -23,6 +23,45 @@
 namespace optcoll::threads {
 namespace {
 
+// The size of a message held in `parts`.
+std::size_t total_bytes(std::span<const std::span<const std::byte>> parts) {
+  std::size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.size();
+  return bytes;
+}
+
+// Copies the concatenation of `parts` to `out`.
+void gather(std::span<const std::span<const std::byte>> parts, std::byte* out) {
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(out, part.data(), part.size());
+    out += part.size();
+  }
+}
+
+// Copies the concatenation of `from` over `to` in order (same total): one memcpy per piece
+// where the two lists' boundaries differ, straight between the two ranks' memory.
+void copy_spans(std::span<const std::span<const std::byte>> from,
+                std::span<const std::span<std::byte>> to) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  std::size_t used_from = 0;
+  std::size_t used_to = 0;
+  while (i < from.size() && j < to.size()) {
+    const std::size_t n = std::min(from[i].size() - used_from, to[j].size() - used_to);
+    if (n > 0) std::memcpy(to[j].data() + used_to, from[i].data() + used_from, n);
+    used_from += n;
+    used_to += n;
+    if (used_from == from[i].size()) {
+      ++i;
+      used_from = 0;
+    }
+    if (used_to == to[j].size()) {
+      ++j;
+      used_to = 0;
+    }
+  }
+}
+
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
@@ -221,16 +260,29 @@ void ThreadTransport::throw_if_aborted() const {
   }
 }
 
-ThreadTransport::TransferResult ThreadTransport::transfer(Rank from, Rank to, MsgKey key,
-                                                          std::span<const std::byte> data,
-                                                          Fabric::PostedRecv& recv) {
-  if (data.size() != recv.bytes) {
+ThreadTransport::TransferResult ThreadTransport::transfer(
+    Rank from, Rank to, MsgKey key, std::span<const std::byte> data, Fabric::PostedRecv& recv,
+    std::span<const std::span<const std::byte>> parts) {
+  const std::span<const std::span<const std::byte>> source =
+      parts.empty() ? std::span<const std::span<const std::byte>>(&data, 1) : parts;
+  const std::size_t size = total_bytes(source);
+  if (size != recv.bytes) {
     return {fmt::format("message from rank {} to rank {} (epoch {}, seq {}): the send has {} "
                         "bytes but the receive expects {} bytes",
-                        from, to, key.epoch, key.seq, data.size(), recv.bytes),
+                        from, to, key.epoch, key.seq, size, recv.bytes),
             false};
   }
   if (recv.reduce) {
+    // A vectored send into a receive-reduce: the combine step takes one span, so the parts
+    // are gathered first (the only case with an extra copy).
+    std::vector<std::byte> joined;
+    if (source.size() > 1) {
+      joined.resize(size);
+      gather(source, joined.data());
+      data = joined;
+    } else {
+      data = source[0];
+    }
     try {
       recv.reduce(data);
     } catch (const std::exception& e) {
@@ -239,8 +291,10 @@ ThreadTransport::TransferResult ThreadTransport::transfer(Rank from, Rank to, Ms
                           to, from, key.epoch, key.seq, e.what()),
               true};
     }
-  } else if (!data.empty()) {
-    std::memcpy(recv.data.data(), data.data(), data.size());
+  } else if (!recv.parts.empty()) {
+    copy_spans(source, recv.parts);
+  } else {
+    gather(source, recv.data.data());
   }
   return {};
 }
@@ -262,7 +316,9 @@ void ThreadTransport::finish_match(TransferResult result, bool i_am_sender, Requ
   }
 }
 
-bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> data) {
+bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> data,
+                                std::span<const std::span<const std::byte>> parts,
+                                std::size_t bytes) {
   Fabric::EagerRing& ring = fabric_.sender_ring(rank_, to);
   const std::uint32_t tail = ring.tail;
   if (tail - ring.sender_head >= Fabric::kRingSlots) {
@@ -271,8 +327,12 @@ bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> 
   }
   Fabric::EagerRing::Slot& slot = ring.slots[tail % Fabric::kRingSlots];
   slot.key = key;
-  slot.bytes = static_cast<std::uint32_t>(data.size());
-  if (!data.empty()) std::memcpy(slot.data.data(), data.data(), data.size());
+  slot.bytes = static_cast<std::uint32_t>(bytes);
+  if (!parts.empty()) {
+    gather(parts, slot.data.data());
+  } else if (!data.empty()) {
+    std::memcpy(slot.data.data(), data.data(), data.size());
+  }
   slot.stamp.store(tail + 1, std::memory_order_release);
   ring.tail = tail + 1;
   fabric_.wake_ring_receiver(to);
@@ -370,11 +430,22 @@ void ThreadTransport::finish_own_receive(TransferResult result, RequestId id) {
 }
 
 RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte> data) {
+  return send_message(to, key, data, {}, data.size());
+}
+
+RequestId ThreadTransport::isendv(Rank to, MsgKey key,
+                                  std::span<const std::span<const std::byte>> parts) {
+  return send_message(to, key, {}, parts, total_bytes(parts));
+}
+
+RequestId ThreadTransport::send_message(Rank to, MsgKey key, std::span<const std::byte> data,
+                                        std::span<const std::span<const std::byte>> parts,
+                                        std::size_t bytes) {
   check_peer(to, "send to");
   throw_if_aborted();
   const RequestId id = next_id_++;
   idle_ = Clock::duration::zero();
-  if (fabric_.rings() && data.size() <= kRingPayload && ring_send(to, key, data)) {
+  if (fabric_.rings() && bytes <= kRingPayload && ring_send(to, key, data, parts, bytes)) {
     local_done_.push_back(id);
     return id;
   }
@@ -382,23 +453,23 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
   std::unique_lock lock(box.mutex);
   const auto it = box.recvs.find(key);
   if (it == box.recvs.end()) {
-    if (data.size() <= kEagerBytes && box.eager_bytes + data.size() <= kEagerMailboxBytes &&
+    if (bytes <= kEagerBytes && box.eager_bytes + bytes <= kEagerMailboxBytes &&
         box.eager_messages < kEagerMailboxMessages) {
       // Eager (file comment): the mailbox keeps a copy and the send is complete.
       Fabric::PostedSend& send = box.sends.emplace_back();
       send.key = key;
-      send.eager_bytes = data.size();
+      send.eager_bytes = bytes;
       std::byte* copy = send.small.data();
-      if (data.size() > send.small.size()) {
+      if (bytes > send.small.size()) {
         auto& spares = box.spare_copies;
-        if (!spares.empty() && spares.back().capacity >= data.size()) {
+        if (!spares.empty() && spares.back().capacity >= bytes) {
           send.copy = std::move(spares.back().bytes);
           send.copy_capacity = spares.back().capacity;
           spares.pop_back();
         } else {
           // A new peak of copies in flight on this pair: as many spares again as are in
           // flight, so that the pool grows in O(log peak) steps (close sizes reuse them).
-          send.copy_capacity = std::bit_ceil(data.size());
+          send.copy_capacity = std::bit_ceil(bytes);
           send.copy = std::make_unique_for_overwrite<std::byte[]>(send.copy_capacity);
           if (spares.capacity() == 0) spares.reserve(kEagerMailboxMessages);
           const std::size_t extra = std::min(box.eager_messages, kEagerMailboxMessages);
@@ -409,8 +480,12 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
         }
         copy = send.copy.get();
       }
-      if (!data.empty()) std::memcpy(copy, data.data(), data.size());
-      box.eager_bytes += data.size();
+      if (!parts.empty()) {
+        gather(parts, copy);
+      } else if (!data.empty()) {
+        std::memcpy(copy, data.data(), data.size());
+      }
+      box.eager_bytes += bytes;
       ++box.eager_messages;
       lock.unlock();
       local_done_.push_back(id);
@@ -420,9 +495,11 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
     send.key = key;
     send.id = id;
     send.data = data;
+    send.parts.assign(parts.begin(), parts.end());
     return id;
   }
-  if (data.size() >= kHandOverBytes && data.size() == it->bytes &&
+  // (A vectored send is not handed over: the receiver takes a single span.)
+  if (parts.empty() && data.size() >= kHandOverBytes && data.size() == it->bytes &&
       fabric_.inbox(to).idle.load(std::memory_order_relaxed)) {
     // The receiver sleeps: let it do the transfer into its own memory (file comment).
     it->handed_send = id;
@@ -432,7 +509,7 @@ RequestId ThreadTransport::isend(Rank to, MsgKey key, std::span<const std::byte>
     return id;
   }
   Fabric::PostedRecv recv = box.recvs.take(it);
-  TransferResult result = transfer(rank_, to, key, data, recv);
+  TransferResult result = transfer(rank_, to, key, data, recv, parts);
   lock.unlock();
   finish_match(std::move(result), true, id, to, recv.id);
   return id;
@@ -458,7 +535,7 @@ RequestId ThreadTransport::post_recv(Rank from, MsgKey key, Fabric::PostedRecv r
     box.eager_bytes -= send.eager_bytes;
     --box.eager_messages;
   }
-  TransferResult result = transfer(from, rank_, key, send.payload(), recv);
+  TransferResult result = transfer(from, rank_, key, send.payload(), recv, send.parts);
   if (send.copy != nullptr && box.spare_copies.size() < kEagerMailboxMessages) {
     if (box.spare_copies.capacity() == 0) box.spare_copies.reserve(kEagerMailboxMessages);
     box.spare_copies.push_back({std::move(send.copy), send.copy_capacity});
@@ -492,6 +569,14 @@ RequestId ThreadTransport::irecv(Rank from, MsgKey key, std::span<std::byte> dat
   Fabric::PostedRecv recv;
   recv.data = data;
   recv.bytes = data.size();
+  return post_recv(from, key, std::move(recv));
+}
+
+RequestId ThreadTransport::irecvv(Rank from, MsgKey key,
+                                  std::span<const std::span<std::byte>> parts) {
+  Fabric::PostedRecv recv;
+  recv.parts.assign(parts.begin(), parts.end());
+  for (const auto& part : parts) recv.bytes += part.size();
   return post_recv(from, key, std::move(recv));
 }
 

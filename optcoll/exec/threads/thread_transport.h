@@ -238,6 +238,9 @@ class Fabric {
     MsgKey key;
     RequestId id = 0;                 // 0: an eager send (complete already)
     std::span<const std::byte> data;  // not eager: the sender's memory
+    // A vectored send (isendv), not eager: the pieces of the sender's memory, in order (then
+    // `data` is empty).
+    std::vector<std::span<const std::byte>> parts;
     // Eager: a copy of the data, in `small` if it fits, else in `copy` (of copy_capacity
     // bytes, from the mailbox's spare copies where one is large enough).
     std::size_t eager_bytes = 0;
@@ -255,8 +258,11 @@ class Fabric {
     MsgKey key;
     RequestId id = 0;
     std::span<std::byte> data;  // a plain receive
-    std::size_t bytes = 0;      // the expected size (== data.size() for a plain receive)
-    ReduceInto reduce;          // set for a receive-reduce
+    // A vectored receive (irecvv): the pieces of the receiver's memory, in order (then `data`
+    // is empty and `bytes` their total).
+    std::vector<std::span<std::byte>> parts;
+    std::size_t bytes = 0;  // the expected size (== data.size() for a plain receive)
+    ReduceInto reduce;      // set for a receive-reduce
     // Set when a sender handed the match over to the receiver (see the file comment).
     RequestId handed_send = 0;  // 0: none
     std::span<const std::byte> handed_data;
@@ -411,6 +417,11 @@ class ThreadTransport final : public Transport {
   RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) override;
   // Combines straight from the sender's memory: no temporary buffer, no extra copy.
   RequestId irecv_reduce(Rank from, MsgKey key, std::size_t bytes, ReduceInto reduce) override;
+  // Vectored messages move straight between the parts and the peer's memory: the match
+  // copies piece by piece, with no staging buffer (a small send is copied into the ring or
+  // mailbox as isend copies it, gathered from its parts).
+  RequestId isendv(Rank to, MsgKey key, std::span<const std::span<const std::byte>> parts) override;
+  RequestId irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts) override;
   // Aborts the whole world with `reason`.
   void abort(const std::string& reason) override;
   // Takes this rank's seat (held until detach(), except while waiting) and offers the
@@ -438,10 +449,16 @@ class ThreadTransport final : public Transport {
     std::string error;
     bool receiver_only = false;
   };
-  // Moves `data` into `recv` (a memcpy or the combine step). Called with the pair's mailbox
-  // lock held while either side may still be matched through the mailbox.
+  // Moves `data` (or, when `parts` is not empty, the concatenation of `parts`) into `recv`:
+  // memcpys into its data or parts, or the combine step. Called with the pair's mailbox lock
+  // held while either side may still be matched through the mailbox.
   static TransferResult transfer(Rank from, Rank to, MsgKey key, std::span<const std::byte> data,
-                                 Fabric::PostedRecv& recv);
+                                 Fabric::PostedRecv& recv,
+                                 std::span<const std::span<const std::byte>> parts = {});
+  // isend and isendv: sends `data`, or the concatenation of `parts` (of `bytes` in all) when
+  // `parts` is not empty.
+  RequestId send_message(Rank to, MsgKey key, std::span<const std::byte> data,
+                         std::span<const std::span<const std::byte>> parts, std::size_t bytes);
   // Completes both sides of a match this thread did: own side locally, the other through
   // its inbox.
   void finish_match(TransferResult result, bool i_am_sender, RequestId mine, Rank peer,
@@ -478,7 +495,8 @@ class ThreadTransport final : public Transport {
   // Does the matches that senders handed over to this rank.
   void take_hand_overs(const std::vector<Fabric::HandOver>& notes);
   // Sends through the pair's ring; false if the ring is full.
-  bool ring_send(Rank to, MsgKey key, std::span<const std::byte> data);
+  bool ring_send(Rank to, MsgKey key, std::span<const std::byte> data,
+                 std::span<const std::span<const std::byte>> parts, std::size_t bytes);
   // Takes what arrived in the ring from `from`: into its posted receive if there is one,
   // else into the list of arrived messages.
   void drain_ring(Rank from);

@@ -28,7 +28,7 @@ std::string to_dot(const Schedule& s) {
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const auto& ops = s.ranks[r].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (std::holds_alternative<Send>(ops[i].action)) {
+      if (is_send(ops[i].action)) {
         const OpRef other = match[r][i];
         out += fmt::format("  r{}_{} -> r{}_{} [style=dashed, label=\"seq {}\"];\n", r, i,
                            other.rank, other.op, ops[i].seq);

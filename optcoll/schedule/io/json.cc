@@ -15,6 +15,11 @@ namespace {
 using nlohmann::json;
 
 json slice_json(const Slice& s) { return json::array({buf_name(s.buf), s.offset, s.count}); }
+json slices_json(const std::vector<Slice>& slices) {
+  json list = json::array();
+  for (const Slice& s : slices) list.push_back(slice_json(s));
+  return list;
+}
 std::string side_json(Side side) { return side == Side::kLeft ? "left" : "right"; }
 
 json op_json(const Op& op) {
@@ -32,9 +37,16 @@ json op_json(const Op& op) {
                {"seq", op.seq},
                {"dst", slice_json(a.dst)},
                {"incoming", side_json(a.incoming)}};
+        } else if constexpr (std::is_same_v<A, SendSlices>) {
+          j = {
+              {"op", "sendslices"}, {"peer", a.peer}, {"seq", op.seq}, {"src", slices_json(a.src)}};
+        } else if constexpr (std::is_same_v<A, RecvSlices>) {
+          j = {
+              {"op", "recvslices"}, {"peer", a.peer}, {"seq", op.seq}, {"dst", slices_json(a.dst)}};
         } else if constexpr (std::is_same_v<A, Copy>) {
           j = {{"op", "copy"}, {"src", slice_json(a.src)}, {"dst", slice_json(a.dst)}};
         } else {
+          static_assert(std::is_same_v<A, Reduce>);
           j = {{"op", "reduce"},
                {"src", slice_json(a.src)},
                {"dst", slice_json(a.dst)},
@@ -84,6 +96,16 @@ Slice get_slice(const json& value, const std::string& where) {
   return s;
 }
 
+std::vector<Slice> get_slices(const json& value, const std::string& where) {
+  if (!value.is_array()) fail(where, "expected a list of slices");
+  std::vector<Slice> slices;
+  slices.reserve(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    slices.push_back(get_slice(value[i], fmt::format("{}[{}]", where, i)));
+  }
+  return slices;
+}
+
 Side get_side(const json& value, const std::string& where) {
   if (value == "left") return Side::kLeft;
   if (value == "right") return Side::kRight;
@@ -111,6 +133,12 @@ Op parse_op(const json& j, const std::string& where) {
   } else if (name == "recvreduce") {
     op.action = RecvReduce{peer(), get_slice(field(j, "dst", where), where + " dst"),
                            get_side(field(j, "incoming", where), where + " incoming")};
+    op.seq = seq();
+  } else if (name == "sendslices") {
+    op.action = SendSlices{peer(), get_slices(field(j, "src", where), where + " src")};
+    op.seq = seq();
+  } else if (name == "recvslices") {
+    op.action = RecvSlices{peer(), get_slices(field(j, "dst", where), where + " dst")};
     op.seq = seq();
   } else if (name == "copy") {
     op.action = Copy{get_slice(field(j, "src", where), where + " src"),

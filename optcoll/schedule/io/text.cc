@@ -29,6 +29,15 @@ struct TextWriter {
     out += fmt::format("recvreduce {} seq {} {} {}", a.peer, op.seq, describe(a.dst),
                        side_token(a.incoming));
   }
+  // "sendslices PEER seq S K SLICE..." (K slices, so that an empty list reads back).
+  void operator()(const SendSlices& a, const Op& op) const {
+    out += fmt::format("sendslices {} seq {} {}", a.peer, op.seq, a.src.size());
+    for (const Slice& slice : a.src) out += fmt::format(" {}", describe(slice));
+  }
+  void operator()(const RecvSlices& a, const Op& op) const {
+    out += fmt::format("recvslices {} seq {} {}", a.peer, op.seq, a.dst.size());
+    for (const Slice& slice : a.dst) out += fmt::format(" {}", describe(slice));
+  }
   void operator()(const Copy& a, const Op&) const {
     out += fmt::format("copy {} {}", describe(a.src), describe(a.dst));
   }
@@ -290,7 +299,24 @@ class Parser {
       return static_cast<Rank>(
           to_int(tokens_[base], 0, std::numeric_limits<Rank>::max(), "a peer"));
     };
-    if (kind == "send") {
+    // SendSlices / RecvSlices: the slice count, then the slices; sets `next` past them.
+    auto slice_list = [&] {
+      const auto n = static_cast<std::size_t>(
+          to_int(tokens_[5], 0, std::numeric_limits<std::int32_t>::max(), "a slice count"));
+      need(6 + n);
+      std::vector<Slice> slices;
+      slices.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) slices.push_back(to_slice(tokens_[6 + i]));
+      next = 6 + n;
+      return slices;
+    };
+    if (kind == "sendslices") {
+      const Rank peer = message(2);
+      op.action = SendSlices{peer, slice_list()};
+    } else if (kind == "recvslices") {
+      const Rank peer = message(2);
+      op.action = RecvSlices{peer, slice_list()};
+    } else if (kind == "send") {
       const Rank peer = message(2);
       op.action = Send{peer, to_slice(tokens_[5])};
       next = 6;
@@ -312,7 +338,10 @@ class Parser {
       op.action = Reduce{to_slice(tokens_[2]), to_slice(tokens_[3]), to_side(tokens_[4])};
       next = 5;
     } else {
-      fail("unknown op '{}' (expected send, recv, recvreduce, copy or reduce)", kind);
+      fail(
+          "unknown op '{}' (expected send, recv, recvreduce, sendslices, recvslices, copy or "
+          "reduce)",
+          kind);
     }
     if (next < tokens_.size() && tokens_[next] == "not_before") {
       if (next + 1 >= tokens_.size()) fail("expected a time after 'not_before'");
