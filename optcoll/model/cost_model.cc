@@ -955,6 +955,73 @@ double memory_bound(const std::vector<Count>& missing, const CostModel& model,
              : 0.0;
 }
 
+// The elements of rank r's own data that must appear in its own output (the root of gather
+// and scatter, every rank of allgather, the diagonal of alltoall); 0 where a collective has
+// none or where a reduction combines it (the reductions are bounded by their own terms).
+Count own_block(const Layout& layout, Rank r) {
+  switch (layout.kind()) {
+    case CollectiveKind::kGather:
+    case CollectiveKind::kGatherv:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kScatterv:
+      return r == layout.root() ? layout.block(r) : 0;
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kAllgatherv:
+      return layout.block(r);
+    case CollectiveKind::kAlltoall:
+    case CollectiveKind::kAlltoallv:
+      return layout.pair_count(r, r);
+    default:
+      return 0;
+  }
+}
+
+// The own block at a rank (Träff's gather trees: the root's copy of its own block is part of
+// every schedule's time, docs/math/gather-scatter-trees.md §7): the b elements of own_block
+// reach the rank's output either by Copy ops (copy·b/cores_per_rank at best, on all its cores
+// at once) or by being received (schedules cannot send to their own rank, so they travel
+// away and back: beta·b/k more receive port time). Of the x elements copied, the rank also
+// receives y = m + b - x (m: what it must receive anyway); its transfers in take at least
+// T(y) = alpha + beta·y/k (as for the receive bound), of which the processor is held P(y):
+// the same, or only beta·y/k with a receive gap (the port, and with it the processor, is
+// released before the transfer's end). Without overlap computation and communication
+// exclude each other, so the rank takes max(copy(x) + P(y), T(y)); with overlap
+// max(copy(x), T(y)). Both pieces are linear in x while y > 0, so the least over x in
+// [0, b] is at x = 0, x = b or where they cross.
+double own_block_bound(const Layout& layout, const CostModel& model,
+                       const std::vector<Count>& missing) {
+  if (model.copy <= 0) return 0;  // (copies free: the receive bound is the same or more)
+  const auto& spec = layout.spec();
+  const double beta = model.beta / model.ports;
+  const double copy = model.copy / model.cores_per_rank;
+  const double unit = model.units(1, spec.elem_bytes);
+  const double held_alpha = model.receive_gap ? 0.0 : model.alpha;
+  double bound = 0;
+  for (Rank r = 0; r < layout.nranks(); ++r) {
+    const double b = static_cast<double>(own_block(layout, r)) * unit;
+    if (b <= 0) continue;
+    const double m = static_cast<double>(missing[static_cast<std::size_t>(r)]) * unit;
+    const auto time = [&](double x) {  // x: the units copied
+      const double y = m + b - x;
+      const double transfers = y > 0 ? model.alpha + beta * y : 0.0;
+      const double held = y > 0 ? held_alpha + beta * y : 0.0;
+      return model.overlap ? std::max(copy * x, transfers) : std::max(copy * x + held, transfers);
+    };
+    // Crossing of the processor piece (slope copy - beta, or copy with overlap) and the
+    // transfer piece (slope -beta) while y > 0.
+    const double processor_slope = model.overlap ? copy : copy - beta;
+    const double processor_at_0 = model.overlap ? 0.0 : held_alpha + beta * (m + b);
+    const double transfers_at_0 = model.alpha + beta * (m + b);
+    double least = std::min(time(0), time(b));
+    if (processor_slope + beta > 0) {
+      const double cross = (transfers_at_0 - processor_at_0) / (processor_slope + beta);
+      least = std::min(least, time(std::clamp(cross, 0.0, b)));
+    }
+    bound = std::max(bound, least);
+  }
+  return bound;
+}
+
 }  // namespace
 
 // lower_bound: the known bounds (Chan, Heimlich, Purkayastha & van de Geijn 2007, "Collective
@@ -1072,8 +1139,9 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
       summed_bound(layout, model, needs, receivers, fan_out_bounded, fan_in_bounded);
   const auto [reduction, aggregate] = reduction_bounds(layout, model, fan_in_bounded);
   const double memory = memory_bound(missing, model, spec.elem_bytes);
+  const double own = own_block_bound(layout, model, missing);
   return std::max({latency, receive, send, summed, link_lower_bound(layout, model), reduction,
-                   aggregate, memory});
+                   aggregate, memory, own});
 }
 
 Time link_lower_bound(const Layout& layout, const CostModel& model) {

@@ -49,6 +49,34 @@ TEST(LowerBoundValues, RootedDataCollectives) {
   EXPECT_EQ(bound_of(CollectiveKind::kScatter, 9, 100, m), 500.0);  // alpha + 800 / 2
 }
 
+// A rank's own block reaches its output by a copy or by a round trip through another rank
+// (own_block_bound). Träff's example (docs/math/gather-scatter-trees.md §7): gatherv of
+// 3,3,3,200,3,3,3 at root 3, alpha = 10, beta = copy = 1.
+TEST(LowerBoundValues, TheOwnBlockIsCopiedOrReceived) {
+  const CollectiveSpec spec = make_spec_v(CollectiveKind::kGatherv, 7, {3, 3, 3, 200, 3, 3, 3}, 3);
+  CostModel m = abstract_model(10, 1);
+  EXPECT_EQ(lower_bound(Layout(spec), m), 30.0);  // copies free: 6 sources, R(7) = 3 alphas
+  m.copy = 1;
+  // Copy 200, then (the processor does one at a time) receive 18: 200 + 10 + 18. Receiving
+  // the own block too costs as much (10 + 218); nothing in between is cheaper.
+  EXPECT_EQ(lower_bound(Layout(spec), m), 228.0);
+  // two_block attains it (TWO_Gatherv: one message over the root's two runs).
+  EXPECT_EQ(simulate(algorithms::build("gatherv/two_block", spec, {}, m), m).makespan, 228.0);
+  // With overlap the copy runs beside the transfers: copy x while receiving 218 - x,
+  // max(x, 10 + 218 - x) is least at x = 114.
+  m.overlap = true;
+  EXPECT_EQ(lower_bound(Layout(spec), m), 114.0);
+  // Two cores per rank copy 200 in 100 (no overlap): 100 + 28.
+  m.overlap = false;
+  m.cores_per_rank = 2;
+  EXPECT_EQ(lower_bound(Layout(spec), m), 128.0);
+  // allgather p = 4, blocks of 50, copy 2: each rank copies its 50 (100) or receives it
+  // (50 more, then 10 + 200 in all); copying: 100 + 10 + 150 = 260 > 210.
+  m = abstract_model(10, 1);
+  m.copy = 2;
+  EXPECT_EQ(bound_of(CollectiveKind::kAllgather, 4, 50, m), 210.0);
+}
+
 TEST(LowerBoundValues, Reductions) {
   CostModel m = abstract_model(100, 1, 1);
   // reduce p = 8, n = 1000: the root's sum 3 alpha + n beta = 1300; all ranks together:
@@ -183,6 +211,21 @@ std::vector<NamedModel> soundness_models() {
   m = base;
   m.copy = 0.5;
   add("copy", m);
+  // Copies dearer than a transfer's per-element time: receiving one's own block beats
+  // copying it; with cores, overlap, a receive gap and k ports the own-block term changes.
+  m.copy = 3;
+  add("copy3", m);
+  m.cores_per_rank = 2;
+  add("copy3_cores2", m);
+  m.cores_per_rank = 1;
+  m.overlap = true;
+  add("copy3_overlap", m);
+  m.overlap = false;
+  m.receive_gap = 3;
+  add("copy3_receive_gap", m);
+  m.receive_gap.reset();
+  m.ports = 2;
+  add("copy3_ports2", m);
   m = base;
   m.send_mode = SendMode::kShared;
   add("shared", m);
