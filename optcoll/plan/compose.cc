@@ -33,6 +33,66 @@ Slice whole(const Layout& layout, Rank r, Buf buf) {
   return {buf, 0, buf == Buf::kInput ? layout.input_count(r) : layout.output_count(r)};
 }
 
+// The first phase's sinks on a rank (its ops no other op waits for): what the second phase's
+// first ops wait for. Many sinks (a pipelined phase: one per segment) meet in one empty Copy
+// first, so that the dependencies stay linear in the ops instead of sinks x second-phase roots.
+std::vector<OpId> join_sinks(RankProgram& dst) {
+  std::vector<bool> used(dst.ops.size(), false);
+  for (const Op& op : dst.ops) {
+    for (const OpId a : op.after) used[static_cast<std::size_t>(a)] = true;
+  }
+  std::vector<OpId> sinks;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (!used[i]) sinks.push_back(static_cast<OpId>(i));
+  }
+  if (sinks.size() > 1) {
+    const Slice nothing{Buf::kScratch, 0, 0};
+    dst.ops.push_back(Op{Copy{nothing, nothing}, OpDeps(sinks.begin(), sinks.end()), -1});
+    sinks = {static_cast<OpId>(dst.ops.size() - 1)};
+  }
+  return sinks;
+}
+
+// Messages per ordered pair (from, to) in the first phase: the second phase's seqs on that
+// pair follow them.
+using MessageCounts = std::map<std::pair<Rank, Rank>, std::int32_t>;
+
+// Op `op` of phase `ph` on `rank`, its slices moved where `remap` places them and its
+// message numbered after the first phase's on the same pair.
+template <typename Remap>
+void place_op(Op& op, int ph, Rank rank, const Remap& remap, MessageCounts& messages) {
+  const auto number = [&](Rank from, Rank to) {
+    auto& n = messages[{from, to}];
+    if (ph == 0 && from == rank) {
+      ++n;
+    } else if (ph == 1) {
+      op.seq += n;
+    }
+  };
+  std::visit(
+      [&](auto& action) {
+        using T = std::decay_t<decltype(action)>;
+        if constexpr (std::is_same_v<T, Send>) {
+          action.src = remap(action.src);
+          number(rank, action.peer);
+        } else if constexpr (std::is_same_v<T, SendSlices>) {
+          for (Slice& slice : action.src) slice = remap(slice);
+          number(rank, action.peer);
+        } else if constexpr (std::is_same_v<T, Recv> || std::is_same_v<T, RecvReduce>) {
+          action.dst = remap(action.dst);
+          number(action.peer, rank);
+        } else if constexpr (std::is_same_v<T, RecvSlices>) {
+          for (Slice& slice : action.dst) slice = remap(slice);
+          number(action.peer, rank);
+        } else {
+          static_assert(std::is_same_v<T, Copy> || std::is_same_v<T, Reduce>);
+          action.src = remap(action.src);
+          action.dst = remap(action.dst);
+        }
+      },
+      op.action);
+}
+
 }  // namespace
 
 std::optional<Composition> composition_for(const CollectiveSpec& spec) {
@@ -115,7 +175,7 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
   out.params =
       first.params + (first.params.empty() || second.params.empty() ? "" : ";") + second.params;
   out.ranks.resize(p);
-  std::map<std::pair<Rank, Rank>, std::int32_t> messages;  // (from, to) -> first phase's count
+  MessageCounts messages;
   const Schedule* phases[2] = {&first, &second};
   for (int ph = 0; ph < 2; ++ph) {
     for (std::size_t r = 0; r < p; ++r) {
@@ -131,59 +191,13 @@ Schedule compose(const CollectiveSpec& spec, const Composition& composition, con
                       ph, out.algorithm, r);
         return {base.buf, base.offset + s.offset, s.count};
       };
-      // First-phase sinks on this rank: what the second phase's first ops wait for. Many
-      // sinks (a pipelined phase: one per segment) meet in one empty Copy first, so that
-      // the dependencies stay linear in the ops instead of sinks x second-phase roots.
-      std::vector<OpId> sinks;
-      if (ph == 1) {
-        std::vector<bool> used(dst.ops.size(), false);
-        for (const Op& op : dst.ops) {
-          for (const OpId a : op.after) used[static_cast<std::size_t>(a)] = true;
-        }
-        for (std::size_t i = 0; i < used.size(); ++i) {
-          if (!used[i]) sinks.push_back(static_cast<OpId>(i));
-        }
-        if (sinks.size() > 1) {
-          const Slice nothing{Buf::kScratch, 0, 0};
-          dst.ops.push_back(Op{Copy{nothing, nothing}, OpDeps(sinks.begin(), sinks.end()), -1});
-          sinks = {static_cast<OpId>(dst.ops.size() - 1)};
-        }
-      }
+      const std::vector<OpId> sinks = ph == 1 ? join_sinks(dst) : std::vector<OpId>{};
       const auto op_base = static_cast<OpId>(dst.ops.size());
       for (const Op& op : prog.ops) {
         Op copy = op;
         for (OpId& a : copy.after) a += op_base;
         if (ph == 1 && op.after.empty()) copy.after.assign(sinks.begin(), sinks.end());
-        std::visit(
-            [&](auto& action) {
-              using T = std::decay_t<decltype(action)>;
-              if constexpr (std::is_same_v<T, Send>) {
-                action.src = remap(action.src);
-                auto& n = messages[{rank, action.peer}];
-                if (ph == 0)
-                  ++n;
-                else
-                  copy.seq += n;
-              } else if constexpr (std::is_same_v<T, SendSlices>) {
-                for (Slice& slice : action.src) slice = remap(slice);
-                auto& n = messages[{rank, action.peer}];
-                if (ph == 0)
-                  ++n;
-                else
-                  copy.seq += n;
-              } else if constexpr (std::is_same_v<T, Recv> || std::is_same_v<T, RecvReduce>) {
-                action.dst = remap(action.dst);
-                if (ph == 1) copy.seq += messages[{action.peer, rank}];
-              } else if constexpr (std::is_same_v<T, RecvSlices>) {
-                for (Slice& slice : action.dst) slice = remap(slice);
-                if (ph == 1) copy.seq += messages[{action.peer, rank}];
-              } else {
-                static_assert(std::is_same_v<T, Copy> || std::is_same_v<T, Reduce>);
-                action.src = remap(action.src);
-                action.dst = remap(action.dst);
-              }
-            },
-            copy.action);
+        place_op(copy, ph, rank, remap, messages);
         dst.ops.push_back(std::move(copy));
       }
       dst.scratch_count = composition.handoff[r] + first.ranks[r].scratch_count +
