@@ -7,6 +7,8 @@
 //                     data against the naive reference; rank 0 prints the summary.
 //   fault-throw       rank 1 fails before the collective and tells the others (abort): every
 //                     other rank must fail naming rank 1, well within the timeout.
+//   fault-throw-large the same with messages of several same-node chunks (320 KB), rank 1
+//                     failing 300 ms late: the others wait on one such message each.
 //   fault-stall       rank 1 sleeps past the timeout: every other rank must fail within it,
 //                     naming what it waited on.
 //   communicator      the C++ Communicator over MpiTransport: allreduce, bcast, gatherv
@@ -145,12 +147,18 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-int run_fault(const std::string& mode) {
+int run_fault(const std::string& given_mode) {
   int rank = 0;
   int size = 0;
   if (!world_of_three_or_more("the fault cases", rank, size)) return 1;
   constexpr auto kTimeout = std::chrono::milliseconds(2000);
-  const auto spec = make_spec(CollectiveKind::kAllreduce, size, 600);
+  // fault-throw-large: fault-throw in a bcast of 320 KB from rank 1 (bcast/linear), rank 1
+  // failing 300 ms late, so that a waiting rank's only outstanding receive is a same-node
+  // message of several chunks when the notice comes (its polls must still look at it).
+  const bool large = given_mode == "fault-throw-large";
+  const std::string mode = large ? "fault-throw" : given_mode;
+  const auto spec = large ? make_spec(CollectiveKind::kBcast, size, 40000, 1)
+                          : make_spec(CollectiveKind::kAllreduce, size, 600);
   const Datatype type = Datatype::int64();
   const ReduceOp op = ReduceOp::builtin("sum", type);
   bool ok = true;
@@ -162,6 +170,8 @@ int run_fault(const std::string& mode) {
     const auto start = std::chrono::steady_clock::now();
     try {
       if (rank == 1 && mode == "fault-throw") {
+        // (large: the others have been waiting a while when the notice comes)
+        if (large) std::this_thread::sleep_for(std::chrono::milliseconds(300));
         transport.abort("rank 1: injected failure before the collective");
         outcome = "aborted";
       } else if (rank == 1 && mode == "fault-exit") {
@@ -172,10 +182,12 @@ int run_fault(const std::string& mode) {
         outcome = "stalled";
       } else {
         auto mine = spec;
-        if (rank == 1 && mode == "fault-size") mine.count = 600 + 3 * size;
-        const Schedule schedule = algorithms::build("allreduce/ring", mine);
-        Bytes input(static_cast<std::size_t>(mine.count) * type.bytes, std::byte{1});
-        Bytes output(input.size());
+        if (rank == 1 && mode == "fault-size") mine.count = spec.count + 3 * size;
+        const Schedule schedule =
+            algorithms::build(large ? "bcast/linear" : "allreduce/ring", mine);
+        const Execution program(schedule, rank);
+        Bytes input(static_cast<std::size_t>(program.input_count()) * type.bytes, std::byte{1});
+        Bytes output(static_cast<std::size_t>(program.output_count()) * type.bytes);
         execute(schedule, transport, {input, output}, type, op, options);
         outcome = "completed";
         if (rank != 1) ok = false;  // a healthy rank must not complete with a faulty peer
