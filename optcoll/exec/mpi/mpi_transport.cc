@@ -199,8 +199,17 @@ MpiTransport::MpiTransport(MPI_Comm comm, Options options, bool from_environment
   if (agreed[1] == 0) {
     shm_ = ShmArena::create(data_, static_cast<std::size_t>(UINT64_MAX - agreed[2]));
     shm_min_bytes_ = static_cast<std::size_t>(agreed[3]);
-    // (Collective: every rank has an arena, or none has.)
-    if (shm_ != nullptr) rings_ = ShmRings::create(*shm_, data_, placement_, rank_);
+    // (Collective: every rank has an arena, or none has.) Not where the node's ranks
+    // outnumber its CPUs (the same on every rank of a node): a wait there must give its CPU
+    // to the peer it waits for at once, which Open MPI's progress call does in every poll
+    // (it yields when idle), and a poll of the rings alone does not (p = 4 and 8 on 2 CPUs,
+    // small calls: up to 1.7x the time with rings; docs/design.md, "Small same-node
+    // messages").
+    if (shm_ != nullptr) {
+      const bool rings = options.rings == Options::Rings::kAlways ||
+                         (options.rings == Options::Rings::kAuto && !ranks_outnumber_cpus_);
+      rings_ = ShmRings::create(*shm_, data_, placement_, rank_, rings);
+    }
     ring_seen_.assign(static_cast<std::size_t>(size_), 0);
   }
   notice_in_.resize(kMaxNoticeBytes);

@@ -115,6 +115,11 @@ class MpiTransport final : public Transport {
     // most 1 GiB / k). Pages are used, and count against /dev/shm, only as messages need them.
     std::size_t shm_bytes = std::size_t{32} << 20;
     std::size_t shm_min_bytes = std::size_t{16} << 10;  // messages at least this large
+    // The eager rings of small messages (shm_rings.h): kAuto uses them unless the node's
+    // ranks outnumber its CPUs; kAlways also there (tests: rings on any machine); kNever
+    // not at all. A pair of ranks uses them only if both do (not set by the environment).
+    enum class Rings : std::uint8_t { kAuto, kAlways, kNever };
+    Rings rings = Rings::kAuto;
     // The environment variables that set them: OPTCOLL_SHM (0 or 1), OPTCOLL_SHM_BYTES and
     // OPTCOLL_SHM_MIN_BYTES (bytes, K/M/G suffixes).
     static constexpr const char* kVariables[] = {"OPTCOLL_SHM", "OPTCOLL_SHM_BYTES",

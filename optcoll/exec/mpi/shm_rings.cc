@@ -33,7 +33,7 @@ constexpr std::size_t kRingBytes = ShmRings::kSlots * ShmRings::kSlotBytes;
 }  // namespace
 
 std::unique_ptr<ShmRings> ShmRings::create(ShmArena& arena, MPI_Comm comm,
-                                           const Placement& placement, Rank rank) {
+                                           const Placement& placement, Rank rank, bool wanted) {
   static_assert(sizeof(Slot) == kSlotBytes && sizeof(Head) == kLine);
   const auto size = placement.node_of.size();
   const std::int32_t node = placement.node_of[static_cast<std::size_t>(rank)];
@@ -49,7 +49,7 @@ std::unique_ptr<ShmRings> ShmRings::create(ShmArena& arena, MPI_Comm comm,
   // (block, offset of the first cache line in its payload; -1: no rings).
   std::int64_t mine[2] = {-1, 0};
   std::byte* base = nullptr;
-  if (node_ranks > 1 && node_ranks <= static_cast<std::size_t>(kMaxNodeRanks)) {
+  if (wanted && node_ranks > 1 && node_ranks <= static_cast<std::size_t>(kMaxNodeRanks)) {
     if (const auto block = arena.allocate(kLine + heads_bytes + node_ranks * kRingBytes)) {
       // The window's segments need not start on a cache line (Open MPI's did not).
       const auto at = reinterpret_cast<std::uintptr_t>(arena.payload(*block));

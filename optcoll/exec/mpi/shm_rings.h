@@ -54,11 +54,12 @@ class ShmRings {
   };
 
   // Collective over `comm` (the communicator `placement` and `rank` describe, `arena` was
-  // made on). Allocates this rank's rings and heads in `arena` and learns where its node
-  // peers' are. Returns nullptr when no pair of ranks can use rings (every rank then gets
-  // nullptr, or none does); a pair can when both ranks have their rings (`to` says which).
+  // made on). Unless `wanted` is false, allocates this rank's rings and heads in `arena`;
+  // learns where its node peers' are. Returns nullptr when no pair of ranks can use rings
+  // (every rank then gets nullptr, or none does); a pair can when both ranks have their
+  // rings (`to` says which).
   static std::unique_ptr<ShmRings> create(ShmArena& arena, MPI_Comm comm,
-                                          const Placement& placement, Rank rank);
+                                          const Placement& placement, Rank rank, bool wanted);
   ShmRings(const ShmRings&) = delete;
   ShmRings& operator=(const ShmRings&) = delete;
   ~ShmRings() = default;  // the memory goes with the arena
