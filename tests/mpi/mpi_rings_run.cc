@@ -2,8 +2,8 @@
 // File: the MPI transport's eager rings for small same-node messages (shm_rings.h), driven
 // through MpiTransport's own calls under mpirun (ctest mpi_rings_*):
 //
-//   order      every ordered pair exchanges 200 messages of 0-112 bytes (seq i, i % 113
-//              bytes, content from sender, receiver and i); each receiver posts its receives
+//   order      every ordered pair exchanges 200 messages of 0-1008 bytes (seq i, i * 5 %
+//              1009 bytes, content from sender, receiver and i); each receiver posts its receives
 //              one at a time in reverse seq order, so that its rings fill up with messages no
 //              receive wants yet (set aside; the senders wait for room meanwhile) and the
 //              later receives find them there. Every byte is checked, and every send completes.
@@ -16,7 +16,7 @@
 //   mismatch-ring, mismatch-plain, mismatch-to-plain, mismatch-arena, mismatch-to-arena
 //              rank 0 sends one message, rank 1 expects another size: both in a ring (16 B
 //              against 8 B), a ring message where plain MPI was expected (100 B against
-//              1000 B) and the reverse, and the same against the arena (100 B against 20000
+//              2000 B) and the reverse, and the same against the arena (100 B against 20000
 //              B, both ways). Rank 1 must fail naming both sizes, well within the timeout.
 //
 // Prints "rings <mode> p=<p>: ok" (rank 0) when every rank saw what it should.
@@ -43,6 +43,11 @@ using optcoll::mpi::MpiTransport;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kTimeout = std::chrono::milliseconds(5000);
+
+// Message i of the order case: 0 to ShmRings::kPayloadBytes bytes.
+std::size_t message_bytes(int i) {
+  return static_cast<std::size_t>(i) * 5 % (optcoll::mpi::ShmRings::kPayloadBytes + 1);
+}
 
 std::byte content(Rank from, Rank to, int i, std::size_t k) {
   return static_cast<std::byte>((from * 31 + to * 17 + i * 7 + static_cast<int>(k) * 3) & 0xff);
@@ -72,7 +77,7 @@ bool run_order(MpiTransport& t) {
   for (Rank to = 0; to < p; ++to) {
     if (to == me) continue;
     for (int i = 0; i < kMessages; ++i) {
-      std::vector<std::byte> data(static_cast<std::size_t>(i % 113));
+      std::vector<std::byte> data(message_bytes(i));
       for (std::size_t k = 0; k < data.size(); ++k) data[k] = content(me, to, i, k);
       out.push_back(std::move(data));
       sends.push_back(t.isend(to, MsgKey{0, i}, out.back()));
@@ -82,7 +87,7 @@ bool run_order(MpiTransport& t) {
   for (Rank from = 0; from < p; ++from) {
     if (from == me) continue;
     for (int i = kMessages - 1; i >= 0; --i) {
-      std::vector<std::byte> in(static_cast<std::size_t>(i % 113), std::byte{0xee});
+      std::vector<std::byte> in(message_bytes(i), std::byte{0xee});
       const RequestId id = t.irecv(from, MsgKey{0, i}, in);
       if (!wait_for(t, {id}, seen)) {
         std::fprintf(stderr, "rank %d: message %d from rank %d never came\n", me, i, from);
@@ -204,8 +209,8 @@ bool run(const std::string& mode, MpiTransport& t) {
   if (mode == "same-key") return run_same_key(t);
   if (mode == "calls") return run_calls(t);
   if (mode == "mismatch-ring") return run_mismatch(t, 16, 8);
-  if (mode == "mismatch-plain") return run_mismatch(t, 100, 1000);
-  if (mode == "mismatch-to-plain") return run_mismatch(t, 1000, 100);
+  if (mode == "mismatch-plain") return run_mismatch(t, 100, 2000);
+  if (mode == "mismatch-to-plain") return run_mismatch(t, 2000, 100);
   if (mode == "mismatch-arena") return run_mismatch(t, 100, 20000);
   if (mode == "mismatch-to-arena") return run_mismatch(t, 20000, 100);
   std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());

@@ -40,7 +40,7 @@
 // naming both sizes when two more probes 5 ms apart still find it (a later call's message
 // with the same tag can sit there briefly before progress delivers this call's).
 //
-// Small same-node messages (at most ShmRings::kPayloadBytes = 112 bytes, below the arena's
+// Small same-node messages (at most ShmRings::kPayloadBytes = 1008 bytes, below the arena's
 // threshold) go through the eager rings of shm_rings.h, without any MPI call: a send is
 // complete once its slot is stamped (or, with its ring full, once room comes and it is); a
 // receive takes the oldest message with its tag from the sender's ring, straight from the
@@ -49,7 +49,7 @@
 // matches). A ring full of messages no receive wants yet has its oldest set aside (copied),
 // so the sender goes on. The tag is the MPI tag the message would have had (below), so
 // calls, epochs and leftovers of failed calls work as for MPI's messages; a size mismatch
-// in the ring fails naming both sizes, and one across the 112-byte threshold is found by the
+// in the ring fails naming both sizes, and one across the 1008-byte threshold is found by the
 // mismatch probe (below), which also looks at the rings. While only ring messages are
 // outstanding, a wait's first 16 polls make no MPI call; the later ones look at the abort
 // notice as always. Measured (callgrind, p = 2, 8 B allreduce of a planned call): 3,440
