@@ -24,8 +24,16 @@ std::int64_t wall_clock_ms() {
 
 void CommContext::begin_call() {
   transport_->begin_call(++calls_);
-  call_started_ms_ = wall_clock_ms();
   step_.reset();
+}
+
+std::int64_t CommContext::call_started_ms() const {
+  const std::int64_t now = wall_clock_ms();
+  const auto since = transport_->waited_since();
+  if (!since) return now;
+  return now - std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - *since)
+                   .count();
 }
 namespace {
 

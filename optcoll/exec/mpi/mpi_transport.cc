@@ -267,7 +267,10 @@ void MpiTransport::set_call_tags() {
     call_seq_limit_ = tag_ub_;
     return;
   }
-  call_tag_base_ = checked_tag_for(rank_, MsgKey{0, 0});
+  // (checked_tag_for's number for a call, without the checks: a C API call's tags cost no
+  // more than the seq's.)
+  const auto numbers = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;
+  call_tag_base_ = static_cast<int>((call_ % std::max<std::uint64_t>(1, numbers / 2)) << kSeqBits);
   call_seq_limit_ = (1 << kSeqBits) - 1;
 }
 
@@ -294,6 +297,7 @@ std::string MpiTransport::why_no_progress_thread() const {
 }
 
 void MpiTransport::begin_call(std::uint64_t call) {
+  waited_since_.reset();
   // A failed call may have left ring messages behind (others are set aside when a ring
   // fills up, and dropped after the next failure).
   const bool failed_before = !failed_.empty();
@@ -1009,6 +1013,7 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
     const auto now = Clock::now();
     if (!begin) {
       begin = now;
+      if (!waited_since_) waited_since_ = now;
       next_probe = now + kMismatchProbeAfter;
       spin_end = now + spin_.at(now);
     }

@@ -157,6 +157,11 @@ class MpiTransport final : public Transport {
   bool failed_by_notice() const { return !failed_.empty() && failed_by_notice_; }
   // Starts collective call number `call` (increasing, equal on every rank; see above).
   void begin_call(std::uint64_t call);
+  // When a wait of the current call (since begin_call) first read the clock: a few polls
+  // after it began waiting for a message; nullopt while none has.
+  std::optional<std::chrono::steady_clock::time_point> waited_since() const {
+    return waited_since_;
+  }
   // Throws Error(kInvalidArgument) when this MPI's tag bound leaves no room for it.
   void expect_overlapping_calls() override;
   // A progress thread calls MPI while the application's thread may too: MPI_THREAD_MULTIPLE.
@@ -373,7 +378,8 @@ class MpiTransport final : public Transport {
   std::vector<std::unique_ptr<Descriptor>> released_;
   std::vector<char> notice_in_;
   MPI_Request notice_recv_ = MPI_REQUEST_NULL;
-  std::uint64_t call_ = 0;            // the current call (0: calls not used)
+  std::uint64_t call_ = 0;  // the current call (0: calls not used)
+  std::optional<std::chrono::steady_clock::time_point> waited_since_;  // see waited_since()
   bool epoch_tags_ = false;           // without calls: tags carry the epoch (overlapping calls)
   int call_tag_base_ = 0;             // the tag of seq 0 in this call (without epochs)
   std::int32_t call_seq_limit_ = -1;  // the largest seq tag_for() takes inline (-1: none)
