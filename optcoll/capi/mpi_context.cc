@@ -226,12 +226,12 @@ int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
 const char* last_error() { return last_message.c_str(); }
 
 void check_environment() {
-  static const bool reported = [] {
+  // The settings are read once per process, so whether they stop it is decided once too.
+  static const bool stops = [] {
     if (!process_settings().problems.empty()) last_message = process_settings().report();
-    return true;
+    return process_settings().stops();
   }();
-  (void)reported;
-  if (process_settings().stops()) throw_call(MPI_ERR_ARG, "{}", process_settings().fatal_message());
+  if (stops) throw_call(MPI_ERR_ARG, "{}", process_settings().fatal_message());
 }
 
 }  // namespace optcoll::capi

@@ -267,10 +267,17 @@ void MpiTransport::set_call_tags() {
     call_seq_limit_ = tag_ub_;
     return;
   }
-  // (checked_tag_for's number for a call, without the checks: a C API call's tags cost no
-  // more than the seq's.)
+  // checked_tag_for's number for a call, without its checks, and for the call after the last
+  // one without a division (a C API call's tags cost no more than the seq's).
   const auto numbers = static_cast<std::uint64_t>(tag_ub_ >> kSeqBits) + 1;
-  call_tag_base_ = static_cast<int>((call_ % std::max<std::uint64_t>(1, numbers / 2)) << kSeqBits);
+  const std::uint64_t half = std::max<std::uint64_t>(1, numbers / 2);
+  if (call_ == numbered_call_ + 1) {
+    call_number_ = call_number_ + 1 == half ? 0 : call_number_ + 1;
+  } else {
+    call_number_ = call_ % half;
+  }
+  numbered_call_ = call_;
+  call_tag_base_ = static_cast<int>(call_number_ << kSeqBits);
   call_seq_limit_ = (1 << kSeqBits) - 1;
 }
 

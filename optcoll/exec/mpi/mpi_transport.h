@@ -382,6 +382,8 @@ class MpiTransport final : public Transport {
   std::optional<std::chrono::steady_clock::time_point> waited_since_;  // see waited_since()
   bool epoch_tags_ = false;           // without calls: tags carry the epoch (overlapping calls)
   int call_tag_base_ = 0;             // the tag of seq 0 in this call (without epochs)
+  std::uint64_t numbered_call_ = 0;   // the call whose number set_call_tags worked out last
+  std::uint64_t call_number_ = 0;     // ... and that number (call mod H)
   std::int32_t call_seq_limit_ = -1;  // the largest seq tag_for() takes inline (-1: none)
   std::uint64_t aborted_call_ = 0;    // the call this rank told the others about (+1; 0: none)
   std::map<std::uint64_t, std::string> future_notices_;   // failures of calls not reached yet
