@@ -24,8 +24,16 @@ std::int64_t wall_clock_ms() {
 
 void CommContext::begin_call() {
   transport_->begin_call(++calls_);
-  call_started_ms_ = wall_clock_ms();
   step_.reset();
+}
+
+std::int64_t CommContext::call_started_ms() const {
+  const std::int64_t now = wall_clock_ms();
+  const auto since = transport_->waited_since();
+  if (!since) return now;
+  return now - std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - *since)
+                   .count();
 }
 namespace {
 
@@ -218,12 +226,12 @@ int report_error(MPI_Comm comm, int mpi_class, const std::string& message) {
 const char* last_error() { return last_message.c_str(); }
 
 void check_environment() {
-  static const bool reported = [] {
+  // The settings are read once per process, so whether they stop it is decided once too.
+  static const bool stops = [] {
     if (!process_settings().problems.empty()) last_message = process_settings().report();
-    return true;
+    return process_settings().stops();
   }();
-  (void)reported;
-  if (process_settings().stops()) throw_call(MPI_ERR_ARG, "{}", process_settings().fatal_message());
+  if (stops) throw_call(MPI_ERR_ARG, "{}", process_settings().fatal_message());
 }
 
 }  // namespace optcoll::capi

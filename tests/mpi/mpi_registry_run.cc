@@ -7,6 +7,11 @@
 //                     data against the naive reference; rank 0 prints the summary.
 //   fault-throw       rank 1 fails before the collective and tells the others (abort): every
 //                     other rank must fail naming rank 1, well within the timeout.
+//   fault-throw-large the same with messages of several same-node chunks (320 KB), rank 1
+//                     failing 300 ms late: the others wait on one such message each.
+//   fault-throw-small, fault-stall-small, fault-size-small   throw, stall and size with
+//                     messages of 80 B (104 B) through the eager rings (rank 1 throwing
+//                     300 ms late): the others wait on ring messages alone.
 //   fault-stall       rank 1 sleeps past the timeout: every other rank must fail within it,
 //                     naming what it waited on.
 //   communicator      the C++ Communicator over MpiTransport: allreduce, bcast, gatherv
@@ -16,6 +21,8 @@
 //                     equal bit for bit to MPI's own collectives on the same int64 data.
 //   in-flight         the grid again, each case three times at once on one transport
 //                     (CollectivesInFlight, epochs in the tags), completed in reverse order.
+//   grid-rings, in-flight-rings   the same with the eager rings of small same-node messages
+//                     also where the ranks outnumber the CPUs (they are off there by default).
 //   nonblocking       the Communicator's nonblocking and persistent forms (several in
 //                     flight, blocking calls among them, persistent gatherv started again
 //                     with new data), equal to MPI's own collectives.
@@ -46,6 +53,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,12 +130,24 @@ int failures_over(const std::vector<RegistryCase>& cases,
   return total;
 }
 
-int run_grid() {
+// The transport of the grids: the environment's settings (read by the constructor, which
+// agrees on them with the other ranks: a malformed one fails every rank); with `rings`, the
+// eager rings also where the ranks outnumber the CPUs (the grid's small messages through them
+// on any machine).
+std::unique_ptr<mpi::MpiTransport> grid_transport(bool rings) {
+  if (!rings) return std::make_unique<mpi::MpiTransport>(MPI_COMM_WORLD);
+  auto options = mpi::MpiTransport::Options::from_environment();
+  options.rings = mpi::MpiTransport::Options::Rings::kAlways;
+  return std::make_unique<mpi::MpiTransport>(MPI_COMM_WORLD, options);
+}
+
+int run_grid(bool rings) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  const auto owned = grid_transport(rings);
+  mpi::MpiTransport& transport = *owned;
   const auto cases = registry_cases({size});
   std::uint32_t epoch = 0;
   const int total =
@@ -202,23 +222,39 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-int run_fault(const std::string& mode) {
+int run_fault(const std::string& given_mode) {
   int rank = 0;
   int size = 0;
   if (!world_of_three_or_more("the fault cases", rank, size)) return 1;
   constexpr auto kTimeout = std::chrono::milliseconds(2000);
-  const auto spec = make_spec(CollectiveKind::kAllreduce, size, 600);
+  // fault-throw-large: fault-throw in a bcast of 320 KB from rank 1 (bcast/linear), rank 1
+  // failing 300 ms late, so that a waiting rank's only outstanding receive is a same-node
+  // message of several chunks when the notice comes (its polls must still look at it).
+  // fault-{throw,stall,size}-small: blocks of 80 B (104 B: size), through the eager rings
+  // (forced on), rank 1 throwing 300 ms late: the waits are for ring messages alone.
+  const bool large = given_mode == "fault-throw-large";
+  const bool small = given_mode.ends_with("-small");
+  const std::string mode = large   ? "fault-throw"
+                           : small ? given_mode.substr(0, given_mode.size() - 6)
+                                   : given_mode;
+  const auto spec = large   ? make_spec(CollectiveKind::kBcast, size, 40000, 1)
+                    : small ? make_spec(CollectiveKind::kAllreduce, size, 10 * size)
+                            : make_spec(CollectiveKind::kAllreduce, size, 600);
   const Datatype type = Datatype::int64();
   const ReduceOp op = ReduceOp::builtin("sum", type);
   bool ok = true;
   std::string outcome;
   {
-    mpi::MpiTransport transport(MPI_COMM_WORLD);
+    auto transport_settings = mpi::MpiTransport::Options::from_environment();
+    if (small) transport_settings.rings = mpi::MpiTransport::Options::Rings::kAlways;
+    mpi::MpiTransport transport(MPI_COMM_WORLD, transport_settings);
     ExecOptions options;
     options.timeout = kTimeout;
     const auto start = std::chrono::steady_clock::now();
     try {
       if (rank == 1 && mode == "fault-throw") {
+        // (large: the others have been waiting a while when the notice comes)
+        if (large || small) std::this_thread::sleep_for(std::chrono::milliseconds(300));
         transport.abort("rank 1: injected failure before the collective");
         outcome = "aborted";
       } else if (rank == 1 && mode == "fault-exit") {
@@ -229,10 +265,13 @@ int run_fault(const std::string& mode) {
         outcome = "stalled";
       } else {
         auto mine = spec;
-        if (rank == 1 && mode == "fault-size") mine.count = 600 + 3 * size;
-        const Schedule schedule = algorithms::build("allreduce/ring", mine);
-        Bytes input(static_cast<std::size_t>(mine.count) * type.bytes, std::byte{1});
-        Bytes output(input.size());
+        if (rank == 1 && mode == "fault-size") mine.count = spec.count + 3 * size;
+        // (small: 13 elements of 8 bytes per block, still a ring message)
+        const Schedule schedule =
+            algorithms::build(large ? "bcast/linear" : "allreduce/ring", mine);
+        const Execution program(schedule, rank);
+        Bytes input(static_cast<std::size_t>(program.input_count()) * type.bytes, std::byte{1});
+        Bytes output(static_cast<std::size_t>(program.output_count()) * type.bytes);
         execute(schedule, transport, {input, output}, type, op, options);
         outcome = "completed";
         if (rank != 1) ok = false;  // a healthy rank must not complete with a faulty peer
@@ -544,12 +583,13 @@ std::string run_case_in_flight(mpi::MpiTransport& transport, const RegistryCase&
   return "";
 }
 
-int run_in_flight_grid() {
+int run_in_flight_grid(bool rings) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  const auto owned = grid_transport(rings);
+  mpi::MpiTransport& transport = *owned;
   transport.expect_overlapping_calls();
   const auto cases = registry_cases({size});
   std::uint32_t epoch = 0;
@@ -754,11 +794,13 @@ int main(int argc, char** argv) {
   }
   int status = 1;
   try {
-    status = mode == "grid"                      ? optcoll::run_grid()
+    status = mode == "grid"                      ? optcoll::run_grid(false)
+             : mode == "grid-rings"              ? optcoll::run_grid(true)
              : mode == "communicator"            ? optcoll::run_communicator()
              : mode == "multicast"               ? optcoll::run_multicast()
              : mode == "slices"                  ? optcoll::run_slices()
-             : mode == "in-flight"               ? optcoll::run_in_flight_grid()
+             : mode == "in-flight"               ? optcoll::run_in_flight_grid(false)
+             : mode == "in-flight-rings"         ? optcoll::run_in_flight_grid(true)
              : mode == "nonblocking"             ? optcoll::run_nonblocking(false)
              : mode == "progress-thread"         ? optcoll::run_nonblocking(true)
              : mode == "progress-thread-refused" ? optcoll::run_progress_thread_refused()
