@@ -53,8 +53,8 @@
 // mismatch probe (below), which also looks at the rings. While only ring messages are
 // outstanding, a wait's first 16 polls make no MPI call; the later ones look at the abort
 // notice as always. Measured (callgrind, p = 2, 8 B allreduce of a planned call): 3,440
-// instructions per call and rank through MPI, 1,870 through the rings (Open MPI's whole
-// MPI_Allreduce: about 2,000).
+// instructions per call and rank through MPI, 1,830-1,850 through the rings (Open MPI's whole
+// MPI_Allreduce: 1,890-1,940; docs/design.md, "Small same-node messages").
 //
 // Calls: a caller that numbers its collective calls (begin_call(1), begin_call(2), ...,
 // the same numbers on every rank, as the C API does) gets failures scoped to one call:
