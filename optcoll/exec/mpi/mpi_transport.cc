@@ -1035,17 +1035,37 @@ bool MpiTransport::multi_chunk_transfer() const {
                      [](const auto& t) { return t->bytes > kChunkBytes; });
 }
 
+bool MpiTransport::take_finished(std::vector<RequestId>& done) {
+  if (finished_.empty()) return false;
+  done.insert(done.end(), finished_.begin(), finished_.end());
+  finished_.clear();
+  return requests_.empty() && transfers_.empty() && ring_receives_.empty() && ring_sends_.empty();
+}
+
+bool MpiTransport::poll_once(bool quick, std::size_t before, std::vector<RequestId>& done,
+                             bool& multi_chunk) {
+  // The rings first (no MPI call); MPI only for MPI's own requests while the poll is quick.
+  bool moved = rings_ != nullptr && poll_rings(done);
+  if (!quick || !requests_.empty()) test_once(done, quick);
+  // Copying to do: a few chunks per MPI poll, and no pause. (Looked at only when a same-node
+  // transfer is under way: a small call's polls skip it.)
+  multi_chunk = false;
+  if (!transfers_.empty()) {
+    bool copied = move_shared_data(done);
+    for (int round = 1; copied && round < kChunksPerPoll && done.size() == before; ++round) {
+      copied = move_shared_data(done);
+    }
+    moved = moved || copied;
+    multi_chunk = multi_chunk_transfer();
+  }
+  return moved;
+}
+
 void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<RequestId>& done) {
   check_usable();
   using Clock = std::chrono::steady_clock;
   const std::size_t before = done.size();
-  if (!finished_.empty()) {  // requests complete since they were posted
-    done.insert(done.end(), finished_.begin(), finished_.end());
-    finished_.clear();
-    if (requests_.empty() && transfers_.empty() && ring_receives_.empty() && ring_sends_.empty()) {
-      return;  // nothing to poll for
-    }
-  }
+  if (take_finished(done)) return;  // requests complete since they were posted, and no other
   // Where the node has a CPU for every rank: poll without yielding (with a pause between
   // polls while a same-node transfer of several chunks is under way) for
   // SpinBudget::kLongSpin, or for kSpin while the node is oversubscribed (other programs
@@ -1080,21 +1100,8 @@ void MpiTransport::do_wait_some(std::chrono::milliseconds timeout, std::vector<R
   while (true) {
     const bool quick = polls < kQuickPolls && timeout.count() > 0;
     ++polls;
-    // The rings first (no MPI call); MPI only for MPI's own requests while the poll is
-    // quick.
-    bool moved = rings_ != nullptr && poll_rings(done);
-    if (!quick || !requests_.empty()) test_once(done, quick);
-    // Copying to do: a few chunks per MPI poll, and no pause. (Looked at only when a
-    // same-node transfer is under way: a small call's polls skip it.)
     bool multi_chunk = false;
-    if (!transfers_.empty()) {
-      bool copied = move_shared_data(done);
-      for (int round = 1; copied && round < kChunksPerPoll && done.size() == before; ++round) {
-        copied = move_shared_data(done);
-      }
-      moved = moved || copied;
-      multi_chunk = multi_chunk_transfer();
-    }
+    const bool moved = poll_once(quick, before, done, multi_chunk);
     if (done.size() > before) return;
     if (moved) continue;
     if (empty_polls < kPollsBeforeClock && timeout.count() > 0 && !multi_chunk) {

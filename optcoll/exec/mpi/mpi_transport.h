@@ -249,6 +249,13 @@ class MpiTransport final : public Transport {
   // completed ids to `done`, throws on a failed request or a notice about this call.
   // `quick` with a single request outstanding: test_single() instead.
   void test_once(std::vector<RequestId>& done, bool quick);
+  // Appends the requests that completed when they were posted to `done`; true when nothing
+  // else is outstanding (no poll is needed).
+  bool take_finished(std::vector<RequestId>& done);
+  // One poll of a wait: the rings, MPI's requests (test_once; `quick`: see do_wait_some) and
+  // a few chunks of the same-node transfers under way; whether anything moved.
+  // `multi_chunk`: a transfer of several chunks is under way.
+  bool poll_once(bool quick, std::size_t before, std::vector<RequestId>& done, bool& multi_chunk);
   // MPI_Test of the only outstanding request (the notice receive is not looked at).
   void test_single(std::vector<RequestId>& done);
   // Request i completed (`error`: its MPI error code): checks it, appends its id to `done`
