@@ -49,6 +49,7 @@ Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cach
                            CommOptions options)
     : transport_(transport), cache_(std::move(cache)), options_(std::move(options)) {
   OPTCOLL_CHECK(cache_ != nullptr, "Communicator needs a plan cache");
+  prepared_.reserve(kPreparedCalls);
   // Where the transport knows the ranks' nodes, a two-level model prices that placement.
   options_.model = place_on(std::move(options_.model), transport_.placement());
   validate(options_.model);
@@ -225,10 +226,27 @@ std::shared_ptr<const Plan> Communicator::plan_for(const CollectiveSpec& spec) {
   return prepared(spec)->plan;
 }
 
-Communicator::BufferCounts Communicator::buffer_counts(const CollectiveSpec& spec,
-                                                       std::string_view algorithm) {
-  const Execution& execution = prepared(spec, algorithm)->execution;
-  return {execution.input_count(), execution.output_count()};
+Communicator::Prepared Communicator::prepare(const CollectiveSpec& spec,
+                                             std::string_view algorithm) {
+  const std::shared_ptr<PreparedCall>& call = prepared(spec, algorithm);
+  return {call, call->execution.input_count(), call->execution.output_count()};
+}
+
+const std::shared_ptr<Communicator::PreparedCall>& Communicator::still_prepared(
+    const Prepared& call) const {
+  OPTCOLL_CHECK(call.call_->get() == call.made_for_,
+                "a Prepared call was used after another call on its communicator");
+  return *call.call_;
+}
+
+const std::shared_ptr<const Plan>& Communicator::run(const Prepared& call, BufferBinding buffers,
+                                                     const Datatype& type, const ReduceOp& op) {
+  return run_prepared(still_prepared(call), buffers, type, op, /*bind_used=*/false);
+}
+
+Request Communicator::start(const Prepared& call, BufferBinding buffers, const Datatype& type,
+                            const ReduceOp& op, bool persistent) {
+  return start_prepared(still_prepared(call), buffers, type, op, persistent, /*bind_used=*/false);
 }
 
 namespace {

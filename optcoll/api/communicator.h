@@ -178,14 +178,35 @@ class Communicator {
   // The plan run(spec, ...) would execute (validated, planned once, cached); for callers
   // that decide from its prediction before running it, such as the PMPI library.
   std::shared_ptr<const Plan> plan_for(const CollectiveSpec& spec);
-  // The elements of this rank's input and output buffers that run(spec, ..., algorithm)
-  // binds: for callers that hold bare addresses (the C API). Prepares the call, so the run
-  // that follows finds it first.
-  struct BufferCounts {
-    Count input = 0;
-    Count output = 0;
+  // A call prepared for callers that hold bare addresses (the C API): the elements of this
+  // rank's input and output buffers that run(spec, ..., algorithm) binds, and a handle that
+  // runs or starts it with no second lookup. It refers to the communicator's prepared call:
+  // valid until the next call, prepare() or plan_for() on this communicator (which may evict
+  // or move it; using it after that is an InternalError, never another call's plan).
+  // (PreparedCall: a call this communicator has made, its spec as planned, its plan and this
+  // rank's prepared execution of it; communicator.cc.)
+  struct PreparedCall;
+  class Prepared {
+   public:
+    Count input_count() const { return input_; }
+    Count output_count() const { return output_; }
+
+   private:
+    friend class Communicator;
+    Prepared(const std::shared_ptr<PreparedCall>& call, Count input, Count output)
+        : call_(&call), made_for_(call.get()), input_(input), output_(output) {}
+    const std::shared_ptr<PreparedCall>* call_;
+    const PreparedCall* made_for_;  // what *call_ held when prepared (checked at use)
+    Count input_;
+    Count output_;
   };
-  BufferCounts buffer_counts(const CollectiveSpec& spec, std::string_view algorithm = {});
+  Prepared prepare(const CollectiveSpec& spec, std::string_view algorithm = {});
+  // run() and start() of a prepared call. run() returns the plan (valid until the call is
+  // evicted: copy it to keep it).
+  const std::shared_ptr<const Plan>& run(const Prepared& call, BufferBinding buffers,
+                                         const Datatype& type, const ReduceOp& op);
+  Request start(const Prepared& call, BufferBinding buffers, const Datatype& type,
+                const ReduceOp& op, bool persistent);
   const CommOptions& options() const { return options_; }
   // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only)
   // runs kind/linear without the count exchange (optcoll/plan/counts_free.h): the options
@@ -350,9 +371,6 @@ class Communicator {
   friend class Request;
   friend struct detail::PendingCall;
   enum class Mode : std::uint8_t { kBlocking, kNonblocking, kPersistent };
-  // A call this communicator has made: the spec as planned, its plan and this rank's
-  // prepared execution of it.
-  struct PreparedCall;
 
   template <typename T>
   void call(CollectiveSpec spec, std::span<const T> in, std::span<T> out, const ReduceOp& op,
@@ -376,6 +394,8 @@ class Communicator {
   std::vector<Count> exchanged_root_counts(std::span<const Count> root_counts, Rank root);
   // The prepared call for `spec` (planned and prepared on first use; most recent first),
   // with `algorithm`, or the options' choice for its collective when empty.
+  // `call`'s prepared call, checked to be the one it was made for.
+  const std::shared_ptr<PreparedCall>& still_prepared(const Prepared& call) const;
   const std::shared_ptr<PreparedCall>& prepared(const CollectiveSpec& spec,
                                                 std::string_view algorithm = {});
   // `call` if its execution is free, else a fresh one of the same plan (a collective of the
@@ -401,8 +421,10 @@ class Communicator {
   std::uint32_t epoch_ = 0;
   std::array<std::optional<bool>, 2> counts_free_;  // counts_free(kGatherv / kScatterv)
   std::shared_ptr<const Plan> last_plan_;
-  std::vector<std::shared_ptr<PreparedCall>> prepared_;  // most recently used first
-  std::unique_ptr<CollectivesInFlight> in_flight_;       // made by the first start()
+  // Most recently used first; capacity kPreparedCalls from the start, so that a Prepared's
+  // pointer into it stays valid.
+  std::vector<std::shared_ptr<PreparedCall>> prepared_;
+  std::unique_ptr<CollectivesInFlight> in_flight_;  // made by the first start()
   // With a progress thread: it and the caller's thread take turns on the transport and the
   // collectives in flight under `mutex_` (the caller's blocking calls and waits hold it).
   void progress_loop();

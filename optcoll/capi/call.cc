@@ -177,9 +177,9 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   spec.nranks = call.size;
   spec.elem_bytes = type.bytes;
   spec.commutative = op.commutative;
-  const auto counts = call.comm->buffer_counts(spec, algorithm);  // prepares the call
-  const auto in_bytes = static_cast<std::size_t>(counts.input) * type.bytes;
-  const auto out_bytes = static_cast<std::size_t>(counts.output) * type.bytes;
+  const Communicator::Prepared prepared = call.comm->prepare(spec, algorithm);
+  const auto in_bytes = static_cast<std::size_t>(prepared.input_count()) * type.bytes;
+  const auto out_bytes = static_cast<std::size_t>(prepared.output_count()) * type.bytes;
   if (in_bytes > 0 && in == nullptr) {
     throw_call(MPI_ERR_BUFFER, "sendbuf is NULL but must hold {} bytes", in_bytes);
   }
@@ -192,10 +192,10 @@ void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const Reduc
   call.context->set_step(spec.kind);
   if (call.deferred != nullptr) {
     call.deferred->requests.push_back(
-        call.comm->start(spec, buffers, type, op, call.persistent(), algorithm));
+        call.comm->start(prepared, buffers, type, op, call.persistent()));
     return;
   }
-  call.comm->run(spec, buffers, type, op, algorithm);
+  call.comm->run(prepared, buffers, type, op);
 }
 
 const ReduceOp& no_reduction() { return detail::no_op(); }

@@ -260,11 +260,12 @@ TEST(Communicator, PreparedCallsAreReusedAndEvictedLeastRecentlyUsed) {
   for (const auto h : held) EXPECT_EQ(h, Communicator::kPreparedCalls);
 }
 
-// buffer_counts (for callers with bare addresses, such as the C API) gives each rank's
-// input and output elements as the collective's layout has them, for rooted, irregular and
-// all-to-all calls, and under an algorithm override; a spec the communicator cannot run is
-// refused as run() refuses it. The prepared call it makes is the one run() then uses.
-TEST(Communicator, BufferCountsFollowTheLayout) {
+// prepare (for callers with bare addresses, such as the C API) gives each rank's input and
+// output elements as the collective's layout has them, for rooted, irregular and all-to-all
+// calls, and under an algorithm override; a spec the communicator cannot run is refused as
+// run() refuses it. run(prepared) runs the call prepare made, with no new one; a Prepared used
+// after another call moved its prepared call is refused, not run with another call's plan.
+TEST(Communicator, PrepareFollowsTheLayout) {
   constexpr Rank kRanks = 4;
   std::vector<CollectiveSpec> specs = {
       make_spec(CollectiveKind::kBcast, kRanks, 5, 2),
@@ -281,30 +282,47 @@ TEST(Communicator, BufferCountsFollowTheLayout) {
   for (auto& spec : specs) spec.elem_bytes = 8;
   std::atomic<int> wrong{0};
   std::atomic<int> refused{0};
+  std::atomic<int> stale{0};
   run_threads(kRanks, [&](Communicator& comm) {
     const Rank me = comm.rank();
     for (const CollectiveSpec& spec : specs) {
       const Layout layout(spec);
-      const auto counts = comm.buffer_counts(spec);
-      if (counts.input != layout.input_count(me) || counts.output != layout.output_count(me)) {
+      const auto counts = comm.prepare(spec);
+      if (counts.input_count() != layout.input_count(me) ||
+          counts.output_count() != layout.output_count(me)) {
         ++wrong;
       }
     }
-    const auto forced = comm.buffer_counts(specs[6], "gatherv/linear");
-    if (forced.input != Layout(specs[6]).input_count(me) ||
-        forced.output != Layout(specs[6]).output_count(me)) {
+    const auto forced = comm.prepare(specs[6], "gatherv/linear");
+    const Layout gatherv(specs[6]);
+    if (forced.input_count() != gatherv.input_count(me) ||
+        forced.output_count() != gatherv.output_count(me)) {
       ++wrong;
     }
     const std::size_t prepared = comm.prepared_calls();
-    std::vector<double> in(static_cast<std::size_t>(forced.input), me + 1.0);
-    std::vector<double> out(static_cast<std::size_t>(forced.output), 0.0);
-    comm.run(specs[6],
-             {std::as_bytes(std::span<const double>(in)),
-              std::as_writable_bytes(std::span<double>(out))},
-             Datatype::float64(), detail::no_op(), "gatherv/linear");
-    if (comm.prepared_calls() != prepared) ++wrong;  // run() found the prepared call
+    std::vector<double> in(static_cast<std::size_t>(forced.input_count()), me + 1.0);
+    std::vector<double> out(static_cast<std::size_t>(forced.output_count()), 0.0);
+    const BufferBinding buffers{std::as_bytes(std::span<const double>(in)),
+                                std::as_writable_bytes(std::span<double>(out))};
+    const auto& plan = comm.run(forced, buffers, Datatype::float64(), detail::no_op());
+    if (plan->algorithm != "gatherv/linear") ++wrong;
+    if (comm.prepared_calls() != prepared) ++wrong;  // no new prepared call
+    if (me == specs[6].root) {  // gatherv: rank q's block of q + 1.0 in rank order
+      std::vector<double> expected;
+      for (Rank q = 0; q < kRanks; ++q) {
+        expected.insert(expected.end(), static_cast<std::size_t>(specs[6].counts[q]), q + 1.0);
+      }
+      if (out != expected) ++wrong;
+    }
+    const auto earlier = comm.prepare(specs[0]);
+    comm.prepare(specs[1]);  // moves specs[0]'s call out of the place `earlier` refers to
     try {
-      comm.buffer_counts(make_spec(CollectiveKind::kAllreduce, kRanks + 1, 4));
+      comm.run(earlier, buffers, Datatype::float64(), detail::no_op());
+    } catch (const InternalError& e) {
+      if (std::string(e.what()).find("used after another call") != std::string::npos) ++stale;
+    }
+    try {
+      comm.prepare(make_spec(CollectiveKind::kAllreduce, kRanks + 1, 4));
     } catch (const Error& e) {
       if (e.code() == ErrorCode::kInvalidArgument &&
           std::string(e.what()).find("is for 5 ranks but the communicator has 4") !=
@@ -314,6 +332,7 @@ TEST(Communicator, BufferCountsFollowTheLayout) {
     }
   });
   EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(stale.load(), kRanks);
   EXPECT_EQ(refused.load(), kRanks);
 }
 
