@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: the thread transport's eager rings (thread_transport.h), on a Fabric made to spin so
-// that rings are on whatever the machine's CPU count: every pair at once with sizes on both
-// sides of the ring's payload limit, receives posted before and after their sends and in
-// reverse order, full rings spilling into the mailbox, flow control in both modes,
-// receive-reduce, cancel, a sleeping receiver woken by a ring send, and nothing kept from one
-// run to the next.
+// File: the thread transport on a Fabric made to spin (thread_transport.h), so that rings and
+// shared copies are on whatever the machine's CPU count. The eager rings: every pair at once
+// with sizes on both sides of the ring's payload limit, receives posted before and after
+// their sends and in reverse order, full rings spilling into the mailbox, flow control in both
+// modes, receive-reduce, cancel, a sleeping receiver woken by a ring send, and nothing kept
+// from one run to the next. Shared copies: every byte arrives whichever side copies and
+// whichever helps, and a fabric that does not spin shares nothing.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -340,6 +341,93 @@ TEST(ThreadRings, UndrainedMessagesDoNotReachTheNextRun) {
     t.cancel(std::vector<RequestId>{id});
     EXPECT_EQ(never, Bytes(8, std::byte{0x33}));
   });
+}
+
+constexpr std::size_t kShareBytes = ThreadTransport::kShareBytes;
+constexpr std::size_t kShareChunk = ThreadTransport::kShareChunk;
+constexpr std::size_t kGuard = 64;  // bytes checked on each side of a receive buffer
+
+// `size` bytes that differ from run to run (cheap to make at tens of MiB).
+Bytes pattern(std::size_t size, std::uint32_t epoch) {
+  Bytes b(size);
+  for (std::size_t i = 0; i < size; ++i) b[i] = static_cast<std::byte>(i * 131 + i / 251 + epoch);
+  return b;
+}
+
+// How rank 1 receives the message of one_large_message().
+enum class Receiver {
+  kWaiting,  // it posts and waits: the sender hands it the copy and helps (from the wait)
+  kBusy,     // it posts, tells the sender, and is busy for a while before it waits: the
+             // sender copies, and the receiver helps once it waits
+};
+
+// One large message from rank 0 to rank 1, `size` bytes into the middle of a guarded buffer;
+// returns whether every byte arrived and nothing around it changed.
+bool one_large_message(FabricWorld& world, std::size_t size, std::uint32_t epoch,
+                       Receiver receiver) {
+  const Bytes data = pattern(size, epoch);
+  Bytes got(size + 2 * kGuard, std::byte{0xEE});
+  std::atomic<bool> posted{false};
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    if (t.rank() == 0) {
+      while (!posted.load(std::memory_order_acquire)) std::this_thread::yield();
+      if (receiver == Receiver::kWaiting) std::this_thread::sleep_for(milliseconds(1));
+      wait_all(t, {t.isend(1, {epoch, 1}, data)}, done);
+      return;
+    }
+    const RequestId id = t.irecv(0, {epoch, 1}, std::span(got).subspan(kGuard, size));
+    posted.store(true, std::memory_order_release);
+    if (receiver == Receiver::kBusy) {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+    }
+    wait_all(t, {id}, done);
+  });
+  const auto untouched = [](std::byte b) { return b == std::byte{0xEE}; };
+  return std::equal(data.begin(), data.end(), got.begin() + kGuard) &&
+         std::all_of(got.begin(), got.begin() + kGuard, untouched) &&
+         std::all_of(got.end() - kGuard, got.end(), untouched);
+}
+
+// Sizes below, at and above kShareBytes, with a last chunk shorter than the others, into a
+// waiting receiver: every byte arrives once, in place, and the sender helped.
+TEST(ThreadSharedCopies, TheSenderHelpsAWaitingReceiver) {
+  FabricWorld world(2, true);
+  const std::size_t sizes[] = {kShareBytes - 1, kShareBytes, 5 * kShareChunk + 123,
+                               std::size_t{2} << 20};
+  std::uint32_t epoch = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (const std::size_t size : sizes) {
+      ASSERT_TRUE(one_large_message(world, size, ++epoch, Receiver::kWaiting))
+          << size << " bytes, run " << epoch;
+    }
+  }
+  EXPECT_GT(world.fabric().copies_helped(0), 0U);
+}
+
+// A receiver busy when the send comes: the sender copies, and the receiver helps with the
+// rest once it waits (a copy of 32 MiB lasts well past its 300 us of work; a run where the
+// receiver's thread lost its CPU is tried again).
+TEST(ThreadSharedCopies, ABusyReceiverHelpsOnceItWaits) {
+  FabricWorld world(2, true);
+  const std::size_t size = (std::size_t{32} << 20) + 77;
+  for (std::uint32_t epoch = 1; epoch <= 20 && world.fabric().copies_helped(1) == 0; ++epoch) {
+    ASSERT_TRUE(one_large_message(world, size, epoch, Receiver::kBusy)) << "run " << epoch;
+  }
+  EXPECT_GT(world.fabric().copies_helped(1), 0U);
+}
+
+// Where ranks do not spin (more ranks than CPUs: a waiting peer has no CPU to help with),
+// nothing is offered.
+TEST(ThreadSharedCopies, NotWhereRanksDoNotSpin) {
+  FabricWorld world(2, false);
+  for (std::uint32_t epoch = 1; epoch <= 10; ++epoch) {
+    ASSERT_TRUE(one_large_message(world, std::size_t{1} << 20, epoch, Receiver::kWaiting));
+    ASSERT_TRUE(one_large_message(world, std::size_t{1} << 20, epoch + 100, Receiver::kBusy));
+  }
+  EXPECT_EQ(world.fabric().copies_helped(0) + world.fabric().copies_helped(1), 0U);
 }
 
 }  // namespace

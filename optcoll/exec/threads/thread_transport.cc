@@ -74,6 +74,7 @@ Fabric::Fabric(Rank nranks, std::chrono::milliseconds timeout, bool spin)
                                              static_cast<std::size_t>(nranks))),
       inboxes_(std::make_unique<Inbox[]>(static_cast<std::size_t>(nranks))),
       seats_(std::make_unique<Seat[]>(static_cast<std::size_t>(nranks))),
+      help_slots_(std::make_unique<HelpSlot[]>(static_cast<std::size_t>(nranks))),
       rings_(std::make_unique<std::atomic<EagerRing*>[]>(static_cast<std::size_t>(nranks) *
                                                          static_cast<std::size_t>(nranks))),
       arrived_(std::make_unique<PostedQueue<Arrived>[]>(static_cast<std::size_t>(nranks) *
@@ -87,7 +88,16 @@ std::size_t Fabric::bytes_for(Rank nranks) {
   const auto p = static_cast<std::size_t>(nranks);
   const std::size_t per_pair =
       sizeof(Mailbox) + sizeof(std::atomic<EagerRing*>) + sizeof(PostedQueue<Arrived>);
-  return p * p * per_pair + p * (sizeof(Inbox) + sizeof(Seat));
+  return p * p * per_pair + p * (sizeof(Inbox) + sizeof(Seat) + sizeof(HelpSlot));
+}
+
+void Fabric::SharedCopy::copy_chunks(std::size_t chunk_bytes) {
+  const std::size_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
+  for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < chunks;
+       i = next.fetch_add(1, std::memory_order_relaxed)) {
+    const std::size_t at = i * chunk_bytes;
+    std::memcpy(to + at, from + at, std::min(chunk_bytes, bytes - at));
+  }
 }
 
 Fabric::~Fabric() {
@@ -293,10 +303,43 @@ ThreadTransport::TransferResult ThreadTransport::transfer(
     }
   } else if (!recv.parts.empty()) {
     copy_spans(source, recv.parts);
+  } else if (source.size() == 1 && size >= kShareBytes && fabric_.spins()) {
+    copy_shared(rank_ == from ? to : from, source[0], recv.data);
   } else {
     gather(source, recv.data.data());
   }
   return {};
+}
+
+void ThreadTransport::copy_shared(Rank peer, std::span<const std::byte> from,
+                                  std::span<std::byte> to) {
+  Fabric::SharedCopy job;
+  job.from = from.data();
+  job.to = to.data();
+  job.bytes = from.size();
+  std::atomic<Fabric::SharedCopy*>& offered = fabric_.help_slot(peer).offered;
+  Fabric::SharedCopy* none = nullptr;
+  // Offered even when the peer is busy: it takes the rest once it waits.
+  const bool offer = offered.compare_exchange_strong(none, &job, std::memory_order_release,
+                                                     std::memory_order_relaxed);
+  job.copy_chunks(kShareChunk);
+  if (!offer) return;
+  Fabric::SharedCopy* mine = &job;
+  if (offered.compare_exchange_strong(mine, nullptr, std::memory_order_relaxed)) return;
+  // The peer took it: it copies its last chunk, then lets go.
+  while (!job.helper_done.load(std::memory_order_acquire)) cpu_relax();
+}
+
+bool ThreadTransport::help_copy() {
+  std::atomic<Fabric::SharedCopy*>& offered = fabric_.help_slot(rank_).offered;
+  if (offered.load(std::memory_order_relaxed) == nullptr) return false;
+  Fabric::SharedCopy* job = offered.exchange(nullptr, std::memory_order_acquire);
+  if (job == nullptr) return false;
+  std::atomic<std::uint64_t>& taken = fabric_.help_slot(rank_).taken;
+  taken.store(taken.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  job->copy_chunks(kShareChunk);
+  job->helper_done.store(true, std::memory_order_release);  // its last touch of *job
+  return true;
 }
 
 void ThreadTransport::finish_match(TransferResult result, bool i_am_sender, RequestId mine,
@@ -705,6 +748,7 @@ bool ThreadTransport::spin_or_yield(std::unique_lock<std::mutex>& lock, std::uin
   lock.unlock();
   leave_seat();
   const auto news = [&] {
+    help_copy();  // a peer's copy this rank waits for: share it
     return box.news.load(std::memory_order_acquire) != seen ||
            seat.helped.load(std::memory_order_acquire) != helped || rings_pending();
   };

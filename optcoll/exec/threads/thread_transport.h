@@ -51,6 +51,16 @@
 // Lock order: a seat before any mailbox or inbox lock, never the reverse; a helper only
 // try-locks seats, and holds one at a time.
 //
+// Shared copies: when the world spins, a plain copy of kShareBytes or more (a large message
+// into a plain receive) is split into chunks that the rank making it offers to its peer. The
+// peer, once it waits (spinning for this very message: the receiver for its data, the sender
+// for its completion), takes the offer and copies chunks too, so that the two CPUs share the
+// copy instead of one copying while the other spins (a bcast root and its child at p = 2 are
+// such a pair: a 2 MiB bcast took half the time). The offer lives on the copier's stack; the
+// copier withdraws it when its chunks run out, or, if the peer took it, waits for the peer's
+// last chunk (HelpSlot, SharedCopy). Reductions are not shared (the combine step takes the
+// whole message).
+//
 // Fibers (fibers.h): when the world runs its ranks as fibers, a waiting rank neither spins
 // nor yields nor sleeps: it parks its fiber on its inbox's news, and every change of that
 // news pokes the pool. There are no seats and no helpers then (the waiting rank's worker
@@ -230,6 +240,11 @@ class Fabric {
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   Rank abort_rank() const;           // kNoRank if not aborted
   std::string abort_reason() const;  // empty if not aborted
+  // How many shared copies (file comment) rank `helper` helped with, since the fabric was
+  // made: for tests and reports.
+  std::uint64_t copies_helped(Rank helper) const {
+    return help_slots_[static_cast<std::size_t>(helper)].taken.load(std::memory_order_relaxed);
+  }
 
  private:
   friend class ThreadTransport;
@@ -337,6 +352,26 @@ class Fabric {
     std::atomic<std::uint32_t> rings_made{0};
   };
 
+  // A large copy that the rank making it offers to share with the peer that waits for it
+  // (file comment, "Shared copies"). It lives on the copying rank's stack until both are
+  // done; chunks are claimed from `next`, so no byte is copied twice. The peer that takes
+  // the offer sets `helper_done` after its last chunk: its last touch of this object.
+  struct SharedCopy {
+    const std::byte* from = nullptr;
+    std::byte* to = nullptr;
+    std::size_t bytes = 0;
+    std::atomic<std::size_t> next{0};  // the next chunk to claim
+    std::atomic<bool> helper_done{false};
+    void copy_chunks(std::size_t chunk_bytes);  // claims and copies chunks until none is left
+  };
+  // Where a copy is offered to a rank: set by the copier (only from null), taken by the rank
+  // (exchange) or withdrawn by the copier (only if still its own). On a line of its own,
+  // which its rank reads in every spin.
+  struct alignas(64) HelpSlot {
+    std::atomic<SharedCopy*> offered{nullptr};
+    std::atomic<std::uint64_t> taken{0};  // offers this rank took (written by it alone)
+  };
+
   // Who runs a rank's attached execution (file comment, "Cooperative progress").
   struct alignas(64) Seat {
     std::mutex mutex;                         // held by whoever advances the execution
@@ -365,6 +400,7 @@ class Fabric {
   // After a ring message to `receiver` was published: wakes the receiver if it sleeps.
   void wake_ring_receiver(Rank receiver);
   Seat& seat(Rank r) { return seats_[static_cast<std::size_t>(r)]; }
+  HelpSlot& help_slot(Rank r) { return help_slots_[static_cast<std::size_t>(r)]; }
   // Advances the attached executions of other ranks than `me` that have news and a free
   // seat; returns whether any changed.
   bool help_others(Rank me);
@@ -379,6 +415,7 @@ class Fabric {
   std::unique_ptr<Mailbox[]> mailboxes_;  // [from * nranks + to]
   std::unique_ptr<Inbox[]> inboxes_;
   std::unique_ptr<Seat[]> seats_;
+  std::unique_ptr<HelpSlot[]> help_slots_;
   std::unique_ptr<std::atomic<EagerRing*>[]> rings_;  // [from * nranks + to], owned
   std::unique_ptr<PostedQueue<Arrived>[]> arrived_;   // [from * nranks + to]
   std::atomic<bool> aborted_{false};
@@ -394,6 +431,10 @@ class ThreadTransport final : public Transport {
   // Messages at least this large are handed over to an idle receiver (below it, waking the
   // receiver to copy costs more than the copy).
   static constexpr std::size_t kHandOverBytes = std::size_t{64} << 10;
+  // A plain copy of at least kShareBytes is shared with the peer when the peer waits
+  // spinning (file comment, "Shared copies"), in chunks of kShareChunk bytes.
+  static constexpr std::size_t kShareChunk = std::size_t{64} << 10;
+  static constexpr std::size_t kShareBytes = std::size_t{256} << 10;
   // Sends of at most this many bytes are eager (file comment), while their mailbox holds
   // less than kEagerMailboxBytes of eager copies.
   static constexpr std::size_t kEagerBytes = std::size_t{4} << 10;
@@ -452,9 +493,14 @@ class ThreadTransport final : public Transport {
   // Moves `data` (or, when `parts` is not empty, the concatenation of `parts`) into `recv`:
   // memcpys into its data or parts, or the combine step. Called with the pair's mailbox lock
   // held while either side may still be matched through the mailbox.
-  static TransferResult transfer(Rank from, Rank to, MsgKey key, std::span<const std::byte> data,
-                                 Fabric::PostedRecv& recv,
-                                 std::span<const std::span<const std::byte>> parts = {});
+  TransferResult transfer(Rank from, Rank to, MsgKey key, std::span<const std::byte> data,
+                          Fabric::PostedRecv& recv,
+                          std::span<const std::span<const std::byte>> parts = {});
+  // Copies `from` to `to` (same size), offering chunks of it to `peer` when the world spins
+  // and the peer waits (file comment, "Shared copies"). Returns once every byte is copied.
+  void copy_shared(Rank peer, std::span<const std::byte> from, std::span<std::byte> to);
+  // Copies chunks of a copy offered to this rank, if there is one; returns whether there was.
+  bool help_copy();
   // isend and isendv: sends `data`, or the concatenation of `parts` (of `bytes` in all) when
   // `parts` is not empty.
   RequestId send_message(Rank to, MsgKey key, std::span<const std::byte> data,
