@@ -326,8 +326,15 @@ void ThreadTransport::copy_shared(Rank peer, std::span<const std::byte> from,
   if (!offer) return;
   Fabric::SharedCopy* mine = &job;
   if (offered.compare_exchange_strong(mine, nullptr, std::memory_order_relaxed)) return;
-  // The peer took it: it copies its last chunk, then lets go.
-  while (!job.helper_done.load(std::memory_order_acquire)) cpu_relax();
+  // The peer took it: it copies its last chunk, then lets go (a peer that lost its CPU to
+  // another program mid-chunk gets this one after a while).
+  for (int spins = 0; !job.helper_done.load(std::memory_order_acquire); ++spins) {
+    if (spins < 4096) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 bool ThreadTransport::help_copy() {
