@@ -186,14 +186,16 @@ void gatherv_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype s
     // Linear needs no count exchange (optcoll/plan/counts_free.h): the root receives each
     // block at the size its recvcounts give, so a sender whose count disagrees fails the
     // root's receive of it (a transport error naming both sizes).
+    // (Into the context's scratch: back-to-back calls allocate nothing.)
+    CommContext::Scratch& scratch = call.context->scratch();
     if (!is_root) {
-      run_spec(call,
-               counts_free_spec(CollectiveKind::kGatherv, call.size, root, call.rank,
-                                std::span(&mine, 1)),
-               byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
+      assign_counts_free_spec(scratch.spec, CollectiveKind::kGatherv, call.size, root, call.rank,
+                              std::span(&mine, 1));
+      run_spec(call, scratch.spec, byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
       return;
     }
-    const std::vector<Count> expected = scaled(recvcounts, call.size, recv_bytes);
+    const std::vector<Count>& expected = scratch.expected;
+    assign_scaled(scratch.expected, recvcounts, call.size, recv_bytes);
     if (mine != expected[static_cast<std::size_t>(root)]) {
       std::vector<Count> arriving = expected;
       arriving[static_cast<std::size_t>(root)] = mine;
@@ -201,8 +203,10 @@ void gatherv_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype s
           call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, arriving),
           arriving, expected, root, sendbuf, kLinearGatherv);
     }
-    gatherv_bytes(call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, expected),
-                  expected, sendbuf, root, recvbuf, displs, recv_bytes, kLinearGatherv);
+    assign_counts_free_spec(scratch.spec, CollectiveKind::kGatherv, call.size, root, root,
+                            expected);
+    gatherv_bytes(call, scratch.spec, expected, sendbuf, root, recvbuf, displs, recv_bytes,
+                  kLinearGatherv);
     return;
   }
   // MPI gives the counts at the root only: every rank learns them first.
@@ -240,38 +244,36 @@ void scatterv_body(Call& call, const void* sendbuf, const int sendcounts[], cons
   check_root(root, call.size);
   const bool is_root = call.rank == root;
   const auto me = static_cast<std::size_t>(call.rank);
+  // The spec and the counts go into the context's scratch: back-to-back calls allocate nothing.
+  CommContext::Scratch& scratch = call.context->scratch();
+  CollectiveSpec& spec = scratch.spec;
   if (!is_root && counts_free(call, CollectiveKind::kScatterv)) {
     // Linear needs no count exchange (optcoll/plan/counts_free.h): this rank receives its
     // block at the size its recvcount gives, so a root that sends another size fails the
     // receive (a transport error naming both sizes).
     const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
-    run_spec(call,
-             counts_free_spec(CollectiveKind::kScatterv, call.size, root, call.rank,
-                              std::span(&mine, 1)),
-             byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
+    assign_counts_free_spec(spec, CollectiveKind::kScatterv, call.size, root, call.rank,
+                            std::span(&mine, 1));
+    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
     return;
   }
   std::size_t send_bytes = 0;
-  std::vector<std::int64_t> all(static_cast<std::size_t>(call.size));
+  std::vector<Count>& byte_counts = scratch.counts;
+  byte_counts.assign(static_cast<std::size_t>(call.size), 0);
   if (is_root) {
     check_counts(sendcounts, call.size, "sendcounts");
     send_bytes = contiguous_bytes(sendtype, "sendtype");
-    const std::vector<Count> mine = scaled(sendcounts, call.size, send_bytes);
-    all.assign(mine.begin(), mine.end());
+    assign_scaled(byte_counts, sendcounts, call.size, send_bytes);
   }
-  CollectiveSpec spec;
   std::string_view algorithm;
   if (counts_free(call, CollectiveKind::kScatterv)) {  // the root, without exchange
-    spec = counts_free_spec(CollectiveKind::kScatterv, call.size, root, root,
-                            std::vector<Count>(all.begin(), all.end()));
+    assign_counts_free_spec(spec, CollectiveKind::kScatterv, call.size, root, root, byte_counts);
     algorithm = kLinearScatterv;
   } else {
     // MPI gives the counts at the root only: it tells every rank first.
-    call.comm->bcast<std::int64_t>(all, root);
-    spec = detail::irregular(CollectiveKind::kScatterv, std::vector<Count>(all.begin(), all.end()),
-                             root);
+    call.comm->bcast<std::int64_t>(byte_counts, root);
+    spec = detail::irregular(CollectiveKind::kScatterv, byte_counts, root);
   }
-  const std::vector<Count> byte_counts(all.begin(), all.end());
   std::vector<std::byte> discard;
   Count mine = byte_counts[me];
   if (!(is_root && in_place(recvbuf))) {

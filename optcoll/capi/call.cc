@@ -64,10 +64,15 @@ const void* checked_contribution(Call& call, bool in_place_allowed, const void* 
 }
 
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes) {
-  std::vector<Count> out(static_cast<std::size_t>(n));
+  std::vector<Count> out;
+  assign_scaled(out, counts, n, bytes);
+  return out;
+}
+
+void assign_scaled(std::vector<Count>& out, const int* counts, Rank n, std::size_t bytes) {
+  out.resize(static_cast<std::size_t>(n));
   for (Rank i = 0; i < n; ++i)
     out[static_cast<std::size_t>(i)] = Count{counts[i]} * static_cast<Count>(bytes);
-  return out;
 }
 
 bool packed(const int* displs, std::span<const Count> byte_counts, std::size_t bytes) {
@@ -172,8 +177,10 @@ bool counts_free(Call& call, CollectiveKind kind) {
   throw CallError(MPI_ERR_COUNT, message, /*transport_intact=*/false);
 }
 
-void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
+void run_spec(Call& call, const CollectiveSpec& given, const Datatype& type, const ReduceOp& op,
               const void* in, void* out, std::string_view algorithm) {
+  CollectiveSpec& spec = call.context->scratch().spec;
+  if (&spec != &given) spec = given;  // (a copy into its storage: no allocation once warm)
   spec.nranks = call.size;
   spec.elem_bytes = type.bytes;
   spec.commutative = op.commutative;

@@ -94,8 +94,9 @@ const void* checked_contribution(Call& call, bool in_place_allowed, const void* 
                                  const int* displs, std::size_t recv_bytes, Count expected,
                                  std::vector<std::byte>& own);
 
-// counts[i] * bytes for i < n, as optcoll counts.
+// counts[i] * bytes for i < n, as optcoll counts; the same into `out` (reusing its storage).
 std::vector<Count> scaled(const int* counts, Rank n, std::size_t bytes);
+void assign_scaled(std::vector<Count>& out, const int* counts, Rank n, std::size_t bytes);
 // Whether displs[i] * bytes are the prefix sums of byte_counts (the data lies packed).
 bool packed(const int* displs, std::span<const Count> byte_counts, std::size_t bytes);
 // Copies blocks between a packed buffer and one laid out by displacements.
@@ -104,11 +105,12 @@ void unpack(const std::byte* packed_data, std::span<const Count> byte_counts, co
 void pack(const std::byte* spread, std::span<const Count> byte_counts, const int* displs,
           std::size_t bytes, std::byte* packed_data);
 
-// Runs `spec` (nranks, elem_bytes and commutative are filled in here) with the buffers the
-// layout says this rank uses: `in` and `out` must hold at least that much. `algorithm`, if
-// not empty, overrides the communicator's choice. A nonblocking call starts it, a
-// persistent one prepares it (call.deferred keeps the request).
-void run_spec(Call& call, CollectiveSpec spec, const Datatype& type, const ReduceOp& op,
+// Runs `spec` (nranks, elem_bytes and commutative are filled in here, on a copy in the
+// context's scratch spec, unless `spec` is that spec) with the buffers the layout says this
+// rank uses: `in` and `out` must hold at least that much. `algorithm`, if not empty,
+// overrides the communicator's choice. A nonblocking call starts it, a persistent one
+// prepares it (call.deferred keeps the request).
+void run_spec(Call& call, const CollectiveSpec& spec, const Datatype& type, const ReduceOp& op,
               const void* in, void* out, std::string_view algorithm = {});
 const ReduceOp& no_reduction();
 

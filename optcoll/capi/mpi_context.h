@@ -49,7 +49,19 @@ class CommContext {
   // alive after a settings change. The communicators of one context share their epochs.
   std::shared_ptr<Communicator> shared_communicator();
 
+  // Working storage that the calls on this context reuse, so that a v-collective's call
+  // allocates nothing once a call of its size was made: the spec a call runs, and the byte
+  // counts it works with (the counts everyone uses; the root's own view, to compare). One
+  // call at a time, as MPI requires of a communicator's collectives.
+  struct Scratch {
+    CollectiveSpec spec;
+    std::vector<Count> counts;
+    std::vector<Count> expected;
+  };
+  Scratch& scratch() { return scratch_; }
+
  private:
+  Scratch scratch_;
   std::unique_ptr<mpi::MpiTransport> transport_;
   std::shared_ptr<std::uint32_t> epochs_ = std::make_shared<std::uint32_t>(0);
   std::shared_ptr<Communicator> communicator_;

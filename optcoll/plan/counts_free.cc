@@ -53,23 +53,35 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
 
 CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,
                                 std::span<const Count> counts) {
+  CollectiveSpec spec;
+  assign_counts_free_spec(spec, kind, p, root, rank, counts);
+  return spec;
+}
+
+void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, Rank root,
+                             Rank rank, std::span<const Count> counts) {
   check_kind(kind);
   if (p < 1) throw_invalid("nranks must be at least 1, got {}", p);
   if (rank < 0 || rank >= p) throw_invalid("rank {} is not in 0..{}", rank, p - 1);
-  std::vector<Count> known(static_cast<std::size_t>(p), 0);
+  const auto n = static_cast<std::size_t>(p);
+  std::vector<Count> known = std::move(spec.counts);  // its storage, for the new counts
   if (rank == root) {
-    if (counts.size() != known.size()) {
-      throw_invalid("the root needs {} counts, got {}", p, counts.size());
-    }
+    if (counts.size() != n) throw_invalid("the root needs {} counts, got {}", p, counts.size());
     known.assign(counts.begin(), counts.end());
   } else {
-    if (counts.size() != 1 && counts.size() != known.size()) {
+    if (counts.size() != 1 && counts.size() != n) {
       throw_invalid("rank {} needs its own count or all {}, got {}", rank, p, counts.size());
     }
-    known[static_cast<std::size_t>(rank)] =
-        counts.size() == 1 ? counts[0] : counts[static_cast<std::size_t>(rank)];
+    const Count own = counts.size() == 1 ? counts[0] : counts[static_cast<std::size_t>(rank)];
+    known.assign(n, 0);
+    known[static_cast<std::size_t>(rank)] = own;
   }
-  return make_spec_v(kind, p, std::move(known), root);
+  spec = CollectiveSpec{};
+  spec.kind = kind;
+  spec.nranks = p;
+  spec.root = root;
+  spec.counts = std::move(known);
+  validate(spec);
 }
 
 }  // namespace optcoll

@@ -65,5 +65,9 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
 // still pair every message. Throws Error(kInvalidArgument) as validate() does.
 CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,
                                 std::span<const Count> counts);
+// The same into `spec`, reusing its storage (a caller that runs such calls back to back
+// allocates nothing once `spec.counts` has p entries' room). `counts` must not alias it.
+void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, Rank root,
+                             Rank rank, std::span<const Count> counts);
 
 }  // namespace optcoll
