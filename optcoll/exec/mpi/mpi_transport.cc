@@ -450,56 +450,63 @@ RequestId MpiTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes, R
   return receive_descriptor(std::move(t), from, key, tag_for(from, key), bytes);
 }
 
-RequestId MpiTransport::isendv(Rank to, MsgKey key,
-                               std::span<const std::span<const std::byte>> parts) {
-  check_usable();
+namespace {
+
+// The non-empty parts of a vectored message: where each starts (MPI never writes a send
+// buffer, so a send's parts are listed writable as MPI's datatype calls want), their sizes
+// and their total.
+struct NonEmptyParts {
   std::vector<std::byte*> starts;
   std::vector<std::size_t> sizes;
   std::size_t bytes = 0;
+};
+template <typename Byte>
+NonEmptyParts non_empty_parts(std::span<const std::span<Byte>> parts) {
+  NonEmptyParts kept;
   for (const auto& part : parts) {
     if (part.empty()) continue;
-    // MPI never writes a send buffer (as in isend).
-    starts.push_back(
+    kept.starts.push_back(
         const_cast<std::byte*>(part.data()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-    sizes.push_back(part.size());
-    bytes += part.size();
+    kept.sizes.push_back(part.size());
+    kept.bytes += part.size();
   }
+  return kept;
+}
+
+}  // namespace
+
+RequestId MpiTransport::isendv(Rank to, MsgKey key,
+                               std::span<const std::span<const std::byte>> parts) {
+  check_usable();
+  const NonEmptyParts kept = non_empty_parts(parts);
   // Same-node messages follow the channel's protocol or the eager rings, each of which moves
   // one span (the arena or ring copy is a copy anyway; the receiver looks for the message
   // there, by its size); a message with at most one part is a plain one.
-  if (through_shared_memory(to, bytes) || through_ring(to, bytes)) {
+  if (through_shared_memory(to, kept.bytes) || through_ring(to, kept.bytes)) {
     return Transport::isendv(to, key, parts);
   }
-  if (starts.size() <= 1) {
+  if (kept.starts.size() <= 1) {
     return isend(to, key,
-                 starts.empty() ? std::span<const std::byte>()
-                                : std::span<const std::byte>(starts[0], sizes[0]));
+                 kept.starts.empty() ? std::span<const std::byte>()
+                                     : std::span<const std::byte>(kept.starts[0], kept.sizes[0]));
   }
-  return post_parts(false, to, key, starts, sizes, bytes);
+  return post_parts(false, to, key, kept.starts, kept.sizes, kept.bytes);
 }
 
 RequestId MpiTransport::irecvv(Rank from, MsgKey key, std::span<const std::span<std::byte>> parts) {
   check_usable();
-  std::vector<std::byte*> starts;
-  std::vector<std::size_t> sizes;
-  std::size_t bytes = 0;
-  for (const auto& part : parts) {
-    if (part.empty()) continue;
-    starts.push_back(part.data());
-    sizes.push_back(part.size());
-    bytes += part.size();
-  }
+  const NonEmptyParts kept = non_empty_parts(parts);
   // Same-node: received as irecv_reduce does, whose combine step here copies the parts
   // straight out of the sender's arena block (or, small, staged through the eager ring).
-  if (through_shared_memory(from, bytes) || through_ring(from, bytes)) {
+  if (through_shared_memory(from, kept.bytes) || through_ring(from, kept.bytes)) {
     return Transport::irecvv(from, key, parts);
   }
-  if (starts.size() <= 1) {
-    return irecv(
-        from, key,
-        starts.empty() ? std::span<std::byte>() : std::span<std::byte>(starts[0], sizes[0]));
+  if (kept.starts.size() <= 1) {
+    return irecv(from, key,
+                 kept.starts.empty() ? std::span<std::byte>()
+                                     : std::span<std::byte>(kept.starts[0], kept.sizes[0]));
   }
-  return post_parts(true, from, key, starts, sizes, bytes);
+  return post_parts(true, from, key, kept.starts, kept.sizes, kept.bytes);
 }
 
 RequestId MpiTransport::post_parts(bool receive, Rank peer, MsgKey key,
