@@ -362,15 +362,20 @@ class Interpreter final : public Progress {
   }
 
   // The reduction `step`: dst = other (+) dst, or (with a folded copy) dst = other (+)
-  // start; `other` on the left if step.other_on_left.
+  // start; `other` on the left if step.other_on_left. Of elements [first, first + count)
+  // of dst (and start) only, `other` being their part.
   void reduce_to(const Execution::Step& step, const std::byte* other) const {
-    std::byte* out = write_ptr(step.dst);
-    const Count count = step.dst.count;
+    reduce_to(step, other, 0, step.dst.count);
+  }
+  void reduce_to(const Execution::Step& step, const std::byte* other, Count first,
+                 Count count) const {
+    const std::size_t skip = static_cast<std::size_t>(first) * elem_bytes_;
+    std::byte* out = write_ptr(step.dst) + skip;
     if (!step.fused) {
       reduce_into(op_, other, out, count, step.other_on_left);
       return;
     }
-    const std::byte* start = read_ptr(step.start);
+    const std::byte* start = read_ptr(step.start) + skip;
     if (step.other_on_left) {
       op_.combine(other, start, out, count);
     } else {
@@ -408,15 +413,20 @@ class Interpreter final : public Progress {
 
   MsgKey key_of(const Execution::Step& step) const { return MsgKey{options_.epoch, step.seq}; }
 
-  // Combines an incoming message into the destination of RecvReduce `id`. May run on
-  // another thread (the sender's, in the thread backend): it reads only what never changes
-  // during the execution.
-  void combine_incoming(OpId id, std::span<const std::byte> incoming) const {
+  // Combines the part of an incoming message at byte `offset` (the whole message: offset 0
+  // and all its bytes) into the destination of RecvReduce `id`. May run on another thread
+  // (the sender's, in the thread backend), and on two at once for disjoint parts: it reads
+  // only what never changes during the execution.
+  void combine_incoming(OpId id, std::span<const std::byte> part, std::size_t offset) const {
     const Execution::Step& step = x_.steps_[static_cast<std::size_t>(id)];
-    OPTCOLL_CHECK(incoming.size() == bytes_of(step.dst),
-                  "rank {} op {}: {} incoming bytes for a {}-byte reduction", me_, id,
-                  incoming.size(), bytes_of(step.dst));
-    reduce_to(step, incoming.data());
+    const std::size_t whole = bytes_of(step.dst);
+    OPTCOLL_CHECK(offset <= whole && part.size() <= whole - offset && offset % elem_bytes_ == 0 &&
+                      part.size() % elem_bytes_ == 0,
+                  "rank {} op {}: {} incoming bytes at offset {} for a {}-byte reduction of "
+                  "{}-byte elements",
+                  me_, id, part.size(), offset, whole, elem_bytes_);
+    reduce_to(step, part.data(), static_cast<Count>(offset / elem_bytes_),
+              static_cast<Count>(part.size() / elem_bytes_));
   }
 
   void issue(OpId id) {
@@ -434,10 +444,13 @@ class Interpreter final : public Progress {
             id);
         return;
       case Kind::kRecvReduce:
-        add_in_flight(transport_.irecv_reduce(step.peer, key_of(step), bytes_of(step.dst),
-                                              [this, id](std::span<const std::byte> incoming) {
-                                                combine_incoming(id, incoming);
-                                              }),
+        add_in_flight(transport_.irecv_reduce(
+                          step.peer, key_of(step), bytes_of(step.dst),
+                          ReduceInto::by_parts(
+                              [this, id](std::span<const std::byte> part, std::size_t offset) {
+                                combine_incoming(id, part, offset);
+                              },
+                              elem_bytes_)),
                       id);
         return;
       case Kind::kSendSlices:

@@ -145,7 +145,7 @@ void Transport::cancel(std::span<const RequestId> ids) {
   for (const RequestId id : ids) {
     if (StagedReduce* staged = find_staged(id)) {
       staged->live = false;
-      staged->reduce = nullptr;
+      staged->reduce = ReduceInto();
       --staged_live_;
     }
   }

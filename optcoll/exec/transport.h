@@ -12,6 +12,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "optcoll/model/placement.h"
@@ -41,9 +43,58 @@ class Progress {
   ~Progress() = default;
 };
 
-// Combines `bytes` incoming bytes into the receive buffer (the executor supplies it for a
-// RecvReduce: it knows the datatype, the operator and the operand order).
-using ReduceInto = std::function<void(std::span<const std::byte> incoming)>;
+class ReduceInto;
+namespace detail {
+// A callable on the whole message (not a ReduceInto: copies stay copies).
+template <typename F>
+concept WholeCombine = !std::is_same_v<std::remove_cvref_t<F>, ReduceInto> &&
+                       std::is_invocable_v<F&, std::span<const std::byte>>;
+}  // namespace detail
+
+// Combines incoming bytes into the receive buffer (the executor supplies it for a RecvReduce:
+// it knows the datatype, the operator and the operand order). Called with the whole message;
+// one made by_parts() may also be called on parts of it, each at its byte offset in the
+// message (a multiple of granule(): whole elements), in any order and from several threads at
+// once on disjoint parts (the thread backend's shared copies split a large one between the
+// two ranks of the pair).
+class ReduceInto {
+ public:
+  using Whole = std::function<void(std::span<const std::byte> incoming)>;
+  using Part = std::function<void(std::span<const std::byte> part, std::size_t offset)>;
+
+  ReduceInto() = default;
+  // A combine step of the whole message only.
+  template <detail::WholeCombine F>
+  ReduceInto(F whole)  // NOLINT(google-explicit-constructor): a lambda is a ReduceInto
+      : whole_(std::move(whole)) {}
+  static ReduceInto by_parts(Part part, std::size_t granule) {
+    ReduceInto reduce;
+    reduce.part_ = std::move(part);
+    reduce.granule_ = granule;
+    return reduce;
+  }
+
+  explicit operator bool() const { return whole_ || part_; }
+  // Combines the whole message.
+  void operator()(std::span<const std::byte> incoming) const {
+    if (part_) {
+      part_(incoming, 0);
+    } else {
+      whole_(incoming);
+    }
+  }
+  // Parts: whether they may be combined separately, in what unit, and one of them.
+  bool by_parts() const { return static_cast<bool>(part_); }
+  std::size_t granule() const { return granule_; }
+  void combine_part(std::span<const std::byte> part, std::size_t offset) const {
+    part_(part, offset);
+  }
+
+ private:
+  Whole whole_;
+  Part part_;
+  std::size_t granule_ = 0;
+};
 
 // Spans must stay valid until the request completes (or is cancelled). Implementations
 // throw TransportError for a failure they detect (size mismatch, peer failed, ...).

@@ -425,6 +425,91 @@ TEST(ThreadSharedCopies, ABusyReceiverHelpsOnceItWaits) {
   EXPECT_GT(world.fabric().copies_helped(1), 0U);
 }
 
+// A receive-reduce whose combine step takes parts (ReduceInto::by_parts), of elements of
+// `granule` bytes (12: chunks of whole elements only, not of 64 KiB), into a receiver that
+// waits: each element is combined exactly once, at its own offset, by whichever rank
+// claimed its chunk; over the runs the sender helps with a combine.
+TEST(ThreadSharedCopies, AReceiveReduceIsSharedInWholeElements) {
+  FabricWorld world(2, true);
+  constexpr std::size_t kGranule = 12;
+  const std::size_t size = kGranule * ((std::size_t{3} << 20) / kGranule);
+  std::uint32_t epoch = 0;
+  for (int run = 0; run < 300 && (run < 3 || world.fabric().copies_helped(0) == 0); ++run) {
+    const Bytes data = pattern(size, ++epoch);
+    Bytes got(size, std::byte{0});
+    std::vector<std::atomic<int>> combined(size / kGranule);
+    std::atomic<int> misaligned{0};
+    std::atomic<bool> posted{false};
+    world.run([&](ThreadTransport& t) {
+      std::set<RequestId> done;
+      if (t.rank() == 0) {
+        while (!posted.load(std::memory_order_acquire)) std::this_thread::yield();
+        const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+        while (std::chrono::steady_clock::now() < end) {
+        }
+        wait_all(t, {t.isend(1, {epoch, 1}, data)}, done);
+        return;
+      }
+      const auto add = [&](std::span<const std::byte> part, std::size_t offset) {
+        if (offset % kGranule != 0 || part.size() % kGranule != 0) ++misaligned;
+        for (std::size_t i = 0; i < part.size(); ++i) {
+          got[offset + i] = static_cast<std::byte>(std::to_integer<int>(part[i]) + 1);
+        }
+        for (std::size_t e = offset / kGranule; e < (offset + part.size()) / kGranule; ++e) {
+          combined[e].fetch_add(1, std::memory_order_relaxed);
+        }
+      };
+      const RequestId id = t.irecv_reduce(0, {epoch, 1}, size, ReduceInto::by_parts(add, kGranule));
+      posted.store(true, std::memory_order_release);
+      wait_all(t, {id}, done);
+    });
+    ASSERT_EQ(misaligned.load(), 0) << "run " << epoch;
+    ASSERT_TRUE(std::all_of(combined.begin(), combined.end(),
+                            [](const std::atomic<int>& c) { return c.load() == 1; }))
+        << "run " << epoch << ": an element combined twice or never";
+    for (std::size_t i = 0; i < size; ++i) {
+      ASSERT_EQ(got[i], static_cast<std::byte>(std::to_integer<int>(data[i]) + 1))
+          << "byte " << i << ", run " << epoch;
+    }
+  }
+  EXPECT_GT(world.fabric().copies_helped(0), 0U);
+}
+
+// A combine step that fails on one part, whichever rank runs it: the receiver fails with the
+// combine step's message (the sender completes), and no rank waits for ever.
+TEST(ThreadSharedCopies, AFailingPartFailsTheReceiverAlone) {
+  FabricWorld world(2, true, milliseconds(5000));
+  const std::size_t size = std::size_t{2} << 20;
+  const Bytes data = pattern(size, 1);
+  std::string receiver_error;
+  std::atomic<bool> sender_done{false};
+  std::atomic<bool> posted{false};
+  try {
+    world.run([&](ThreadTransport& t) {
+      std::set<RequestId> done;
+      if (t.rank() == 0) {
+        while (!posted.load(std::memory_order_acquire)) std::this_thread::yield();
+        wait_all(t, {t.isend(1, {1, 1}, data)}, done);
+        sender_done.store(true);
+        return;
+      }
+      const auto add = [&](std::span<const std::byte> /*part*/, std::size_t offset) {
+        if (offset == size / 2) throw std::runtime_error("part at the middle refused");
+      };
+      const RequestId id = t.irecv_reduce(0, {1, 1}, size, ReduceInto::by_parts(add, 8));
+      posted.store(true, std::memory_order_release);
+      try {
+        wait_all(t, {id}, done);
+      } catch (const std::exception& e) {
+        receiver_error = e.what();
+      }
+    });
+  } catch (const std::exception&) {  // the world's own report of the receiver's failure
+  }
+  EXPECT_TRUE(sender_done.load());
+  EXPECT_NE(receiver_error.find("part at the middle refused"), std::string::npos) << receiver_error;
+}
+
 // Where ranks do not spin (more ranks than CPUs: a waiting peer has no CPU to help with),
 // nothing is offered.
 TEST(ThreadSharedCopies, NotWhereRanksDoNotSpin) {

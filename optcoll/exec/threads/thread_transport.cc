@@ -13,6 +13,7 @@
 #include <bit>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -91,13 +92,31 @@ std::size_t Fabric::bytes_for(Rank nranks) {
   return p * p * per_pair + p * (sizeof(Inbox) + sizeof(Seat) + sizeof(HelpSlot));
 }
 
-void Fabric::SharedCopy::copy_chunks(std::size_t chunk_bytes) {
-  const std::size_t chunks = (bytes + chunk_bytes - 1) / chunk_bytes;
+void Fabric::SharedCopy::copy_chunks() noexcept {
+  const std::size_t chunks = (bytes + chunk - 1) / chunk;
   for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < chunks;
        i = next.fetch_add(1, std::memory_order_relaxed)) {
-    const std::size_t at = i * chunk_bytes;
-    std::memcpy(to + at, from + at, std::min(chunk_bytes, bytes - at));
+    const std::size_t at = i * chunk;
+    const std::size_t n = std::min(chunk, bytes - at);
+    if (reduce == nullptr) {
+      std::memcpy(to + at, from + at, n);
+      continue;
+    }
+    try {
+      reduce->combine_part(std::span<const std::byte>(from + at, n), at);
+    } catch (const std::exception& e) {
+      fail(e.what());
+      return;
+    } catch (...) {
+      fail("unknown exception");
+      return;
+    }
   }
+}
+
+void Fabric::SharedCopy::fail(std::string message) noexcept {
+  next.store(std::numeric_limits<std::size_t>::max() / 2, std::memory_order_relaxed);  // stop
+  if (!failed.exchange(true, std::memory_order_relaxed)) error = std::move(message);
 }
 
 Fabric::~Fabric() {
@@ -293,48 +312,66 @@ ThreadTransport::TransferResult ThreadTransport::transfer(
     } else {
       data = source[0];
     }
-    try {
-      recv.reduce(data);
-    } catch (const std::exception& e) {
+    std::string failure = combine(rank_ == from ? to : from, data, recv.reduce);
+    if (!failure.empty()) {
       return {fmt::format("rank {}: combining the message from rank {} (epoch {}, seq {}) "
                           "failed: {}",
-                          to, from, key.epoch, key.seq, e.what()),
+                          to, from, key.epoch, key.seq, failure),
               true};
     }
   } else if (!recv.parts.empty()) {
     copy_spans(source, recv.parts);
-  } else if (source.size() == 1 && size >= kShareBytes && fabric_.spins()) {
-    copy_shared(rank_ == from ? to : from, source[0], recv.data);
+  } else if (worth_sharing(size, source.size())) {
+    Fabric::SharedCopy job;
+    job.from = source[0].data();
+    job.to = recv.data.data();
+    job.bytes = size;
+    job.chunk = kShareChunk;
+    run_shared(rank_ == from ? to : from, job);
   } else {
     gather(source, recv.data.data());
   }
   return {};
 }
 
-void ThreadTransport::copy_shared(Rank peer, std::span<const std::byte> from,
-                                  std::span<std::byte> to) {
-  Fabric::SharedCopy job;
-  job.from = from.data();
-  job.to = to.data();
-  job.bytes = from.size();
+std::string ThreadTransport::combine(Rank peer, std::span<const std::byte> data,
+                                     const ReduceInto& reduce) {
+  if (worth_sharing(data.size(), 1) && reduce.by_parts() && reduce.granule() > 0) {
+    Fabric::SharedCopy job;
+    job.from = data.data();
+    job.reduce = &reduce;
+    job.bytes = data.size();
+    job.chunk = std::max(reduce.granule(), kShareChunk / reduce.granule() * reduce.granule());
+    return run_shared(peer, job);
+  }
+  try {
+    reduce(data);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string ThreadTransport::run_shared(Rank peer, Fabric::SharedCopy& job) {
   std::atomic<Fabric::SharedCopy*>& offered = fabric_.help_slot(peer).offered;
   Fabric::SharedCopy* none = nullptr;
   // Offered even when the peer is busy: it takes the rest once it waits.
   const bool offer = offered.compare_exchange_strong(none, &job, std::memory_order_release,
                                                      std::memory_order_relaxed);
-  job.copy_chunks(kShareChunk);
-  if (!offer) return;
+  job.copy_chunks();
   Fabric::SharedCopy* mine = &job;
-  if (offered.compare_exchange_strong(mine, nullptr, std::memory_order_relaxed)) return;
-  // The peer took it: it copies its last chunk, then lets go (a peer that lost its CPU to
-  // another program mid-chunk gets this one after a while).
-  for (int spins = 0; !job.helper_done.load(std::memory_order_acquire); ++spins) {
-    if (spins < 4096) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
+  if (offer && !offered.compare_exchange_strong(mine, nullptr, std::memory_order_relaxed)) {
+    // The peer took it: it finishes its last chunk, then lets go (a peer that lost its CPU
+    // to another program mid-chunk gets this one after a while).
+    for (int spins = 0; !job.helper_done.load(std::memory_order_acquire); ++spins) {
+      if (spins < 4096) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
     }
   }
+  return job.failed.load(std::memory_order_relaxed) ? job.error : std::string();
 }
 
 bool ThreadTransport::help_copy() {
@@ -344,7 +381,7 @@ bool ThreadTransport::help_copy() {
   if (job == nullptr) return false;
   std::atomic<std::uint64_t>& taken = fabric_.help_slot(rank_).taken;
   taken.store(taken.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  job->copy_chunks(kShareChunk);
+  job->copy_chunks();
   job->helper_done.store(true, std::memory_order_release);  // its last touch of *job
   return true;
 }
@@ -632,7 +669,7 @@ RequestId ThreadTransport::irecvv(Rank from, MsgKey key,
 
 RequestId ThreadTransport::irecv_reduce(Rank from, MsgKey key, std::size_t bytes,
                                         ReduceInto reduce) {
-  OPTCOLL_CHECK(reduce != nullptr, "rank {}: irecv_reduce without a combine step", rank_);
+  OPTCOLL_CHECK(static_cast<bool>(reduce), "rank {}: irecv_reduce without a combine step", rank_);
   Fabric::PostedRecv recv;
   recv.bytes = bytes;
   recv.reduce = std::move(reduce);

@@ -58,8 +58,9 @@
 // copy instead of one copying while the other spins (a bcast root and its child at p = 2 are
 // such a pair: a 2 MiB bcast took half the time). The offer lives on the copier's stack; the
 // copier withdraws it when its chunks run out, or, if the peer took it, waits for the peer's
-// last chunk (HelpSlot, SharedCopy). Reductions are not shared (the combine step takes the
-// whole message).
+// last chunk (HelpSlot, SharedCopy). A receive-reduce is shared the same way, in chunks of
+// whole elements, when its combine step takes parts (ReduceInto::by_parts: the executor's
+// does), so a rooted reduce's combine runs on both CPUs too.
 //
 // Fibers (fibers.h): when the world runs its ranks as fibers, a waiting rank neither spins
 // nor yields nor sleeps: it parks its fiber on its inbox's news, and every change of that
@@ -352,17 +353,24 @@ class Fabric {
     std::atomic<std::uint32_t> rings_made{0};
   };
 
-  // A large copy that the rank making it offers to share with the peer that waits for it
-  // (file comment, "Shared copies"). It lives on the copying rank's stack until both are
-  // done; chunks are claimed from `next`, so no byte is copied twice. The peer that takes
-  // the offer sets `helper_done` after its last chunk: its last touch of this object.
+  // A large copy or receive-reduce that the rank making it offers to share with the peer
+  // that waits for it (file comment, "Shared copies"). It lives on the copying rank's stack
+  // until both are done; chunks are claimed from `next`, so no byte is copied or combined
+  // twice. The peer that takes the offer sets `helper_done` after its last chunk: its last
+  // touch of this object. A combine step that throws stops the claiming; its message is kept
+  // in `error` by the first to fail.
   struct SharedCopy {
     const std::byte* from = nullptr;
-    std::byte* to = nullptr;
+    std::byte* to = nullptr;             // a copy's destination
+    const ReduceInto* reduce = nullptr;  // or a receive-reduce's combine step (by parts)
     std::size_t bytes = 0;
+    std::size_t chunk = 0;             // bytes per chunk (whole elements of a reduction)
     std::atomic<std::size_t> next{0};  // the next chunk to claim
     std::atomic<bool> helper_done{false};
-    void copy_chunks(std::size_t chunk_bytes);  // claims and copies chunks until none is left
+    std::atomic<bool> failed{false};
+    std::string error;            // written by whoever set `failed`
+    void copy_chunks() noexcept;  // claims and does chunks until none is left (or one failed)
+    void fail(std::string message) noexcept;
   };
   // Where a copy is offered to a rank: set by the copier (only from null), taken by the rank
   // (exchange) or withdrawn by the copier (only if still its own). On a line of its own,
@@ -496,9 +504,17 @@ class ThreadTransport final : public Transport {
   TransferResult transfer(Rank from, Rank to, MsgKey key, std::span<const std::byte> data,
                           Fabric::PostedRecv& recv,
                           std::span<const std::span<const std::byte>> parts = {});
-  // Copies `from` to `to` (same size), offering chunks of it to `peer` when the world spins
-  // and the peer waits (file comment, "Shared copies"). Returns once every byte is copied.
-  void copy_shared(Rank peer, std::span<const std::byte> from, std::span<std::byte> to);
+  // Does `job` (a copy or a combine, not offered yet), offering chunks of it to `peer` (file
+  // comment, "Shared copies"). Returns once every chunk is done (or, after a failure, once no
+  // chunk is in progress), with the first failure's message (empty: none).
+  std::string run_shared(Rank peer, Fabric::SharedCopy& job);
+  // Combines `data` with `reduce`, sharing chunks with `peer` where it is worth it and the
+  // combine step takes parts; returns the combine step's failure (empty: none).
+  std::string combine(Rank peer, std::span<const std::byte> data, const ReduceInto& reduce);
+  // Whether a transfer of `bytes` from one span is worth sharing with the peer.
+  bool worth_sharing(std::size_t bytes, std::size_t spans) const {
+    return spans == 1 && bytes >= kShareBytes && fabric_.spins();
+  }
   // Copies chunks of a copy offered to this rank, if there is one; returns whether there was.
   bool help_copy();
   // isend and isendv: sends `data`, or the concatenation of `parts` (of `bytes` in all) when
