@@ -6,7 +6,7 @@
 // `iterations` calls per timing at 16 KiB .. 512 KiB per rank; as OSU's benchmarks do, ten
 // times as many at 8 KiB and below (where one call takes microseconds and the barrier before
 // a timing would otherwise weigh on it) and a quarter as many at 1 MiB and above.
-// First every process times MPI_Allreduce, MPI_Bcast, MPI_Allgather and
+// First every process times MPI_Allreduce, MPI_Bcast, MPI_Reduce (root 0), MPI_Allgather and
 // MPI_Reduce_scatter_block; then rank 0 alone runs the same calls through optcoll's
 // Communicator on a ThreadWorld of p ranks, first as p threads, then as fibers on one
 // thread per CPU (the default where ranks outnumber CPUs), then as auto chooses at the start
@@ -40,7 +40,8 @@
 namespace {
 
 constexpr int kRepetitions = 5;
-const char* const kCollectives[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block"};
+const char* const kCollectives[] = {"allreduce", "bcast", "reduce", "allgather",
+                                    "reduce_scatter_block"};
 
 std::size_t max_bytes = std::size_t{8} << 20;  // the second argument, if given
 
@@ -81,6 +82,8 @@ double time_mpi(const std::string& name, std::size_t n, int iterations) {
       MPI_Allreduce(b.in.data(), b.out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     } else if (name == "bcast") {
       MPI_Bcast(b.out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else if (name == "reduce") {
+      MPI_Reduce(b.in.data(), b.out.data(), count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     } else if (name == "allgather") {
       MPI_Allgather(b.in.data(), count, MPI_DOUBLE, b.all.data(), count, MPI_DOUBLE,
                     MPI_COMM_WORLD);
@@ -126,6 +129,8 @@ std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution e
             comm.allreduce<double>(b.in, b.out, "sum");
           } else if (name == "bcast") {
             comm.bcast<double>(b.out, 0);
+          } else if (name == "reduce") {
+            comm.reduce<double>(b.in, b.out, "sum", 0);
           } else if (name == "allgather") {
             comm.allgather<double>(b.in, b.all);
           } else {
@@ -166,12 +171,14 @@ std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution e
 // byte is written at least once (no algorithm can do less; most do more).
 //   allreduce: p inputs of `bytes` read, p outputs written         2·p·bytes
 //   bcast: the root's message read, p - 1 outputs written          p·bytes
+//   reduce: p inputs read, the root's output written               (p + 1)·bytes
 //   allgather: p inputs read, p outputs of p·bytes written         (p + p²)·bytes
 //   reduce_scatter_block: p inputs of p·bytes read, p blocks written  (p² + p)·bytes
 double required_traffic(const std::string& name, double bytes, int p) {
   const double ranks = p;
   if (name == "allreduce") return 2 * ranks * bytes;
   if (name == "bcast") return ranks * bytes;
+  if (name == "reduce") return (ranks + 1) * bytes;
   return (ranks * ranks + ranks) * bytes;  // allgather, reduce_scatter_block
 }
 
@@ -290,7 +297,8 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "\nlimit: the least bytes read plus written by any algorithm (allreduce 2p·n, bcast p·n, "
-        "allgather and reduce_scatter_block (p² + p)·n for n bytes per rank) over the copy "
+        "reduce (p + 1)·n, allgather and reduce_scatter_block (p² + p)·n for n bytes per rank) "
+        "over the copy "
         "bandwidth (read + written) of %d threads copying n bytes each at once on this node\n",
         size);
   }
