@@ -510,6 +510,36 @@ TEST(ThreadSharedCopies, AFailingPartFailsTheReceiverAlone) {
   EXPECT_NE(receiver_error.find("part at the middle refused"), std::string::npos) << receiver_error;
 }
 
+// A combine step that throws an exception with an empty message, shared (2 MiB) or not
+// (8 bytes), still fails the receiver: a failure is not told by its text.
+TEST(ThreadSharedCopies, AFailureWithAnEmptyMessageStillFails) {
+  for (const std::size_t size : {std::size_t{8}, std::size_t{2} << 20}) {
+    FabricWorld world(2, true, milliseconds(5000));
+    const Bytes data = pattern(size, 1);
+    bool receiver_failed = false;
+    try {
+      world.run([&](ThreadTransport& t) {
+        std::set<RequestId> done;
+        if (t.rank() == 0) {
+          wait_all(t, {t.isend(1, {1, 1}, data)}, done);
+          return;
+        }
+        const auto refuse = [](std::span<const std::byte> /*part*/, std::size_t /*offset*/) {
+          throw std::runtime_error("");
+        };
+        const RequestId id = t.irecv_reduce(0, {1, 1}, size, ReduceInto::by_parts(refuse, 8));
+        try {
+          wait_all(t, {id}, done);
+        } catch (const std::exception&) {
+          receiver_failed = true;
+        }
+      });
+    } catch (const std::exception&) {  // the world's own report of the receiver's failure
+    }
+    EXPECT_TRUE(receiver_failed) << size << " bytes";
+  }
+}
+
 // Where ranks do not spin (more ranks than CPUs: a waiting peer has no CPU to help with),
 // nothing is offered.
 TEST(ThreadSharedCopies, NotWhereRanksDoNotSpin) {

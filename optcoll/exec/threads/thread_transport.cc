@@ -312,11 +312,12 @@ ThreadTransport::TransferResult ThreadTransport::transfer(
     } else {
       data = source[0];
     }
-    std::string failure = combine(rank_ == from ? to : from, data, recv.reduce);
-    if (!failure.empty()) {
+    const std::optional<std::string> failure =
+        combine(rank_ == from ? to : from, data, recv.reduce);
+    if (failure) {
       return {fmt::format("rank {}: combining the message from rank {} (epoch {}, seq {}) "
                           "failed: {}",
-                          to, from, key.epoch, key.seq, failure),
+                          to, from, key.epoch, key.seq, *failure),
               true};
     }
   } else if (!recv.parts.empty()) {
@@ -334,8 +335,8 @@ ThreadTransport::TransferResult ThreadTransport::transfer(
   return {};
 }
 
-std::string ThreadTransport::combine(Rank peer, std::span<const std::byte> data,
-                                     const ReduceInto& reduce) {
+std::optional<std::string> ThreadTransport::combine(Rank peer, std::span<const std::byte> data,
+                                                    const ReduceInto& reduce) {
   if (worth_sharing(data.size(), 1) && reduce.by_parts() && reduce.granule() > 0) {
     Fabric::SharedCopy job;
     job.from = data.data();
@@ -347,12 +348,12 @@ std::string ThreadTransport::combine(Rank peer, std::span<const std::byte> data,
   try {
     reduce(data);
   } catch (const std::exception& e) {
-    return e.what();
+    return std::string(e.what());
   }
-  return {};
+  return std::nullopt;
 }
 
-std::string ThreadTransport::run_shared(Rank peer, Fabric::SharedCopy& job) {
+std::optional<std::string> ThreadTransport::run_shared(Rank peer, Fabric::SharedCopy& job) {
   std::atomic<Fabric::SharedCopy*>& offered = fabric_.help_slot(peer).offered;
   Fabric::SharedCopy* none = nullptr;
   // Offered even when the peer is busy: it takes the rest once it waits.
@@ -371,7 +372,8 @@ std::string ThreadTransport::run_shared(Rank peer, Fabric::SharedCopy& job) {
       }
     }
   }
-  return job.failed.load(std::memory_order_relaxed) ? job.error : std::string();
+  if (!job.failed.load(std::memory_order_relaxed)) return std::nullopt;
+  return job.error;
 }
 
 bool ThreadTransport::help_copy() {

@@ -77,6 +77,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -506,11 +507,13 @@ class ThreadTransport final : public Transport {
                           std::span<const std::span<const std::byte>> parts = {});
   // Does `job` (a copy or a combine, not offered yet), offering chunks of it to `peer` (file
   // comment, "Shared copies"). Returns once every chunk is done (or, after a failure, once no
-  // chunk is in progress), with the first failure's message (empty: none).
-  std::string run_shared(Rank peer, Fabric::SharedCopy& job);
+  // chunk is in progress), with the first failure's message (none: no failure).
+  std::optional<std::string> run_shared(Rank peer, Fabric::SharedCopy& job);
   // Combines `data` with `reduce`, sharing chunks with `peer` where it is worth it and the
-  // combine step takes parts; returns the combine step's failure (empty: none).
-  std::string combine(Rank peer, std::span<const std::byte> data, const ReduceInto& reduce);
+  // combine step takes parts; returns the combine step's failure (none: no failure; a
+  // failure's message may be empty).
+  std::optional<std::string> combine(Rank peer, std::span<const std::byte> data,
+                                     const ReduceInto& reduce);
   // Whether a transfer of `bytes` from one span is worth sharing with the peer.
   bool worth_sharing(std::size_t bytes, std::size_t spans) const {
     return spans == 1 && bytes >= kShareBytes && fabric_.spins();
