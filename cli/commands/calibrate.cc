@@ -214,7 +214,10 @@ void run_calibrate(const CalibrateOptions& o) {
     ThreadWorld world(p, WorldOptions{n.timeout});
     ran_on = world.describe();
     world.run([&](Transport& transport) {
-      NodeCalibration mine = calibrate_node(transport, n);
+      // Large copies are shared where this run's ranks spin (the world decides per run).
+      NodeCalibrationOptions here = n;
+      if (world.spins()) here.helped_bytes = threads::ThreadTransport::kShareBytes;
+      NodeCalibration mine = calibrate_node(transport, here);
       if (transport.rank() == 0) c = std::move(mine);
     });
   }

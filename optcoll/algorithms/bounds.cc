@@ -27,13 +27,14 @@ Time least_over_pairs(const CollectiveSpec& spec, const CostModel& model, Count 
 
 Time least_transfer_time(const CollectiveSpec& spec, const CostModel& model, Count count) {
   return least_over_pairs(spec, model, count, [&](Rank from, Rank to) {
-    return model.transfer_time(from, to, count, spec.elem_bytes);
+    return model.least_transfer_time(from, to, count, spec.elem_bytes);
   });
 }
 
 Time least_receive_port_time(const CollectiveSpec& spec, const CostModel& model, Count count) {
   return least_over_pairs(spec, model, count, [&](Rank from, Rank to) {
-    return model.receive_port_time(from, to, count, spec.elem_bytes);
+    return std::min(model.receive_port_time(from, to, count, spec.elem_bytes),
+                    model.least_transfer_time(from, to, count, spec.elem_bytes));
   });
 }
 

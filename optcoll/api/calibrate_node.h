@@ -70,6 +70,11 @@ struct NodeCalibrationOptions {
   // backend's same-node channel): the search stops below it, and the model's
   // rendezvous_max_bytes says so.
   std::optional<std::size_t> own_protocol_from;
+  // Transfers of at least this many bytes are helped by their sender when it waits (the
+  // thread backend's shared copies, when its ranks spin: ThreadTransport::kShareBytes): the
+  // ping-pong's beta is fitted with those sizes at half their bytes, and the model's
+  // helped_bytes says so. Unset: none is.
+  std::optional<std::size_t> helped_bytes;
 };
 inline constexpr std::size_t kHandshakeSearchFrom = 64;
 

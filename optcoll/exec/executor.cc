@@ -91,10 +91,6 @@ void check_disjoint(BufferBinding buffers, Rank me) {
   }
 }
 
-bool overlaps(const Slice& a, const Slice& b) {
-  return a.buf == b.buf && a.offset < b.end() && b.offset < a.end();
-}
-
 }  // namespace
 
 // Runs one rank's program once, on the Execution's prepared graph and working memory. Not
@@ -732,18 +728,16 @@ void Execution::link_dependents() {
 // source, would have to depend on C (read-after-write, write-after-read), and C has no
 // dependent but R.
 void Execution::fold_copies() {
-  using Kind = Step::Kind;
+  const RankProgram& program = schedule_.ranks[static_cast<std::size_t>(rank_)];
   for (std::size_t c = 0; c < steps_.size(); ++c) {
-    Step& copy = steps_[c];
-    if (copy.kind != Kind::kCopy || copy.dst.count == 0 || overlaps(copy.src, copy.dst)) continue;
-    if (dependent_begin_[c + 1] - dependent_begin_[c] != 1) continue;
-    Step& reduction = steps_[static_cast<std::size_t>(dependents_[dependent_begin_[c]])];
-    const bool folds = reduction.kind == Kind::kRecvReduce ||
-                       (reduction.kind == Kind::kReduce && !overlaps(reduction.src, copy.dst));
-    if (!folds || reduction.dst != copy.dst || reduction.fused) continue;
+    const auto* copy = std::get_if<Copy>(&program.ops[c].action);
+    if (copy == nullptr || dependent_begin_[c + 1] - dependent_begin_[c] != 1) continue;
+    const auto r = static_cast<std::size_t>(dependents_[dependent_begin_[c]]);
+    Step& reduction = steps_[r];
+    if (reduction.fused || !copy_folds_into(*copy, program.ops[r].action)) continue;
     reduction.fused = true;
-    reduction.start = copy.src;
-    copy.skip = true;
+    reduction.start = steps_[c].src;
+    steps_[c].skip = true;
   }
 }
 

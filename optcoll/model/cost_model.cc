@@ -328,6 +328,18 @@ Time CostModel::receive_port_time(Rank from, Rank to, Count count, std::size_t e
   return port_time(*this, receive_gap, from, to, count, elem_bytes);
 }
 
+Time CostModel::helped_transfer_time(Rank from, Rank to, Count count,
+                                     std::size_t elem_bytes) const {
+  return transfer_time(from, to, count, elem_bytes) -
+         per_unit(from, to) * units(count, elem_bytes) / 2;
+}
+
+Time CostModel::least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
+  return may_be_helped(static_cast<std::size_t>(count) * elem_bytes)
+             ? helped_transfer_time(from, to, count, elem_bytes)
+             : transfer_time(from, to, count, elem_bytes);
+}
+
 Time CostModel::copy_time(Count count, std::size_t elem_bytes) const {
   return copy * units(count, elem_bytes);
 }
@@ -1078,7 +1090,22 @@ double summed_bound(const Layout& layout, const CostModel& model, const DataNeed
 
 }  // namespace
 
+namespace {
+// The model whose bounds hold for `model` with helped transfers (helped_bytes): a helped
+// transfer, and the reduction it does with a receive-reduce, take half their data time, so
+// halving beta (every pair's) and gamma bounds every op's time from below.
+CostModel without_help(CostModel model) {
+  model.helped_bytes.reset();
+  model.beta /= 2;
+  model.gamma /= 2;
+  if (model.inter_beta) *model.inter_beta /= 2;
+  for (Time& b : model.pair_beta) b /= 2;
+  return model;
+}
+}  // namespace
+
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
+  if (model.helped_bytes) return lower_bound(layout, without_help(model));
   if (model.placement) return placement_lower_bound(layout, model);
   // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
@@ -1146,6 +1173,7 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
 
 Time link_lower_bound(const Layout& layout, const CostModel& model) {
   if (!model.topology || !model.homogeneous()) return 0;
+  if (model.helped_bytes) return link_lower_bound(layout, without_help(model));
   const auto& spec = layout.spec();
   const Topology& t = *model.topology;
   const Rank p = layout.nranks();

@@ -121,6 +121,13 @@ struct CostModel {
   // latency + handshake + per_unit * units. Zero-element transfers cost nothing (Träff: "no
   // communication when no data").
   Time transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
+  // Whether a transfer of `bytes` is helped by its sender when the sender has nothing in
+  // progress (helped_bytes), and its time then: transfer_time with the per-unit part halved.
+  bool may_be_helped(std::size_t bytes) const { return helped_bytes && bytes >= *helped_bytes; }
+  Time helped_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
+  // The least time a transfer of `count` elements may take: helped_transfer_time when it may
+  // be helped, else transfer_time.
+  Time least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
   Time copy_time(Count count, std::size_t elem_bytes) const;
   Time reduce_time(Count count, std::size_t elem_bytes) const;
 

@@ -267,12 +267,6 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_reduce(Rank from, Rank to, S
   return t;
 }
 
-namespace {
-bool overlaps(const Slice& a, const Slice& b) {
-  return a.buf == b.buf && a.offset < b.end() && b.offset < a.end();
-}
-}  // namespace
-
 std::vector<Slice> ScheduleBuilder::nonempty_slices(Rank at, const std::vector<Slice>& slices,
                                                     const char* what) const {
   std::vector<Slice> kept;
@@ -314,7 +308,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_into_slices(Rank from, Rank 
                 schedule_.algorithm, from, to, src.count, parts.size(), total_count(parts));
   for (std::size_t i = 0; i < parts.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      OPTCOLL_CHECK(!overlaps(parts[i], parts[j]),
+      OPTCOLL_CHECK(!parts[i].overlaps(parts[j]),
                     "{}: rank {} receives from rank {} into overlapping slices {} and {}",
                     schedule_.algorithm, to, from, describe(parts[j]), describe(parts[i]));
     }
@@ -335,7 +329,7 @@ OpId ScheduleBuilder::copy(Rank at, Slice src, Slice dst) {
   check_slice(at, dst, "copy destination");
   OPTCOLL_CHECK(src.count == dst.count, "{}: rank {} copies {} elems into a {}-elem slice",
                 schedule_.algorithm, at, src.count, dst.count);
-  OPTCOLL_CHECK(!overlaps(src, dst), "{}: rank {} copy {} -> {} overlaps itself",
+  OPTCOLL_CHECK(!src.overlaps(dst), "{}: rank {} copy {} -> {} overlaps itself",
                 schedule_.algorithm, at, describe(src), describe(dst));
   if (src.count == 0) return kNoOp;
   return emit(at, Copy{src, dst}, -1, {{src, false}, {dst, true}});
@@ -346,7 +340,7 @@ OpId ScheduleBuilder::reduce(Rank at, Slice src, Slice dst, Side src_side) {
   check_slice(at, dst, "reduce destination");
   OPTCOLL_CHECK(src.count == dst.count, "{}: rank {} reduces {} elems into a {}-elem slice",
                 schedule_.algorithm, at, src.count, dst.count);
-  OPTCOLL_CHECK(!overlaps(src, dst), "{}: rank {} reduce {} -> {} overlaps itself",
+  OPTCOLL_CHECK(!src.overlaps(dst), "{}: rank {} reduce {} -> {} overlaps itself",
                 schedule_.algorithm, at, describe(src), describe(dst));
   if (src.count == 0) return kNoOp;
   return emit(at, Reduce{src, dst, src_side}, -1, {{src, false}, {dst, true}});

@@ -79,6 +79,13 @@ Count message_count(const Action& action) {
   return 0;
 }
 
+bool copy_folds_into(const Copy& copy, const Action& dependent) {
+  if (copy.dst.count == 0 || copy.src.overlaps(copy.dst)) return false;
+  if (const auto* r = std::get_if<RecvReduce>(&dependent)) return r->dst == copy.dst;
+  const auto* r = std::get_if<Reduce>(&dependent);
+  return r != nullptr && r->dst == copy.dst && !r->src.overlaps(copy.dst);
+}
+
 std::string_view buf_name(Buf buf) {
   switch (buf) {
     case Buf::kInput:

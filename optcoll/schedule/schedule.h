@@ -26,6 +26,10 @@ struct Slice {
   Count count = 0;
 
   Count end() const { return offset + count; }
+  // Whether the two share an element (same buffer, intersecting ranges).
+  bool overlaps(const Slice& other) const {
+    return buf == other.buf && offset < other.end() && other.offset < end();
+  }
   bool operator==(const Slice&) const = default;
 };
 
@@ -148,8 +152,14 @@ Rank peer_of(const Action& action);     // kNoRank for local ops
 // The elements a communication op's message carries (a slice list's total); 0 for local ops.
 Count message_count(const Action& action);
 Count total_count(const std::vector<Slice>& slices);  // the sum of the slices' counts
-std::string_view buf_name(Buf buf);                   // "in", "out", "scratch"
-std::string describe(const Slice& slice);             // "out[64:+32]"
+// Whether `copy`, when `dependent` is its only dependent, folds into it (the executors do it;
+// the simulator prices it with CostModel::folds_copies): `dependent` is a RecvReduce or a
+// Reduce into exactly the copy's destination (a Reduce whose source lies outside it), so
+// it can combine straight from the copy's source, dst = incoming (+) copy.src, and the copy
+// need not run. Never for an empty copy or one whose source and destination overlap.
+bool copy_folds_into(const Copy& copy, const Action& dependent);
+std::string_view buf_name(Buf buf);        // "in", "out", "scratch"
+std::string describe(const Slice& slice);  // "out[64:+32]"
 // "out[0:+9] out[12:+9]" (an empty list: "nothing")
 std::string describe(const std::vector<Slice>& slices);
 // "recv 32 elems from rank 2 into out[64:+32]"; "recv 18 elems from rank 3 into out[0:+9]

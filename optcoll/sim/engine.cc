@@ -241,7 +241,24 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
     describe_op(static_cast<Gid>(g), rank, op.action);
   });
   build_successors(preds);
+  if (model_.folds_copies) mark_folded_copies();
   reset_run_state();
+}
+
+void Engine::mark_folded_copies() {
+  folded_.assign(hot_.size(), 0);
+  std::vector<std::uint8_t> taken(hot_.size(), 0);  // reductions a copy folds into
+  for_each_in_program_order([&](Gid g) {
+    if (hot_[g].kind != OpKind::kCopy || succ_end(g) - succ_begin(g) != 1) return;
+    const Gid reduction = succ_[succ_begin(g)];
+    if (taken[static_cast<std::size_t>(reduction)] != 0 ||
+        !copy_folds_into(std::get<Copy>(op(g).action), op(reduction).action)) {
+      return;
+    }
+    taken[static_cast<std::size_t>(reduction)] = 1;
+    folded_[static_cast<std::size_t>(g)] = 1;
+    cold_[g].duration = 0;
+  });
 }
 
 bool Engine::can_send(Rank r) const {
@@ -338,6 +355,9 @@ double Engine::traffic_rate(Gid g) const {
       traffic = model_.units(message_count(o.action), eb) * (send_mode(g) == SendMode::kReceiver
                                                                  ? kSingleCopyTransferTraffic
                                                                  : kStagedTransferTraffic);
+      if (hot_[g].port == PortHold::kHelping && hot_[hot_[g].partner].kind == OpKind::kRecvReduce) {
+        traffic += model_.units(message_count(o.action), eb) * kReduceTraffic;  // its reduction
+      }
       break;
     case OpKind::kCopy:
       traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;
@@ -406,6 +426,11 @@ void Engine::became_ready(Gid g, Time now) {
   }
   Hot& h = hot_[g];
   h.ready = true;
+  if (folded(g)) {  // the executors do not run it: it completes at once and holds nothing
+    start_[g] = now;
+    events_.push(key_of(g, now));
+    return;
+  }
   if (is_computation(h.kind)) {
     candidates_.push_back(key_of(g, now));
     return;
@@ -520,7 +545,7 @@ void Engine::handle_event(const Item& event, Time now) {
       if (h.port == PortHold::kJoined) {
         --joined_active_[r];
         if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
-      } else if (h.port == PortHold::kHeld) {
+      } else if (h.port == PortHold::kHeld || h.port == PortHold::kHelping) {
         --sends_active_[r];
         wake_after_communication(r, true, g);
       }
@@ -536,6 +561,10 @@ void Engine::handle_event(const Item& event, Time now) {
     } else {
       complete(other, now);
     }
+    return;
+  }
+  if (folded(g)) {
+    complete(g, now);
     return;
   }
   add_activity(r, 0, -1);
@@ -596,11 +625,15 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (!has_links_ || take_links(g, item)) {
-      hot_[g].port = joins           ? PortHold::kJoined
-                     : holds_nothing ? PortHold::kReleased
-                                     : PortHold::kHeld;
-      if (!holds_nothing) {
-        ++(joins ? joined_active_[r] : sends_active_[r]);
+      if (helped(g)) {
+        help(g);
+      } else {
+        hot_[g].port = joins           ? PortHold::kJoined
+                       : holds_nothing ? PortHold::kReleased
+                                       : PortHold::kHeld;
+      }
+      if (hot_[g].port != PortHold::kReleased) {
+        ++(hot_[g].port == PortHold::kJoined ? joined_active_[r] : sends_active_[r]);
         add_activity(r, 1);
       }
       track_send(g, true);
@@ -635,6 +668,24 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   cause_[g] = cause;
   events_.push(key_of(g, now + cold_[g].duration));
   prefetch_successors(g);
+}
+
+bool Engine::helped(Gid g) const {
+  const Hot& h = hot_[g];
+  return model_.helped_bytes && !h.empty && model_.may_be_helped(send_bytes(g)) && idle(h.rank);
+}
+
+void Engine::help(Gid g) {
+  Hot& h = hot_[g];
+  h.port = PortHold::kHelping;
+  const Count count = message_count(op(g).action);
+  const Rank to = hot_[h.partner].rank;
+  Time duration = model_.helped_transfer_time(h.rank, to, count, schedule_.spec.elem_bytes);
+  if (hot_[h.partner].kind == OpKind::kRecvReduce) {
+    duration += cold_[h.partner].duration / 2;  // the reduction, done by both in one pass
+    cold_[h.partner].duration = 0;
+  }
+  cold_[g].duration = duration;
 }
 
 void Engine::links_of(Gid g) {

@@ -125,6 +125,11 @@ class Engine {
   void renumber_partners(std::vector<std::uint32_t>& partners) const;
   void describe_op(Gid g, Rank rank, const Action& action);
   void build_successors(const std::vector<Gid>& preds);
+  // CostModel::folds_copies: marks in folded_ every Copy that the executors fold into its
+  // only dependent (copy_folds_into; a reduction takes at most one, the first in program
+  // order, as the executors do).
+  void mark_folded_copies();
+  bool folded(Gid g) const { return !folded_.empty() && folded_[static_cast<std::size_t>(g)] != 0; }
   void reset_run_state();
   static constexpr auto kMaxGids = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
   // Shared processors or memory (CostModel::cores, node_beta; stretches_clock()): the event
@@ -180,6 +185,15 @@ class Engine {
   bool can_send(Rank r) const;
   bool can_receive(Rank r) const;
   bool can_compute(Rank r) const;
+  // Whether rank r has nothing in progress: no port held or joined, no computation.
+  bool idle(Rank r) const {
+    return sends_active_[r] + recvs_active_[r] + joined_active_[r] + computing_[r] == 0;
+  }
+  // CostModel::helped_bytes: whether Send g, about to start, is helped by its idle sender,
+  // and if so its transfer's duration from then on (helped_transfer_time, plus half of a
+  // receive-reduce's reduction, whose own duration becomes 0).
+  bool helped(Gid g) const;
+  void help(Gid g);
   // Send g's size in bytes, and the send mode that applies to it (CostModel::send_mode_for).
   std::size_t send_bytes(Gid g) const;
   // (Under SendMode::kPort, every size's mode, the send's size is not read: that read is a
@@ -211,6 +225,8 @@ class Engine {
     kJoined,    // a Send only: none, it joined an identical send in progress (shared sends)
     kReleased,  // none any more: released after its gap (send_gap, receive_gap), or never
                 // taken (a Send the receiver does, SendMode::kReceiver, without a send gap)
+    kHelping,   // a Send only: a port, until the transfer ends (no gap): its idle sender
+                // does half of the transfer (CostModel::helped_bytes)
   };
   // A gap's port release for op g (the Send for the sender's port, the Recv or RecvReduce
   // for the receiver's) travels in the event queue with order -(order + 1), so that it sorts
@@ -255,7 +271,8 @@ class Engine {
   // (then by rank), so the ranks with an op k are the first ones.
   std::vector<std::int64_t> slot_start_;
   std::vector<std::int32_t> slot_pos_;
-  std::vector<Time> release_;  // per op, only when some op has a release time
+  std::vector<Time> release_;         // per op, only when some op has a release time
+  std::vector<std::uint8_t> folded_;  // per op, only with CostModel::folds_copies
   std::vector<Hot> hot_;
   std::vector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
   std::vector<Gid> succ_;

@@ -62,6 +62,20 @@
 //   no time (m = 0, or a zero rate) is still a computation: it needs the processor (and,
 //   without overlap, a rank with no communication in progress) at the instant it runs. This
 //   keeps the model continuous as copy or gamma tend to 0; only empty *messages* are free.
+// Folded copies (only when the model sets folds_copies). A Copy whose only dependent is a
+//   reduction into exactly its destination (copy_folds_into: a RecvReduce, or a Reduce whose
+//   source lies outside it; each reduction takes the first such Copy in program order) is
+//   folded into it, as the executors do: it completes as soon as it is ready, takes no time
+//   and holds nothing (the reduction then combines from the Copy's source, at its own cost).
+// Helped transfers (only when the model sets helped_bytes; the thread backend's shared
+//   copies). A transfer of at least helped_bytes whose sender has nothing in progress when
+//   it starts (no port held or joined, no computation) is done by both ranks: it holds a send
+//   port at its sender for its whole duration, whatever the send mode and send gap (and so,
+//   without overlap, the processor), and takes model.helped_transfer_time = alpha_ij + h +
+//   beta_ij * units(m) / 2. If its receiver is a RecvReduce, the reduction is done in the
+//   same pass: the transfer takes reduce_time(m) / 2 more (and, with node_beta, asks for the
+//   reduction's traffic as well) and the reduction no time. Whether a transfer is helped is
+//   decided when it starts; its receive gap, if any, is as above.
 // Shared processors and memory (only when the model sets cores or node_beta). Processors
 //   (cores, shared by all ranks of the schedule whatever node each is on): a rank takes one
 //   processor per computation it runs, or one while it runs none but holds a port (from its

@@ -92,6 +92,13 @@ std::vector<NamedModel> models_for(Rank p) {
   node.cores = 2;
   node.send_gap = 1;
   models.push_back({"node", node});
+  CostModel helped = abstract_model(4, 1, 0.5, 0.25);
+  helped.helped_bytes = 1;  // an idle sender copies half of every message
+  helped.folds_copies = true;
+  models.push_back({"helped", helped});
+  CostModel node_helped = node;
+  node_helped.helped_bytes = 64;
+  models.push_back({"node_helped", node_helped});
   CostModel gap = abstract_model(20, 1, 0.5, 0.25);
   gap.send_gap = 2;  // a sender's port is free after 2 + m; its message arrives after 20 + m
   models.push_back({"send_gap", gap});

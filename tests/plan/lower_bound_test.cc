@@ -261,6 +261,22 @@ std::vector<NamedModel> soundness_models() {
   m.send_mode = SendMode::kShared;
   m.receive_gap = 3;
   add("ports2_half_shared_receive_gap", m);
+  // What the executors do beyond the ops: folded copies, and transfers an idle sender helps
+  // with (every one, or only the larger ones).
+  m = base;
+  m.copy = 3;
+  m.folds_copies = true;
+  add("folds_copies", m);
+  m.helped_bytes = 1;
+  add("folds_copies_helped", m);
+  m = base;
+  m.helped_bytes = 64;
+  m.send_mode = SendMode::kReceiver;
+  m.receive_gap = 3;
+  add("helped64_receiver_receive_gap", m);
+  m.node_beta = 0.25;
+  m.cores = 2;
+  add("helped64_receiver_node", m);
   return models;
 }
 

@@ -304,6 +304,8 @@ const WorldOptions& ThreadWorld::options() const { return state_->options; }
 
 bool ThreadWorld::fibers() const { return state_->fibers; }
 
+bool ThreadWorld::spins() const { return state_->spread.load(std::memory_order_relaxed); }
+
 int ThreadWorld::threads() const {
   return state_->fibers ? state_->pool->workers() : static_cast<int>(state_->nranks);
 }

@@ -60,6 +60,10 @@ class ThreadWorld {
   // on an idle node). The options and the CPUs decide, and for kAuto with no more ranks than
   // CPUs the node's load at the start of each run.
   bool fibers() const;
+  // Whether the last run's ranks spun while they waited (threads, a CPU each): then their
+  // large copies are shared (ThreadTransport::kShareBytes). Before the first run: whether
+  // they would on an idle node.
+  bool spins() const;
   // The threads the last run's ranks ran on: one per rank, or the fibers' workers.
   int threads() const;
   // "8 threads" or "8 ranks as fibers on 2 threads", for reports.
