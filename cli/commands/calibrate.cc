@@ -211,6 +211,7 @@ void run_calibrate(const CalibrateOptions& o) {
     // sender's memory; small ones are eager (copied into a mailbox by the sender).
     n.send_modes = {SendMode::kPort, SendMode::kReceiver};
     n.send_mode_min_bytes = threads::ThreadTransport::kEagerBytes + 1;
+    n.combines_in_place = true;  // a receive-reduce combines from the sender's memory
     ThreadWorld world(p, WorldOptions{n.timeout});
     ran_on = world.describe();
     world.run([&](Transport& transport) {

@@ -600,19 +600,9 @@ struct ModelFit {
   std::optional<double> gap;  // the send (and receive) gap, where fitted
   ModelCheck fan;             // the fan-out measured and predicted under the chosen mode
 };
-// The ping-pong as one rank's copy would take it: a helped size (NodeCalibrationOptions::
-// helped_bytes, the waiting sender copies half) counts at half its bytes.
-std::vector<PingPongSample> unhelped(std::vector<PingPongSample> samples,
-                                     const std::optional<std::size_t>& helped_bytes) {
-  for (PingPongSample& s : samples) {
-    if (helped_bytes && s.bytes >= *helped_bytes) s.bytes /= 2;
-  }
-  return samples;
-}
-
 ModelFit fit_model(NodeCalibration& c, const NodeMeasurements& n, const NodeCalibrationOptions& o) {
   const Rank p = c.ranks;
-  ModelFit fit{fit_latency_bandwidth(unhelped(c.ping_pong, o.helped_bytes), o.fit),
+  ModelFit fit{fit_latency_bandwidth(c.ping_pong, o.fit),
                {},
                std::nullopt,
                {fmt::format("bcast/linear of {} B to {} ranks", o.max_bytes, p - 1)}};
@@ -642,6 +632,7 @@ ModelFit fit_model(NodeCalibration& c, const NodeMeasurements& n, const NodeCali
   }
   m.folds_copies = true;  // every executor does (Execution::fold_copies)
   m.helped_bytes = o.helped_bytes;
+  m.combines_in_place = o.combines_in_place;
   m.send_mode_min_bytes = o.send_mode_min_bytes;
   m.send_mode = choose_send_mode(n.fan_out, n.fan_out_time, m, o.send_modes, fit.fan);
   validate(m);
@@ -706,11 +697,7 @@ void report_fit(NodeCalibration& c, const NodeMeasurements& n, const NodeCalibra
                    "ping-pong: {:.3f} us)",
                    smallest.bytes, p, smallest.seconds * 1e6, ping.front().seconds * 1e6),
        alpha_error},
-      {"beta", m.beta,
-       o.helped_bytes ? fmt::format("ping-pong of ranks 0 and 1 up to {} B, sizes from {} B "
-                                    "(helped: shared copies) at half their bytes",
-                                    o.max_bytes, *o.helped_bytes)
-                      : fmt::format("ping-pong of ranks 0 and 1 up to {} B", o.max_bytes),
+      {"beta", m.beta, fmt::format("ping-pong of ranks 0 and 1 up to {} B", o.max_bytes),
        fit.line.max_relative_error},
       {"copy", m.copy, fmt::format("memcpy of {} B by one rank", o.stream_bytes),
        spread(n.streams.copy_times)},

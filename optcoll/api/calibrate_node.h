@@ -72,9 +72,15 @@ struct NodeCalibrationOptions {
   std::optional<std::size_t> own_protocol_from;
   // Transfers of at least this many bytes are helped by their sender when it waits (the
   // thread backend's shared copies, when its ranks spin: ThreadTransport::kShareBytes): the
-  // ping-pong's beta is fitted with those sizes at half their bytes, and the model's
-  // helped_bytes says so. Unset: none is.
+  // model's helped_bytes. Unset: none is. The ping-pong's beta is fitted as it is: there
+  // both ranks share every large copy, yet one way takes what one rank's copy takes (on the
+  // project machine 512 KiB took 14.9 us helped, 4 x 3.6 us for 128 KiB unhelped), while a
+  // helped bcast or receive-reduce takes half (bcast/linear of 512 KiB: 6.9 us): its slope
+  // is the unhelped rate.
   std::optional<std::size_t> helped_bytes;
+  // The backend's receive-reduce combines straight from the sender's buffer (the thread
+  // backend): the model's combines_in_place.
+  bool combines_in_place = false;
 };
 inline constexpr std::size_t kHandshakeSearchFrom = 64;
 

@@ -335,9 +335,12 @@ Time CostModel::helped_transfer_time(Rank from, Rank to, Count count,
 }
 
 Time CostModel::least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
-  return may_be_helped(static_cast<std::size_t>(count) * elem_bytes)
-             ? helped_transfer_time(from, to, count, elem_bytes)
-             : transfer_time(from, to, count, elem_bytes);
+  if (count == 0) return 0;
+  const auto bytes = static_cast<std::size_t>(count) * elem_bytes;
+  Time per = per_unit(from, to);
+  if (combines_in_place) per = std::min(per, gamma);
+  if (may_be_helped(bytes)) per /= 2;
+  return latency(from, to) + handshake_time(from, to, bytes) + per * units(count, elem_bytes);
 }
 
 Time CostModel::copy_time(Count count, std::size_t elem_bytes) const {
@@ -1091,21 +1094,36 @@ double summed_bound(const Layout& layout, const CostModel& model, const DataNeed
 }  // namespace
 
 namespace {
-// The model whose bounds hold for `model` with helped transfers (helped_bytes): a helped
-// transfer, and the reduction it does with a receive-reduce, take half their data time, so
-// halving beta (every pair's) and gamma bounds every op's time from below.
-CostModel without_help(CostModel model) {
-  model.helped_bytes.reset();
-  model.beta /= 2;
-  model.gamma /= 2;
-  if (model.inter_beta) *model.inter_beta /= 2;
-  for (Time& b : model.pair_beta) b /= 2;
+// A model whose bounds hold for `model` and that has neither in-place combines nor helped
+// transfers: every op takes at least as long under `model` as under it. A receive-reduce
+// that combines in place takes alpha + gamma*m, at least (beta' + gamma')*m with beta' =
+// gamma' = min(beta, gamma)/2 (each pair's beta likewise); a helped transfer, and the
+// reduction it does with a receive-reduce, take half their data time: beta and gamma halved.
+CostModel bounding_model(CostModel model) {
+  std::vector<Time*> betas{&model.beta};
+  if (model.inter_beta) betas.push_back(&*model.inter_beta);
+  for (Time& b : model.pair_beta) betas.push_back(&b);
+  if (model.combines_in_place) {
+    // (beta' + gamma' <= gamma/2 + gamma/2 for every pair; beta' <= beta, gamma' <= gamma.)
+    const Time gamma = model.gamma;
+    model.gamma = std::min(model.beta, gamma) / 2;
+    for (Time* b : betas) *b = std::min(*b, gamma) / 2;
+    model.combines_in_place = false;
+  }
+  if (model.helped_bytes) {
+    for (Time* b : betas) *b /= 2;
+    model.gamma /= 2;
+    model.helped_bytes.reset();
+  }
   return model;
+}
+bool needs_bounding_model(const CostModel& model) {
+  return model.combines_in_place || model.helped_bytes.has_value();
 }
 }  // namespace
 
 std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
-  if (model.helped_bytes) return lower_bound(layout, without_help(model));
+  if (needs_bounding_model(model)) return lower_bound(layout, bounding_model(model));
   if (model.placement) return placement_lower_bound(layout, model);
   // Pair matrices: no single alpha or beta to bound with.
   if (!model.homogeneous()) return std::nullopt;
@@ -1173,7 +1191,7 @@ std::optional<Time> lower_bound(const Layout& layout, const CostModel& model) {
 
 Time link_lower_bound(const Layout& layout, const CostModel& model) {
   if (!model.topology || !model.homogeneous()) return 0;
-  if (model.helped_bytes) return link_lower_bound(layout, without_help(model));
+  if (needs_bounding_model(model)) return link_lower_bound(layout, bounding_model(model));
   const auto& spec = layout.spec();
   const Topology& t = *model.topology;
   const Rank p = layout.nranks();

@@ -125,8 +125,9 @@ struct CostModel {
   // progress (helped_bytes), and its time then: transfer_time with the per-unit part halved.
   bool may_be_helped(std::size_t bytes) const { return helped_bytes && bytes >= *helped_bytes; }
   Time helped_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
-  // The least time a transfer of `count` elements may take: helped_transfer_time when it may
-  // be helped, else transfer_time.
+  // The least time a transfer of `count` elements may take: its per-unit part at most
+  // gamma's into a receive-reduce that combines in place, and halved where it may be
+  // helped.
   Time least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
   Time copy_time(Count count, std::size_t elem_bytes) const;
   Time reduce_time(Count count, std::size_t elem_bytes) const;

@@ -242,7 +242,27 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
   });
   build_successors(preds);
   if (model_.folds_copies) mark_folded_copies();
+  if (model_.combines_in_place) price_in_place_combines();
   reset_run_state();
+}
+
+void Engine::price_in_place_combines() {
+  const std::size_t eb = schedule_.spec.elem_bytes;
+  for (std::size_t g = 0; g < hot_.size(); ++g) {
+    const Hot& h = hot_[g];
+    if (h.kind != OpKind::kSend || h.empty || hot_[h.partner].kind != OpKind::kRecvReduce) {
+      continue;
+    }
+    const Count count = message_count(op(static_cast<Gid>(g)).action);
+    cold_[g].duration = fixed_transfer_time(static_cast<Gid>(g)) + model_.reduce_time(count, eb);
+    cold_[h.partner].duration = 0;
+  }
+}
+
+Time Engine::fixed_transfer_time(Gid g) const {
+  const Rank from = hot_[g].rank;
+  const Rank to = hot_[hot_[g].partner].rank;
+  return model_.latency(from, to) + model_.handshake_time(from, to, send_bytes(g));
 }
 
 void Engine::mark_folded_copies() {
@@ -269,12 +289,14 @@ bool Engine::can_send(Rank r) const {
 
 bool Engine::can_receive(Rank r) const {
   if (!overlap_ && computing_[r] > 0) return false;
+  if (!helping_.empty() && helping_[r] > 0) return false;
   const int busy = full_duplex_ ? recvs_active_[r] : sends_active_[r] + recvs_active_[r];
   return busy < ports_;
 }
 
 bool Engine::can_compute(Rank r) const {
   if (computing_[r] >= cores_per_rank_) return false;
+  if (!helping_.empty() && helping_[r] > 0) return false;
   return overlap_ || sends_active_[r] + recvs_active_[r] + joined_active_[r] == 0;
 }
 
@@ -351,14 +373,18 @@ double Engine::traffic_rate(Gid g) const {
   const Op& o = op(g);
   double traffic = 0;
   switch (hot_[g].kind) {
-    case OpKind::kSend:
-      traffic = model_.units(message_count(o.action), eb) * (send_mode(g) == SendMode::kReceiver
-                                                                 ? kSingleCopyTransferTraffic
-                                                                 : kStagedTransferTraffic);
-      if (hot_[g].port == PortHold::kHelping && hot_[hot_[g].partner].kind == OpKind::kRecvReduce) {
-        traffic += model_.units(message_count(o.action), eb) * kReduceTraffic;  // its reduction
+    case OpKind::kSend: {
+      const double units = model_.units(message_count(o.action), eb);
+      const bool into_reduce = hot_[hot_[g].partner].kind == OpKind::kRecvReduce;
+      if (into_reduce && model_.combines_in_place) {
+        traffic = units * kReduceTraffic;  // the combine reads the sender's buffer
+        break;
       }
+      traffic = units * (send_mode(g) == SendMode::kReceiver ? kSingleCopyTransferTraffic
+                                                             : kStagedTransferTraffic);
+      if (into_reduce && helping(g)) traffic += units * kReduceTraffic;  // its reduction
       break;
+    }
     case OpKind::kCopy:
       traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;
       break;
@@ -545,9 +571,15 @@ void Engine::handle_event(const Item& event, Time now) {
       if (h.port == PortHold::kJoined) {
         --joined_active_[r];
         if (!overlap_) wake_after_communication(r, true, g);  // perhaps the processor
-      } else if (h.port == PortHold::kHeld || h.port == PortHold::kHelping) {
+      } else if (h.port == PortHold::kHeld) {
         --sends_active_[r];
         wake_after_communication(r, true, g);
+      }
+      if (helping(g)) {  // its sender may receive and compute again
+        --helping_[r];
+        add_activity(r, -1);
+        wake(r, kRecvQueue, g);
+        wake(r, kComputeQueue, g);
       }
       if (o.port == PortHold::kHeld) {
         --recvs_active_[o.rank];
@@ -556,9 +588,9 @@ void Engine::handle_event(const Item& event, Time now) {
       }
     }
     complete(g, now);
-    if (o.kind == OpKind::kRecvReduce) {
+    if (o.kind == OpKind::kRecvReduce && !combines_in_place(g) && !helping(g)) {
       candidates_.push_back(key_of(other, now));  // now the reduction of the received elements
-    } else {
+    } else {  // a Recv, or a RecvReduce whose transfer did its reduction
       complete(other, now);
     }
     return;
@@ -606,6 +638,7 @@ void Engine::start_ready_work(Time now) {
     }
   }
   candidates_.clear();
+  if (!help_pending_.empty()) settle_help(now);
 }
 
 void Engine::try_start(Item item, Time now, Gid cause) {
@@ -625,36 +658,24 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     } else if (!can_receive(q)) {
       park(q, kRecvQueue, item);
     } else if (!has_links_ || take_links(g, item)) {
-      if (helped(g)) {
-        help(g);
-      } else {
-        hot_[g].port = joins           ? PortHold::kJoined
-                       : holds_nothing ? PortHold::kReleased
-                                       : PortHold::kHeld;
-      }
-      if (hot_[g].port != PortHold::kReleased) {
-        ++(hot_[g].port == PortHold::kJoined ? joined_active_[r] : sends_active_[r]);
+      hot_[g].port = joins           ? PortHold::kJoined
+                     : holds_nothing ? PortHold::kReleased
+                                     : PortHold::kHeld;
+      if (!holds_nothing) {
+        ++(joins ? joined_active_[r] : sends_active_[r]);
         add_activity(r, 1);
       }
       track_send(g, true);
-      track_traffic(g, true);
       ++recvs_active_[q];
       add_activity(q, 1);
       start_[g] = now;
       start_[h.partner] = now;
       cause_[g] = cause;
-      events_.push(key_of(g, now + cold_[g].duration));
-      // A gap releases that end's port early: an event of its own (handle_event).
-      for (const Gid half : {g, h.partner}) {
-        const bool gap = half == g ? hot_[g].port == PortHold::kHeld &&
-                                         (model_.send_gap || send_mode(g) == SendMode::kReceiver)
-                                   : model_.receive_gap.has_value();
-        if (!gap) continue;
-        const Time hold = port_hold(half);
-        if (hold < cold_[g].duration) events_.push(port_release_event(half, now + hold));
+      if (may_help(g)) {
+        help_pending_.push_back(g);
+      } else {
+        begin_transfer(g, now);
       }
-      prefetch_successors(g);
-      prefetch_successors(h.partner);
     }
     return;
   }
@@ -670,22 +691,49 @@ void Engine::try_start(Item item, Time now, Gid cause) {
   prefetch_successors(g);
 }
 
-bool Engine::helped(Gid g) const {
+void Engine::begin_transfer(Gid g, Time now) {
   const Hot& h = hot_[g];
-  return model_.helped_bytes && !h.empty && model_.may_be_helped(send_bytes(g)) && idle(h.rank);
+  track_traffic(g, true);
+  events_.push(key_of(g, now + cold_[g].duration));
+  // A gap releases that end's port early: an event of its own (handle_event).
+  for (const Gid half : {g, h.partner}) {
+    const bool gap = half == g ? h.port == PortHold::kHeld &&
+                                     (model_.send_gap || send_mode(g) == SendMode::kReceiver)
+                               : model_.receive_gap.has_value() && !combines_in_place(g);
+    if (!gap) continue;
+    const Time hold = port_hold(half);
+    if (hold < cold_[g].duration) events_.push(port_release_event(half, now + hold));
+  }
+  prefetch_successors(g);
+  prefetch_successors(h.partner);
+}
+
+bool Engine::may_help(Gid g) const {
+  return model_.helped_bytes && !hot_[g].empty && model_.may_be_helped(send_bytes(g)) &&
+         waits(hot_[g].rank);
+}
+
+void Engine::settle_help(Time now) {
+  for (const Gid g : help_pending_) {
+    if (waits(hot_[g].rank)) help(g);
+    begin_transfer(g, now);
+  }
+  help_pending_.clear();
 }
 
 void Engine::help(Gid g) {
-  Hot& h = hot_[g];
-  h.port = PortHold::kHelping;
-  const Count count = message_count(op(g).action);
-  const Rank to = hot_[h.partner].rank;
-  Time duration = model_.helped_transfer_time(h.rank, to, count, schedule_.spec.elem_bytes);
-  if (hot_[h.partner].kind == OpKind::kRecvReduce) {
-    duration += cold_[h.partner].duration / 2;  // the reduction, done by both in one pass
-    cold_[h.partner].duration = 0;
+  const Hot& h = hot_[g];
+  if (helped_.empty()) {
+    helped_.assign(hot_.size(), 0);
+    helping_.assign(schedule_.ranks.size(), 0);
   }
-  cold_[g].duration = duration;
+  helped_[static_cast<std::size_t>(g)] = 1;
+  ++helping_[static_cast<std::size_t>(h.rank)];
+  add_activity(h.rank, 1);  // its processor (with cores)
+  // Half of the data time, and of a receive-reduce's reduction (done by both in one pass).
+  const Time fixed = fixed_transfer_time(g);
+  cold_[g].duration = fixed + (cold_[g].duration - fixed + cold_[h.partner].duration) / 2;
+  cold_[h.partner].duration = 0;
 }
 
 void Engine::links_of(Gid g) {

@@ -130,6 +130,14 @@ class Engine {
   // order, as the executors do).
   void mark_folded_copies();
   bool folded(Gid g) const { return !folded_.empty() && folded_[static_cast<std::size_t>(g)] != 0; }
+  // CostModel::combines_in_place: every message into a RecvReduce takes latency + handshake
+  // + reduce_time (its Send's duration), and the RecvReduce completes with it.
+  void price_in_place_combines();
+  bool combines_in_place(Gid send) const {
+    return model_.combines_in_place && hot_[hot_[send].partner].kind == OpKind::kRecvReduce;
+  }
+  // A transfer's time without its data part: latency and handshake.
+  Time fixed_transfer_time(Gid send) const;
   void reset_run_state();
   static constexpr auto kMaxGids = static_cast<std::size_t>(std::numeric_limits<Gid>::max());
   // Shared processors or memory (CostModel::cores, node_beta; stretches_clock()): the event
@@ -185,15 +193,26 @@ class Engine {
   bool can_send(Rank r) const;
   bool can_receive(Rank r) const;
   bool can_compute(Rank r) const;
-  // Whether rank r has nothing in progress: no port held or joined, no computation.
-  bool idle(Rank r) const {
-    return sends_active_[r] + recvs_active_[r] + joined_active_[r] + computing_[r] == 0;
+  // Helped transfers (CostModel::helped_bytes). A rank waits (and so may help) while it
+  // receives nothing, computes nothing and helps no other transfer; its own sends do not
+  // count (it waits for them).
+  bool waits(Rank r) const {
+    return recvs_active_[r] + computing_[r] == 0 && (helping_.empty() || helping_[r] == 0);
   }
-  // CostModel::helped_bytes: whether Send g, about to start, is helped by its idle sender,
-  // and if so its transfer's duration from then on (helped_transfer_time, plus half of a
-  // receive-reduce's reduction, whose own duration becomes 0).
-  bool helped(Gid g) const;
+  bool helping(Gid g) const { return !helped_.empty() && helped_[static_cast<std::size_t>(g)]; }
+  // Whether Send g, starting now, may be helped: large enough, and its sender waits. The
+  // decision waits for the end of the instant (settle_help): a receive or computation its
+  // sender starts at the same instant rules it out.
+  bool may_help(Gid g) const;
+  // Sends started at this instant that may be helped: each, in start order, is helped if its
+  // sender still waits (help), and then its transfer begins (begin_transfer).
+  void settle_help(Time now);
+  // Send g's sender helps it: g's duration becomes helped_transfer_time (plus half of a
+  // receive-reduce's reduction, whose own duration becomes 0), and the sender is busy with it
+  // (it starts no receive or computation) until it ends.
   void help(Gid g);
+  // The started transfer of Send g: its traffic, its completion event and its gaps' releases.
+  void begin_transfer(Gid g, Time now);
   // Send g's size in bytes, and the send mode that applies to it (CostModel::send_mode_for).
   std::size_t send_bytes(Gid g) const;
   // (Under SendMode::kPort, every size's mode, the send's size is not read: that read is a
@@ -225,8 +244,6 @@ class Engine {
     kJoined,    // a Send only: none, it joined an identical send in progress (shared sends)
     kReleased,  // none any more: released after its gap (send_gap, receive_gap), or never
                 // taken (a Send the receiver does, SendMode::kReceiver, without a send gap)
-    kHelping,   // a Send only: a port, until the transfer ends (no gap): its idle sender
-                // does half of the transfer (CostModel::helped_bytes)
   };
   // A gap's port release for op g (the Send for the sender's port, the Recv or RecvReduce
   // for the receiver's) travels in the event queue with order -(order + 1), so that it sorts
@@ -273,6 +290,11 @@ class Engine {
   std::vector<std::int32_t> slot_pos_;
   std::vector<Time> release_;         // per op, only when some op has a release time
   std::vector<std::uint8_t> folded_;  // per op, only with CostModel::folds_copies
+  // Helped transfers (only with CostModel::helped_bytes): per op, whether its sender helped;
+  // per rank, the transfers it helps now; the sends of this instant that may be helped.
+  std::vector<std::uint8_t> helped_;
+  std::vector<std::int32_t> helping_;
+  std::vector<Gid> help_pending_;
   std::vector<Hot> hot_;
   std::vector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
   std::vector<Gid> succ_;

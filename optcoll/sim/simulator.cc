@@ -67,15 +67,24 @@
 //   source lies outside it; each reduction takes the first such Copy in program order) is
 //   folded into it, as the executors do: it completes as soon as it is ready, takes no time
 //   and holds nothing (the reduction then combines from the Copy's source, at its own cost).
+// In-place combines (only when the model sets combines_in_place; the thread backend). A
+//   message into a RecvReduce is combined straight from the sender's buffer in one pass: its
+//   transfer takes alpha_ij + h + reduce_time(m) (instead of beta_ij * units(m)), holds the
+//   receiver's port to its end (no receive gap) and, with node_beta, asks for the
+//   reduction's traffic (1.5 units(m)); the RecvReduce completes with it (no reduction
+//   follows).
 // Helped transfers (only when the model sets helped_bytes; the thread backend's shared
-//   copies). A transfer of at least helped_bytes whose sender has nothing in progress when
-//   it starts (no port held or joined, no computation) is done by both ranks: it holds a send
-//   port at its sender for its whole duration, whatever the send mode and send gap (and so,
-//   without overlap, the processor), and takes model.helped_transfer_time = alpha_ij + h +
-//   beta_ij * units(m) / 2. If its receiver is a RecvReduce, the reduction is done in the
-//   same pass: the transfer takes reduce_time(m) / 2 more (and, with node_beta, asks for the
-//   reduction's traffic as well) and the reduction no time. Whether a transfer is helped is
-//   decided when it starts; its receive gap, if any, is as above.
+//   copies). A transfer of at least helped_bytes is helped when its sender waits for it: at
+//   the end of the instant it starts, the sender receives nothing, computes nothing and helps
+//   no other transfer (its own sends in progress do not count: it waits for them), so a
+//   receive or computation it starts at that instant rules it out, and of several such sends
+//   of one rank the first in start order is helped. A helped transfer takes half its data
+//   time: model.helped_transfer_time = alpha_ij + h + beta_ij * units(m) / 2; into a
+//   RecvReduce, the reduction is done in the same pass: alpha_ij + h + (beta_ij * units(m) +
+//   reduce_time(m)) / 2 (in place: alpha_ij + h + reduce_time(m) / 2; with node_beta it asks
+//   for the reduction's traffic as well), and the RecvReduce completes with it. Until it ends its
+//   sender starts no receive and no computation (whatever overlap)
+//   and, with cores, takes a processor; ports and gaps are as for any transfer.
 // Shared processors and memory (only when the model sets cores or node_beta). Processors
 //   (cores, shared by all ranks of the schedule whatever node each is on): a rank takes one
 //   processor per computation it runs, or one while it runs none but holds a port (from its

@@ -123,6 +123,14 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
     EXPECT_TRUE(fitted.contains(name)) << name;
   }
   EXPECT_EQ(out["checks"].size(), 6u + 2u);  // the exchanges, the fan-out, the reductions
+  // What the thread backend's executor does beyond the ops: folded copies and in-place
+  // combines always, shared copies (helped transfers) where its ranks spin.
+  EXPECT_EQ(out["model"]["folds_copies"], true);
+  EXPECT_EQ(out["model"]["combines_in_place"], true);
+  const bool helped = out["model"].contains("helped_bytes");
+  if (helped) {
+    EXPECT_EQ(out["model"]["helped_bytes"], 262144);
+  }
   // The file gives the same predictions as its numbers given as options.
   const Result p = run("plan allreduce -p 8 --count 1000 --json --model " + model);
   ASSERT_EQ(p.status, 0) << p.err;
@@ -133,7 +141,8 @@ TEST_F(Cli, CalibrateWritesAModelThatPlanUses) {
           m["copy"].dump() + " --send-gap " + m["send_gap"].dump() + " --receive-gap " +
           m["receive_gap"].dump() + " --cores " + m["cores"].dump() + " --node-beta " +
           m["node_beta"].dump() + " --send-mode " + mode + " --send-mode-min-bytes " +
-          m["send_mode_min_bytes"].dump());
+          m["send_mode_min_bytes"].dump() + " --folds-copies --combines-in-place" +
+          (helped ? " --helped-bytes " + m["helped_bytes"].dump() : std::string()));
   ASSERT_EQ(q.status, 0) << q.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["predicted_time"],
             nlohmann::json::parse(q.out)["predicted_time"]);

@@ -96,6 +96,12 @@ std::vector<NamedModel> models_for(Rank p) {
   helped.helped_bytes = 1;  // an idle sender copies half of every message
   helped.folds_copies = true;
   models.push_back({"helped", helped});
+  CostModel in_place = abstract_model(4, 1, 0.5, 0.25);
+  in_place.combines_in_place = true;  // a receive-reduce takes 4 + 0.5 m, not 4 + m (+ 0.5 m)
+  models.push_back({"in_place", in_place});
+  in_place.helped_bytes = 1;
+  in_place.receive_gap = 1;
+  models.push_back({"in_place_helped_receive_gap", in_place});
   CostModel node_helped = node;
   node_helped.helped_bytes = 64;
   models.push_back({"node_helped", node_helped});

@@ -277,6 +277,14 @@ std::vector<NamedModel> soundness_models() {
   m.node_beta = 0.25;
   m.cores = 2;
   add("helped64_receiver_node", m);
+  m = base;
+  m.combines_in_place = true;
+  add("in_place", m);
+  m.gamma = 0.25;  // a combine in place cheaper than a copy
+  add("in_place_cheap_gamma", m);
+  m.helped_bytes = 1;
+  m.receive_gap = 3;
+  add("in_place_cheap_gamma_helped_receive_gap", m);
   return models;
 }
 

@@ -88,6 +88,29 @@ TEST(FoldedCopies, ACopyWithAnotherDependentStillRuns) {
   EXPECT_EQ(timing(r, 0, 1).start, kN * kCopy);
 }
 
+TEST(InPlaceCombines, AReceiveReduceTakesGammaInsteadOfBeta) {
+  // Rank 0 receive-reduces rank 1's 10 elements (in place: 100 + 3 * 10, the reduction no
+  // time; otherwise 100 + 10, then 30), then takes rank 2's 10 elements into scratch. With a
+  // receive gap of 5 the first transfer would free the port at 15; in place it holds it
+  // to its end, so the second transfer runs on [130, 240].
+  ScheduleBuilder b(make_spec(CollectiveKind::kReduce, 3, kN), "test/in_place");
+  b.transfer_reduce(1, 0, in(0, kN), out(0, kN), Side::kRight);
+  b.transfer(2, 0, in(0, kN), b.scratch(0, kN));
+  const Schedule s = std::move(b).finish();
+  CostModel m = testing::textbook_model();
+  m.receive_gap = 5;
+  const auto apart = simulate(s, m, {.trace = true});
+  EXPECT_EQ(timing(apart, 0, 1).start, 5 + kN * kBeta);  // after the gap
+  m.combines_in_place = true;
+  const auto r = simulate(s, m, {.trace = true});
+  EXPECT_EQ(timing(r, 0, 0).end, kAlpha + kN * kGamma);
+  EXPECT_EQ(timing(r, 0, 1).start, kAlpha + kN * kGamma);
+  EXPECT_EQ(r.makespan, kAlpha + kN * kGamma + kAlpha + kN * kBeta);
+  // Helped (rank 1 waits for its send): half the combine.
+  m.helped_bytes = 8;
+  EXPECT_EQ(timing(simulate(s, m, {.trace = true}), 0, 0).end, kAlpha + kN * kGamma / 2);
+}
+
 TEST(HelpedTransfers, AnIdleSenderHalvesTheDataTime) {
   // One transfer of 10 elements from rank 1 to rank 0.
   ScheduleBuilder b(make_spec(CollectiveKind::kGather, 2, kN), "test/one_transfer");
@@ -118,6 +141,34 @@ TEST(HelpedTransfers, OnlyASenderWithNothingInProgressHelps) {
   EXPECT_EQ(timing(r, 1, 0).end, kAlpha + kN * kBeta / 2);
   EXPECT_EQ(timing(r, 2, 0).end, kAlpha + kN * kBeta);
   EXPECT_EQ(r.makespan, kAlpha + kN * kBeta);
+}
+
+TEST(HelpedTransfers, AnExchangeIsNotHelped) {
+  // Ranks 0 and 1 swap 10 elements at once: each receives while its send is in progress, so
+  // neither waits and neither transfer is helped (both 100 + 10, side by side). Rank 0's send
+  // starts first, while rank 0 receives nothing yet: only the end of the instant decides.
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 2, kN), "test/exchange");
+  b.transfer(0, 1, in(0, kN), out(0, kN));
+  b.transfer(1, 0, in(0, kN), out(kN, kN));
+  CostModel m = testing::textbook_model();
+  m.helped_bytes = 8;
+  EXPECT_EQ(simulate(std::move(b).finish(), m).makespan, kAlpha + kN * kBeta);
+}
+
+TEST(HelpedTransfers, AHelperReceivesOnlyOnceItIsDone) {
+  // Rank 1 sends 10 elements to rank 0 (helped: 100 + 5); rank 2's message to rank 1 is
+  // ready only at 1 (a release time), so it waits for rank 1 to finish helping, then rank 2
+  // (which waits for it) helps it: [105, 210].
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllgather, 3, kN), "test/helper_receives");
+  b.transfer(1, 0, in(0, kN), out(kN, kN));
+  const auto late = b.transfer(2, 1, in(0, kN), out(2 * kN, kN));
+  Schedule s = std::move(b).finish();
+  s.ranks[2].ops.at(static_cast<std::size_t>(late.send)).not_before = 1;
+  CostModel m = testing::textbook_model();
+  m.helped_bytes = 8;
+  const auto r = simulate(s, m, {.trace = true});
+  EXPECT_EQ(timing(r, 1, late.recv).start, kAlpha + kN * kBeta / 2);
+  EXPECT_EQ(r.makespan, 2 * (kAlpha + kN * kBeta / 2));
 }
 
 TEST(HelpedTransfers, AHelpedReceiveReduceIsOnePass) {

@@ -650,7 +650,9 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
                                 model(1),
                                 model(2, Duplex::kHalf, true),
                                 model(1),
-                                model(1, Duplex::kHalf, true)};
+                                model(1, Duplex::kHalf, true),
+                                model(1),
+                                model(1)};
     list[0].copy = 1;
     list[1].gamma = 0;
     list[3].copy = 1;
@@ -663,6 +665,13 @@ TEST(CriticalPath, PropertiesOverTheRegistry) {
     list[6].receive_gap = 7;
     list[7].send_gap = 3;
     list[7].receive_gap = 0;
+    list[8].copy = 1;  // what the thread backend's executor does beyond the ops
+    list[8].folds_copies = true;
+    list[8].combines_in_place = true;
+    list[8].helped_bytes = 8;
+    list[9].helped_bytes = 8;
+    list[9].send_gap = 3;
+    list[9].receive_gap = 7;
     return list;
   }();
   const std::vector<std::string> reasons{"dependency", "message partner", "port", "processor"};
