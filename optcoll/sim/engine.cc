@@ -40,7 +40,9 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
       cores_(model.cores.value_or(0)),
       cores_per_rank_(model.cores_per_rank),
       node_beta_(model.node_beta.value_or(0)),
-      clocked_(model.stretches_clock()) {
+      clocked_(model.stretches_clock()),
+      helps_(model.helped_bytes.has_value() &&
+             (!model.cores || std::ssize(schedule.ranks) <= *model.cores)) {
   flatten(partners);
   partners = {};  // no longer needed: free it before the run
   if (cores_ > 0) activity_.assign(schedule.ranks.size(), 0);
@@ -709,8 +711,7 @@ void Engine::begin_transfer(Gid g, Time now) {
 }
 
 bool Engine::may_help(Gid g) const {
-  return model_.helped_bytes && !hot_[g].empty && model_.may_be_helped(send_bytes(g)) &&
-         waits(hot_[g].rank);
+  return helps_ && !hot_[g].empty && model_.may_be_helped(send_bytes(g)) && waits(hot_[g].rank);
 }
 
 void Engine::settle_help(Time now) {

@@ -236,6 +236,7 @@ class Engine {
   int cores_per_rank_ = 1;  // computations a rank runs at once
   Time node_beta_ = 0;      // 0: no shared memory system (CostModel::node_beta unset)
   bool clocked_ = false;    // a virtual clock: cores or node_beta
+  bool helps_ = false;      // helped transfers: helped_bytes, and no more ranks than cores
 
   // What one half of a message in progress holds of its rank's ports (a Send: a send port,
   // a Recv or RecvReduce: a receive port).

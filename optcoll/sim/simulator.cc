@@ -74,7 +74,8 @@
 //   reduction's traffic (1.5 units(m)); the RecvReduce completes with it (no reduction
 //   follows).
 // Helped transfers (only when the model sets helped_bytes; the thread backend's shared
-//   copies). A transfer of at least helped_bytes is helped when its sender waits for it: at
+//   copies; not where the ranks outnumber the model's cores: they do not spin). A transfer
+//   of at least helped_bytes is helped when its sender waits for it: at
 //   the end of the instant it starts, the sender receives nothing, computes nothing and helps
 //   no other transfer (its own sends in progress do not count: it waits for them), so a
 //   receive or computation it starts at that instant rules it out, and of several such sends

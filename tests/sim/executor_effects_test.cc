@@ -126,6 +126,21 @@ TEST(HelpedTransfers, AnIdleSenderHalvesTheDataTime) {
   EXPECT_EQ(simulate(s, m).makespan, kAlpha + kN * kBeta);
 }
 
+TEST(HelpedTransfers, NotWhereRanksOutnumberTheCores) {
+  // Three ranks, one transfer from rank 1 to rank 0: with 3 cores a waiting rank spins and
+  // helps (100 + 5); with 2 the thread backend's ranks do not spin, and none helps (two
+  // ranks busy on 2 cores: no slowdown, 100 + 10).
+  ScheduleBuilder b(make_spec(CollectiveKind::kGather, 3, kN), "test/three_ranks");
+  b.transfer(1, 0, in(0, kN), out(kN, kN));
+  const Schedule s = std::move(b).finish();
+  CostModel m = testing::textbook_model();
+  m.helped_bytes = 8;
+  m.cores = 3;
+  EXPECT_EQ(simulate(s, m).makespan, kAlpha + kN * kBeta / 2);
+  m.cores = 2;
+  EXPECT_EQ(simulate(s, m).makespan, kAlpha + kN * kBeta);
+}
+
 TEST(HelpedTransfers, OnlyASenderWithNothingInProgressHelps) {
   // Rank 0 sends to ranks 1 and 2 at once (two ports): the first send starts with rank 0
   // idle and is helped (100 + 5); the second starts at the same instant while the first is
