@@ -368,10 +368,12 @@ bool one_large_message(FabricWorld& world, std::size_t size, std::uint32_t epoch
   const Bytes data = pattern(size, epoch);
   Bytes got(size + 2 * kGuard, std::byte{0xEE});
   std::atomic<bool> posted{false};
+  std::atomic<bool> sending{false};  // the sender is about to send: a busy receiver stays busy
   world.run([&](ThreadTransport& t) {
     std::set<RequestId> done;
     if (t.rank() == 0) {
       while (!posted.load(std::memory_order_acquire)) std::this_thread::yield();
+      sending.store(true, std::memory_order_release);
       if (receiver == Receiver::kWaiting) {  // it waits by now, spinning on an idle machine
         const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
         while (std::chrono::steady_clock::now() < end) {
@@ -383,6 +385,10 @@ bool one_large_message(FabricWorld& world, std::size_t size, std::uint32_t epoch
     const RequestId id = t.irecv(0, {epoch, 1}, std::span(got).subspan(kGuard, size));
     posted.store(true, std::memory_order_release);
     if (receiver == Receiver::kBusy) {
+      // Busy from before the send until 300 us after it starts (however slowly the sender
+      // got there: under TSan a fixed 300 us from the post ended before the send began).
+      while (!sending.load(std::memory_order_acquire)) {
+      }
       const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
       while (std::chrono::steady_clock::now() < end) {
       }
