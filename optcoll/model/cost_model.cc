@@ -328,12 +328,6 @@ Time CostModel::receive_port_time(Rank from, Rank to, Count count, std::size_t e
   return port_time(*this, receive_gap, from, to, count, elem_bytes);
 }
 
-Time CostModel::helped_transfer_time(Rank from, Rank to, Count count,
-                                     std::size_t elem_bytes) const {
-  return transfer_time(from, to, count, elem_bytes) -
-         per_unit(from, to) * units(count, elem_bytes) / 2;
-}
-
 Time CostModel::least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
   if (count == 0) return 0;
   const auto bytes = static_cast<std::size_t>(count) * elem_bytes;

@@ -122,9 +122,8 @@ struct CostModel {
   // communication when no data").
   Time transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
   // Whether a transfer of `bytes` is helped by its sender when the sender has nothing in
-  // progress (helped_bytes), and its time then: transfer_time with the per-unit part halved.
+  // progress (helped_bytes; the simulator then halves its per-unit part).
   bool may_be_helped(std::size_t bytes) const { return helped_bytes && bytes >= *helped_bytes; }
-  Time helped_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const;
   // The least time a transfer of `count` elements may take: its per-unit part at most
   // gamma's into a receive-reduce that combines in place, and halved where it may be
   // helped.

@@ -207,9 +207,9 @@ class Engine {
   // Sends started at this instant that may be helped: each, in start order, is helped if its
   // sender still waits (help), and then its transfer begins (begin_transfer).
   void settle_help(Time now);
-  // Send g's sender helps it: g's duration becomes helped_transfer_time (plus half of a
-  // receive-reduce's reduction, whose own duration becomes 0), and the sender is busy with it
-  // (it starts no receive or computation) until it ends.
+  // Send g's sender helps it: g's duration becomes its fixed part (fixed_transfer_time) plus
+  // half of its data time and of a receive-reduce's reduction (whose own duration becomes 0),
+  // and the sender is busy with it (it starts no receive or computation) until it ends.
   void help(Gid g);
   // The started transfer of Send g: its traffic, its completion event and its gaps' releases.
   void begin_transfer(Gid g, Time now);

@@ -80,7 +80,7 @@
 //   no other transfer (its own sends in progress do not count: it waits for them), so a
 //   receive or computation it starts at that instant rules it out, and of several such sends
 //   of one rank the first in start order is helped. A helped transfer takes half its data
-//   time: model.helped_transfer_time = alpha_ij + h + beta_ij * units(m) / 2; into a
+//   time: alpha_ij + h + beta_ij * units(m) / 2; into a
 //   RecvReduce, the reduction is done in the same pass: alpha_ij + h + (beta_ij * units(m) +
 //   reduce_time(m)) / 2 (in place: alpha_ij + h + reduce_time(m) / 2; with node_beta it asks
 //   for the reduction's traffic as well), and the RecvReduce completes with it. Until it ends its
