@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/api/communicator.h"
 #include "optcoll/exec/reduce_kernels.h"
 #include "optcoll/model/distributions.h"
 #include "optcoll/model/error.h"
@@ -253,8 +254,16 @@ void ModelOptions::add_to(CLI::App& app) {
                  "and share each node's --nic-ports");
 }
 
-CostModel ModelOptions::model() const {
-  const CostModel base = abstract ? CostModel{} : reference_cluster_model();
+namespace {
+bool thread_default(const ModelOptions& o, std::string_view backend) {
+  return !o.abstract && backend == "threads";
+}
+}  // namespace
+
+CostModel ModelOptions::model(std::string_view backend) const {
+  const CostModel base = abstract                         ? CostModel{}
+                         : thread_default(*this, backend) ? default_thread_model()
+                                                          : reference_cluster_model();
   CostModel m = file.empty() ? base : parse_cost_model_json(read_file(file), base);
   if (!topology.empty()) m = with_topology(m, parse_topology(topology));
   if (!placement.empty()) m.placement = read_placement_option(placement);
@@ -271,10 +280,12 @@ CostModel ModelOptions::model() const {
   return m;
 }
 
-std::string ModelOptions::describe(const CostModel& model) const {
+std::string ModelOptions::describe(const CostModel& model, std::string_view backend) const {
   std::string text;
   if (file.empty()) {
-    text = abstract ? "the unit model (--abstract)" : "the reference cluster model";
+    text = abstract                         ? "the unit model (--abstract)"
+           : thread_default(*this, backend) ? "the thread backend's default model"
+                                            : "the reference cluster model";
   } else {
     text = file;
     const auto doc = nlohmann::json::parse(read_file(file), nullptr, false);

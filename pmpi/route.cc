@@ -71,7 +71,7 @@ std::string key_of(const CollectiveSpec& spec) {
 Route decide(MPI_Comm comm, const CollectiveSpec& spec) {
   capi::CommContext& context = capi::context_for(comm);
   const Time ours = context.communicator().plan_for(spec)->predicted_time;
-  const CostModel& model = context.communicator().options().model;
+  const CostModel& model = context.communicator().model();
   Time theirs = -1;
   for (const std::string& name : mpi_algorithms(spec.kind)) {
     try {
@@ -161,7 +161,7 @@ bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind) {
     static std::map<std::pair<CollectiveKind, int>, bool> cache;
     const auto key = std::make_pair(kind, p);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
-    const CostModel& model = capi::context_for(comm).communicator().options().model;
+    const CostModel& model = capi::context_for(comm).communicator().model();
     const bool skip = linear_wins_without_exchange(kind, p, model);
     cache.emplace(key, skip);
     return skip;

@@ -48,7 +48,7 @@ void run_run(const RunOptions& o) {
     }
   }
   const CollectiveSpec spec = problem.spec();
-  const CostModel model = o.model.model();
+  const CostModel model = o.model.model(o.backend);
   const auto params = o.algorithm.parsed_params();
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/!mpi);
   Activity activity(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
@@ -76,7 +76,7 @@ void run_run(const RunOptions& o) {
                                 {"rounds", o.rounds},
                                 {"ran_on", run.ran_on},
                                 {"predicted_time", p.predicted_time},
-                                {"model", o.model.describe(model)},
+                                {"model", o.model.describe(model, o.backend)},
                                 {"decided_by", !p.decided_by.empty()     ? p.decided_by
                                                : p.candidates.size() > 1 ? "the model"
                                                                          : "--algorithm"}};
@@ -88,7 +88,7 @@ void run_run(const RunOptions& o) {
         "{} per call: median over {} rounds of {} back-to-back calls (model predicted {})\n",
         format_time(run.median_seconds, reference_cluster_model()), o.rounds, o.iterations,
         format_time(p.predicted_time, model));
-    std::cout << "model: " << o.model.describe(model) << "\n";
+    std::cout << "model: " << o.model.describe(model, o.backend) << "\n";
     std::cout << (run.correct ? "result: correct (matches the naive reference on every rank)\n"
                               : "result: WRONG\n");
   }

@@ -236,7 +236,7 @@ void check_options(const TuneCommandOptions& o, bool mpi) {
 void run_tune(const TuneCommandOptions& o) {
   const bool mpi = o.backend == "mpi";
   check_options(o, mpi);
-  const CostModel model = o.model.model();
+  const CostModel model = o.model.model(o.backend);
   std::optional<TuningTable> previous;
   if (!o.previous.empty()) previous = parse_tuning_json(read_file(o.previous));
   TuneOptions options = engine_options(o, model, previous ? &*previous : nullptr);
@@ -257,11 +257,12 @@ void run_tune(const TuneCommandOptions& o) {
       std::cerr << "optcoll: warning: " << o.previous << ": " << w << "\n";
     }
   }
-  const std::string model_source = o.model.file.empty() ? "the options' model" : o.model.file;
+  const std::string model_source =
+      o.model.file.empty() ? o.model.describe(model, o.backend) : o.model.file;
   write_file(o.out, tuning_to_json(report.table) + "\n");
   const std::string markdown = report_markdown(report, report.ran_on, model_source);
   if (!o.report.empty()) write_file(o.report, markdown);
-  if (!o.svg.empty()) write_charts(report, o.svg, o.model.describe(model));
+  if (!o.svg.empty()) write_charts(report, o.svg, o.model.describe(model, o.backend));
   std::cout << markdown.substr(0, markdown.find("\n| collective")) << "\n";
   std::cout << fmt::format("table: {} ({} grid points)\n", o.out, report.points.size());
   bool wrong = false;

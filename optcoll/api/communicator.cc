@@ -45,14 +45,24 @@ std::size_t PlanCache::size() const {
   return plans_.size();
 }
 
+CostModel default_thread_model() {
+  const int cpus = allowed_processors();
+  return thread_node_model(cpus > 0 ? std::optional<int>(cpus) : std::nullopt);
+}
+
+CostModel default_model(const Transport& transport) {
+  return transport.backend() == "threads" ? default_thread_model() : reference_cluster_model();
+}
+
 Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cache,
                            CommOptions options)
     : transport_(transport), cache_(std::move(cache)), options_(std::move(options)) {
   OPTCOLL_CHECK(cache_ != nullptr, "Communicator needs a plan cache");
   prepared_.reserve(kPreparedCalls);
   // Where the transport knows the ranks' nodes, a two-level model prices that placement.
-  options_.model = place_on(std::move(options_.model), transport_.placement());
-  validate(options_.model);
+  if (!options_.model) options_.model = default_model(transport_);
+  options_.model = place_on(std::move(*options_.model), transport_.placement());
+  validate(*options_.model);
   // A misspelled override would otherwise be ignored silently.
   for (const auto& [collective, algorithm] : options_.algorithms) {
     const auto kind = parse_collective(collective);
@@ -170,8 +180,7 @@ const std::shared_ptr<Communicator::PreparedCall>& Communicator::prepared(
   }
   std::string name(algorithm);
   auto call = std::make_shared<PreparedCall>(
-      spec, name,
-      cache_->get(planned, options_.model, name, options_.tuning.get(), transport_.backend()),
+      spec, name, cache_->get(planned, model(), name, options_.tuning.get(), transport_.backend()),
       rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));
@@ -203,7 +212,7 @@ bool Communicator::counts_free(CollectiveKind kind) {
       known = algorithms::lookup(it->second, kind).name ==
               fmt::format("{}/linear", collective_name(kind));
     } else {
-      known = linear_wins_without_exchange(kind, size(), options_.model);
+      known = linear_wins_without_exchange(kind, size(), model());
     }
   }
   return *known;

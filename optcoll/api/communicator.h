@@ -55,7 +55,8 @@
 namespace optcoll {
 
 struct CommOptions {
-  CostModel model = reference_cluster_model();  // what "auto" selection minimizes
+  // What "auto" selection minimizes; unset: default_model(transport), the transport's.
+  std::optional<CostModel> model;
   // Per collective name ("allreduce"), an algorithm to use instead of "auto".
   std::map<std::string, std::string, std::less<>> algorithms;
   std::chrono::milliseconds timeout{30000};
@@ -80,6 +81,13 @@ struct CommOptions {
   // counter, so that no two calls in flight have the same epoch. Null: a counter of its own.
   std::shared_ptr<std::uint32_t> epochs;
 };
+
+// The model "auto" minimizes where CommOptions give none: thread_node_model with the
+// processors this process may use for the thread backend (its ranks share them), the
+// reference cluster for others (MPI: calibrate for the machine, or OPTCOLL_MODEL).
+CostModel default_model(const Transport& transport);
+// The thread backend's default: thread_node_model(allowed_processors()).
+CostModel default_thread_model();
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {
@@ -207,7 +215,11 @@ class Communicator {
                                          const Datatype& type, const ReduceOp& op);
   Request start(const Prepared& call, BufferBinding buffers, const Datatype& type,
                 const ReduceOp& op, bool persistent);
+  // The options, with the model resolved (CommOptions::model is always set here).
   const CommOptions& options() const { return options_; }
+  // What "auto" minimizes: the options' model, or default_model(transport), placed on the
+  // transport's placement where it knows one.
+  const CostModel& model() const { return *options_.model; }
   // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only)
   // runs kind/linear without the count exchange (optcoll/plan/counts_free.h): the options
   // force linear for it, or leave the choice to auto and linear_wins_without_exchange holds

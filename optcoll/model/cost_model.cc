@@ -493,14 +493,15 @@ Placement read_placement(const nlohmann::json& value) {
 
 namespace {
 
-// The model a file starts from: its "base" ("unit" or "reference"), else `base`.
+// The model a file starts from: its "base" ("unit", "reference" or "threads"), else `base`.
 CostModel base_model(const nlohmann::json& doc, const CostModel& base) {
   const auto it = doc.find("base");
   if (it == doc.end()) return base;
   const std::string name = it->is_string() ? it->get<std::string>() : "";
   if (name == "unit") return CostModel{};
   if (name == "reference") return reference_cluster_model();
-  throw Error(ErrorCode::kParse, "model: base must be \"unit\" or \"reference\"");
+  if (name == "threads") return thread_node_model(std::nullopt);
+  throw Error(ErrorCode::kParse, "model: base must be \"unit\", \"reference\" or \"threads\"");
 }
 
 // A file's pair_alpha and pair_beta rows (both or neither, square, the same size), flattened
@@ -642,6 +643,31 @@ CostModel reference_cluster_model() {
   model.duplex = Duplex::kFull;
   model.overlap = false;
   model.per_byte = true;
+  return model;
+}
+
+CostModel thread_node_model(std::optional<int> cores) {
+  CostModel model;
+  model.per_byte = true;
+  model.alpha = 0.4e-6;
+  model.send_gap = 0.16e-6;
+  model.receive_gap = 0.16e-6;
+  model.beta = 0.029e-9;
+  model.gamma = 0.04e-9;
+  model.copy = 0.021e-9;
+  model.node_beta = 0.011e-9;
+  model.ports = 1;
+  model.duplex = Duplex::kFull;
+  model.overlap = false;
+  // Above the eager size the rank that posts second makes the copy, and an idle receiver
+  // takes a large one over: a sender's messages to several ranks are copied by them at once
+  // (calibrate at p = 4 on the project machine chose "receiver"; at p = 2 the modes agree).
+  model.send_mode = SendMode::kReceiver;
+  model.send_mode_min_bytes = 4097;
+  model.folds_copies = true;
+  model.combines_in_place = true;
+  model.helped_bytes = std::size_t{256} << 10;
+  model.cores = cores;
   return model;
 }
 

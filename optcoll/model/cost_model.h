@@ -188,11 +188,11 @@ CostModel with_topology(CostModel model, Topology topology);
 // Fields not given keep `base`'s values: the unit model (CostModel{}) unless the caller gives
 // another (the CLI gives the reference cluster, or the unit model with --abstract: one rule
 // for files and options, docs/cost_model.md), or the file names its own with "base":
-// "unit" or "reference". The old key "shared_send_min_bytes": N reads as "send_mode":
-// "shared", "send_mode_min_bytes": N.
-// Provenance is checked but not part of the model: "comment" and "source" (text),
-// "calibrated_ranks" (a positive integer: the ranks `optcoll calibrate` ran with).
-// Throws Error(kParse) for malformed JSON or unknown fields, kInvalidArgument for bad values.
+// "unit", "reference" or "threads" (thread_node_model without cores). The old key
+// "shared_send_min_bytes": N reads as "send_mode": "shared", "send_mode_min_bytes": N. Provenance
+// is checked but not part of the model: "comment" and "source" (text), "calibrated_ranks" (a
+// positive integer: the ranks `optcoll calibrate` ran with). Throws Error(kParse) for malformed
+// JSON or unknown fields, kInvalidArgument for bad values.
 CostModel parse_cost_model_json(std::string_view text, const CostModel& base = CostModel{});
 std::string cost_model_to_json(const CostModel& model);
 
@@ -210,6 +210,18 @@ std::string format_time(Time t, const CostModel& model);
 // over data in cache-missing memory, ~10 GB/s), copy = 0.05 ns/B (memcpy at ~20 GB/s).
 // These are assumptions, not measurements: `optcoll calibrate` replaces them.
 CostModel reference_cluster_model();
+
+// The thread backend's default when no model is given (a ThreadWorld's Communicator, and
+// `optcoll run` and `tune` on threads): one node's shared memory, per byte, with what the
+// thread executor does beyond the ops (folds_copies, combines_in_place, helped_bytes = its
+// shared copies' threshold, 256 KiB), receiver sends above 4 KiB (the rank that posts second
+// copies, and an idle receiver takes a large copy over) and `cores` processors shared by
+// the ranks (unset: none counted). The numbers are one measurement, `optcoll calibrate --backend
+// threads -p 2` on the project machine (2-core AMD EPYC KVM guest, 2026-11-30), rounded: alpha 0.4
+// us, send and receive gaps 0.16 us, beta 0.029 ns/B, gamma 0.04 ns/B, copy 0.021 ns/B, node_beta
+// 0.011 ns/B. Another machine's differ (a 16-core Xeon measured alpha 0.6 us and beta 0.09
+// ns/B): `optcoll calibrate` replaces them (docs/cost_model.md, "The embedded default").
+CostModel thread_node_model(std::optional<int> cores);
 
 // A lower bound on the makespan of any schedule for `layout` under `model`, where one is
 // known: homogeneous models only (pair matrices: nullopt). The largest of the known bounds

@@ -530,7 +530,8 @@ TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
     for (const double alpha : {1e-6, 1e-3}) {  // small and large messages as far as auto knows
       CommOptions options;
       options.reproducible = true;
-      options.model.alpha = alpha;
+      options.model = reference_cluster_model();
+      options.model->alpha = alpha;
       auto cache = std::make_shared<PlanCache>();
       ThreadWorld world(p);
       world.run([&](Transport& transport) {
@@ -576,6 +577,46 @@ TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
 namespace optcoll {
 namespace {
 
+TEST(Communicator, WithoutAModelAutoUsesTheTransportsDefault) {
+  // A thread world's communicator without a model: the thread backend's (the processors this
+  // process may use); with one: that model, whatever the backend.
+  const int cpus = allowed_processors();
+  ASSERT_GT(cpus, 0);
+  EXPECT_EQ(default_thread_model(), thread_node_model(cpus));
+  run_threads(3, [](Communicator& comm) { EXPECT_EQ(comm.model(), default_thread_model()); });
+  CommOptions given;
+  given.model = reference_cluster_model();
+  given.model->alpha = 3e-6;
+  run_threads(
+      3, [&](Communicator& comm) { EXPECT_EQ(comm.model(), *given.model); }, given);
+  // auto plans with it: a 2 MiB reduce at p = 2 is reduce/linear under the thread model (the
+  // root combines its child's message in place, both ranks sharing the pass) and not under
+  // the reference cluster, whose choice it then runs.
+  const Count n = Count{1} << 18;
+  CollectiveSpec spec = make_spec(CollectiveKind::kReduce, 2, n);
+  spec.elem_bytes = sizeof(double);
+  const std::string threads_pick = plan(spec, thread_node_model(2)).algorithm;
+  const std::string reference_pick = plan(spec, reference_cluster_model()).algorithm;
+  EXPECT_EQ(threads_pick, "reduce/linear");
+  EXPECT_NE(reference_pick, threads_pick);
+  for (const bool with_reference : {false, true}) {
+    CommOptions options;
+    options.model = with_reference ? reference_cluster_model() : thread_node_model(2);
+    run_threads(
+        2,
+        [&](Communicator& comm) {
+          std::vector<double> in(static_cast<std::size_t>(n), 1.0 + comm.rank());
+          std::vector<double> out(comm.rank() == 0 ? in.size() : 0);
+          comm.reduce<double>(in, out, "sum", 0);
+          if (comm.rank() == 0) {
+            ASSERT_EQ(out[n - 1], 3.0);
+          }
+          EXPECT_EQ(comm.last_plan()->algorithm, with_reference ? reference_pick : threads_pick);
+        },
+        options);
+  }
+}
+
 TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
   // Only each rank's own count (gatherv) or only the root's counts (scatterv) are given,
   // as in MPI; the results equal the planned calls with every count known everywhere.
@@ -591,29 +632,35 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
     full.elem_bytes = sizeof(std::int32_t);
     const std::string expected_scatterv =
         p <= 5 ? "scatterv/linear" : plan(full, reference_cluster_model()).algorithm;
-    run_threads(p, [&](Communicator& comm) {
-      const auto me = static_cast<std::size_t>(comm.rank());
-      std::vector<std::int32_t> mine(static_cast<std::size_t>(counts[me]));
-      for (std::size_t i = 0; i < mine.size(); ++i)
-        mine[i] = static_cast<std::int32_t>(100 * me + i);
-      std::vector<std::int32_t> gathered(comm.rank() == root ? static_cast<std::size_t>(total) : 0);
-      comm.gatherv_own_counts<std::int32_t>(mine, gathered, root);
-      if (comm.rank() == root) {
-        std::size_t at = 0;
-        for (std::size_t r = 0; r < counts.size(); ++r) {
-          for (Count i = 0; i < counts[r]; ++i) {
-            ASSERT_EQ(gathered[at++],
-                      static_cast<std::int32_t>(100 * r + static_cast<std::size_t>(i)));
+    CommOptions reference;
+    reference.model = reference_cluster_model();
+    run_threads(
+        p,
+        [&](Communicator& comm) {
+          const auto me = static_cast<std::size_t>(comm.rank());
+          std::vector<std::int32_t> mine(static_cast<std::size_t>(counts[me]));
+          for (std::size_t i = 0; i < mine.size(); ++i)
+            mine[i] = static_cast<std::int32_t>(100 * me + i);
+          std::vector<std::int32_t> gathered(comm.rank() == root ? static_cast<std::size_t>(total)
+                                                                 : 0);
+          comm.gatherv_own_counts<std::int32_t>(mine, gathered, root);
+          if (comm.rank() == root) {
+            std::size_t at = 0;
+            for (std::size_t r = 0; r < counts.size(); ++r) {
+              for (Count i = 0; i < counts[r]; ++i) {
+                ASSERT_EQ(gathered[at++],
+                          static_cast<std::int32_t>(100 * r + static_cast<std::size_t>(i)));
+              }
+            }
           }
-        }
-      }
-      std::vector<std::int32_t> back(mine.size(), -1);
-      const std::span<const Count> root_counts =
-          comm.rank() == root ? std::span<const Count>(counts) : std::span<const Count>();
-      comm.scatterv_root_counts<std::int32_t>(gathered, back, root_counts, root);
-      EXPECT_EQ(back, mine) << "rank " << me;
-      EXPECT_EQ(comm.last_plan()->algorithm, expected_scatterv) << "p = " << p;
-    });
+          std::vector<std::int32_t> back(mine.size(), -1);
+          const std::span<const Count> root_counts =
+              comm.rank() == root ? std::span<const Count>(counts) : std::span<const Count>();
+          comm.scatterv_root_counts<std::int32_t>(gathered, back, root_counts, root);
+          EXPECT_EQ(back, mine) << "rank " << me;
+          EXPECT_EQ(comm.last_plan()->algorithm, expected_scatterv) << "p = " << p;
+        },
+        reference);
     // A root that gives the wrong number of counts: an error, no hang. With the exchange
     // every rank learns of it; without, the root aborts the call (a rank whose count is 0
     // takes no part in a linear scatterv and may finish first).
@@ -621,21 +668,25 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
     const std::string says =
         "the root gave " + std::to_string(p - 1) + " counts for " + std::to_string(p) + " ranks";
     try {
-      run_threads(p, [&](Communicator& comm) {
-        std::vector<std::int32_t> gathered(static_cast<std::size_t>(total)),
-            back(static_cast<std::size_t>(counts[static_cast<std::size_t>(comm.rank())]));
-        try {
-          comm.scatterv_root_counts<std::int32_t>(
-              gathered, back,
-              comm.rank() == root ? std::span<const Count>(short_counts) : std::span<const Count>(),
-              root);
-          if (p > 5 || !back.empty() || comm.rank() == root) {
-            ADD_FAILURE() << "no error on rank " << comm.rank();
-          }
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-        }
-      });
+      run_threads(
+          p,
+          [&](Communicator& comm) {
+            std::vector<std::int32_t> gathered(static_cast<std::size_t>(total)),
+                back(static_cast<std::size_t>(counts[static_cast<std::size_t>(comm.rank())]));
+            try {
+              comm.scatterv_root_counts<std::int32_t>(gathered, back,
+                                                      comm.rank() == root
+                                                          ? std::span<const Count>(short_counts)
+                                                          : std::span<const Count>(),
+                                                      root);
+              if (p > 5 || !back.empty() || comm.rank() == root) {
+                ADD_FAILURE() << "no error on rank " << comm.rank();
+              }
+            } catch (const Error& e) {
+              EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+            }
+          },
+          reference);
     } catch (const Error& e) {  // the world may report the abort as well
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
@@ -646,12 +697,16 @@ TEST(Communicator, CountsFreeFollowsTheRuleAndTheOverrides) {
   // The reference model: linear without the exchange up to p = 5 (counts_free.h), for both
   // kinds; a forced algorithm decides alone; other collectives have no exchange.
   for (const Rank p : {4, 8}) {
-    run_threads(p, [p](Communicator& comm) {
-      EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p <= 5) << p;
-      EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
-      EXPECT_THROW(comm.counts_free(CollectiveKind::kAllreduce), Error);
-    });
     CommOptions options;
+    options.model = reference_cluster_model();
+    run_threads(
+        p,
+        [p](Communicator& comm) {
+          EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p <= 5) << p;
+          EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
+          EXPECT_THROW(comm.counts_free(CollectiveKind::kAllreduce), Error);
+        },
+        options);
     options.algorithms["gatherv"] = p <= 5 ? "gatherv/binomial" : "gatherv/linear";
     run_threads(
         p,

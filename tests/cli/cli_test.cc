@@ -648,6 +648,36 @@ TEST_F(Cli, SimulateWritesTraceAndSvg) {
   EXPECT_EQ(slurp(svg).rfind("<svg", 0), 0u);
 }
 
+// Without a model, a run on the thread backend plans with that backend's default model (the
+// model a ThreadWorld's Communicator uses: thread_node_model with this process's
+// processors), and plan, which runs nothing, with the reference cluster.
+TEST_F(Cli, RunOnThreadsDefaultsToTheThreadModel) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  const std::string threads_model = (dir_ / "threads.json").string();
+  {
+    std::ofstream(threads_model) << "{\"base\": \"threads\", \"cores\": " << CPU_COUNT(&allowed)
+                                 << "}";
+  }
+  for (const char* call :
+       {"reduce -p 2 --count 262144", "allreduce -p 4 --count 1000", "bcast -p 3 --count 65536"}) {
+    const Result ran = run(std::string("run ") + call + " --json --iterations 2 --rounds 1");
+    ASSERT_EQ(ran.status, 0) << ran.err;
+    const auto doc = nlohmann::json::parse(ran.out);
+    EXPECT_NE(doc["model"].get<std::string>().find("the thread backend's default model"),
+              std::string::npos)
+        << doc["model"];
+    const Result planned = run(std::string("plan ") + call + " --json --model " + threads_model);
+    ASSERT_EQ(planned.status, 0) << planned.err;
+    EXPECT_EQ(doc["algorithm"], nlohmann::json::parse(planned.out)["algorithm"]) << call;
+  }
+  const Result planned = run("plan reduce -p 2 --count 262144 --json");
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  EXPECT_NE(nlohmann::json::parse(planned.out)["model"].get<std::string>().find(
+                "the reference cluster model"),
+            std::string::npos);
+}
+
 // The chart names the model it used; a timeline too large to draw op by op is aggregated,
 // and the CLI says so on stderr (the library only reports it).
 TEST_F(Cli, SimulateSvgAggregatesLargeTimelines) {

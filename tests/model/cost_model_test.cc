@@ -449,13 +449,19 @@ TEST(CostModelJson, BaseNamesWhereUnsetFieldsComeFrom) {
   CostModel unit_gamma;
   unit_gamma.gamma = 2;
   EXPECT_EQ(parse_cost_model_json("{\"base\": \"unit\", \"gamma\": 2}", reference), unit_gamma);
+  // "threads": the thread backend's default, cores from the file (none given: unset).
+  CostModel threads = thread_node_model(4);
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"threads\", \"cores\": 4}", reference), threads);
+  threads.cores.reset();
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"threads\"}"), threads);
+  EXPECT_NE(threads, reference);
   for (const char* bad : {"{\"base\": \"cluster\"}", "{\"base\": 1}"}) {
     try {
       parse_cost_model_json(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kParse);
-      EXPECT_NE(std::string(e.what()).find("base must be \"unit\" or \"reference\""),
+      EXPECT_NE(std::string(e.what()).find("base must be \"unit\", \"reference\" or \"threads\""),
                 std::string::npos)
           << e.what();
     }

@@ -727,12 +727,13 @@ int run_placement(std::string expected) {
                                    discovered ? to_string(*discovered) : "none", expected));
   }
   CommOptions two_level;
-  two_level.model.inter_alpha = 1e-5;
-  two_level.model.inter_beta = 1e-9;
+  two_level.model = reference_cluster_model();
+  two_level.model->inter_alpha = 1e-5;
+  two_level.model->inter_beta = 1e-9;
   for (const char* algorithm : {"auto", "allreduce/node_aware", "allreduce/node_multileader"}) {
     two_level.algorithms["allreduce"] = algorithm;
     Communicator comm(transport, std::make_shared<PlanCache>(), two_level);
-    if (!comm.options().model.placement || to_string(*comm.options().model.placement) != expected) {
+    if (!comm.model().placement || to_string(*comm.model().placement) != expected) {
       problems.emplace_back("the two-level model did not take the discovered placement");
     }
     std::vector<std::int64_t> in(777);
@@ -747,7 +748,7 @@ int run_placement(std::string expected) {
       problems.push_back(fmt::format("{}: allreduce differs from MPI's", algorithm));
   }
   // Every node-aware algorithm over the grid's cases, built for the discovered placement.
-  CostModel levels = two_level.model;
+  CostModel levels = *two_level.model;
   levels.placement = discovered;
   std::vector<RegistryCase> cases;
   for (const auto& c : registry_cases({size})) {
@@ -760,7 +761,8 @@ int run_placement(std::string expected) {
   if (rank == 0) std::printf("node-aware cases: %zu\n", cases.size());
   if (size >= 2 && expected != to_string(block_placement(size, 1))) {
     CommOptions elsewhere;
-    elsewhere.model.placement = block_placement(size, 1);
+    elsewhere.model = reference_cluster_model();
+    elsewhere.model->placement = block_placement(size, 1);
     std::string error;
     try {
       Communicator comm(transport, std::make_shared<PlanCache>(), elsewhere);
@@ -770,7 +772,7 @@ int run_placement(std::string expected) {
     const std::string wanted = fmt::format(
         "model placement {} differs from where the ranks run ({}): rank 1 is on node 0, the "
         "model says node 1",
-        to_string(*elsewhere.model.placement), expected);
+        to_string(*elsewhere.model->placement), expected);
     if (error != wanted) problems.push_back("refusal: '" + error + "'");
   }
   for (const auto& problem : problems) std::fprintf(stderr, "rank %d: %s\n", rank, problem.c_str());
