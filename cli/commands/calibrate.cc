@@ -208,8 +208,10 @@ void run_calibrate(const CalibrateOptions& o) {
     const Rank p = o.nranks != 0 ? o.nranks : std::max(2, cpus);
     if (cpus > 0) n.cores = cpus;  // a world's threads share them
     // The thread backend's large transfers are copied by the receiver straight from the
-    // sender's memory; small ones are eager (copied into a mailbox by the sender).
-    n.send_modes = {SendMode::kPort, SendMode::kReceiver};
+    // sender's memory; small ones are eager (copied into a mailbox by the sender). Receiver
+    // first: where the fan-out cannot tell them apart (p = 2: one message), the model keeps
+    // the backend's own, as its default model (thread_node_model) has it.
+    n.send_modes = {SendMode::kReceiver, SendMode::kPort};
     n.send_mode_min_bytes = threads::ThreadTransport::kEagerBytes + 1;
     n.combines_in_place = true;  // a receive-reduce combines from the sender's memory
     ThreadWorld world(p, WorldOptions{n.timeout});
