@@ -59,9 +59,9 @@ struct ModelOptions {
   void add_to(CLI::App& app);
   // One rule for files and options: the base is the reference cluster (per byte, seconds),
   // for a run on the thread backend (`backend` "threads") that backend's default
-  // (default_model: thread_node_model with this process's processors), or the unit model
-  // with --abstract (or the file's own "base"); a --model FILE sets the fields it has, then
-  // each field option overrides its field (in the table's order). Validated.
+  // (default_thread_model: thread_node_model with this process's processors), or the unit
+  // model with --abstract (or the file's own "base"); a --model FILE sets the fields it has,
+  // then each field option overrides its field (in the table's order). Validated.
   CostModel model(std::string_view backend = {}) const;
   // Which model that is, for every output: "model.json (calibrated with 16 ranks: optcoll
   // calibrate ...) with --cores 8; per byte, times in seconds".

@@ -661,7 +661,8 @@ CostModel thread_node_model(std::optional<int> cores) {
   model.overlap = false;
   // Above the eager size the rank that posts second makes the copy, and an idle receiver
   // takes a large one over: a sender's messages to several ranks are copied by them at once
-  // (calibrate at p = 4 on the project machine chose "receiver"; at p = 2 the modes agree).
+  // (calibrate at p = 4 on the project machine chose "receiver"; at p = 2 the two mostly
+  // price alike).
   model.send_mode = SendMode::kReceiver;
   model.send_mode_min_bytes = 4097;
   model.folds_copies = true;
