@@ -245,6 +245,7 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
   build_successors(preds);
   if (model_.folds_copies) mark_folded_copies();
   if (model_.combines_in_place) price_in_place_combines();
+  if (model_.send_mode != SendMode::kPort) cache_send_traits();
   reset_run_state();
 }
 
@@ -258,6 +259,18 @@ void Engine::price_in_place_combines() {
     const Count count = message_count(op(static_cast<Gid>(g)).action);
     cold_[g].duration = fixed_transfer_time(static_cast<Gid>(g)) + model_.reduce_time(count, eb);
     cold_[h.partner].duration = 0;
+  }
+}
+
+void Engine::cache_send_traits() {
+  send_traits_.assign(hot_.size(), 0);
+  for (std::size_t g = 0; g < hot_.size(); ++g) {
+    if (hot_[g].kind != OpKind::kSend) continue;
+    const auto send = static_cast<Gid>(g);
+    const SendMode mode = model_.send_mode_for(send_bytes(send));
+    std::uint8_t traits = static_cast<std::uint8_t>(mode);
+    if (mode == SendMode::kReceiver && port_hold(send) <= 0) traits |= kHoldsNothingBit;
+    send_traits_[g] = traits;
   }
 }
 
@@ -625,18 +638,29 @@ void Engine::start_ready_work(Time now) {
     }
     const std::int32_t q = candidate.from;
     const QueueInfo info = queue_info_[static_cast<std::size_t>(q)];
-    if (!has_resource(info.rank, info.type)) {
-      // Everything in this queue needs the resource that is gone again.
-      queue_info_[static_cast<std::size_t>(q)].candidate = false;
-      continue;
-    }
-    try_start(queues_.pop(q), now, info.waker);
-    if (queues_.empty(q)) {
-      queue_info_[static_cast<std::size_t>(q)].candidate = false;
-    } else {
+    // The queue's items while they come first among the candidates (the next head is tried
+    // at once rather than through more_candidates_: the same order, without a heap push and
+    // pop per item; a drained queue of blocked sends is most of a many-to-many schedule's
+    // event loop).
+    for (;;) {
+      if (!has_resource(info.rank, info.type)) {
+        // Everything in this queue needs the resource that is gone again.
+        queue_info_[static_cast<std::size_t>(q)].candidate = false;
+        break;
+      }
+      try_start(queues_.pop(q), now, info.waker);
+      if (queues_.empty(q)) {
+        queue_info_[static_cast<std::size_t>(q)].candidate = false;
+        break;
+      }
       Item head = queues_.top(q);
       head.from = q;
-      more_candidates_.push(head);
+      const bool first = (next == candidates_.size() || before(head, candidates_[next])) &&
+                         (more_candidates_.empty() || before(head, more_candidates_.top()));
+      if (!first) {
+        more_candidates_.push(head);
+        break;
+      }
     }
   }
   candidates_.clear();
@@ -654,7 +678,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
     // send the receiver does holds its sender's port only for a send gap, if the model has
     // one, and otherwise nothing at all (not even the processor).
     const bool joins = may_join(g) && (overlap_ || computing_[r] == 0);
-    const bool holds_nothing = send_mode(g) == SendMode::kReceiver && port_hold(g) <= 0;
+    const bool holds_nothing = this->holds_nothing(g);
     if (!joins && !holds_nothing && !can_send(r)) {
       park(r, kSendQueue, item);
     } else if (!can_receive(q)) {
