@@ -655,10 +655,7 @@ CostModel thread_node_model(std::optional<int> cores) {
   model.beta = 0.029e-9;
   model.gamma = 0.04e-9;
   model.copy = 0.021e-9;
-  model.node_beta = 0.011e-9;
-  model.ports = 1;
-  model.duplex = Duplex::kFull;
-  model.overlap = false;
+  model.node_beta = 0.011e-9;  // one port, full duplex, no overlap: CostModel's defaults
   // Above the eager size the rank that posts second makes the copy, and an idle receiver
   // takes a large one over: a sender's messages to several ranks are copied by them at once
   // (calibrate at p = 4 on the project machine chose "receiver"; at p = 2 the two mostly
