@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/api/communicator.h"
 #include "optcoll/api/rank_sync.h"
 #include "optcoll/api/reference.h"
 #include "optcoll/exec/executor.h"
@@ -111,13 +112,14 @@ std::vector<Bytes> expected_outputs(const CollectiveSpec& spec) {
   return reference_outputs(spec, inputs, type, ReduceOp::builtin("sum", type));
 }
 
-TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const TuneOptions& o) {
+TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const TuneOptions& o,
+                         const CostModel& model) {
   TunePointPlan point;
   point.tune_case = c;
   point.bytes = bytes;
   point.spec = spec_for(c, bytes, p, o);
-  point.candidates = registry_candidates(point.spec, o.model);
-  const Plan chosen = plan(point.spec, o.model);
+  point.candidates = registry_candidates(point.spec, model);
+  const Plan chosen = plan(point.spec, model);
   // Auto's choice is one of the candidates, unless it is a composition (or parameters no
   // variant gives): then it is measured too, for its regret, but stays out of the table.
   point.auto_pick =
@@ -127,9 +129,9 @@ TunePointPlan plan_point(const TuneCase& c, std::uint64_t bytes, Rank p, const T
     const TuningLookup lookup = tuned_choice(*o.previous, point.spec, o.backend);
     if (lookup.choice) {
       const auto& info = algorithms::lookup(lookup.choice->algorithm, point.spec.kind);
-      const auto params = variant_params(info, point.spec, o.model, lookup.choice->variant);
-      Schedule schedule = algorithms::build(info, point.spec, params, o.model);
-      const double predicted = predict(schedule, o.model);
+      const auto params = variant_params(info, point.spec, model, lookup.choice->variant);
+      Schedule schedule = algorithms::build(info, point.spec, params, model);
+      const double predicted = predict(schedule, model);
       point.tuned_pick = find_or_add(point.candidates,
                                      TuneCandidate{lookup.choice->algorithm, lookup.choice->variant,
                                                    std::move(schedule), predicted});
@@ -285,16 +287,22 @@ std::vector<std::uint64_t> tune_sizes(std::uint64_t min_bytes, std::uint64_t max
   return sizes;
 }
 
+CostModel tune_model(const TuneOptions& options) {
+  if (options.model) return *options.model;
+  return options.backend == "threads" ? default_thread_model() : reference_cluster_model();
+}
+
 std::vector<TunePointPlan> plan_tune(const TuneOptions& options, Rank nranks) {
   if (nranks < 2) throw_invalid("tune needs at least 2 ranks, got {}", nranks);
   if (options.rounds < 1) throw_invalid("tune: rounds must be at least 1, got {}", options.rounds);
   if (options.max_calls < 1) {
     throw_invalid("tune: max calls must be at least 1, got {}", options.max_calls);
   }
+  const CostModel model = tune_model(options);
   std::vector<TunePointPlan> plans;
   for (const auto& c : options.cases) {
     for (const std::uint64_t bytes : options.sizes) {
-      plans.push_back(plan_point(c, bytes, nranks, options));
+      plans.push_back(plan_point(c, bytes, nranks, options, model));
     }
   }
   return plans;

@@ -17,7 +17,7 @@
 //
 // Example (threads, p = 4, the default grid):
 //   TuneOptions o;
-//   o.model = my_model;
+//   o.model = my_model;  // unset: the thread backend's default model
 //   const TuneReport report = tune_on_threads(4, o);
 //   write(tuning_to_json(report.table));
 #pragma once
@@ -64,8 +64,9 @@ struct TuneOptions {
   double budget_seconds = 0;     // stop after the point that exceeds it (0: no budget)
   Count dist_k = 5;              // the distributions' parameter (distributions.h)
   std::uint64_t seed = 1;
-  CostModel model = reference_cluster_model();  // predictions and auto's choice
-  std::string backend = "threads";              // recorded in the table
+  // Predictions and auto's choice; unset: the backend's default (tune_model).
+  std::optional<CostModel> model;
+  std::string backend = "threads";  // recorded in the table
   // A table from an earlier run: its choice at each point is measured too (tuned regret).
   const TuningTable* previous = nullptr;
   std::chrono::milliseconds timeout{60000};
@@ -92,6 +93,11 @@ struct TunePointPlan {
   std::optional<std::size_t> tuned_pick;         // TuneOptions::previous's choice, if it has one
   std::vector<std::vector<std::byte>> expected;  // per rank, when checked (else empty)
 };
+
+// The model a tuning run predicts with: options.model, or the default of the backend it
+// runs on, as a Communicator without a model takes it (default_model): the thread backend's
+// node model (default_thread_model) for "threads", the reference cluster otherwise.
+CostModel tune_model(const TuneOptions& options);
 
 // Plans every point of the grid for p ranks: each applicable algorithm with each variant
 // (duplicates by parameters dropped), auto's choice (added when it is a composition) and the
