@@ -31,18 +31,21 @@ std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const Cos
       plan_key(spec, algorithm) +
       (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "");
   std::lock_guard lock(mutex_);
-  auto it = plans_.find(key);
-  if (it == plans_.end()) {
-    // Planning under the lock: ranks asking for the same plan wait for the first one.
-    Plan made = tuned ? plan_tuned(spec, model, *tuning, backend) : plan(spec, model, algorithm);
-    it = plans_.emplace(key, std::make_shared<const Plan>(std::move(made))).first;
+  std::vector<Planned>& same_shape = plans_[key];
+  for (const Planned& p : same_shape) {
+    if (p.model == model) return p.plan;
   }
-  return it->second;
+  // Planning under the lock: ranks asking for the same plan wait for the first one.
+  Plan made = tuned ? plan_tuned(spec, model, *tuning, backend) : plan(spec, model, algorithm);
+  same_shape.push_back({model, std::make_shared<const Plan>(std::move(made))});
+  return same_shape.back().plan;
 }
 
 std::size_t PlanCache::size() const {
   std::lock_guard lock(mutex_);
-  return plans_.size();
+  std::size_t plans = 0;
+  for (const auto& [key, same_shape] : plans_) plans += same_shape.size();
+  return plans;
 }
 
 CostModel default_thread_model() {

@@ -92,16 +92,21 @@ CostModel default_thread_model();
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {
  public:
-  // The plan for (spec, algorithm), computing it on first use. Thread-safe. With a tuning
-  // table, "auto" is plan_tuned(spec, model, *tuning, backend).
+  // The plan for (spec, algorithm) under `model`, computing it on first use. Thread-safe.
+  // With a tuning table, "auto" is plan_tuned(spec, model, *tuning, backend). Communicators
+  // with different models may share a cache: each gets its own model's plans.
   std::shared_ptr<const Plan> get(const CollectiveSpec& spec, const CostModel& model,
                                   const std::string& algorithm, const TuningTable* tuning = nullptr,
                                   std::string_view backend = {});
-  std::size_t size() const;
+  std::size_t size() const;  // plans made
 
  private:
+  struct Planned {
+    CostModel model;
+    std::shared_ptr<const Plan> plan;
+  };
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Plan>> plans_;
+  std::map<std::string, std::vector<Planned>> plans_;  // by call shape, one per model
 };
 
 class Communicator;

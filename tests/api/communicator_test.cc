@@ -577,6 +577,38 @@ TEST(Communicator, ReproducibleReductionsAreTheLeftFoldBitForBit) {
 namespace optcoll {
 namespace {
 
+TEST(Communicator, ACacheSharedByDifferentModelsKeepsTheirPlansApart) {
+  // Communicators of one world with different models and one cache: each runs its own
+  // model's choice (the cache's key once held the call but not the model, so the second
+  // model got the first one's plan). A 2 MiB reduce at p = 2: reduce/linear under the
+  // thread model, another algorithm under the reference cluster.
+  const Count n = Count{1} << 18;
+  CollectiveSpec spec = make_spec(CollectiveKind::kReduce, 2, n);
+  spec.elem_bytes = sizeof(double);
+  const CostModel models[] = {thread_node_model(2), reference_cluster_model()};
+  const std::string picks[] = {plan(spec, models[0]).algorithm, plan(spec, models[1]).algorithm};
+  ASSERT_NE(picks[0], picks[1]);
+  auto cache = std::make_shared<PlanCache>();
+  ThreadWorld world(2);
+  for (int round = 0; round < 2; ++round) {  // the second round finds both in the cache
+    for (int m = 0; m < 2; ++m) {
+      CommOptions options;
+      options.model = models[m];
+      world.run([&](Transport& transport) {
+        Communicator comm(transport, cache, options);
+        std::vector<double> in(static_cast<std::size_t>(n), 1.0 + comm.rank());
+        std::vector<double> out(comm.rank() == 0 ? in.size() : 0);
+        comm.reduce<double>(in, out, "sum", 0);
+        if (comm.rank() == 0) {
+          EXPECT_EQ(out[n - 1], 3.0);
+        }
+        EXPECT_EQ(comm.last_plan()->algorithm, picks[m]) << "model " << m << ", round " << round;
+      });
+    }
+  }
+  EXPECT_EQ(cache->size(), 2u);
+}
+
 TEST(Communicator, WithoutAModelAutoUsesTheTransportsDefault) {
   // A thread world's communicator without a model: the thread backend's (the processors this
   // process may use); with one: that model, whatever the backend.
