@@ -5,8 +5,10 @@ def load(path):
     rows = {}
     for line in open(path):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 9 and cells[1].isdigit():
-            rows[(cells[0], int(cells[1]))] = [float(c) for c in cells[2:]]
+        # collective, bytes, then the 7 columns read here (later columns, as the copy
+        # bandwidth and the physical limit, are not)
+        if len(cells) >= 9 and cells[1].isdigit():
+            rows[(cells[0], int(cells[1]))] = [float(c) for c in cells[2:9]]
     return rows
 runs = [load(p) for p in sorted(glob.glob("loaded_run*.txt"))]
 idle = load("idle.txt")
