@@ -53,9 +53,11 @@ CostModel default_thread_model() {
   return thread_node_model(cpus > 0 ? std::optional<int>(cpus) : std::nullopt);
 }
 
-CostModel default_model(const Transport& transport) {
-  return transport.backend() == "threads" ? default_thread_model() : reference_cluster_model();
+CostModel default_model(std::string_view backend) {
+  return backend == "threads" ? default_thread_model() : reference_cluster_model();
 }
+
+CostModel default_model(const Transport& transport) { return default_model(transport.backend()); }
 
 Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cache,
                            CommOptions options)

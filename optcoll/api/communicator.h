@@ -86,6 +86,8 @@ struct CommOptions {
 // processors this process may use for the thread backend (its ranks share them), the
 // reference cluster for others (MPI: calibrate for the machine, or OPTCOLL_MODEL).
 CostModel default_model(const Transport& transport);
+// The same by the backend's name (Transport::backend(): "threads", "mpi").
+CostModel default_model(std::string_view backend);
 // The thread backend's default: thread_node_model(allowed_processors()).
 CostModel default_thread_model();
 

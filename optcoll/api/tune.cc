@@ -288,8 +288,7 @@ std::vector<std::uint64_t> tune_sizes(std::uint64_t min_bytes, std::uint64_t max
 }
 
 CostModel tune_model(const TuneOptions& options) {
-  if (options.model) return *options.model;
-  return options.backend == "threads" ? default_thread_model() : reference_cluster_model();
+  return options.model ? *options.model : default_model(options.backend);
 }
 
 std::vector<TunePointPlan> plan_tune(const TuneOptions& options, Rank nranks) {

@@ -94,9 +94,9 @@ struct TunePointPlan {
   std::vector<std::vector<std::byte>> expected;  // per rank, when checked (else empty)
 };
 
-// The model a tuning run predicts with: options.model, or the default of the backend it
-// runs on, as a Communicator without a model takes it (default_model): the thread backend's
-// node model (default_thread_model) for "threads", the reference cluster otherwise.
+// The model a tuning run predicts with: options.model, or default_model(options.backend),
+// as a Communicator without a model takes it (the thread backend's node model on threads,
+// the reference cluster otherwise).
 CostModel tune_model(const TuneOptions& options);
 
 // Plans every point of the grid for p ranks: each applicable algorithm with each variant

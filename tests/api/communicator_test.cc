@@ -579,9 +579,9 @@ namespace {
 
 TEST(Communicator, ACacheSharedByDifferentModelsKeepsTheirPlansApart) {
   // Communicators of one world with different models and one cache: each runs its own
-  // model's choice (the cache's key once held the call but not the model, so the second
-  // model got the first one's plan). A 2 MiB reduce at p = 2: reduce/linear under the
-  // thread model, another algorithm under the reference cluster.
+  // model's choice, not the plan the cache made first for the same call. A 2 MiB reduce at
+  // p = 2: reduce/linear under the thread model, another algorithm under the reference
+  // cluster.
   const Count n = Count{1} << 18;
   CollectiveSpec spec = make_spec(CollectiveKind::kReduce, 2, n);
   spec.elem_bytes = sizeof(double);
@@ -615,6 +615,8 @@ TEST(Communicator, WithoutAModelAutoUsesTheTransportsDefault) {
   const int cpus = allowed_processors();
   ASSERT_GT(cpus, 0);
   EXPECT_EQ(default_thread_model(), thread_node_model(cpus));
+  EXPECT_EQ(default_model("threads"), default_thread_model());
+  EXPECT_EQ(default_model("mpi"), reference_cluster_model());
   run_threads(3, [](Communicator& comm) { EXPECT_EQ(comm.model(), default_thread_model()); });
   CommOptions given;
   given.model = reference_cluster_model();
