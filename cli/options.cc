@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands/mpi_backend.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/api/communicator.h"
 #include "optcoll/exec/reduce_kernels.h"
@@ -258,12 +259,25 @@ namespace {
 bool thread_default(const ModelOptions& o, std::string_view backend) {
   return !o.abstract && backend == "threads";
 }
+bool mpi_default(const ModelOptions& o, std::string_view backend) {
+  return !o.abstract && backend == "mpi";
+}
+// The MPI backend's default on MPI_COMM_WORLD (default_mpi_model), asked once per process:
+// collective the first time (every process's command asks at the same point), kept after.
+const CostModel& mpi_world_default() {
+  static const CostModel model = [] {
+    ensure_mpi_initialized();
+    return mpi_world_default_model();
+  }();
+  return model;
+}
 }  // namespace
 
 CostModel ModelOptions::model(std::string_view backend) const {
-  const CostModel base = abstract                         ? CostModel{}
-                         : thread_default(*this, backend) ? default_thread_model()
-                                                          : reference_cluster_model();
+  const CostModel base = abstract                                      ? CostModel{}
+                         : thread_default(*this, backend)              ? default_thread_model()
+                         : mpi_default(*this, backend) && file.empty() ? mpi_world_default()
+                                                                       : reference_cluster_model();
   CostModel m = file.empty() ? base : parse_cost_model_json(read_file(file), base);
   if (!topology.empty()) m = with_topology(m, parse_topology(topology));
   if (!placement.empty()) m.placement = read_placement_option(placement);
@@ -285,7 +299,10 @@ std::string ModelOptions::describe(const CostModel& model, std::string_view back
   if (file.empty()) {
     text = abstract                         ? "the unit model (--abstract)"
            : thread_default(*this, backend) ? "the thread backend's default model"
-                                            : "the reference cluster model";
+           : !mpi_default(*this, backend)   ? "the reference cluster model"
+           : mpi_world_default() == reference_cluster_model()
+               ? "the reference cluster model (the MPI backend's default across nodes)"
+               : "the MPI backend's default model for one node";
   } else {
     text = file;
     const auto doc = nlohmann::json::parse(read_file(file), nullptr, false);

@@ -59,7 +59,11 @@ struct ModelOptions {
   void add_to(CLI::App& app);
   // One rule for files and options: the base is the reference cluster (per byte, seconds),
   // for a run on the thread backend (`backend` "threads") that backend's default
-  // (default_thread_model: thread_node_model with this process's processors), or the unit
+  // (default_thread_model: thread_node_model with this process's processors), on the MPI
+  // backend ("mpi") without a file that backend's default for MPI_COMM_WORLD
+  // (default_mpi_model: the one-node model where every process is on one node; collective
+  // the first time; a file reads over the reference, as OPTCOLL_MODEL does, so that a field
+  // calibrate did not find stays unset), or the unit
   // model with --abstract (or the file's own "base"); a --model FILE sets the fields it has,
   // then each field option overrides its field (in the table's order). Validated.
   CostModel model(std::string_view backend = {}) const;

@@ -506,9 +506,6 @@ void run_bench_command(const BenchOptions& o) {
         "without MPI (install libopenmpi-dev or libmpich-dev and rebuild)");
   }
   const std::string model_text = o.model_path.empty() ? std::string() : read_file(o.model_path);
-  const CostModel model = o.model_path.empty()
-                              ? reference_cluster_model()
-                              : parse_cost_model_json(model_text, reference_cluster_model());
 #ifdef OPTCOLL_WITH_MPI
   ensure_mpi_initialized();
   if (mpi_world_size() < 2) {  // without mpirun: one process, where every collective is a copy
@@ -517,14 +514,21 @@ void run_bench_command(const BenchOptions& o) {
         "(or more); this run has {} process",
         mpi_world_size());
   }
+  // Without --model, the model every Communicator on MPI plans with (and the C API's rows).
+  const CostModel default_model = mpi_world_default_model();
+  const CostModel model = o.model_path.empty()
+                              ? default_model
+                              : parse_cost_model_json(model_text, reference_cluster_model());
+  const std::string model_name = !o.model_path.empty() ? o.model_path
+                                 : default_model == reference_cluster_model()
+                                     ? std::string("reference cluster")
+                                     : std::string("the MPI backend's one-node default");
   if (mpi_world_rank() == 0 && !model_text.empty()) {
     note_calibrated_ranks(model_text, o.model_path, mpi_world_size());
   }
   const auto rows = run_bench(o, model);
   if (mpi_world_rank() == 0) {
-    const std::string text =
-        format_rows(rows, o.format, mpi_world_size(),
-                    o.model_path.empty() ? std::string("reference cluster") : o.model_path);
+    const std::string text = format_rows(rows, o.format, mpi_world_size(), model_name);
     if (o.out.empty()) {
       std::cout << text << std::flush;
     } else {

@@ -59,6 +59,8 @@ NodeCalibration calibrate_on_mpi(NodeCalibrationOptions) { refuse(); }
 
 TuneReport tune_on_mpi(const TuneOptions&, const TuneProgress&) { refuse(); }
 
+CostModel mpi_world_default_model() { refuse(); }
+
 #endif
 
 }  // namespace optcoll::cli

@@ -41,6 +41,7 @@ CheckedRun run_checked_on_mpi(const Schedule& schedule, const Datatype& scalar,
                               std::string_view op_name, const CheckedRunOptions& options);
 NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options);
 TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress);
+CostModel mpi_world_default_model();
 #endif
 
 }  // namespace optcoll::cli

@@ -2,6 +2,8 @@
 // File: Communicator: plan caching and execution; the thread-world convenience runner.
 #include "optcoll/api/communicator.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "optcoll/algorithms/registry.h"
@@ -53,11 +55,24 @@ CostModel default_thread_model() {
   return thread_node_model(cpus > 0 ? std::optional<int>(cpus) : std::nullopt);
 }
 
+CostModel default_mpi_model(const std::optional<Placement>& placement,
+                            std::optional<std::size_t> channel_min_bytes) {
+  if (!placement || placement->nodes() != 1) return reference_cluster_model();
+  const unsigned cpus = std::thread::hardware_concurrency();
+  return mpi_node_model(cpus > 0 ? std::optional<int>(static_cast<int>(cpus)) : std::nullopt,
+                        channel_min_bytes);
+}
+
 CostModel default_model(std::string_view backend) {
   return backend == "threads" ? default_thread_model() : reference_cluster_model();
 }
 
-CostModel default_model(const Transport& transport) { return default_model(transport.backend()); }
+CostModel default_model(const Transport& transport) {
+  if (transport.backend() == "mpi") {
+    return default_mpi_model(transport.placement(), transport.same_node_channel_min_bytes());
+  }
+  return default_model(transport.backend());
+}
 
 Communicator::Communicator(Transport& transport, std::shared_ptr<PlanCache> cache,
                            CommOptions options)

@@ -82,14 +82,24 @@ struct CommOptions {
   std::shared_ptr<std::uint32_t> epochs;
 };
 
-// The model "auto" minimizes where CommOptions give none: thread_node_model with the
-// processors this process may use for the thread backend (its ranks share them), the
-// reference cluster for others (MPI: calibrate for the machine, or OPTCOLL_MODEL).
+// The model "auto" minimizes where CommOptions give none: on threads thread_node_model with
+// the processors this process may use (its ranks share them); on MPI default_mpi_model of
+// the transport's placement and same-node channel; the reference cluster for others.
+// `optcoll calibrate` (or OPTCOLL_MODEL) gives the machine's own.
 CostModel default_model(const Transport& transport);
-// The same by the backend's name (Transport::backend(): "threads", "mpi").
+// The same by the backend's name where no transport is at hand: "threads" as above, "mpi"
+// as default_mpi_model without a placement (the reference cluster).
 CostModel default_model(std::string_view backend);
 // The thread backend's default: thread_node_model(allowed_processors()).
 CostModel default_thread_model();
+// The MPI backend's default: where every rank is on one node, mpi_node_model with the
+// node's online processors (the same on every rank of a node; not a rank's affinity, which
+// mpirun narrows to one core) and `channel_min_bytes`; across nodes, or where the placement
+// is unknown, the reference cluster, flat: a two-level model has no cost formulas, so every
+// rank would simulate every candidate at each new call shape (docs/cost_model.md, "The MPI
+// backend's default").
+CostModel default_mpi_model(const std::optional<Placement>& placement,
+                            std::optional<std::size_t> channel_min_bytes);
 
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {

@@ -95,8 +95,8 @@ struct TunePointPlan {
 };
 
 // The model a tuning run predicts with: options.model, or default_model(options.backend),
-// as a Communicator without a model takes it (the thread backend's node model on threads,
-// the reference cluster otherwise).
+// as a Communicator without a model takes it on threads (the thread backend's node model;
+// tune_on_mpi gives the MPI transport's default as options.model).
 CostModel tune_model(const TuneOptions& options);
 
 // Plans every point of the grid for p ranks: each applicable algorithm with each variant

@@ -178,7 +178,8 @@ CommOptions current_options() { return settings().options; }
 
 void set_model_file(const char* path) {
   Settings& s = settings();
-  s.options.model = path == nullptr ? process_settings().values.model : read_model_file(path);
+  s.options.model = path == nullptr ? process_settings().values.model
+                                    : std::optional<CostModel>(read_model_file(path));
   ++s.generation;
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,9 +35,9 @@ enum class PmpiMode : std::uint8_t { kAuto, kAlways, kNever };
 struct SettingValues {
   PmpiMode pmpi_mode = PmpiMode::kAuto;
   double pmpi_margin = 0.1;
-  std::string pmpi_log;    // "" = no call log
-  std::string model_path;  // "" = the reference cluster model
-  CostModel model = reference_cluster_model();
+  std::string pmpi_log;                       // "" = no call log
+  std::string model_path;                     // "" = the MPI backend's default (default_mpi_model)
+  std::optional<CostModel> model;             // unset: each communicator's transport's default
   std::string tuning_path;                    // "" = no tuning table: auto follows the model
   std::shared_ptr<const TuningTable> tuning;  // optcoll tune's table, where it has the call
   std::chrono::milliseconds timeout{30000};

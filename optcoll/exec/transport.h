@@ -114,6 +114,10 @@ class Transport {
   // Which node each rank runs on, where the transport knows (MPI: MPI_Comm_split_type
   // SHARED at construction); nullopt otherwise (threads: one process).
   virtual std::optional<Placement> placement() const { return std::nullopt; }
+  // Messages of at least this many bytes between two ranks of one node go through the
+  // backend's own same-node channel (MPI: the shared-memory arena, from
+  // MpiTransport::Options::shm_min_bytes); nullopt where it has none.
+  virtual std::optional<std::size_t> same_node_channel_min_bytes() const { return std::nullopt; }
   virtual RequestId isend(Rank to, MsgKey key, std::span<const std::byte> data) = 0;
   virtual RequestId irecv(Rank from, MsgKey key, std::span<std::byte> data) = 0;
   // Receives `bytes` bytes and hands them to `reduce`. The default receives into a

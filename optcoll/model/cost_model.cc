@@ -493,7 +493,11 @@ Placement read_placement(const nlohmann::json& value) {
 
 namespace {
 
-// The model a file starts from: its "base" ("unit", "reference" or "threads"), else `base`.
+// The MPI backend's same-node channel threshold by default (MpiTransport::Options).
+constexpr std::size_t kMpiChannelMinBytes = std::size_t{16} << 10;
+
+// The model a file starts from: its "base" ("unit", "reference", "threads" or "mpi"), else
+// `base`.
 CostModel base_model(const nlohmann::json& doc, const CostModel& base) {
   const auto it = doc.find("base");
   if (it == doc.end()) return base;
@@ -501,7 +505,9 @@ CostModel base_model(const nlohmann::json& doc, const CostModel& base) {
   if (name == "unit") return CostModel{};
   if (name == "reference") return reference_cluster_model();
   if (name == "threads") return thread_node_model(std::nullopt);
-  throw Error(ErrorCode::kParse, "model: base must be \"unit\", \"reference\" or \"threads\"");
+  if (name == "mpi") return mpi_node_model(std::nullopt, kMpiChannelMinBytes);
+  throw Error(ErrorCode::kParse,
+              "model: base must be \"unit\", \"reference\", \"threads\" or \"mpi\"");
 }
 
 // A file's pair_alpha and pair_beta rows (both or neither, square, the same size), flattened
@@ -665,6 +671,31 @@ CostModel thread_node_model(std::optional<int> cores) {
   model.folds_copies = true;
   model.combines_in_place = true;
   model.helped_bytes = std::size_t{256} << 10;
+  model.cores = cores;
+  return model;
+}
+
+CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> channel_min_bytes) {
+  CostModel model;
+  model.per_byte = true;
+  model.alpha = 0.1e-6;
+  model.send_gap = 0.06e-6;
+  model.receive_gap = 0.06e-6;
+  model.beta = 0.025e-9;
+  model.gamma = 0.023e-9;
+  model.copy = 0.028e-9;
+  model.node_beta = 0.012e-9;  // one port, full duplex, no overlap: CostModel's defaults
+  // Above Open MPI's eager limit a message waits for the receiver (a handshake); the
+  // channel's messages do not, and a sender's identical messages in progress share the one
+  // copy into its arena (a linear bcast's root copies the buffer out once).
+  model.rendezvous_bytes = 4032;
+  model.rendezvous_alpha = 2e-6;
+  if (channel_min_bytes) {
+    model.rendezvous_max_bytes = *channel_min_bytes;
+    model.send_mode = SendMode::kShared;
+    model.send_mode_min_bytes = *channel_min_bytes;
+  }
+  model.folds_copies = true;
   model.cores = cores;
   return model;
 }

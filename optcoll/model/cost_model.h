@@ -188,7 +188,8 @@ CostModel with_topology(CostModel model, Topology topology);
 // Fields not given keep `base`'s values: the unit model (CostModel{}) unless the caller gives
 // another (the CLI gives the reference cluster, or the unit model with --abstract: one rule
 // for files and options, docs/cost_model.md), or the file names its own with "base":
-// "unit", "reference" or "threads" (thread_node_model without cores). The old key
+// "unit", "reference", "threads" (thread_node_model without cores) or "mpi" (mpi_node_model
+// without cores, with the default channel threshold of 16 KiB). The old key
 // "shared_send_min_bytes": N reads as "send_mode": "shared", "send_mode_min_bytes": N. Provenance
 // is checked but not part of the model: "comment" and "source" (text), "calibrated_ranks" (a
 // positive integer: the ranks `optcoll calibrate` ran with). Throws Error(kParse) for malformed
@@ -222,6 +223,23 @@ CostModel reference_cluster_model();
 // 0.011 ns/B. Another machine's differ (a 16-core Xeon measured alpha 0.6 us and beta 0.09
 // ns/B): `optcoll calibrate` replaces them (docs/cost_model.md, "The embedded default").
 CostModel thread_node_model(std::optional<int> cores);
+
+// The MPI backend's default for ranks that all run on one node (a Communicator's on MPI,
+// the C API's and the PMPI library's without OPTCOLL_MODEL, `optcoll run`, `tune` and
+// `bench` under mpirun): one node's shared memory as the MPI backend moves data there, per
+// byte. What the backend does beyond the ops: messages above the MPI library's eager limit
+// (rendezvous_bytes 4032 B, Open MPI's shared-memory eager size less its header) wait for a
+// handshake, those of at least `channel_min_bytes` (the same-node channel's threshold,
+// MpiTransport::Options::shm_min_bytes, 16 KiB; nullopt: no channel) go through its arena
+// instead, with no handshake, and identical sends in progress share one copy into it
+// (send_mode shared from there); a copy that feeds one reduction is folded into it; `cores`
+// processors shared by the ranks (unset: none counted). The numbers are medians of three
+// calibrations, `optcoll calibrate --backend mpi` under `mpirun -np 2` on the project machine
+// (2-core AMD EPYC KVM guest, Open MPI 4.1.4, 2026-11-30), rounded: alpha 0.1 us, send and
+// receive gaps 0.06 us, beta 0.025 ns/B, gamma 0.023 ns/B, copy 0.028 ns/B, node_beta 0.012
+// ns/B, rendezvous_alpha 2 us. `optcoll calibrate` replaces them (docs/cost_model.md, "The
+// MPI backend's default").
+CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> channel_min_bytes);
 
 // A lower bound on the makespan of any schedule for `layout` under `model`, where one is
 // known: homogeneous models only (pair matrices: nullopt). The largest of the known bounds

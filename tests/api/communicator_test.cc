@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -609,6 +610,40 @@ TEST(Communicator, ACacheSharedByDifferentModelsKeepsTheirPlansApart) {
   EXPECT_EQ(cache->size(), 2u);
 }
 
+TEST(Communicator, TheMpiDefaultIsTheOneNodeModelOnOneNodeAndTheReferenceAcrossNodes) {
+  const auto cpus = static_cast<int>(std::thread::hardware_concurrency());
+  ASSERT_GT(cpus, 0);
+  const Placement one_node{{0, 0, 0}};
+  const CostModel node = default_mpi_model(one_node, std::size_t{16384});
+  EXPECT_EQ(node.cores, std::optional<int>(cpus));  // the node's, not this rank's affinity
+  EXPECT_EQ(node.rendezvous_max_bytes, std::optional<std::size_t>(16384));
+  EXPECT_EQ(node.send_mode, SendMode::kShared);
+  EXPECT_EQ(node.send_mode_min_bytes, 16384u);
+  EXPECT_EQ(node.rendezvous_bytes, std::optional<std::size_t>(4032));
+  EXPECT_TRUE(node.folds_copies);
+  EXPECT_FALSE(node.combines_in_place);  // the thread executor's, not MPI's
+  EXPECT_NE(node, reference_cluster_model());
+  // Without the channel: MPI's own protocol at every size, port sends.
+  const CostModel plain = default_mpi_model(one_node, std::nullopt);
+  EXPECT_FALSE(plain.rendezvous_max_bytes.has_value());
+  EXPECT_EQ(plain.send_mode, SendMode::kPort);
+  // Several nodes, or none known: the reference cluster, flat (no placement to simulate).
+  EXPECT_EQ(default_mpi_model(Placement{{0, 0, 1, 1}}, std::size_t{16384}),
+            reference_cluster_model());
+  EXPECT_EQ(default_mpi_model(std::nullopt, std::size_t{16384}), reference_cluster_model());
+  // A model file may start from it.
+  const CostModel file = parse_cost_model_json(R"({"base": "mpi", "alpha": 3e-7})");
+  EXPECT_DOUBLE_EQ(file.alpha, 3e-7);
+  EXPECT_EQ(file.rendezvous_max_bytes, std::optional<std::size_t>(16384));
+  EXPECT_FALSE(file.cores.has_value());
+  // Where it matters: an allreduce of 4 KiB at p = 4 waits for a handshake on one node (the
+  // MPI library's eager limit is below it), so the one-node default takes an algorithm of
+  // smaller messages than the reference cluster's.
+  CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, 4, 512);
+  spec.elem_bytes = sizeof(double);
+  EXPECT_NE(plan(spec, node).algorithm, plan(spec, reference_cluster_model()).algorithm);
+}
+
 TEST(Communicator, WithoutAModelAutoUsesTheTransportsDefault) {
   // A thread world's communicator without a model: the thread backend's (the processors this
   // process may use); with one: that model, whatever the backend.
@@ -616,7 +651,7 @@ TEST(Communicator, WithoutAModelAutoUsesTheTransportsDefault) {
   ASSERT_GT(cpus, 0);
   EXPECT_EQ(default_thread_model(), thread_node_model(cpus));
   EXPECT_EQ(default_model("threads"), default_thread_model());
-  EXPECT_EQ(default_model("mpi"), reference_cluster_model());
+  EXPECT_EQ(default_model("mpi"), reference_cluster_model());  // no placement known
   run_threads(3, [](Communicator& comm) { EXPECT_EQ(comm.model(), default_thread_model()); });
   CommOptions given;
   given.model = reference_cluster_model();

@@ -48,7 +48,8 @@ bool lenient(int size) {
   const bool warned = last_error_has("") && OPTCOLL_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS &&
                       last_error_has(
                           "warning: OPTCOLL_MODEL: cannot read the model file '/nope.json'; using "
-                          "the default (the reference cluster model)");
+                          "the default (the MPI backend's default: its one-node model on one "
+                          "node, else the reference cluster)");
   std::vector<int> in(4, 1), out(4, 0);
   const bool ran = OPTCOLL_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) ==
                        MPI_SUCCESS &&

@@ -455,13 +455,17 @@ TEST(CostModelJson, BaseNamesWhereUnsetFieldsComeFrom) {
   threads.cores.reset();
   EXPECT_EQ(parse_cost_model_json("{\"base\": \"threads\"}"), threads);
   EXPECT_NE(threads, reference);
+  // "mpi": the MPI backend's one-node default with the channel's default threshold.
+  EXPECT_EQ(parse_cost_model_json("{\"base\": \"mpi\", \"cores\": 4}", reference),
+            mpi_node_model(4, std::size_t{16} << 10));
   for (const char* bad : {"{\"base\": \"cluster\"}", "{\"base\": 1}"}) {
     try {
       parse_cost_model_json(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kParse);
-      EXPECT_NE(std::string(e.what()).find("base must be \"unit\", \"reference\" or \"threads\""),
+      EXPECT_NE(std::string(e.what()).find(
+                    "base must be \"unit\", \"reference\", \"threads\" or \"mpi\""),
                 std::string::npos)
           << e.what();
     }

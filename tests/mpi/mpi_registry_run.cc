@@ -425,6 +425,29 @@ int run_communicator() {
       ++mismatches;
     }
   };
+  // Without a model a Communicator on one node (this machine) plans with the MPI backend's
+  // one-node default: the node's processors, the channel's threshold (16 KiB by default, none
+  // without the channel).
+  const unsigned cpus = std::thread::hardware_concurrency();
+  for (const bool channel : {true, false}) {
+    mpi::MpiTransport::Options options;
+    options.shared_memory = channel;
+    mpi::MpiTransport transport(MPI_COMM_WORLD, options);
+    Communicator comm(transport, std::make_shared<PlanCache>());
+    const CostModel& model = comm.model();
+    const bool ok =
+        model.cores == std::optional<int>(static_cast<int>(cpus)) &&
+        model.rendezvous_max_bytes ==
+            (channel ? std::optional<std::size_t>(16384) : std::optional<std::size_t>()) &&
+        model.send_mode == (channel ? SendMode::kShared : SendMode::kPort) &&
+        model == mpi_node_model(static_cast<int>(cpus),
+                                channel ? std::optional<std::size_t>(16384) : std::nullopt);
+    if (!ok) {
+      std::fprintf(stderr, "rank %d: the default model (channel %d) is not the one-node one: %s\n",
+                   rank, channel ? 1 : 0, cost_model_to_json(model).c_str());
+      ++mismatches;
+    }
+  }
   {
     mpi::MpiTransport transport(MPI_COMM_WORLD);
     Communicator comm(transport, std::make_shared<PlanCache>());

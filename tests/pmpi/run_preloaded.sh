@@ -16,8 +16,9 @@ mpiexec=$1 np=$2 app=$3 lib=$4 policy=$5 work=$6 expect_optcoll=${7:-} expect_mp
 mkdir -p "$work"
 log="$work/pmpi_$policy"
 rm -f "$log".*
+# OPTCOLL_MODEL, where the caller sets it, reaches every rank.
 "$mpiexec" -np "$np" -x LD_PRELOAD="$lib" -x OPTCOLL_PMPI="$policy" -x OPTCOLL_PMPI_LOG="$log" \
-  "$app"
+  ${OPTCOLL_MODEL:+-x OPTCOLL_MODEL} "$app"
 for ((r = 0; r < np; ++r)); do
   test -s "$log.$r" || { echo "no call log from rank $r: was the library preloaded?"; exit 1; }
   echo "rank $r: $(tr '\n' ' ' < "$log.$r")"

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include "optcoll/api/communicator.h"
 #include "optcoll/api/mpi/world.h"
 #include "optcoll/exec/mpi/mpi_transport.h"
 
@@ -15,9 +16,12 @@ namespace optcoll {
 
 TuneReport tune_on_mpi(const TuneOptions& options, const TuneProgress& progress) {
   require_mpi_initialized("tune_on_mpi");
-  std::vector<TunePointPlan> plans = plan_tune(options, mpi_world_size());
   mpi::MpiTransport transport(MPI_COMM_WORLD);
-  TuneReport report = measure_tune(transport, plans, options, progress);
+  // Unset, the model is the one a Communicator on this transport plans with.
+  TuneOptions planned = options;
+  if (!planned.model) planned.model = default_model(transport);
+  std::vector<TunePointPlan> plans = plan_tune(planned, transport.size());
+  TuneReport report = measure_tune(transport, plans, planned, progress);
   report.plans = std::move(plans);
   report.ran_on = fmt::format("{} MPI processes", transport.size());
   report.table.source = report.ran_on;

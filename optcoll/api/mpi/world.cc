@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include "optcoll/api/communicator.h"
+#include "optcoll/exec/mpi/mpi_transport.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll {
@@ -31,6 +33,12 @@ Rank mpi_world_size() {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
+}
+
+CostModel mpi_world_default_model() {
+  require_mpi_initialized("mpi_world_default_model");
+  const mpi::MpiTransport transport(MPI_COMM_WORLD);
+  return default_model(transport);
 }
 
 }  // namespace optcoll

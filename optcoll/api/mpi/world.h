@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "optcoll/model/cost_model.h"
 #include "optcoll/model/types.h"
 
 namespace optcoll {
@@ -20,5 +21,10 @@ void require_mpi_initialized(std::string_view caller);
 // This process's rank in MPI_COMM_WORLD, and the world's size (require_mpi_initialized).
 Rank mpi_world_rank();
 Rank mpi_world_size();
+
+// The model a Communicator on MPI_COMM_WORLD plans with when given none: default_model of
+// an MpiTransport over it (default_mpi_model of its placement and same-node channel), made
+// for the purpose and freed. Collective over MPI_COMM_WORLD: every process calls it.
+CostModel mpi_world_default_model();
 
 }  // namespace optcoll

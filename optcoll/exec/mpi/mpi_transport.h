@@ -176,6 +176,9 @@ class MpiTransport final : public Transport {
   bool through_shared_memory(Rank peer, std::size_t bytes) const;
   // The agreed threshold (SIZE_MAX when the channel is off).
   std::size_t shm_min_bytes() const { return shm_ == nullptr ? SIZE_MAX : shm_min_bytes_; }
+  std::optional<std::size_t> same_node_channel_min_bytes() const override {
+    return shm_ == nullptr ? std::nullopt : std::optional<std::size_t>(shm_min_bytes_);
+  }
   // Bytes this rank has copied into its arena so far (a block sent to several ranks counts
   // once).
   std::uint64_t arena_bytes_copied_in() const { return arena_bytes_copied_in_; }
