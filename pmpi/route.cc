@@ -61,6 +61,19 @@ const std::vector<std::string>& mpi_algorithms(CollectiveKind kind) {
   return it == table.end() ? none : it->second;
 }
 
+// The model of the MPI library's own transport: `model` without optcoll's same-node channel,
+// which only optcoll's messages take (cost_model_fields.def: rendezvous_max_bytes, the
+// channel's threshold, from which no message waits for a handshake, and shared sends, the
+// channel's one copy of a buffer for all its receivers). The library's messages above its
+// eager limit all wait for the handshake, and each is copied on its own. A model that
+// describes no channel is its own.
+CostModel mpi_library_transport(CostModel model) {
+  if (!model.rendezvous_max_bytes) return model;
+  model.rendezvous_max_bytes.reset();
+  if (model.send_mode == SendMode::kShared) model.send_mode = SendMode::kPort;
+  return model;
+}
+
 std::string key_of(const CollectiveSpec& spec) {
   std::string key = fmt::format("{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks,
                                 spec.root, spec.count, spec.elem_bytes, spec.commutative);
@@ -71,7 +84,7 @@ std::string key_of(const CollectiveSpec& spec) {
 Route decide(MPI_Comm comm, const CollectiveSpec& spec) {
   capi::CommContext& context = capi::context_for(comm);
   const Time ours = context.communicator().plan_for(spec)->predicted_time;
-  const CostModel& model = context.communicator().model();
+  const CostModel model = mpi_library_transport(context.communicator().model());
   Time theirs = -1;
   for (const std::string& name : mpi_algorithms(spec.kind)) {
     try {

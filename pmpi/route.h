@@ -4,8 +4,10 @@
 //
 // $OPTCOLL_PMPI selects the policy (the settings are read and checked once, at MPI_Init:
 // optcoll/capi/settings.h): "auto" (the default) uses optcoll when the cost model
-// ($OPTCOLL_MODEL, else the reference cluster) predicts that optcoll's choice beats the
-// best algorithm the MPI library itself has for that collective by more than the margin
+// ($OPTCOLL_MODEL, else the MPI backend's default) predicts that optcoll's choice beats the
+// best algorithm the MPI library itself has for that collective, priced on the library's
+// own transport (the model without optcoll's same-node channel: its messages above the
+// eager limit all wait for a handshake), by more than the margin
 // ($OPTCOLL_PMPI_MARGIN, default 0.1 = 10%); "always" sends every supported call through
 // optcoll; "never" none. Every rank decides alike from the same arguments and model, so the
 // ranks of one call always take the same path. Calls optcoll cannot serve (non-contiguous
