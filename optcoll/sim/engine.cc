@@ -138,25 +138,30 @@ void Engine::describe_op(Gid g, Rank rank, const Action& action) {
         using A = std::decay_t<decltype(a)>;
         // A SendSlices / RecvSlices is one message of its slices' total: priced as a Send /
         // Recv of that size (no copy: the data move straight between the slices and the wire).
+        Count& count = count_[static_cast<std::size_t>(g)];
         if constexpr (std::is_same_v<A, Send> || std::is_same_v<A, SendSlices>) {
-          const Count count = message_count(action);
+          count = message_count(action);
           h.kind = OpKind::kSend;
           h.empty = count == 0;
           c.duration = model_.transfer_time(rank, a.peer, count, eb);
         } else if constexpr (std::is_same_v<A, Recv> || std::is_same_v<A, RecvSlices>) {
+          count = message_count(action);
           h.kind = OpKind::kRecv;
-          h.empty = message_count(action) == 0;
+          h.empty = count == 0;
         } else if constexpr (std::is_same_v<A, RecvReduce>) {
+          count = a.dst.count;
           h.kind = OpKind::kRecvReduce;
-          h.empty = a.dst.count == 0;
-          c.duration = model_.reduce_time(a.dst.count, eb);
+          h.empty = count == 0;
+          c.duration = model_.reduce_time(count, eb);
         } else if constexpr (std::is_same_v<A, Copy>) {
+          count = a.src.count;
           h.kind = OpKind::kCopy;
-          c.duration = model_.copy_time(a.src.count, eb);
+          c.duration = model_.copy_time(count, eb);
         } else {
           static_assert(std::is_same_v<A, Reduce>);
+          count = a.src.count;
           h.kind = OpKind::kReduce;
-          c.duration = model_.reduce_time(a.src.count, eb);
+          c.duration = model_.reduce_time(count, eb);
         }
       },
       action);
@@ -208,7 +213,8 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
                 total);
   renumber_partners(partners);
   hot_.resize(total);
-  cold_.resize(total + 1);  // the last entry only ends the successor lists
+  cold_.resize(total + 1);
+  count_.resize(total);  // the last entry only ends the successor lists
   // Predecessors, flat, so that successor lists are built without a second pass over the
   // schedule's (scattered) ops and `after` lists: the schedule is read exactly once.
   std::vector<Gid> preds;
@@ -256,8 +262,8 @@ void Engine::price_in_place_combines() {
     if (h.kind != OpKind::kSend || h.empty || hot_[h.partner].kind != OpKind::kRecvReduce) {
       continue;
     }
-    const Count count = message_count(op(static_cast<Gid>(g)).action);
-    cold_[g].duration = fixed_transfer_time(static_cast<Gid>(g)) + model_.reduce_time(count, eb);
+    cold_[g].duration =
+        fixed_transfer_time(static_cast<Gid>(g)) + model_.reduce_time(count_[g], eb);
     cold_[h.partner].duration = 0;
   }
 }
@@ -339,7 +345,8 @@ bool Engine::may_join(Gid g) const {
 }
 
 std::size_t Engine::send_bytes(Gid g) const {
-  return static_cast<std::size_t>(message_count(op(sender(g)).action)) * schedule_.spec.elem_bytes;
+  return static_cast<std::size_t>(count_[static_cast<std::size_t>(sender(g))]) *
+         schedule_.spec.elem_bytes;
 }
 
 void Engine::track_send(Gid g, bool started) {
@@ -385,11 +392,10 @@ double Engine::traffic_rate(Gid g) const {
   const Time duration = cold_[g].duration;
   if (duration <= 0) return 0;  // done at once: it asks for no bandwidth over time
   const std::size_t eb = schedule_.spec.elem_bytes;
-  const Op& o = op(g);
+  const double units = model_.units(count_[static_cast<std::size_t>(g)], eb);
   double traffic = 0;
   switch (hot_[g].kind) {
     case OpKind::kSend: {
-      const double units = model_.units(message_count(o.action), eb);
       const bool into_reduce = hot_[hot_[g].partner].kind == OpKind::kRecvReduce;
       if (into_reduce && model_.combines_in_place) {
         traffic = units * kReduceTraffic;  // the combine reads the sender's buffer
@@ -401,13 +407,11 @@ double Engine::traffic_rate(Gid g) const {
       break;
     }
     case OpKind::kCopy:
-      traffic = model_.units(std::get<Copy>(o.action).src.count, eb) * kCopyTraffic;
+      traffic = units * kCopyTraffic;
       break;
     case OpKind::kReduce:
-      traffic = model_.units(std::get<Reduce>(o.action).src.count, eb) * kReduceTraffic;
-      break;
     case OpKind::kRecvReduce:  // its reduction (the transfer is its Send's)
-      traffic = model_.units(std::get<RecvReduce>(o.action).dst.count, eb) * kReduceTraffic;
+      traffic = units * kReduceTraffic;
       break;
     case OpKind::kRecv:
       break;
@@ -541,7 +545,7 @@ void Engine::wake_after_communication(Rank rank, bool sent, Gid waker) {
 
 Time Engine::port_hold(Gid g) const {
   const Gid send = sender(g);
-  const Count count = message_count(op(send).action);
+  const Count count = count_[static_cast<std::size_t>(send)];
   const Rank from = hot_[send].rank;
   const Rank to = hot_[hot_[send].partner].rank;
   const std::size_t eb = schedule_.spec.elem_bytes;

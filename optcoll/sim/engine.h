@@ -72,6 +72,10 @@ class Engine {
   // transfer's start is the Send's). A Copy or Reduce: its start. -1: never started.
   Time start(Gid g) const { return to_real(start_[g]); }
   Time end(Gid g) const { return to_real(end_[g]); }  // -1: never completed
+  // end(g) on the engine's own (virtual) clock: ordered as end(g) is, ties included (real
+  // time grows strictly with it), without end()'s search of the clock's instants; for
+  // comparing the ends of many ops (-1: never completed).
+  Time end_order(Gid g) const { return end_[g]; }
   // The op whose completion released the resource this op (for a transfer: its Send; for a
   // RecvReduce: its reduction) waited for; kNoGid if it started as soon as it was ready.
   Gid blocker(Gid g) const { return cause_[g]; }
@@ -314,6 +318,11 @@ class Engine {
   std::vector<Hot> hot_;
   std::vector<Cold> cold_;  // one more than the ops: the last succ_begin ends the lists
   std::vector<Gid> succ_;
+  // Per op, the elements it moves or computes (a message's size, a Copy's or Reduce's source,
+  // a RecvReduce's destination), read once from the schedule by describe_op: the event loop
+  // asks for it at every start and end (ports, memory traffic), and each look-up into the
+  // schedule's ops was a cache miss.
+  std::vector<Count> count_;
   std::vector<Time> start_;
   std::vector<Time> end_;
   std::vector<Gid> cause_;

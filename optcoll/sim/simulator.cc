@@ -218,8 +218,9 @@ std::vector<CriticalStep> critical_path(const Engine& engine) {
   const auto total = static_cast<Gid>(engine.op_count());
   Gid last = kNoGid;
   for (Gid g = 0; g < total; ++g) {
-    if (last == kNoGid || engine.end(g) > engine.end(last) ||
-        (engine.end(g) == engine.end(last) && engine.order_of(g) < engine.order_of(last))) {
+    if (last == kNoGid || engine.end_order(g) > engine.end_order(last) ||
+        (engine.end_order(g) == engine.end_order(last) &&
+         engine.order_of(g) < engine.order_of(last))) {
       last = g;
     }
   }
@@ -346,10 +347,17 @@ SimResult simulate(const Schedule& schedule, const CostModel& model, const SimOp
   result.ops = engine.op_count();
   result.events = engine.events();
   result.rank_finish.assign(schedule.ranks.size(), 0);
+  // Each rank's last op by the engine's clock, then its real end (end_order: same order).
+  std::vector<Gid> last_of_rank(schedule.ranks.size(), kNoGid);
   const auto total = static_cast<Gid>(engine.op_count());
   for (Gid g = 0; g < total; ++g) {  // in the engine's order: its arrays in memory order
-    Time& finish = result.rank_finish[static_cast<std::size_t>(engine.rank_of(g))];
-    finish = std::max(finish, engine.end(g));
+    Gid& last = last_of_rank[static_cast<std::size_t>(engine.rank_of(g))];
+    if (last == kNoGid || engine.end_order(g) > engine.end_order(last)) last = g;
+  }
+  for (std::size_t r = 0; r < last_of_rank.size(); ++r) {
+    if (last_of_rank[r] != kNoGid) {
+      result.rank_finish[r] = std::max<Time>(0, engine.end(last_of_rank[r]));
+    }
   }
   for (const Time finish : result.rank_finish) result.makespan = std::max(result.makespan, finish);
   if (engine.complete()) {
