@@ -652,39 +652,65 @@ CostModel reference_cluster_model() {
   return model;
 }
 
-CostModel thread_node_model(std::optional<int> cores) {
+namespace {
+
+// One calibration's numbers of a node (per byte, seconds): what the two backends' defaults
+// differ in besides their fields.
+struct NodeNumbers {
+  Time alpha = 0;
+  Time gap = 0;  // the send gap and the receive gap alike
+  Time beta = 0;
+  Time gamma = 0;
+  Time copy = 0;
+  Time node_beta = 0;
+};
+
+// A node's model from its numbers: per byte, one port, full duplex, no overlap (CostModel's
+// defaults), copies folded into the reductions they feed (both executors do), `cores`.
+CostModel node_model(const NodeNumbers& n, std::optional<int> cores) {
   CostModel model;
   model.per_byte = true;
-  model.alpha = 0.4e-6;
-  model.send_gap = 0.16e-6;
-  model.receive_gap = 0.16e-6;
-  model.beta = 0.029e-9;
-  model.gamma = 0.04e-9;
-  model.copy = 0.021e-9;
-  model.node_beta = 0.011e-9;  // one port, full duplex, no overlap: CostModel's defaults
+  model.alpha = n.alpha;
+  model.send_gap = n.gap;
+  model.receive_gap = n.gap;
+  model.beta = n.beta;
+  model.gamma = n.gamma;
+  model.copy = n.copy;
+  model.node_beta = n.node_beta;
+  model.folds_copies = true;
+  model.cores = cores;
+  return model;
+}
+
+}  // namespace
+
+CostModel thread_node_model(std::optional<int> cores) {
+  CostModel model = node_model({.alpha = 0.4e-6,
+                                .gap = 0.16e-6,
+                                .beta = 0.029e-9,
+                                .gamma = 0.04e-9,
+                                .copy = 0.021e-9,
+                                .node_beta = 0.011e-9},
+                               cores);
   // Above the eager size the rank that posts second makes the copy, and an idle receiver
   // takes a large one over: a sender's messages to several ranks are copied by them at once
   // (calibrate at p = 4 on the project machine chose "receiver"; at p = 2 the two mostly
   // price alike).
   model.send_mode = SendMode::kReceiver;
   model.send_mode_min_bytes = 4097;
-  model.folds_copies = true;
   model.combines_in_place = true;
   model.helped_bytes = std::size_t{256} << 10;
-  model.cores = cores;
   return model;
 }
 
 CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> channel_min_bytes) {
-  CostModel model;
-  model.per_byte = true;
-  model.alpha = 0.1e-6;
-  model.send_gap = 0.06e-6;
-  model.receive_gap = 0.06e-6;
-  model.beta = 0.025e-9;
-  model.gamma = 0.023e-9;
-  model.copy = 0.028e-9;
-  model.node_beta = 0.012e-9;  // one port, full duplex, no overlap: CostModel's defaults
+  CostModel model = node_model({.alpha = 0.1e-6,
+                                .gap = 0.06e-6,
+                                .beta = 0.025e-9,
+                                .gamma = 0.023e-9,
+                                .copy = 0.028e-9,
+                                .node_beta = 0.012e-9},
+                               cores);
   // Above Open MPI's eager limit a message waits for the receiver (a handshake); the
   // channel's messages do not, and a sender's identical messages in progress share the one
   // copy into its arena (a linear bcast's root copies the buffer out once).
@@ -695,8 +721,6 @@ CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> ch
     model.send_mode = SendMode::kShared;
     model.send_mode_min_bytes = *channel_min_bytes;
   }
-  model.folds_copies = true;
-  model.cores = cores;
   return model;
 }
 
