@@ -65,8 +65,9 @@ const std::vector<std::string>& mpi_algorithms(CollectiveKind kind) {
 // which only optcoll's messages take (cost_model_fields.def: rendezvous_max_bytes, the
 // channel's threshold, from which no message waits for a handshake, and shared sends, the
 // channel's one copy of a buffer for all its receivers). The library's messages above its
-// eager limit all wait for the handshake, and each is copied on its own. A model that
-// describes no channel is its own.
+// eager limit all wait for the handshake and then move at its rate past it (rendezvous_beta,
+// where the model has one: its single copy through the kernel), each copied on its own. A
+// model that describes no channel is its own.
 CostModel mpi_library_transport(CostModel model) {
   if (!model.rendezvous_max_bytes) return model;
   model.rendezvous_max_bytes.reset();
@@ -175,7 +176,12 @@ bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind) {
     const auto key = std::make_pair(kind, p);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
     const CostModel& model = capi::context_for(comm).communicator().model();
-    const bool skip = linear_wins_without_exchange(kind, p, model);
+    // The rule is about optcoll's linear; the library's runs on its own transport, which
+    // is optcoll's only where the model describes no same-node channel. With the channel
+    // the library's linear can lose by more than any bound free of the counts (a handshake
+    // per message, and rendezvous_beta per byte): exchange, and route on the counts.
+    const bool skip =
+        mpi_library_transport(model) == model && linear_wins_without_exchange(kind, p, model);
     cache.emplace(key, skip);
     return skip;
   } catch (...) {  // errors.md: any failure to decide keeps the exchange (and the usual route)

@@ -38,7 +38,9 @@ Route route(MPI_Comm comm, const CollectiveSpec& spec);
 // before and instead of the count exchange optcoll needs: under "auto", when the model says
 // linear without an exchange cannot be slower than optcoll's best after one
 // (optcoll/plan/counts_free.h), since the MPI library's own is linear (at p <= 5 on the
-// reference cluster). Every rank answers alike; never throws (answers false).
+// reference cluster), and the library's transport is optcoll's (the model describes no
+// same-node channel: on one node under the default it does, and the counts are exchanged).
+// Every rank answers alike; never throws (answers false).
 bool skip_count_exchange(MPI_Comm comm, CollectiveKind kind);
 
 // For datatype checks before a spec can be made: the element size of a contiguous type,

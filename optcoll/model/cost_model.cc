@@ -291,6 +291,14 @@ double CostModel::units(Count count, std::size_t elem_bytes) const {
   return per_byte ? elements * static_cast<double>(elem_bytes) : elements;
 }
 
+Time CostModel::per_unit(Rank from, Rank to, std::size_t bytes) const {
+  if (rendezvous_beta && handshake_time(from, to, bytes) > 0 &&
+      (!placement || placement->same_node(from, to))) {
+    return *rendezvous_beta;
+  }
+  return per_unit(from, to);
+}
+
 Time CostModel::handshake_time(Rank from, Rank to, std::size_t bytes) const {
   if (!rendezvous_bytes || bytes <= *rendezvous_bytes) return 0;
   const bool same_node = !placement || placement->same_node(from, to);
@@ -300,9 +308,9 @@ Time CostModel::handshake_time(Rank from, Rank to, std::size_t bytes) const {
 
 Time CostModel::transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
   if (count == 0) return 0;
-  return latency(from, to) +
-         handshake_time(from, to, static_cast<std::size_t>(count) * elem_bytes) +
-         per_unit(from, to) * units(count, elem_bytes);
+  const auto bytes = static_cast<std::size_t>(count) * elem_bytes;
+  return latency(from, to) + handshake_time(from, to, bytes) +
+         per_unit(from, to, bytes) * units(count, elem_bytes);
 }
 
 namespace {
@@ -311,7 +319,8 @@ Time port_time(const CostModel& model, const std::optional<Time>& gap, Rank from
                Count count, std::size_t elem_bytes) {
   const Time whole = model.transfer_time(from, to, count, elem_bytes);
   if (!gap || count == 0) return whole;
-  return std::min(whole, *gap + model.per_unit(from, to) * model.units(count, elem_bytes));
+  const auto bytes = static_cast<std::size_t>(count) * elem_bytes;
+  return std::min(whole, *gap + model.per_unit(from, to, bytes) * model.units(count, elem_bytes));
 }
 }  // namespace
 
@@ -331,7 +340,7 @@ Time CostModel::receive_port_time(Rank from, Rank to, Count count, std::size_t e
 Time CostModel::least_transfer_time(Rank from, Rank to, Count count, std::size_t elem_bytes) const {
   if (count == 0) return 0;
   const auto bytes = static_cast<std::size_t>(count) * elem_bytes;
-  Time per = per_unit(from, to);
+  Time per = per_unit(from, to, bytes);
   if (combines_in_place) per = std::min(per, gamma);
   if (may_be_helped(bytes)) per /= 2;
   return latency(from, to) + handshake_time(from, to, bytes) + per * units(count, elem_bytes);
@@ -407,6 +416,11 @@ void validate(const CostModel& model) {
   }
   if (model.topology) validate(*model.topology);
   validate_placement_fields(model);
+  if (model.rendezvous_beta && !model.rendezvous_bytes) {
+    throw_invalid(
+        "model parameter rendezvous_beta needs rendezvous_bytes: it is the rate of the messages "
+        "that wait for the handshake, and without rendezvous_bytes none does");
+  }
   if (model.rendezvous_bytes && model.rendezvous_max_bytes &&
       *model.rendezvous_max_bytes <= *model.rendezvous_bytes) {
     throw_invalid(
@@ -716,6 +730,10 @@ CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> ch
   // copy into its arena (a linear bcast's root copies the buffer out once).
   model.rendezvous_bytes = 4032;
   model.rendezvous_alpha = 2e-6;
+  // Past the handshake the library's messages take its single copy through the kernel, a
+  // third of the channel's rate here (optcoll's own between the eager limit and the channel's
+  // threshold, and every large one of the library's algorithms: the PMPI library's route).
+  model.rendezvous_beta = 0.067e-9;
   if (channel_min_bytes) {
     model.rendezvous_max_bytes = *channel_min_bytes;
     model.send_mode = SendMode::kShared;
@@ -1167,12 +1185,17 @@ double summed_bound(const Layout& layout, const CostModel& model, const DataNeed
 }  // namespace
 
 namespace {
-// A model whose bounds hold for `model` and that has neither in-place combines nor helped
-// transfers: every op takes at least as long under `model` as under it. A receive-reduce
+// A model whose bounds hold for `model` and that has neither in-place combines, helped
+// transfers nor a rate past the handshake (rendezvous_beta: beta takes the lesser of the
+// two): every op takes at least as long under `model` as under it. A receive-reduce
 // that combines in place takes alpha + gamma*m, at least (beta' + gamma')*m with beta' =
 // gamma' = min(beta, gamma)/2 (each pair's beta likewise); a helped transfer, and the
 // reduction it does with a receive-reduce, take half their data time: beta and gamma halved.
 CostModel bounding_model(CostModel model) {
+  if (model.rendezvous_beta) {  // a message past the handshake may move at either rate
+    model.beta = std::min(model.beta, *model.rendezvous_beta);
+    model.rendezvous_beta.reset();
+  }
   std::vector<Time*> betas{&model.beta};
   if (model.inter_beta) betas.push_back(&*model.inter_beta);
   for (Time& b : model.pair_beta) betas.push_back(&b);
@@ -1191,7 +1214,8 @@ CostModel bounding_model(CostModel model) {
   return model;
 }
 bool needs_bounding_model(const CostModel& model) {
-  return model.combines_in_place || model.helped_bytes.has_value();
+  return model.combines_in_place || model.helped_bytes.has_value() ||
+         model.rendezvous_beta.has_value();
 }
 }  // namespace
 

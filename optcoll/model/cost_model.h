@@ -113,6 +113,9 @@ struct CostModel {
   Time node_per_unit() const { return inter_beta.value_or(beta); }
   Time latency(Rank from, Rank to) const;
   Time per_unit(Rank from, Rank to) const;
+  // The same for a message of `bytes`: rendezvous_beta for one that waits for the handshake
+  // within a node, where the model has it.
+  Time per_unit(Rank from, Rank to, std::size_t bytes) const;
   double units(Count count, std::size_t elem_bytes) const;
 
   // The handshake a message of `bytes` from `from` to `to` waits for: rendezvous_alpha for
@@ -237,8 +240,10 @@ CostModel thread_node_model(std::optional<int> cores);
 // calibrations, `optcoll calibrate --backend mpi` under `mpirun -np 2` on the project machine
 // (2-core AMD EPYC KVM guest, Open MPI 4.1.4, 2026-11-30), rounded: alpha 0.1 us, send and
 // receive gaps 0.06 us, beta 0.025 ns/B, gamma 0.023 ns/B, copy 0.028 ns/B, node_beta 0.012
-// ns/B, rendezvous_alpha 2 us. `optcoll calibrate` replaces them (docs/cost_model.md, "The
-// MPI backend's default").
+// ns/B, rendezvous_alpha 2 us; and the library's own messages past the handshake,
+// rendezvous_beta 0.067 ns/B (an MPI_Send / MPI_Recv ping-pong: its single copy through the
+// kernel, 3.2x the channel's time). `optcoll calibrate` replaces them (docs/cost_model.md, "The MPI
+// backend's default").
 CostModel mpi_node_model(std::optional<int> cores, std::optional<std::size_t> channel_min_bytes);
 
 // A lower bound on the makespan of any schedule for `layout` under `model`, where one is

@@ -104,6 +104,29 @@ TEST(CostModel, RejectsAnEmptyHandshakeBand) {
   EXPECT_NO_THROW(validate(m));
 }
 
+// A message that waits for the handshake within a node moves at rendezvous_beta: above
+// rendezvous_bytes, below rendezvous_max_bytes; the others, and those between nodes, at
+// their own rate. Without rendezvous_bytes it would describe nothing: refused.
+TEST(CostModel, MessagesPastTheHandshakeMoveAtTheirOwnRate) {
+  CostModel m;  // per element, 1 byte each below
+  m.alpha = 10;
+  m.beta = 1;
+  m.rendezvous_beta = 4;
+  expect_invalid_model(m, "rendezvous_beta needs rendezvous_bytes");
+  m.rendezvous_bytes = 100;
+  m.rendezvous_alpha = 50;
+  m.rendezvous_max_bytes = 1000;
+  validate(m);
+  EXPECT_DOUBLE_EQ(m.transfer_time(0, 1, 100, 1), 10 + 100);           // eager
+  EXPECT_DOUBLE_EQ(m.transfer_time(0, 1, 101, 1), 10 + 50 + 4 * 101);  // past the handshake
+  EXPECT_DOUBLE_EQ(m.transfer_time(0, 1, 1000, 1), 10 + 1000);         // the channel's
+  m.receive_gap = 2;  // the port's share of it likewise
+  EXPECT_DOUBLE_EQ(m.receive_port_time(0, 1, 101, 1), 2 + 4 * 101);
+  m.placement = Placement{{0, 1}};  // between nodes: the network's rate, with the handshake
+  m.inter_beta = 7;
+  EXPECT_DOUBLE_EQ(m.transfer_time(0, 1, 101, 1), 10 + 50 + 7 * 101);
+}
+
 TEST(CostModel, RejectsInconsistentPairMatrices) {
   CostModel m;
   m.pair_nranks = -1;
@@ -251,10 +274,15 @@ TEST(ModelFields, EveryFieldRoundTripsThroughFileAndOption) {
   };
   CostModel two_nodes;
   two_nodes.placement = block_placement(2, 1);
+  // The rate past the handshake needs one (the table sets rendezvous_bytes before it).
+  CostModel with_handshake;
+  with_handshake.rendezvous_bytes = 100;
   CostModel all;
   CostModel nodes = two_nodes;
   for (const auto& f : fields) {
-    const CostModel base = between_nodes(f) ? two_nodes : CostModel{};
+    const CostModel base = between_nodes(f)              ? two_nodes
+                           : f.name == "rendezvous_beta" ? with_handshake
+                                                         : CostModel{};
     CostModel one = base;
     set_model_field(one, f.name, text_for(f));
     EXPECT_NE(one, base) << f.name << " did not change the model";

@@ -285,6 +285,17 @@ std::vector<NamedModel> soundness_models() {
   m.helped_bytes = 1;
   m.receive_gap = 3;
   add("in_place_cheap_gamma_helped_receive_gap", m);
+  // Messages past a handshake at another rate: faster (the bound must take the lesser) and
+  // slower, with and without a band the channel takes over (rendezvous_max_bytes).
+  m = base;
+  m.rendezvous_bytes = 8;
+  m.rendezvous_alpha = 5;
+  m.rendezvous_beta = 0.25;
+  add("rendezvous_faster", m);
+  m.rendezvous_beta = 3;
+  m.rendezvous_max_bytes = 64;
+  add("rendezvous_slower_band", m);
+  add("mpi_node", mpi_node_model(2, std::size_t{16} << 10));
   return models;
 }
 

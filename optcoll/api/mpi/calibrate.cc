@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <mpi.h>
 #if defined(__linux__)
 #include <sched.h>
@@ -83,6 +84,43 @@ std::optional<int> processors_of_job() {
   return job;
 }
 
+// The MPI library's own one-way time between ranks 0 and 1 (an MPI_Send / MPI_Recv
+// ping-pong on a duplicate of MPI_COMM_WORLD, no optcoll channel in the way), from 64 KiB to
+// `max_bytes` by doubling: its messages past the handshake on one node, which the model's
+// rendezvous_beta describes. Collective; every rank returns rank 0's medians.
+std::vector<PingPongSample> library_ping_pong(std::size_t max_bytes, int repetitions) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<char> buffer(max_bytes);
+  std::vector<PingPongSample> samples;
+  for (std::size_t bytes = std::size_t{64} << 10; bytes <= max_bytes; bytes *= 2) {
+    const int count = static_cast<int>(bytes);
+    std::vector<double> one_way;
+    for (int r = 0; r <= repetitions; ++r) {  // the first is a warm-up
+      MPI_Barrier(comm);
+      const double start = MPI_Wtime();
+      if (rank == 0) {
+        MPI_Send(buffer.data(), count, MPI_CHAR, 1, 0, comm);
+        MPI_Recv(buffer.data(), count, MPI_CHAR, 1, 0, comm, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        MPI_Recv(buffer.data(), count, MPI_CHAR, 0, 0, comm, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), count, MPI_CHAR, 0, 0, comm);
+      }
+      if (r > 0) one_way.push_back((MPI_Wtime() - start) / 2);
+    }
+    std::nth_element(one_way.begin(),
+                     one_way.begin() + static_cast<std::ptrdiff_t>(one_way.size() / 2),
+                     one_way.end());
+    double median = one_way[one_way.size() / 2];
+    MPI_Bcast(&median, 1, MPI_DOUBLE, 0, comm);
+    samples.push_back({bytes, median});
+  }
+  MPI_Comm_free(&comm);
+  return samples;
+}
+
 }  // namespace
 
 NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
@@ -108,6 +146,21 @@ NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
   NodeCalibration calibration = calibrate_node(transport, options);
   // Several nodes: the two levels and the placement (calibrate_node.h).
   if (several_nodes) calibrate_levels(transport, *placement, options, calibration);
+  // One node, where the handshake was found: the library's own messages past it, beside
+  // the channel that replaces the large ones.
+  if (one_node && transport.size() >= 2 && calibration.model.rendezvous_bytes &&
+      options.max_bytes >= (std::size_t{128} << 10)) {
+    const std::vector<PingPongSample> samples =
+        library_ping_pong(options.max_bytes, options.repetitions);
+    const LinearFit line = fit_latency_bandwidth(samples);
+    calibration.model.rendezvous_beta = line.slope;
+    calibration.fitted.push_back(
+        {"rendezvous_beta", line.slope,
+         fmt::format("the MPI library's own ping-pong of ranks 0 and 1 (MPI_Send, MPI_Recv) "
+                     "from 64 KiB up to {} B",
+                     options.max_bytes),
+         line.max_relative_error});
+  }
   return calibration;
 }
 
