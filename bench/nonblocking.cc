@@ -20,13 +20,15 @@
 //
 // Every cell is the median over `repetitions` (default 11) of the slowest rank's time per
 // call over `calls` calls (default 50, fewer for large sizes) after a barrier; the variants
-// take turns within every repetition. Results are checked (exit 1 on a wrong one).
+// take turns within every repetition (part 2: in a new order each time, after a warm-up;
+// time_shuffled). Results are checked (exit 1 on a wrong one).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,33 @@ double time_calls(const std::function<void()>& call, int calls) {
   const double start = MPI_Wtime();
   for (int i = 0; i < calls; ++i) call();
   return slowest((MPI_Wtime() - start) / calls);
+}
+
+// One way of making a call, and where its times go (nullptr: not measured).
+struct Variant {
+  std::function<void()> call;
+  std::vector<double>* times = nullptr;
+};
+
+// Times every variant `repetitions` times, taking turns in an order shuffled anew for every
+// repetition (the same on every rank: a fixed seed), each timed batch after a warm-up of a
+// quarter of its calls. The variant timed right after another one's large messages (Open
+// MPI's, whose copies evict this one's buffers and channel from the caches) refills them in
+// its first calls: 3-5 us per call over the first ten 1 MiB gathervs here, which a fixed
+// order (or a rotation of one) would charge to the same variant every time.
+void time_shuffled(const std::vector<Variant>& variants, int repetitions, int calls) {
+  std::vector<std::size_t> order(variants.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle_seed(20261130);
+  for (int rep = 0; rep < repetitions; ++rep) {
+    std::shuffle(order.begin(), order.end(), shuffle_seed);
+    for (const std::size_t k : order) {
+      const Variant& v = variants[k];
+      if (v.times == nullptr) continue;
+      for (int i = 0; i < std::max(1, calls / 4); ++i) v.call();
+      v.times->push_back(time_calls(v.call, calls));
+    }
+  }
 }
 
 // Busy work for about `seconds` (a dependent floating-point chain the compiler keeps).
@@ -302,15 +331,10 @@ int main(int argc, char** argv) {
       run_c_blocking();
       if (c_gathered != mpi_gathered) ++wrong;
       std::vector<double> tp, tb, tm, tx, tcp, tcb;
-      const int calls = base_calls * 4;
-      for (int rep = 0; rep < repetitions; ++rep) {
-        tp.push_back(time_calls(run_persistent, calls));
-        tb.push_back(time_calls(run_blocking, calls));
-        tcp.push_back(time_calls(run_c_persistent, calls));
-        tcb.push_back(time_calls(run_c_blocking, calls));
-        tm.push_back(time_calls(run_mpi, calls));
-        if (have_mpix) tx.push_back(time_calls(run_mpix, calls));
-      }
+      const std::vector<Variant> variants{
+          {run_persistent, &tp},  {run_blocking, &tb}, {run_c_persistent, &tcp},
+          {run_c_blocking, &tcb}, {run_mpi, &tm},      {run_mpix, have_mpix ? &tx : nullptr}};
+      time_shuffled(variants, repetitions, base_calls * 4);
 #ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
       MPI_Request_free(&mpix);
 #endif
