@@ -5,7 +5,11 @@
 // becomes ready when a counter of open dependencies reaches zero; work that cannot start
 // waits in a per-rank queue of the resource it lacks (send ports, receive ports, processor),
 // and only a release of that resource looks at that queue, and only as far as its head can
-// start. Nothing scans all waiting transfers on an event.
+// start. Nothing scans all waiting transfers on an event. A transfer waits on one of its two
+// ends' ports at a time and moves to the other end when it finds that one busy; in a
+// many-to-many schedule most of the event loop is such moves, so the port queues are lists
+// in which every waiting transfer stands at both ends (WaitLists) and a move is a change of
+// tag, decided from the list entry alone (move_if_blocked).
 #include "optcoll/sim/engine.h"
 
 #include <algorithm>
@@ -520,10 +524,14 @@ void Engine::wake(Rank rank, QueueType type, Gid waker) {
 void Engine::wake_queue(std::int32_t q, Gid waker) {
   if (q < 0) return;
   QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  if (info.candidate || queues_.empty(q)) return;
+  if (info.candidate || queue_empty(q)) return;
   info.candidate = true;
   info.waker = waker;
-  Item head = queues_.top(q);
+  if (is_port_queue(info.type)) {
+    lists_.rewind(info.store,
+                  [this](Gid g) { return tag_[static_cast<std::size_t>(g)] == kStarted; });
+  }
+  Item head = queue_top(q);
   head.from = q;
   candidates_.push_back(head);
 }
@@ -652,12 +660,16 @@ void Engine::start_ready_work(Time now) {
         queue_info_[static_cast<std::size_t>(q)].candidate = false;
         break;
       }
-      try_start(queues_.pop(q), now, info.waker);
-      if (queues_.empty(q)) {
+      // A transfer whose other end's port is busy moves there, as try_start would move it,
+      // without looking it up (most of what a many-to-many schedule's drains do).
+      if (!is_port_queue(info.type) || !move_if_blocked(q)) {
+        try_start(queue_pop(q), now, info.waker);
+      }
+      if (queue_empty(q)) {
         queue_info_[static_cast<std::size_t>(q)].candidate = false;
         break;
       }
-      Item head = queues_.top(q);
+      Item head = queue_top(q);
       head.from = q;
       const bool first = (next == candidates_.size() || before(head, candidates_[next])) &&
                          (more_candidates_.empty() || before(head, more_candidates_.top()));
@@ -695,6 +707,7 @@ void Engine::try_start(Item item, Time now, Gid cause) {
         ++(joins ? joined_active_[r] : sends_active_[r]);
         add_activity(r, 1);
       }
+      unlist_started(g);
       track_send(g, true);
       ++recvs_active_[q];
       add_activity(q, 1);
@@ -782,12 +795,12 @@ bool Engine::take_links(Gid g, Item item) {
   for (const std::int64_t link : route_) {
     const auto l = static_cast<std::size_t>(link);
     if (link_busy_[l] < link_capacity_) continue;
-    if (link_queue_slot_[l] < 0) {
-      link_queue_slot_[l] = queues_.create();
-      queue_info_.push_back(QueueInfo{static_cast<Rank>(link), kLinkQueue, false, kNoGid});
-    }
+    if (link_queue_slot_[l] < 0)
+      link_queue_slot_[l] = new_queue(static_cast<Rank>(link), kLinkQueue);
     item.from = -1;
-    queues_.push(link_queue_slot_[l], item);
+    list_transfer(g, item);
+    tag_[static_cast<std::size_t>(g)] = kElsewhere;
+    queues_.push(queue_info_[static_cast<std::size_t>(link_queue_slot_[l])].store, item);
     return false;
   }
   for (const std::int64_t link : route_) ++link_busy_[static_cast<std::size_t>(link)];
@@ -804,13 +817,107 @@ void Engine::release_links(Gid g) {
 }
 
 void Engine::park(Rank rank, QueueType type, Item item) {
-  const std::size_t index = static_cast<std::size_t>(rank) * 3 + type;
-  if (queue_slot_[index] < 0) {
-    queue_slot_[index] = queues_.create();
-    queue_info_.push_back(QueueInfo{rank, type, false, kNoGid});
-  }
+  const std::int32_t q = queue_of(rank, type);
   item.from = -1;
-  queues_.push(queue_slot_[index], item);
+  if (is_port_queue(type)) {
+    list_transfer(item.gid, item);
+    tag_parked(item.gid, q);
+    return;
+  }
+  queues_.push(queue_info_[static_cast<std::size_t>(q)].store, item);
+}
+
+std::int32_t Engine::queue_of(Rank rank, QueueType type) {
+  std::int32_t& slot = queue_slot_[static_cast<std::size_t>(rank) * 3 + type];
+  if (slot < 0) slot = new_queue(rank, type);
+  return slot;
+}
+
+std::int32_t Engine::new_queue(Rank rank, QueueType type) {
+  const std::int32_t store = is_port_queue(type) ? lists_.create() : queues_.create();
+  queue_info_.push_back(QueueInfo{rank, type, false, kNoGid, store});
+  return static_cast<std::int32_t>(queue_info_.size() - 1);
+}
+
+bool Engine::queue_empty(std::int32_t q) const {
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  return is_port_queue(info.type) ? lists_.empty(info.store) : queues_.empty(info.store);
+}
+
+Item Engine::queue_top(std::int32_t q) {
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  if (!is_port_queue(info.type)) return queues_.top(info.store);
+  return list_top(q).item();
+}
+
+const WaitLists::Entry& Engine::list_top(std::int32_t q) {
+  return lists_.top(
+      queue_info_[static_cast<std::size_t>(q)].store,
+      [this, q](Gid g) { return tag_[static_cast<std::size_t>(g)] == q; },
+      [this](Gid g) { return tag_[static_cast<std::size_t>(g)] == kStarted; });
+}
+
+bool Engine::move_if_blocked(std::int32_t q) {
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  const WaitLists::Entry& head = list_top(q);
+  const Gid g = head.gid;
+  Rank other = 0;
+  QueueType other_type = kSendQueue;
+  if (info.type == kSendQueue) {  // its sender may send: try_start looks at the receiver next
+    if (can_receive(head.receiver)) return false;
+    other = head.receiver;
+    other_type = kRecvQueue;
+  } else {  // its receiver may receive: the sender's port, unless it needs none or may join
+    const bool may_join_any =
+        !sends_sharable_.empty() && !sends_sharable_[static_cast<std::size_t>(head.sender)].empty();
+    if (head.holds_nothing || may_join_any || can_send(head.sender)) return false;
+    other = head.sender;
+    other_type = kSendQueue;
+  }
+  lists_.advance(info.store);
+  lists_.add_parked(info.store, -1);
+  tag_parked(g, queue_of(other, other_type));
+  return true;
+}
+
+Item Engine::queue_pop(std::int32_t q) {
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  if (!is_port_queue(info.type)) return queues_.pop(info.store);
+  const Item item = queue_top(q);
+  lists_.advance(info.store);
+  lists_.add_parked(info.store, -1);
+  tag_[static_cast<std::size_t>(item.gid)] = kElsewhere;  // being tried: try_start tags it
+  return item;
+}
+
+void Engine::list_transfer(Gid g, const Item& item) {
+  if (tag_.empty()) tag_.assign(hot_.size(), kNotListed);
+  std::int32_t& tag = tag_[static_cast<std::size_t>(g)];
+  if (tag != kNotListed) return;
+  tag = kElsewhere;
+  const WaitLists::Entry entry{
+      item.time, item.order, g, hot_[g].rank, hot_[hot_[g].partner].rank, holds_nothing(g)};
+  for (const std::int32_t q :
+       {queue_of(entry.sender, kSendQueue), queue_of(entry.receiver, kRecvQueue)}) {
+    lists_.add(queue_info_[static_cast<std::size_t>(q)].store, entry);
+  }
+}
+
+void Engine::tag_parked(Gid g, std::int32_t q) {
+  tag_[static_cast<std::size_t>(g)] = q;
+  lists_.add_parked(queue_info_[static_cast<std::size_t>(q)].store, 1);
+}
+
+void Engine::unlist_started(Gid g) {
+  if (tag_.empty() || tag_[static_cast<std::size_t>(g)] == kNotListed) return;
+  tag_[static_cast<std::size_t>(g)] = kStarted;
+  const auto list_of = [&](Rank rank, QueueType type) {
+    return queue_info_[static_cast<std::size_t>(
+                           queue_slot_[static_cast<std::size_t>(rank) * 3 + type])]
+        .store;
+  };
+  lists_.add_started(list_of(hot_[g].rank, kSendQueue));
+  lists_.add_started(list_of(hot_[hot_[g].partner].rank, kRecvQueue));
 }
 
 }  // namespace optcoll::sim::detail

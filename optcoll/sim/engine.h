@@ -94,13 +94,17 @@ class Engine {
     kComputeQueue = 2,
     kLinkQueue = 3,  // work blocked on a busy link (QueueInfo::rank holds the link id)
   };
-  // Bookkeeping of one rank's queue of work blocked on one resource.
+  // Bookkeeping of one rank's queue of work blocked on one resource. A rank's send and
+  // receive queues are lists of lists_ (transfers parked in them by tag: tag_), the others
+  // (computations, links) queues of queues_.
   struct QueueInfo {
     Rank rank = 0;
     QueueType type = kSendQueue;
     bool candidate = false;  // its head is among the candidates of the current instant
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
+    std::int32_t store = 0;  // its list in lists_ (send, receive) or queue in queues_
   };
+  static bool is_port_queue(QueueType type) { return type == kSendQueue || type == kRecvQueue; }
 
   // flatten(): numbers the ops (number_ops) and checks the limit; sets an op's kind and
   // duration; builds the successor lists from the flat predecessors; sizes the run's state.
@@ -185,6 +189,24 @@ class Engine {
   void start_ready_work(Time now);
   void try_start(Item item, Time now, Gid cause);
   void park(Rank rank, QueueType type, Item item);
+  // The queue id of `rank`'s queue of `type`, made on first use.
+  std::int32_t queue_of(Rank rank, QueueType type);
+  std::int32_t new_queue(Rank rank, QueueType type);
+  // Queue q's first item (it must not be empty), and that item taken out of it.
+  Item queue_top(std::int32_t q);
+  const WaitLists::Entry& list_top(std::int32_t q);  // a port list's first parked entry
+  // A port list's first transfer, when try_start would only move it to its other end's list
+  // (that port is busy): moved so, without try_start's look-ups; false if it may start.
+  bool move_if_blocked(std::int32_t q);
+  Item queue_pop(std::int32_t q);
+  bool queue_empty(std::int32_t q) const;
+  // Transfers (by their Send) in the port lists: Send g, waiting for the first time, is
+  // appended to its sender's send list and its receiver's receive list (list_transfer); it is
+  // parked in one of them, or elsewhere (a link's queue), and tagged so (tag_); a start tags
+  // it started (unlist_started).
+  void list_transfer(Gid g, const Item& item);
+  void tag_parked(Gid g, std::int32_t tag);
+  void unlist_started(Gid g);
   void wake(Rank rank, QueueType type, Gid waker);
   void wake_after_communication(Rank rank, bool sent, Gid waker);
   void wake_queue(std::int32_t q, Gid waker);
@@ -355,7 +377,15 @@ class Engine {
   std::vector<std::int32_t> link_queue_slot_;
   std::vector<std::int64_t> route_;    // scratch
   BlockedQueues queues_;               // created on first use
+  WaitLists lists_;                    // the ranks' send and receive queues
   std::vector<QueueInfo> queue_info_;  // by queue id
+  // Per Send, once any transfer waits: where it waits. A queue id (a port list it is parked
+  // in), or one of these.
+  std::vector<std::int32_t> tag_;
+  static constexpr std::int32_t kNotListed = -1;  // never waited
+  static constexpr std::int32_t kStarted = -2;    // waited, then started
+  static constexpr std::int32_t kElsewhere =
+      -3;  // listed, waiting in a link's queue (or being tried)
 
   EventQueue events_;          // completions
   std::vector<Item> instant_;  // the completions of the current instant

@@ -255,6 +255,98 @@ class BlockedQueues {
   std::vector<ItemHeap> extras_;
 };
 
+// Lists of waiting transfers, one per rank and port (its sends, its receives), each in
+// (time, rank, op) order. A transfer that cannot start is added to both of its lists (its
+// sender's sends, its receiver's receives) when it first waits, and is parked in at most one
+// of them at a time: the engine tags each transfer with the list it is parked in, and a
+// list's top is its first entry parked there. Transfers first wait in nearly the order the
+// engine tries them, (time, rank, op), so adding is appending but for a few; moving a
+// transfer between its two lists is a change of tag (the queues they replace moved each one:
+// a pop and a push, often into a heap; a many-to-many schedule moves its transfers O(p^3)
+// times).
+// Entries of transfers that started are dropped from a list's front as they reach it, and
+// from anywhere in it once they are half of it.
+class WaitLists {
+ public:
+  // A transfer in a list: its key (Item's time, order, gid), and what the engine needs to
+  // tell, without looking it up, that it cannot start yet: its two ranks, and whether its
+  // Send needs no port of its sender.
+  struct Entry {
+    Time time = 0;
+    std::int32_t order = 0;
+    std::int32_t gid = 0;
+    std::int32_t sender = 0;
+    std::int32_t receiver = 0;
+    bool holds_nothing = false;
+    Item item() const { return Item{time, order, gid, -1}; }
+  };
+  std::int32_t create() {
+    lists_.emplace_back();
+    return static_cast<std::int32_t>(lists_.size() - 1);
+  }
+  // Adds `entry` in key order: at the end but for transfers that first wait in a later
+  // round of the same instant (after computations that take no time) with an earlier key.
+  void add(std::int32_t list, const Entry& entry) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    std::size_t at = l.entries.size();
+    while (at > l.front && before(entry.item(), l.entries[at - 1].item())) --at;
+    l.entries.insert(l.entries.begin() + static_cast<std::ptrdiff_t>(at), entry);
+    if (at <= l.cursor) ++l.cursor;
+  }
+  // Transfers parked in the list: empty() is true when there are none.
+  bool empty(std::int32_t list) const { return lists_[static_cast<std::size_t>(list)].parked == 0; }
+  void add_parked(std::int32_t list, std::int32_t delta) {
+    lists_[static_cast<std::size_t>(list)].parked += delta;
+  }
+  // One of the list's transfers started (is no longer waiting anywhere).
+  void add_started(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].started; }
+  // Back to the list's first entry, for a new pass over it; drops the started entries
+  // (started(gid)) once they are half of what is left.
+  template <typename Started>
+  void rewind(std::int32_t list, Started started) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    const std::size_t live = l.entries.size() - l.front;
+    if (l.started >= kCompactMin && 2 * l.started >= live) {
+      std::erase_if(l.entries, [&](const Entry& entry) { return started(entry.gid); });
+      l.front = 0;
+      l.started = 0;
+    }
+    l.cursor = l.front;
+  }
+  // The first entry at or after the cursor that `parked_here(gid)` holds (the list must not
+  // be empty); the cursor stays on it. Started entries at the list's front are dropped.
+  template <typename ParkedHere, typename Started>
+  const Entry& top(std::int32_t list, ParkedHere parked_here, Started started) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    while (!parked_here(l.entries[l.cursor].gid)) {
+      if (l.cursor == l.front && started(l.entries[l.cursor].gid)) {
+        ++l.front;
+        --l.started;
+      }
+      ++l.cursor;
+    }
+    if (l.front >= kCompactMin && 2 * l.front >= l.entries.size()) {  // a long dead front
+      l.entries.erase(l.entries.begin(), l.entries.begin() + static_cast<std::ptrdiff_t>(l.front));
+      l.cursor -= l.front;
+      l.front = 0;
+    }
+    return l.entries[l.cursor];
+  }
+  // Past the entry top() returned.
+  void advance(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].cursor; }
+
+ private:
+  static constexpr std::size_t kCompactMin = 64;
+  struct List {
+    std::vector<Entry> entries;
+    std::size_t front = 0;    // entries before it started
+    std::size_t cursor = 0;   // where top() looks from
+    std::int32_t parked = 0;  // transfers parked in it
+    std::size_t started = 0;  // entries at or after `front` whose transfers started
+  };
+  std::vector<List> lists_;
+};
+
 // Completions, handed out one instant at a time. Collective schedules run in lock step, so
 // thousands of events share an instant (half a million for a binomial tree over 2^20 ranks):
 // a bucket per distinct time, sorted once when its instant comes, beats a heap of events.
