@@ -10,6 +10,7 @@
 #include "cli/commands/commands.h"
 #include "cli/memory.h"
 #include "cli/options.h"
+#include "optcoll/model/error.h"
 #include "optcoll/plan/select.h"
 #include "optcoll/schedule/io/io.h"
 
@@ -25,6 +26,7 @@ struct PlanCommandOptions {
   bool explain = false;
   bool all_candidates = false;
   bool exhaustive = false;
+  int planning_workers = static_cast<int>(kDefaultPlanningWorkers);
   std::string dump;
 };
 
@@ -45,7 +47,12 @@ nlohmann::json candidates_json(const Plan& p) {
 void run_plan(const PlanCommandOptions& o) {
   const CollectiveSpec spec = o.problem.spec();
   const CostModel model = o.model.model();
-  const PlanOptions options{.exhaustive = o.exhaustive, .prune = !o.all_candidates};
+  if (o.planning_workers < 1) {
+    throw_invalid("--planning-workers must be at least 1, got {}", o.planning_workers);
+  }
+  const PlanOptions options{.exhaustive = o.exhaustive,
+                            .prune = !o.all_candidates,
+                            .workers = static_cast<unsigned>(o.planning_workers)};
   const auto params = o.algorithm.parsed_params();
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
   const Activity planning(
@@ -119,6 +126,9 @@ void add_plan_command(CLI::App& app) {
   sub->add_flag("--all-candidates", o->all_candidates,
                 "simulate every candidate, also those a lower bound shows cannot win (implies "
                 "--exhaustive; slow at large p)");
+  sub->add_option("--planning-workers", o->planning_workers,
+                  "threads that evaluate candidates (default 2; at most this machine's processors "
+                  "and the candidates): how fast auto decides, never what");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
   o->memory.add_to(*sub);
   sub->footer(kLimitsHelp);

@@ -2,6 +2,7 @@
 // File: Communicator: plan caching and execution; the thread-world convenience runner.
 #include "optcoll/api/communicator.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -25,6 +26,11 @@ std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
 
 }  // namespace
 
+PlanCache::PlanCache(unsigned planning_workers) {
+  if (planning_workers < 1) throw_invalid("PlanCache: 0 planning workers (at least 1)");
+  options_.workers = planning_workers;
+}
+
 std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const CostModel& model,
                                            const std::string& algorithm, const TuningTable* tuning,
                                            std::string_view backend) {
@@ -38,7 +44,8 @@ std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const Cos
     if (p.model == model) return p.plan;
   }
   // Planning under the lock: ranks asking for the same plan wait for the first one.
-  Plan made = tuned ? plan_tuned(spec, model, *tuning, backend) : plan(spec, model, algorithm);
+  Plan made = tuned ? plan_tuned(spec, model, *tuning, backend, options_)
+                    : plan(spec, model, algorithm, {}, options_);
   same_shape.push_back({model, std::make_shared<const Plan>(std::move(made))});
   return same_shape.back().plan;
 }
@@ -519,7 +526,10 @@ const ReduceOp& no_op() {
 
 void run_threads(Rank nranks, const std::function<void(Communicator&)>& fn, CommOptions options) {
   ThreadWorld world(nranks, WorldOptions{options.timeout});
-  auto cache = std::make_shared<PlanCache>();
+  // Every rank but the one planning waits for the plan: it may take their processors.
+  const int processors = allowed_processors();
+  const int workers = std::min(processors > 0 ? processors : 1, std::max(1, nranks));
+  auto cache = std::make_shared<PlanCache>(static_cast<unsigned>(workers));
   world.run([&](Transport& transport) {
     Communicator comm(transport, cache, options);
     fn(comm);

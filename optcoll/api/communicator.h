@@ -104,6 +104,11 @@ CostModel default_mpi_model(const std::optional<Placement>& placement,
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {
  public:
+  // Plans with `planning_workers` threads (PlanOptions::workers, at least 1): the ranks
+  // that ask for a plan being made wait for it, so a ThreadWorld's cache may take every
+  // processor the process may use (run_threads does); one per MPI process keeps the default,
+  // since every rank plans at once.
+  explicit PlanCache(unsigned planning_workers = kDefaultPlanningWorkers);
   // The plan for (spec, algorithm) under `model`, computing it on first use. Thread-safe.
   // With a tuning table, "auto" is plan_tuned(spec, model, *tuning, backend). Communicators
   // with different models may share a cache: each gets its own model's plans.
@@ -117,6 +122,7 @@ class PlanCache {
     CostModel model;
     std::shared_ptr<const Plan> plan;
   };
+  PlanOptions options_;
   mutable std::mutex mutex_;
   std::map<std::string, std::vector<Planned>> plans_;  // by call shape, one per model
 };

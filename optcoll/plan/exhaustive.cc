@@ -26,19 +26,16 @@ std::optional<Time> best_simulated(const Search& s, bool defaults) {
   return best;
 }
 
-Search simulate_all(const CollectiveSpec& spec, const CostModel& model, bool prune, bool defaults) {
-  Search s{spec,
-           model,
-           PlanOptions{.exhaustive = true, .prune = prune},
-           make_entries(spec, model),
-           std::nullopt,
-           0};
-  parallel_for(s.entries.size(),
+Search simulate_all(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
+                    bool defaults) {
+  Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0};
+  s.options.exhaustive = true;
+  parallel_for(s.entries.size(), options.workers,
                [&](std::size_t i) { prepare_entry(s.entries[i], spec, model, /*price=*/false); });
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < s.entries.size(); ++i) {
     Entry& e = s.entries[i];
-    if (!prune) e.bound.reset();
+    if (!options.prune) e.bound.reset();
     if (!e.why_not && e.not_evaluated.empty()) which.push_back(i);
   }
   simulate_entries(s, which, [&] { return best_simulated(s, defaults); });
@@ -49,12 +46,12 @@ Search simulate_all(const CollectiveSpec& spec, const CostModel& model, bool pru
 // composed, either can be faster (ranks enter the second phase at different times, and the
 // simulator's greedy start order makes the composition's time depend on the parts).
 std::optional<Composed> composition(const CollectiveSpec& spec, const CostModel& model,
-                                    bool prune) {
+                                    const PlanOptions& options) {
   const auto parts = composition_for(spec);
   if (!parts) return std::nullopt;
   try {
-    const Search first = simulate_all(parts->first, model, prune, /*defaults=*/true);
-    const Search second = simulate_all(parts->second, model, prune, /*defaults=*/true);
+    const Search first = simulate_all(parts->first, model, options, /*defaults=*/true);
+    const Search second = simulate_all(parts->second, model, options, /*defaults=*/true);
     std::optional<Composed> best;
     for (const bool defaults : {false, true}) {
       Composed c;
@@ -81,9 +78,9 @@ std::optional<Composed> composition(const CollectiveSpec& spec, const CostModel&
 
 }  // namespace
 
-Outcome exhaustive(const CollectiveSpec& spec, const CostModel& model, bool prune) {
-  Search s = simulate_all(spec, model, prune, /*defaults=*/false);
-  s.composed = composition(spec, model, prune);
+Outcome exhaustive(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options) {
+  Search s = simulate_all(spec, model, options, /*defaults=*/false);
+  s.composed = composition(spec, model, options);
   Decision d = decide(s);
   // Only numbers were kept (at p = 1024 a ring's schedule is ~100 MB): build the choice again.
   Schedule schedule =

@@ -270,7 +270,7 @@ void simulate_composed(Search& s) {
 Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
              bool compositions) {
   Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0};
-  parallel_for(s.entries.size(),
+  parallel_for(s.entries.size(), options.workers,
                [&](std::size_t i) { prepare_entry(s.entries[i], spec, model, /*price=*/true); });
   // Candidates no formula prices (the model has a switch it does not describe) are
   // simulated as the exhaustive search does, those a bound rules out skipped.

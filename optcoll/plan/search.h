@@ -85,12 +85,13 @@ Decision decide_defaults(const Search& s);
 // a simulation), false if another candidate must be built.
 bool confirm(Search& s, const Decision& d, const Schedule& schedule, Time simulated);
 
-// The reference: every candidate simulated (bound pruning with `prune`); the chosen schedule.
+// The reference: every candidate simulated (bound pruning with options.prune); the chosen
+// schedule.
 struct Outcome {
   Decision decision;
   Schedule schedule;
 };
-Outcome exhaustive(const CollectiveSpec& spec, const CostModel& model, bool prune);
+Outcome exhaustive(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options);
 
 // decide() for an explicit algorithm: its estimate where the formula is exact, or where its
 // work exceeds the simulation budget; its simulation otherwise.

@@ -20,10 +20,6 @@ namespace {
 using algorithms::AlgorithmInfo;
 using algorithms::Params;
 
-// Threads that evaluate candidates. Measured (docs/performance.md, "Selection and planning at
-// scale"): the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half.
-constexpr unsigned kPlanningWorkers = 2;
-
 // Parameter sets tried besides the declared defaults (whose "auto" values the builder
 // resolves from the model): radix in {2, 3, 4, 8}; segment halved and doubled around the
 // value the builder chose. Deterministic: the variants are tried in this order after the
@@ -107,10 +103,10 @@ void simulate_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model
 
 }  // namespace
 
-void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
-  const auto workers = static_cast<std::size_t>(
-      std::min<std::size_t>({kPlanningWorkers, std::max(1u, std::thread::hardware_concurrency()),
-                             std::max<std::size_t>(n, 1)}));
+void parallel_for(std::size_t n, unsigned workers, const std::function<void(std::size_t)>& fn) {
+  const auto threads_used = static_cast<std::size_t>(std::min<std::size_t>(
+      {std::max(1u, workers), std::max(1u, std::thread::hardware_concurrency()),
+       std::max<std::size_t>(n, 1)}));
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> failures(n);
   auto work = [&] {
@@ -124,7 +120,7 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
     }
   };
   std::vector<std::thread> threads;
-  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  for (std::size_t w = 1; w < threads_used; ++w) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
   for (const auto& failure : failures) {
@@ -228,7 +224,7 @@ void simulate_entries(Search& s, const std::vector<std::size_t>& which,
   std::vector<std::size_t> unbounded;
   std::vector<std::size_t> bounded;
   for (const std::size_t i : which) (s.entries[i].bound ? bounded : unbounded).push_back(i);
-  parallel_for(unbounded.size(),
+  parallel_for(unbounded.size(), s.options.workers,
                [&](std::size_t k) { simulate_entry(s.entries[unbounded[k]], s.spec, s.model); });
   // Decided against the unbounded candidates (and what was known before), so which
   // candidates are built does not depend on the workers' timing.
@@ -242,7 +238,7 @@ void simulate_entries(Search& s, const std::vector<std::size_t>& which,
       chance.push_back(i);
     }
   }
-  parallel_for(chance.size(),
+  parallel_for(chance.size(), s.options.workers,
                [&](std::size_t k) { simulate_entry(s.entries[chance[k]], s.spec, s.model); });
 }
 

@@ -16,11 +16,11 @@ namespace optcoll::search {
 // not built to price a candidate: it is listed as not evaluated instead.
 inline constexpr double kMaxSimulatedWork = 1e7;
 
-// Runs fn(i) for every i in [0, n) on up to two threads, the caller's included, each index
-// once. The candidates are independent (builders and the simulator are pure functions of
-// their arguments) and fn writes only index i's results, so the outcome is the same as one
-// thread's. Rethrows the failure of the lowest failing index once all have stopped.
-void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+// Runs fn(i) for every i in [0, n) on up to `workers` threads (PlanOptions::workers), the
+// caller's included, each index once. The candidates are independent (builders and the simulator
+// are pure functions of their arguments) and fn writes only index i's results, so the outcome is
+// the same as one thread's. Rethrows the failure of the lowest failing index once all have stopped.
+void parallel_for(std::size_t n, unsigned workers, const std::function<void(std::size_t)>& fn);
 
 // Every registry algorithm of spec's kind, in registry order, with why it does not apply
 // (with its default parameters; the node-aware ones only under a model with a placement).

@@ -49,7 +49,7 @@ Plan plan_from(const CollectiveSpec& spec, const CostModel& model, const Decisio
 
 Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options) {
   if (options.is_exhaustive()) {
-    search::Outcome outcome = search::exhaustive(spec, model, options.prune);
+    search::Outcome outcome = search::exhaustive(spec, model, options);
     Plan p = plan_from(spec, model, outcome.decision, std::move(outcome.schedule),
                        outcome.decision.predicted_time);
     return p;
@@ -98,7 +98,8 @@ Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_
 }
 
 void validate_call(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
-                   const Params& params) {
+                   const Params& params, const PlanOptions& options) {
+  if (options.workers < 1) throw_invalid("PlanOptions::workers is 0: planning needs at least 1");
   validate(spec);
   validate_for(model, spec.nranks);
   if ((algorithm.empty() || algorithm == "auto") && !params.empty()) {
@@ -143,14 +144,14 @@ std::uint64_t bytes_moved(const Schedule& schedule) {
 
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
           const Params& params, const PlanOptions& options) {
-  validate_call(spec, model, algorithm, params);
+  validate_call(spec, model, algorithm, params, options);
   if (is_auto(algorithm)) return plan_auto(spec, model, options);
   return plan_named(spec, model, algorithm, params);
 }
 
 Decision decide(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
                 const Params& params, const PlanOptions& options) {
-  validate_call(spec, model, algorithm, params);
+  validate_call(spec, model, algorithm, params, options);
   if (!is_auto(algorithm)) {
     return search::decide_named(spec, model, algorithms::lookup(algorithm, spec.kind), params,
                                 options);
@@ -158,7 +159,7 @@ Decision decide(const CollectiveSpec& spec, const CostModel& model, std::string_
   if (auto cached = search::cached_decision(spec, model, options)) return std::move(*cached);
   Decision d;
   if (options.is_exhaustive()) {
-    d = search::exhaustive(spec, model, options.prune).decision;
+    d = search::exhaustive(spec, model, options).decision;
   } else {
     search::Search s = search::begin(spec, model, options);
     d = search::decide(s);
@@ -172,7 +173,7 @@ Plan plan_best_root(const CollectiveSpec& spec, const CostModel& model, std::str
   if (!is_rooted(spec.kind)) {
     throw_invalid("{} has no root to choose", collective_name(spec.kind));
   }
-  validate_call(spec, model, algorithm, params);
+  validate_call(spec, model, algorithm, params, options);
   // An algorithm that knows its best root (algorithms/planners/best_root.h) is asked once.
   if (!is_auto(algorithm)) {
     const auto& info = algorithms::lookup(algorithm, spec.kind);

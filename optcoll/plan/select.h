@@ -69,6 +69,10 @@ inline constexpr double kFinalistWindow = 0.25;
 // The default PlanOptions::simulation_budget, in op-equivalents: a few finalists at p in the
 // hundreds, none of the O(p^2)-op schedules beyond p of about 100.
 inline constexpr double kDefaultSimulationBudget = 1 << 15;
+// The default PlanOptions::workers. Measured (docs/performance.md, "Selection and planning at
+// scale"): the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half. Not more
+// by default: every MPI rank plans at once, each in its own process.
+inline constexpr unsigned kDefaultPlanningWorkers = 2;
 
 // How a candidate's time was obtained.
 enum class Evaluation : std::uint8_t {
@@ -106,9 +110,18 @@ struct PlanOptions {
   // finalists; 0: formulas only (candidates without a formula for the model are still
   // simulated).
   double simulation_budget = kDefaultSimulationBudget;
+  // Threads that evaluate candidates, the caller's included (at least 1; never more than
+  // the machine's processors or the candidates). The choice is the same for any number:
+  // it changes how fast, not what (so equality leaves it out). A process whose other
+  // threads wait for the plan (a ThreadWorld's ranks sharing a PlanCache) gives it their
+  // processors.
+  unsigned workers = kDefaultPlanningWorkers;
 
   bool is_exhaustive() const { return exhaustive || !prune; }
-  bool operator==(const PlanOptions&) const = default;
+  bool operator==(const PlanOptions& other) const {
+    return exhaustive == other.exhaustive && prune == other.prune &&
+           simulation_budget == other.simulation_budget;
+  }
 };
 
 // The bytes all of `schedule`'s messages carry (the sends' slices times the element size).

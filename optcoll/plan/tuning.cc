@@ -350,17 +350,17 @@ TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
 }
 
 Plan plan_tuned(const CollectiveSpec& spec, const CostModel& model, const TuningTable& table,
-                std::string_view backend) {
+                std::string_view backend, const PlanOptions& options) {
   const TuningLookup lookup = tuned_choice(table, spec, backend);
   if (!lookup.choice) {
-    Plan p = plan(spec, model);
+    Plan p = plan(spec, model, "auto", {}, options);
     p.decided_by =
         fmt::format("the model (the tuning table has no choice here: {})", lookup.reason);
     return p;
   }
   const TunedChoice& c = *lookup.choice;
   const auto& info = algorithms::lookup(c.algorithm, spec.kind);
-  Plan p = plan(spec, model, c.algorithm, variant_params(info, spec, model, c.variant));
+  Plan p = plan(spec, model, c.algorithm, variant_params(info, spec, model, c.variant), options);
   p.decided_by =
       fmt::format("the tuning table: {}{}, {}: {:.4g} us per call", c.algorithm,
                   c.variant.empty() ? "" : " (" + c.variant + ")", lookup.reason, c.seconds * 1e6);

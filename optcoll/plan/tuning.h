@@ -114,6 +114,6 @@ TuningLookup tuned_choice(const TuningTable& table, const CollectiveSpec& spec,
 // with its variant's parameters and simulated under `model`; the model's choice (plan())
 // elsewhere. Plan::decided_by says which decided, and why.
 Plan plan_tuned(const CollectiveSpec& spec, const CostModel& model, const TuningTable& table,
-                std::string_view backend = {});
+                std::string_view backend = {}, const PlanOptions& options = {});
 
 }  // namespace optcoll

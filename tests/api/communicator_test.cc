@@ -203,6 +203,28 @@ TEST(Communicator, IrregularCalls) {
   });
 }
 
+// A cache shared by a world's ranks plans with the threads it is given (PlanOptions::workers:
+// the same plans, made faster where the processors are); none is refused.
+TEST(Communicator, ACachePlansWithItsWorkers) {
+  try {
+    PlanCache none(0);
+    FAIL() << "a cache with 0 planning workers";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "PlanCache: 0 planning workers (at least 1)");
+  }
+  const auto spec = make_spec(CollectiveKind::kAllreduce, 6, 3000);
+  const CostModel model = thread_node_model(2);
+  PlanCache one(1);
+  PlanCache four(4);
+  const auto a = one.get(spec, model, "auto");
+  const auto b = four.get(spec, model, "auto");
+  EXPECT_EQ(a->algorithm, b->algorithm);
+  EXPECT_EQ(a->predicted_time, b->predicted_time);
+  EXPECT_EQ(four.get(spec, model, "auto"), b);  // cached
+  EXPECT_EQ(four.size(), 1u);
+}
+
 TEST(Communicator, PlansAreCachedAndOverridesHonoured) {
   CommOptions options;
   options.algorithms["allreduce"] = "allreduce/linear";

@@ -319,6 +319,43 @@ TEST(Select, ErrorsNameTheProblem) {
                  "allreduce has no root to choose");
   expect_invalid([&] { plan_best_root(spec, model, "auto", {}, 4); },
                  "choosing the best root plans every root; 8 ranks exceed the limit of 4");
+  expect_invalid([&] { plan(spec, model, "auto", {}, PlanOptions{.workers = 0}); },
+                 "PlanOptions::workers is 0: planning needs at least 1");
+  expect_invalid([&] { decide(spec, model, "auto", {}, PlanOptions{.workers = 0}); },
+                 "PlanOptions::workers is 0: planning needs at least 1");
+}
+
+// The planning threads change how fast auto decides, not what: 1, 2 and 7 workers give the
+// same plan, candidate for candidate, by the default search (under a node model whose
+// switches no formula prices, so candidates are simulated) and the exhaustive one. The
+// options compare equal whatever the workers (decisions cached with 2 serve 7).
+TEST(Select, TheWorkersChangeHowFastNotWhat) {
+  EXPECT_EQ(PlanOptions{.workers = 1}, PlanOptions{.workers = 7});
+  const CostModel node = thread_node_model(4);
+  for (const bool exhaustive : {false, true}) {
+    for (const auto& spec :
+         {make_spec(CollectiveKind::kAllreduce, 12, 4096),
+          make_spec(CollectiveKind::kBcast, 9, 100), make_spec(CollectiveKind::kAlltoall, 6, 512),
+          make_spec_v(CollectiveKind::kGatherv, 5, {1, 4000, 2, 0, 70}, 1)}) {
+      clear_decision_cache();
+      const Plan one = plan(spec, node, "auto", {}, {.exhaustive = exhaustive, .workers = 1});
+      for (const unsigned workers : {2u, 7u}) {
+        clear_decision_cache();
+        const Plan many =
+            plan(spec, node, "auto", {}, {.exhaustive = exhaustive, .workers = workers});
+        const std::string what = std::string(collective_name(spec.kind)) + " with " +
+                                 std::to_string(workers) + " workers";
+        EXPECT_EQ(many.algorithm, one.algorithm) << what;
+        EXPECT_EQ(many.schedule.params, one.schedule.params) << what;
+        EXPECT_EQ(many.predicted_time, one.predicted_time) << what;
+        ASSERT_EQ(many.candidates.size(), one.candidates.size()) << what;
+        for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+          EXPECT_EQ(many.candidates[i].algorithm, one.candidates[i].algorithm) << what;
+          EXPECT_EQ(many.candidates[i].predicted, one.candidates[i].predicted) << what;
+        }
+      }
+    }
+  }
 }
 
 TEST(Select, BestRootIsTheMinimumOverEveryRoot) {
