@@ -44,6 +44,10 @@
 //                     receive slices out of buffer order) on real data: by plain MPI they go
 //                     through the transport's derived datatypes, with OPTCOLL_SHM_MIN_BYTES=0
 //                     through the same-node channel; rank 0 prints the summary.
+//   large-reductions  reductions of several same-node chunks (up to 560 KB) by every
+//                     registry algorithm of allreduce, reduce, reduce_scatter_block and scan,
+//                     sums and non-commutative products: the receiver combines each chunk as
+//                     it arrives; rank 0 prints the summary.
 //   multicast         the same-node channel (needs >= 3 ranks on one node): one buffer sent
 //                     to several ranks is copied into the sender's arena once, blocks come
 //                     back once every receiver is done, every receiver gets the right bytes.
@@ -154,6 +158,49 @@ int run_grid(bool rings) {
       failures_over(cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++); });
   if (rank == 0) {
     std::printf("mpi grid p=%d: %zu cases, %d failures\n", size, cases.size(), total);
+  }
+  return total == 0 ? 0 : 1;
+}
+
+// Reductions whose messages take several of the same-node channel's 64 KiB chunks, which the
+// receiver combines as the sender writes them (MpiTransport::copy_out): every registry
+// algorithm of allreduce, reduce (roots 0 and p - 1), reduce_scatter_block and scan, with
+// int64 sums of 70,001 elements (a block of 23,335 for reduce_scatter_block) and
+// non-commutative 2x2 matrix products of 9,001 (32-byte elements), against the reference.
+int run_large_reductions() {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi::MpiTransport transport(MPI_COMM_WORLD);
+  std::vector<RegistryCase> cases;
+  for (const CollectiveKind kind : {CollectiveKind::kAllreduce, CollectiveKind::kReduce,
+                                    CollectiveKind::kReduceScatterBlock, CollectiveKind::kScan}) {
+    for (const bool commutative : {true, false}) {
+      const Count count = kind == CollectiveKind::kReduceScatterBlock
+                              ? (commutative ? 23335 : 3001)
+                              : (commutative ? 70001 : 9001);
+      std::vector<Rank> roots{0};
+      if (kind == CollectiveKind::kReduce && size > 1) roots.push_back(size - 1);
+      for (const Rank root : roots) {
+        for (const auto* info : algorithms::algorithms_for(kind)) {
+          RegistryCase c;
+          c.algorithm = info;
+          c.spec = make_spec(kind, size, count, root);
+          c.spec.commutative = commutative;
+          if (algorithms::why_not(*info, c.spec, algorithms::resolve_params(*info, {}))) continue;
+          c.name = std::string(info->name) + (commutative ? " sum" : " matrices") + " root " +
+                   std::to_string(root);
+          cases.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  std::uint32_t epoch = 0;
+  const int total =
+      failures_over(cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++); });
+  if (rank == 0) {
+    std::printf("mpi large reductions p=%d: %zu cases, %d failures\n", size, cases.size(), total);
   }
   return total == 0 ? 0 : 1;
 }
@@ -824,6 +871,7 @@ int main(int argc, char** argv) {
              : mode == "communicator"            ? optcoll::run_communicator()
              : mode == "multicast"               ? optcoll::run_multicast()
              : mode == "slices"                  ? optcoll::run_slices()
+             : mode == "large-reductions"        ? optcoll::run_large_reductions()
              : mode == "in-flight"               ? optcoll::run_in_flight_grid(false)
              : mode == "in-flight-rings"         ? optcoll::run_in_flight_grid(true)
              : mode == "nonblocking"             ? optcoll::run_nonblocking(false)

@@ -755,7 +755,16 @@ bool MpiTransport::copy_out(Transfer& t) {
   if (t.data_done) return false;
   const std::uint64_t written = shm_->written(t.peer, t.block);
   const std::byte* payload = shm_->peer_payload(t.peer, t.block);
-  if (t.reduce) {
+  if (t.reduce && t.reduce.by_parts() && t.reduce.granule() > 0) {
+    // Combined straight from the block as the sender fills it, whole elements at a time:
+    // the reduction follows the sender's copy instead of starting after it (docs/design.md,
+    // "The same-node channel": a reduce of 2 MiB per rank at p = 2, 140 -> 77 us).
+    const std::uint64_t ready =
+        written >= t.bytes ? t.bytes : written - written % t.reduce.granule();
+    if (ready <= t.moved) return false;
+    t.reduce.combine_part(std::span<const std::byte>(payload + t.moved, ready - t.moved), t.moved);
+    t.moved = ready;
+  } else if (t.reduce) {
     if (written < t.bytes) return false;
     t.reduce(std::span<const std::byte>(payload, t.bytes));  // straight from the block
     t.moved = t.bytes;
