@@ -145,21 +145,23 @@ std::unique_ptr<mpi::MpiTransport> grid_transport(bool rings) {
   return std::make_unique<mpi::MpiTransport>(MPI_COMM_WORLD, options);
 }
 
-int run_grid(bool rings) {
-  int rank = 0;
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const auto owned = grid_transport(rings);
-  mpi::MpiTransport& transport = *owned;
-  const auto cases = registry_cases({size});
+// Runs every case on `transport` (failures_over); rank 0 prints "mpi WHAT p=P: N cases, F
+// failures". Exit status 0 when no rank failed.
+int run_cases(mpi::MpiTransport& transport, const std::vector<RegistryCase>& cases,
+              const char* what) {
   std::uint32_t epoch = 0;
   const int total =
       failures_over(cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++); });
-  if (rank == 0) {
-    std::printf("mpi grid p=%d: %zu cases, %d failures\n", size, cases.size(), total);
+  if (transport.rank() == 0) {
+    std::printf("mpi %s p=%d: %zu cases, %d failures\n", what, transport.size(), cases.size(),
+                total);
   }
   return total == 0 ? 0 : 1;
+}
+
+int run_grid(bool rings) {
+  const auto owned = grid_transport(rings);
+  return run_cases(*owned, registry_cases({owned->size()}), "grid");
 }
 
 // Reductions whose messages take several of the same-node channel's 64 KiB chunks, which the
@@ -168,11 +170,8 @@ int run_grid(bool rings) {
 // int64 sums of 70,001 elements (a block of 23,335 for reduce_scatter_block) and
 // non-commutative 2x2 matrix products of 9,001 (32-byte elements), against the reference.
 int run_large_reductions() {
-  int rank = 0;
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   mpi::MpiTransport transport(MPI_COMM_WORLD);
+  const Rank size = transport.size();
   std::vector<RegistryCase> cases;
   for (const CollectiveKind kind : {CollectiveKind::kAllreduce, CollectiveKind::kReduce,
                                     CollectiveKind::kReduceScatterBlock, CollectiveKind::kScan}) {
@@ -196,13 +195,7 @@ int run_large_reductions() {
       }
     }
   }
-  std::uint32_t epoch = 0;
-  const int total =
-      failures_over(cases, [&](const RegistryCase& c) { return run_case(transport, c, epoch++); });
-  if (rank == 0) {
-    std::printf("mpi large reductions p=%d: %zu cases, %d failures\n", size, cases.size(), total);
-  }
-  return total == 0 ? 0 : 1;
+  return run_cases(transport, cases, "large reductions");
 }
 
 // The slice patterns at the world's size over several counts (through the ring, eager and
