@@ -201,7 +201,7 @@ class Engine {
   Item queue_pop(std::int32_t q);
   bool queue_empty(std::int32_t q) const;
   // Transfers (by their Send) in the port lists: Send g, waiting for the first time, is
-  // appended to its sender's send list and its receiver's receive list (list_transfer); it is
+  // added to its sender's send list and its receiver's receive list (list_transfer); it is
   // parked in one of them, or elsewhere (a link's queue), and tagged so (tag_); a start tags
   // it started (unlist_started).
   void list_transfer(Gid g, const Item& item);
@@ -380,12 +380,12 @@ class Engine {
   WaitLists lists_;                    // the ranks' send and receive queues
   std::vector<QueueInfo> queue_info_;  // by queue id
   // Per Send, once any transfer waits: where it waits. A queue id (a port list it is parked
-  // in), or one of these.
+  // in), or one of these: never waited; waited, then started; listed but waiting in a link's
+  // queue (or being tried).
   std::vector<std::int32_t> tag_;
-  static constexpr std::int32_t kNotListed = -1;  // never waited
-  static constexpr std::int32_t kStarted = -2;    // waited, then started
-  static constexpr std::int32_t kElsewhere =
-      -3;  // listed, waiting in a link's queue (or being tried)
+  static constexpr std::int32_t kNotListed = -1;
+  static constexpr std::int32_t kStarted = -2;
+  static constexpr std::int32_t kElsewhere = -3;
 
   EventQueue events_;          // completions
   std::vector<Item> instant_;  // the completions of the current instant
