@@ -874,8 +874,7 @@ bool Engine::move_if_blocked(std::int32_t q) {
     other = head.sender;
     other_type = kSendQueue;
   }
-  lists_.advance(info.store);
-  lists_.add_parked(info.store, -1);
+  lists_.take_top(info.store);
   tag_parked(g, queue_of(other, other_type));
   return true;
 }
@@ -884,8 +883,7 @@ Item Engine::queue_pop(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   if (!is_port_queue(info.type)) return queues_.pop(info.store);
   const Item item = queue_top(q);
-  lists_.advance(info.store);
-  lists_.add_parked(info.store, -1);
+  lists_.take_top(info.store);
   tag_[static_cast<std::size_t>(item.gid)] = kElsewhere;  // being tried: try_start tags it
   return item;
 }
@@ -905,19 +903,16 @@ void Engine::list_transfer(Gid g, const Item& item) {
 
 void Engine::tag_parked(Gid g, std::int32_t q) {
   tag_[static_cast<std::size_t>(g)] = q;
-  lists_.add_parked(queue_info_[static_cast<std::size_t>(q)].store, 1);
+  lists_.add_parked(queue_info_[static_cast<std::size_t>(q)].store);
 }
 
 void Engine::unlist_started(Gid g) {
   if (tag_.empty() || tag_[static_cast<std::size_t>(g)] == kNotListed) return;
   tag_[static_cast<std::size_t>(g)] = kStarted;
-  const auto list_of = [&](Rank rank, QueueType type) {
-    return queue_info_[static_cast<std::size_t>(
-                           queue_slot_[static_cast<std::size_t>(rank) * 3 + type])]
-        .store;
-  };
-  lists_.add_started(list_of(hot_[g].rank, kSendQueue));
-  lists_.add_started(list_of(hot_[hot_[g].partner].rank, kRecvQueue));
+  for (const std::int32_t q :
+       {queue_of(hot_[g].rank, kSendQueue), queue_of(hot_[hot_[g].partner].rank, kRecvQueue)}) {
+    lists_.add_started(queue_info_[static_cast<std::size_t>(q)].store);
+  }
 }
 
 }  // namespace optcoll::sim::detail

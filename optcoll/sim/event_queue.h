@@ -295,9 +295,7 @@ class WaitLists {
   }
   // Transfers parked in the list: empty() is true when there are none.
   bool empty(std::int32_t list) const { return lists_[static_cast<std::size_t>(list)].parked == 0; }
-  void add_parked(std::int32_t list, std::int32_t delta) {
-    lists_[static_cast<std::size_t>(list)].parked += delta;
-  }
+  void add_parked(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].parked; }
   // One of the list's transfers started (is no longer waiting anywhere).
   void add_started(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].started; }
   // Back to the list's first entry, for a new pass over it; drops the started entries
@@ -332,8 +330,13 @@ class WaitLists {
     }
     return l.entries[l.cursor];
   }
-  // Past the entry top() returned.
-  void advance(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].cursor; }
+  // The entry top() returned leaves the list (it is no longer parked there); the cursor
+  // moves past it.
+  void take_top(std::int32_t list) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    ++l.cursor;
+    --l.parked;
+  }
 
  private:
   static constexpr std::size_t kCompactMin = 64;

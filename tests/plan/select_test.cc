@@ -4,8 +4,12 @@
 #include "optcoll/plan/select.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <variant>
 
 #include <gtest/gtest.h>
@@ -323,6 +327,27 @@ TEST(Select, ErrorsNameTheProblem) {
                  "PlanOptions::workers is 0: planning needs at least 1");
   expect_invalid([&] { decide(spec, model, "auto", {}, PlanOptions{.workers = 0}); },
                  "PlanOptions::workers is 0: planning needs at least 1");
+}
+
+// parallel_for runs every index once on at most `workers` threads (the caller's included):
+// with 1 every index runs on the calling thread; with more, never more threads than asked.
+TEST(Select, ParallelForTakesAtMostItsWorkers) {
+  for (const unsigned workers : {1u, 2u, 3u}) {
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    std::vector<int> runs(24, 0);
+    search::parallel_for(runs.size(), workers, [&](std::size_t i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // room for every worker
+      const std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+      ++runs[i];
+    });
+    EXPECT_EQ(runs, std::vector<int>(24, 1)) << workers;
+    EXPECT_LE(threads.size(), workers) << workers;
+    if (workers == 1) {
+      EXPECT_EQ(*threads.begin(), std::this_thread::get_id());
+    }
+  }
 }
 
 // The planning threads change how fast auto decides, not what: 1, 2 and 7 workers give the
