@@ -758,7 +758,7 @@ bool MpiTransport::copy_out(Transfer& t) {
   if (t.reduce && t.reduce.by_parts() && t.reduce.granule() > 0) {
     // Combined straight from the block as the sender fills it, whole elements at a time:
     // the reduction follows the sender's copy instead of starting after it (docs/design.md,
-    // "The same-node channel": a reduce of 2 MiB per rank at p = 2, 140 -> 77 us).
+    // "The same-node channel").
     const std::uint64_t ready =
         written >= t.bytes ? t.bytes : written - written % t.reduce.granule();
     if (ready <= t.moved) return false;
