@@ -6,7 +6,7 @@
 out=${OUT:-/tmp/node-out}
 res=$out/$name
 mkdir -p "$res"
-p=16
+p=${NODE_RANKS:-16}  # ranks per run (a smaller NODE_RANKS tries the scripts out on a smaller machine)
 pack() { tar -czf "$out/$name.tgz" -C "$out" "$name"; }
 step() {  # step NAME SECONDS COMMAND...: COMMAND under `timeout`, its output in NAME.txt/.err
   local step_name=$1 limit=$2

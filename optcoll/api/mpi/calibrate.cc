@@ -147,8 +147,11 @@ NodeCalibration calibrate_on_mpi(NodeCalibrationOptions options) {
   // Several nodes: the two levels and the placement (calibrate_node.h).
   if (several_nodes) calibrate_levels(transport, *placement, options, calibration);
   // One node, where the handshake was found: the library's own messages past it, beside
-  // the channel that replaces the large ones.
-  if (one_node && transport.size() >= 2 && calibration.model.rendezvous_bytes &&
+  // the channel that replaces the large ones. Only rank 0 holds the fitted model
+  // (calibrate_node.h), so its verdict is sent to every rank: the ping-pong is collective.
+  int handshake_found = calibration.model.rendezvous_bytes ? 1 : 0;
+  MPI_Bcast(&handshake_found, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (one_node && transport.size() >= 2 && handshake_found != 0 &&
       options.max_bytes >= (std::size_t{128} << 10)) {
     const std::vector<PingPongSample> samples =
         library_ping_pong(options.max_bytes, options.repetitions);
