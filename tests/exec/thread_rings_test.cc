@@ -91,9 +91,23 @@ Bytes payload(Rank from, Rank to, std::int32_t seq, std::size_t n) {
   return b;
 }
 
-// Sizes on both sides of the ring's limit (and the mailbox's eager path above it).
+constexpr std::size_t kRingMessageBytes = ThreadTransport::kRingMessageBytes;
+
+// Sizes on both sides of a slot's payload, of two slots and of the ring's limit (and the
+// mailbox's eager path above it).
 std::size_t size_of(std::int32_t seq) {
-  constexpr std::size_t kSizes[] = {0, 1, 8, kRingPayload - 1, kRingPayload, kRingPayload + 1, 600};
+  constexpr std::size_t kSizes[] = {0,
+                                    1,
+                                    8,
+                                    kRingPayload - 1,
+                                    kRingPayload,
+                                    kRingPayload + 1,
+                                    600,
+                                    2 * kRingPayload,
+                                    2 * kRingPayload + 1,
+                                    kRingMessageBytes - 1,
+                                    kRingMessageBytes,
+                                    kRingMessageBytes + 1};
   return kSizes[static_cast<std::size_t>(seq) % std::size(kSizes)];
 }
 
@@ -163,6 +177,57 @@ TEST(ThreadRings, EveryPairAnyOrderAnySize) {
   }
 }
 
+// Messages of several slots sent in pieces (isendv) whose boundaries fall anywhere in a
+// slot, received whole (irecv) and in other pieces (irecvv), enough of them for the ring to
+// wrap inside a message: each arrives intact.
+TEST(ThreadRings, MessagesOfSeveralSlotsInPieces) {
+  constexpr std::int32_t kMessages = 3 * static_cast<std::int32_t>(ThreadTransport::kRingSlots);
+  FabricWorld world(2, true);
+  std::vector<Bytes> got(kMessages);
+  auto bytes_of = [](std::int32_t s) {
+    return std::size_t{1} + static_cast<std::size_t>(s * 37) % kRingMessageBytes;
+  };
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    std::vector<RequestId> ids;
+    if (t.rank() == 0) {
+      std::vector<Bytes> outgoing;
+      std::vector<std::vector<std::span<const std::byte>>> pieces(kMessages);
+      for (std::int32_t s = 0; s < kMessages; ++s)
+        outgoing.push_back(payload(0, 1, s, bytes_of(s)));
+      for (std::int32_t s = 0; s < kMessages; ++s) {
+        const std::span<const std::byte> whole(outgoing[static_cast<std::size_t>(s)]);
+        const std::size_t cut =
+            std::min(whole.size(), std::size_t{50} + static_cast<std::size_t>(s));
+        auto& mine = pieces[static_cast<std::size_t>(s)];
+        mine = {whole.first(cut / 2), whole.subspan(cut / 2, cut - cut / 2), whole.subspan(cut)};
+        ids.push_back(t.isendv(1, {3, s}, mine));
+        if (s % 8 == 7) wait_all(t, ids, done);  // the receiver drains as it goes
+      }
+      wait_all(t, ids, done);
+    } else {
+      std::vector<std::vector<std::span<std::byte>>> pieces(kMessages);
+      for (std::int32_t s = 0; s < kMessages; ++s) {
+        Bytes& mine = got[static_cast<std::size_t>(s)];
+        mine.assign(bytes_of(s), std::byte{0xEE});
+        if (s % 2 == 0) {
+          ids.push_back(t.irecv(0, {3, s}, mine));
+          continue;
+        }
+        const std::span<std::byte> whole(mine);
+        const std::size_t cut = whole.size() / 3;
+        auto& parts = pieces[static_cast<std::size_t>(s)];
+        parts = {whole.first(cut), whole.subspan(cut)};
+        ids.push_back(t.irecvv(0, {3, s}, parts));
+      }
+      wait_all(t, ids, done);
+    }
+  });
+  for (std::int32_t s = 0; s < kMessages; ++s) {
+    EXPECT_EQ(got[static_cast<std::size_t>(s)], payload(0, 1, s, bytes_of(s))) << "message " << s;
+  }
+}
+
 // A sender of small messages runs ahead of a receiver that has not started by the ring's
 // slots and the mailbox's eager messages (no ring without spinning), then waits.
 TEST(ThreadRings, SendsRunAheadByTheRingAndTheMailbox) {
@@ -204,6 +269,52 @@ TEST(ThreadRings, SendsRunAheadByTheRingAndTheMailbox) {
     });
     EXPECT_EQ(completed_first, ahead) << "spin " << spin;
     for (int i = 0; i < messages; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], 11 * i) << i;
+  }
+}
+
+// Messages of the ring's largest size take kRingMessageSlots slots each: a sender runs
+// ahead of a receiver that has not started by kRingSlots / kRingMessageSlots of them in the
+// ring, then by the mailbox's eager messages (their bytes are under its limit).
+TEST(ThreadRings, LargeRingMessagesTakeTheirSlots) {
+  constexpr int kInRing =
+      static_cast<int>(ThreadTransport::kRingSlots * kRingPayload / kRingMessageBytes);
+  const int ahead =
+      kInRing + static_cast<int>(std::min(ThreadTransport::kEagerMailboxMessages,
+                                          ThreadTransport::kEagerMailboxBytes / kRingMessageBytes));
+  const int messages = ahead + 4;
+  FabricWorld world(2, true);
+  std::atomic<bool> receiver_go{false};
+  int completed_first = 0;
+  std::vector<Bytes> got(static_cast<std::size_t>(messages));
+  world.run([&](ThreadTransport& t) {
+    std::set<RequestId> done;
+    std::vector<RequestId> ids;
+    if (t.rank() == 0) {
+      std::vector<Bytes> outgoing;
+      for (int i = 0; i < messages; ++i) outgoing.push_back(payload(0, 1, i, kRingMessageBytes));
+      for (int i = 0; i < messages; ++i)
+        ids.push_back(t.isend(1, {0, i}, outgoing[static_cast<std::size_t>(i)]));
+      while (true) {
+        const auto more = t.wait_some(milliseconds(50));
+        if (more.empty()) break;
+        done.insert(more.begin(), more.end());
+      }
+      completed_first = static_cast<int>(done.size());
+      receiver_go.store(true);
+      wait_all(t, ids, done);
+    } else {
+      while (!receiver_go.load()) std::this_thread::yield();
+      for (int i = 0; i < messages; ++i) {
+        Bytes& mine = got[static_cast<std::size_t>(i)];
+        mine.assign(kRingMessageBytes, std::byte{0xEE});
+        ids.push_back(t.irecv(0, {0, i}, mine));
+      }
+      wait_all(t, ids, done);
+    }
+  });
+  EXPECT_EQ(completed_first, ahead);
+  for (int i = 0; i < messages; ++i) {
+    EXPECT_EQ(got[static_cast<std::size_t>(i)], payload(0, 1, i, kRingMessageBytes)) << i;
   }
 }
 

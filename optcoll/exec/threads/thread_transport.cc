@@ -124,6 +124,33 @@ Fabric::~Fabric() {
   for (std::size_t i = 0; i < pairs; ++i) delete rings_[i].load(std::memory_order_relaxed);
 }
 
+void Fabric::EagerRing::fill(std::uint32_t position,
+                             std::span<const std::span<const std::byte>> pieces) {
+  std::byte* out = slots[position % kRingSlots].data.data();
+  std::size_t room = kRingPayload;
+  for (std::span<const std::byte> piece : pieces) {
+    while (!piece.empty()) {
+      if (room == 0) {
+        out = slots[++position % kRingSlots].data.data();
+        room = kRingPayload;
+      }
+      const std::size_t n = std::min(room, piece.size());
+      std::memcpy(out, piece.data(), n);
+      out += n;
+      room -= n;
+      piece = piece.subspan(n);
+    }
+  }
+}
+
+void Fabric::EagerRing::copy_out(std::uint32_t position, std::size_t bytes, std::byte* out) const {
+  for (std::size_t done = 0; done < bytes; ++position) {
+    const std::size_t n = std::min(kRingPayload, bytes - done);
+    std::memcpy(out + done, slots[position % kRingSlots].data.data(), n);
+    done += n;
+  }
+}
+
 Fabric::EagerRing& Fabric::sender_ring(Rank from, Rank to) {
   std::atomic<EagerRing*>& slot = rings_[pair_index(from, to)];
   EagerRing* ring = slot.load(std::memory_order_relaxed);  // only this sender stores it
@@ -409,21 +436,19 @@ bool ThreadTransport::ring_send(Rank to, MsgKey key, std::span<const std::byte> 
                                 std::span<const std::span<const std::byte>> parts,
                                 std::size_t bytes) {
   Fabric::EagerRing& ring = fabric_.sender_ring(rank_, to);
+  const std::uint32_t slots = Fabric::ring_slots_for(bytes);
   const std::uint32_t tail = ring.tail;
-  if (tail - ring.sender_head >= Fabric::kRingSlots) {
+  if (tail + slots - ring.sender_head > Fabric::kRingSlots) {
     ring.sender_head = ring.head.load(std::memory_order_acquire);
-    if (tail - ring.sender_head >= Fabric::kRingSlots) return false;
+    if (tail + slots - ring.sender_head > Fabric::kRingSlots) return false;
   }
+  const std::span<const std::byte> whole[] = {data};
+  ring.fill(tail, parts.empty() ? std::span<const std::span<const std::byte>>(whole) : parts);
   Fabric::EagerRing::Slot& slot = ring.slots[tail % Fabric::kRingSlots];
   slot.key = key;
   slot.bytes = static_cast<std::uint32_t>(bytes);
-  if (!parts.empty()) {
-    gather(parts, slot.data.data());
-  } else if (!data.empty()) {
-    std::memcpy(slot.data.data(), data.data(), data.size());
-  }
   slot.stamp.store(tail + 1, std::memory_order_release);
-  ring.tail = tail + 1;
+  ring.tail = tail + slots;
   fabric_.wake_ring_receiver(to);
   return true;
 }
@@ -436,20 +461,21 @@ void ThreadTransport::drain_ring(Rank from) {
   PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
   Fabric::Mailbox& box = fabric_.mailbox(from, rank_);
   const std::lock_guard lock(box.mutex);  // for the posted receives (senders match them too)
-  for (; ring->published(head); ++head) {
+  while (ring->published(head)) {
     const Fabric::EagerRing::Slot& slot = ring->slots[head % Fabric::kRingSlots];
-    const std::span<const std::byte> data(slot.data.data(), slot.bytes);
+    const std::uint32_t slots = Fabric::ring_slots_for(slot.bytes);
     const auto it = box.recvs.find(slot.key);
     if (it == box.recvs.end() || it->handed_send != 0) {
       Fabric::Arrived& kept = arrived.emplace_back();
       kept.key = slot.key;
       kept.bytes = slot.bytes;
-      if (!data.empty()) std::memcpy(kept.data.data(), data.data(), data.size());
-      continue;
+      ring->copy_out(head, slot.bytes, kept.data.data());
+    } else {
+      Fabric::PostedRecv recv = box.recvs.take(it);
+      // The send completed when it was published: only the receive is left to finish.
+      finish_own_receive(transfer(from, rank_, slot.key, ring_message(*ring, head), recv), recv.id);
     }
-    Fabric::PostedRecv recv = box.recvs.take(it);
-    // The send completed when it was published: only the receive is left to finish.
-    finish_own_receive(transfer(from, rank_, slot.key, data, recv), recv.id);
+    head += slots;
   }
   ring->head.store(head, std::memory_order_release);
 }
@@ -491,7 +517,7 @@ bool ThreadTransport::receive_arrived(Rank from, MsgKey key, Fabric::PostedRecv&
   const auto it = arrived.find(key);
   if (it == arrived.end()) return false;
   TransferResult result = transfer(from, rank_, key, {it->data.data(), it->bytes}, recv);
-  arrived.take(it);
+  arrived.drop(it);
   finish_own_receive(std::move(result), recv.id);
   return true;
 }
@@ -503,11 +529,20 @@ bool ThreadTransport::receive_from_ring_head(Rank from, MsgKey key, Fabric::Post
   if (!ring->published(head)) return false;
   const Fabric::EagerRing::Slot& slot = ring->slots[head % Fabric::kRingSlots];
   if (slot.key != key) return false;
-  TransferResult result = transfer(from, rank_, key, {slot.data.data(), slot.bytes}, recv);
-  ring->head.store(head + 1,
-                   std::memory_order_release);  // the slot is read: the sender may reuse it
+  const std::uint32_t slots = Fabric::ring_slots_for(slot.bytes);
+  TransferResult result = transfer(from, rank_, key, ring_message(*ring, head), recv);
+  ring->head.store(head + slots,
+                   std::memory_order_release);  // the slots are read: the sender may reuse them
   finish_own_receive(std::move(result), recv.id);
   return true;
+}
+
+std::span<const std::byte> ThreadTransport::ring_message(const Fabric::EagerRing& ring,
+                                                         std::uint32_t position) {
+  const Fabric::EagerRing::Slot& slot = ring.slots[position % Fabric::kRingSlots];
+  if (slot.bytes <= kRingPayload) return {slot.data.data(), slot.bytes};
+  ring.copy_out(position, slot.bytes, ring_message_.data());
+  return {ring_message_.data(), slot.bytes};
 }
 
 void ThreadTransport::finish_own_receive(TransferResult result, RequestId id) {
@@ -534,7 +569,7 @@ RequestId ThreadTransport::send_message(Rank to, MsgKey key, std::span<const std
   throw_if_aborted();
   const RequestId id = next_id_++;
   idle_ = Clock::duration::zero();
-  if (fabric_.rings() && bytes <= kRingPayload && ring_send(to, key, data, parts, bytes)) {
+  if (fabric_.rings() && bytes <= kRingMessageBytes && ring_send(to, key, data, parts, bytes)) {
     local_done_.push_back(id);
     return id;
   }

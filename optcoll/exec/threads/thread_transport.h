@@ -24,11 +24,13 @@
 // (flow control: a rank that only sends, such as a bcast root in a loop, cannot run ahead
 // without bound).
 //
-// The smallest messages (at most kRingPayload bytes, such as a bcast of a few elements) skip
-// the mailbox: each ordered pair has an eager ring, a fixed array of slots that only the
-// sender writes and only the receiver drains, with no lock. The sender copies the message
-// into the next slot and publishes it by stamping the slot with its position (so the flag
-// and the data share the slot's cache line), and completes; the receiver polls the slot it
+// Small messages (at most kRingMessageBytes, such as a bcast of a few elements or the steps
+// of a recursive-doubling allgather of 64 B per rank) skip the mailbox: each ordered pair
+// has an eager ring, a fixed array of slots that only the sender writes and only the
+// receiver drains, with no lock. The sender copies the message into the next slot (and the
+// slots after it, kRingPayload bytes in each, where it is larger) and publishes it by
+// stamping its first slot with its position (so the flag and the start of the data share
+// the slot's cache line), and completes; the receiver polls the slot it
 // expects next on each of its incoming rings, and when it posts a receive or waits, moves
 // what arrived into the matching posted receive or keeps it in a list of its own for a
 // receive still to come. A receive posted when its message is already the ring's next one
@@ -172,6 +174,11 @@ class PostedQueue {
   // Removes and returns *it.
   Posted take(iterator it) {
     Posted taken = std::move(*it);
+    drop(it);
+    return taken;
+  }
+  // Removes *it (take() without the copy out).
+  void drop(iterator it) {
     if (it != begin()) {
       items_.erase(it);
     } else if (++head_ == items_.size()) {
@@ -180,7 +187,6 @@ class PostedQueue {
       items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
       head_ = 0;
     }
-    return taken;
   }
   template <typename Predicate>
   void erase_if(Predicate&& predicate) {
@@ -290,13 +296,24 @@ class Fabric {
     MsgKey key;
   };
   // The lock-free eager channel of one ordered pair (file comment). `tail` and
-  // `sender_head` belong to the sender, `head` to the receiver. Message k (counted from the
-  // ring's creation, across runs) goes to slot k % kRingSlots, which is published when its
-  // `stamp` becomes k + 1: the receiver, at head k, polls that one slot, whose line carries
-  // the stamp, the key, the size and (up to 48 bytes) the data. Made by the sender on its
-  // first small send.
+  // `sender_head` belong to the sender, `head` to the receiver. Positions count slots from
+  // the ring's creation, across runs. A message at position k starts in slot k % kRingSlots,
+  // which is published when its `stamp` becomes k + 1: the receiver, at head k, polls that
+  // one slot, whose line carries the stamp, the key, the size and (up to 48 bytes) the data.
+  // A message of more than kRingPayload bytes (at most kRingMessageBytes) goes on in the
+  // next slots, kRingPayload bytes in each, whose stamps it leaves alone (they keep a
+  // position of an earlier lap, never the one the receiver expects there); the receiver's
+  // head then moves past all of its slots. Made by the sender on its first small send.
   static constexpr std::size_t kRingPayload = 112;
   static constexpr std::uint32_t kRingSlots = 32;
+  static constexpr std::uint32_t kRingMessageSlots = kRingSlots / 2;
+  static constexpr std::size_t kRingMessageBytes = kRingPayload * kRingMessageSlots;
+  // The slots a message of `bytes` takes in a ring (at least one).
+  static constexpr std::uint32_t ring_slots_for(std::size_t bytes) {
+    return bytes <= kRingPayload
+               ? 1
+               : static_cast<std::uint32_t>((bytes + kRingPayload - 1) / kRingPayload);
+  }
   struct EagerRing {
     struct alignas(64) Slot {
       std::atomic<std::uint32_t> stamp{0};  // k + 1 once message k is in the slot
@@ -313,12 +330,17 @@ class Fabric {
     bool published(std::uint32_t position) const {
       return slots[position % kRingSlots].stamp.load(std::memory_order_acquire) == position + 1;
     }
+    // Writes the concatenation of `pieces` into the slots from `position` on (the sender,
+    // before it publishes the message there).
+    void fill(std::uint32_t position, std::span<const std::span<const std::byte>> pieces);
+    // Copies the `bytes` of the message published at `position` to `out` (the receiver).
+    void copy_out(std::uint32_t position, std::size_t bytes, std::byte* out) const;
   };
   // A ring message the receiver took out before its receive was posted.
   struct Arrived {
     MsgKey key;
     std::uint32_t bytes = 0;
-    std::array<std::byte, kRingPayload> data{};
+    std::array<std::byte, kRingMessageBytes> data;
   };
   // Messages from one rank to another that are posted on one side only. Small vectors: a
   // schedule rarely has more than a few messages outstanding per ordered pair.
@@ -452,11 +474,12 @@ class ThreadTransport final : public Transport {
   // Completions a rank's lists hold without growing (more make them grow once, and they
   // keep that size: a prepared call allocates nothing).
   static constexpr std::size_t kCompletionsReserved = 64;
-  // Sends of at most this many bytes go through the pair's ring while it has a free slot
-  // (file comment); a sender runs ahead of its receiver by at most kRingSlots of them, and
-  // then by kEagerMailboxMessages more through the mailbox.
+  // Sends of at most kRingMessageBytes go through the pair's ring while it has room for
+  // them (file comment): kRingPayload bytes per slot; a sender runs ahead of its receiver by
+  // at most kRingSlots of them, and then by kEagerMailboxMessages more through the mailbox.
   static constexpr std::size_t kRingPayload = Fabric::kRingPayload;
   static constexpr std::size_t kRingSlots = Fabric::kRingSlots;
+  static constexpr std::size_t kRingMessageBytes = Fabric::kRingMessageBytes;
 
   ThreadTransport(Fabric& fabric, Rank rank);
 
@@ -579,6 +602,9 @@ class ThreadTransport final : public Transport {
   bool receive_from_ring_head(Rank from, MsgKey key, Fabric::PostedRecv& recv);
   // Records the outcome of a match this rank completed for its own receive `id`.
   void finish_own_receive(TransferResult result, RequestId id);
+  // The message published at `position` of `ring` in one piece: in its slot where it fits
+  // one, else copied into ring_message_.
+  std::span<const std::byte> ring_message(const Fabric::EagerRing& ring, std::uint32_t position);
 
   Fabric& fabric_;
   const Rank rank_;
@@ -598,6 +624,8 @@ class ThreadTransport final : public Transport {
   std::uint32_t inbox_emptied_news_ = 0;
   bool inbox_emptied_ = false;
   SpinBudget spin_{kSpinBudget};  // how long a wait spins before it sleeps
+  // A ring message of several slots, put together for its receive (ring_message()).
+  std::array<std::byte, kRingMessageBytes> ring_message_{};
 };
 
 }  // namespace optcoll::threads
