@@ -2,7 +2,7 @@
 // File: the thread backend (the embedded default: p threads in one process) against the
 // MPI library's own collectives on p processes of the same node, in one run (issue 7's
 // first target). Run under mpirun with p processes:
-//   mpirun -np 8 build/bench/bench_threads_vs_mpi [iterations [max-bytes]]
+//   mpirun -np 8 build/bench/bench_threads_vs_mpi [iterations [max-bytes [MODEL TUNING]]]
 // `iterations` calls per timing at 16 KiB .. 512 KiB per rank; as OSU's benchmarks do, ten
 // times as many at 8 KiB and below (where one call takes microseconds and the barrier before
 // a timing would otherwise weigh on it) and a quarter as many at 1 MiB and above.
@@ -19,6 +19,10 @@
 // that p threads reach on this node at that size (copy_bandwidth, measured in the same run),
 // and the thread backend's time over it. Below 64 KiB a call is latency, not traffic, and the
 // columns say "-".
+// With MODEL (model.json, as optcoll calibrate writes it) and TUNING (a table of optcoll
+// tune's), a second table times the threads again with "auto" under both
+// (CommOptions::model and ::tuning: the measured choice where the table has one), as a user
+// who tuned this node runs them.
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -26,8 +30,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -109,7 +115,8 @@ double time_mpi(const std::string& name, std::size_t n, int iterations) {
 // Every case on a ThreadWorld of p ranks run as `execution` says: results[case] = per-call
 // seconds. `ran_as`: how the world ran them (auto decides at the start of its run).
 std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution execution,
-                                 std::string* ran_as = nullptr) {
+                                 std::string* ran_as = nullptr,
+                                 const optcoll::CommOptions& options = {}) {
   const auto all_sizes = sizes();
   const std::size_t cases = all_sizes.size() * std::size(kCollectives);
   // [case][repetition][rank]
@@ -117,7 +124,7 @@ std::vector<double> time_threads(int p, int iterations, optcoll::RankExecution e
   optcoll::ThreadWorld world(p, optcoll::WorldOptions{std::chrono::seconds(60), execution});
   const auto cache = std::make_shared<optcoll::PlanCache>();
   world.run([&](optcoll::Transport& transport) {
-    optcoll::Communicator comm(transport, cache);
+    optcoll::Communicator comm(transport, cache, options);
     const auto me = static_cast<std::size_t>(comm.rank());
     std::size_t c = 0;
     for (const std::size_t bytes : all_sizes) {
@@ -220,6 +227,48 @@ double copy_bandwidth(int p, std::size_t bytes) {
 
 }  // namespace
 
+std::string file_text(const char* path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("cannot read ") + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The options of a user who calibrated and tuned this node: "auto" under MODEL and TUNING.
+optcoll::CommOptions tuned_options(const char* model, const char* tuning) {
+  optcoll::CommOptions options;
+  options.model = optcoll::parse_cost_model_json(file_text(model));
+  options.tuning =
+      std::make_shared<const optcoll::TuningTable>(optcoll::parse_tuning_json(file_text(tuning)));
+  return options;
+}
+
+// The second table: threads with "auto" under MODEL and TUNING, beside MPI and the
+// untuned threads (same cases, same order).
+void print_tuned(const std::vector<double>& tuned, const std::vector<double>& threads,
+                 const std::vector<double>& mpi, const std::vector<double>& bandwidth, int p) {
+  std::printf(
+      "\nthreads with auto under the given model and tuning table\n\n"
+      "| collective | bytes per rank | tuned (us) | MPI (us) | tuned / MPI | tuned / threads | "
+      "limit (us) | tuned / limit |\n|---|---|---|---|---|---|---|---|\n");
+  std::size_t c = 0;
+  for (std::size_t s = 0; s < sizes().size(); ++s) {
+    const std::size_t bytes = sizes()[s];
+    for (const char* name : kCollectives) {
+      std::printf("| %s | %zu | %.1f | %.1f | %.2f | %.2f |", name, bytes, tuned[c] * 1e6,
+                  mpi[c] * 1e6, tuned[c] / mpi[c], tuned[c] / threads[c]);
+      if (bandwidth[s] > 0) {
+        const double limit = required_traffic(name, static_cast<double>(bytes), p) / bandwidth[s];
+        std::printf(" %.1f | %.2f |\n", limit * 1e6, tuned[c] / limit);
+      } else {
+        std::printf(" - | - |\n");
+      }
+      ++c;
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
@@ -244,10 +293,24 @@ int main(int argc, char** argv) {
   std::vector<double> auto_times;
   std::vector<double> bandwidth;  // per size; 0 below kLimitFrom
   std::string auto_ran_as;
+  std::vector<double> tuned_times;  // with MODEL and TUNING given
+  optcoll::CommOptions tuned;
+  if (argc > 4) {
+    try {
+      tuned = tuned_options(argv[3], argv[4]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_threads_vs_mpi: %s\n", e.what());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
   if (rank == 0) {
     thread_times = time_threads(size, iterations, optcoll::RankExecution::kThreads);
     fiber_times = time_threads(size, iterations, optcoll::RankExecution::kFibers);
     auto_times = time_threads(size, iterations, optcoll::RankExecution::kAuto, &auto_ran_as);
+    if (tuned.tuning) {
+      tuned_times =
+          time_threads(size, iterations, optcoll::RankExecution::kThreads, nullptr, tuned);
+    }
     for (const std::size_t bytes : sizes()) {
       bandwidth.push_back(bytes >= kLimitFrom ? copy_bandwidth(size, bytes) : 0.0);
     }
@@ -301,6 +364,7 @@ int main(int argc, char** argv) {
         "over the copy "
         "bandwidth (read + written) of %d threads copying n bytes each at once on this node\n",
         size);
+    if (!tuned_times.empty()) print_tuned(tuned_times, thread_times, mpi_times, bandwidth, size);
   }
   MPI_Finalize();
   return 0;
