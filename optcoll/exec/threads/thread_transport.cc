@@ -469,7 +469,9 @@ void ThreadTransport::drain_ring(Rank from) {
       Fabric::Arrived& kept = arrived.emplace_back();
       kept.key = slot.key;
       kept.bytes = slot.bytes;
-      ring->copy_out(head, slot.bytes, kept.data.data());
+      if (slots > 1) kept.large = take_spare_large();
+      ring->copy_out(head, slot.bytes,
+                     kept.large != nullptr ? kept.large->data() : kept.data.data());
     } else {
       Fabric::PostedRecv recv = box.recvs.take(it);
       // The send completed when it was published: only the receive is left to finish.
@@ -516,7 +518,8 @@ bool ThreadTransport::receive_arrived(Rank from, MsgKey key, Fabric::PostedRecv&
   PostedQueue<Fabric::Arrived>& arrived = fabric_.arrived(from, rank_);
   const auto it = arrived.find(key);
   if (it == arrived.end()) return false;
-  TransferResult result = transfer(from, rank_, key, {it->data.data(), it->bytes}, recv);
+  TransferResult result = transfer(from, rank_, key, it->payload(), recv);
+  if (it->large != nullptr) spare_large_.push_back(std::move(it->large));
   arrived.drop(it);
   finish_own_receive(std::move(result), recv.id);
   return true;
@@ -535,6 +538,22 @@ bool ThreadTransport::receive_from_ring_head(Rank from, MsgKey key, Fabric::Post
                    std::memory_order_release);  // the slots are read: the sender may reuse them
   finish_own_receive(std::move(result), recv.id);
   return true;
+}
+
+std::unique_ptr<std::array<std::byte, ThreadTransport::kRingMessageBytes>>
+ThreadTransport::take_spare_large() {
+  if (spare_large_.empty()) {
+    // As many again as this rank has (at least one): a list that grows by doubling makes
+    // few calls allocate, as a vector's storage does.
+    const std::size_t more = std::max<std::size_t>(1, large_owned_);
+    for (std::size_t i = 0; i < more; ++i) {
+      spare_large_.push_back(std::make_unique<std::array<std::byte, kRingMessageBytes>>());
+    }
+    large_owned_ += more;
+  }
+  auto buffer = std::move(spare_large_.back());
+  spare_large_.pop_back();
+  return buffer;
 }
 
 std::span<const std::byte> ThreadTransport::ring_message(const Fabric::EagerRing& ring,
