@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The open issues' node targets in one run on the lent 16-core machine (no compiler there, no
-# network). On the node of 2026-11-30 the parts took: threads 15 s, mpi 55 s, persistent
-# 30 s, export 20 s, planning 65 s, model 90 s (tuned: 50 s more).
+# network). On the node of 2026-11-30 the parts took: threads 14 s, mpi 47 s, persistent
+# 19 s, export 16 s, planning 63 s, model 55 s (tuned: 50 s more); the machine's start
+# about 40 s more.
 #
 # What the run needs, prepared on the build machine (as for run.sh): .node/ at the repository
 # root, filled by the device tooling's packing script with build/release/cli/optcoll,
