@@ -93,6 +93,17 @@ Bytes payload(Rank from, Rank to, std::int32_t seq, std::size_t n) {
 
 constexpr std::size_t kRingMessageBytes = ThreadTransport::kRingMessageBytes;
 
+// Waits until nothing more completes (the peer has not started): into `done`, returning
+// how many completed.
+int complete_without_peer(Transport& t, std::set<RequestId>& done) {
+  while (true) {
+    const auto more = t.wait_some(milliseconds(50));
+    if (more.empty()) break;
+    done.insert(more.begin(), more.end());
+  }
+  return static_cast<int>(done.size());
+}
+
 // Sizes on both sides of a slot's payload, of two slots and of the ring's limit (and the
 // mailbox's eager path above it).
 std::size_t size_of(std::int32_t seq) {
@@ -249,12 +260,7 @@ TEST(ThreadRings, SendsRunAheadByTheRingAndTheMailbox) {
           ids.push_back(t.isend(1, {0, i},
                                 std::as_bytes(std::span(&values[static_cast<std::size_t>(i)], 1))));
         }
-        while (true) {  // everything that can complete without the receiver
-          const auto more = t.wait_some(milliseconds(50));
-          if (more.empty()) break;
-          done.insert(more.begin(), more.end());
-        }
-        completed_first = static_cast<int>(done.size());
+        completed_first = complete_without_peer(t, done);
         receiver_go.store(true);
         wait_all(t, ids, done);
       } else {
@@ -294,12 +300,7 @@ TEST(ThreadRings, LargeRingMessagesTakeTheirSlots) {
       for (int i = 0; i < messages; ++i) outgoing.push_back(payload(0, 1, i, kRingMessageBytes));
       for (int i = 0; i < messages; ++i)
         ids.push_back(t.isend(1, {0, i}, outgoing[static_cast<std::size_t>(i)]));
-      while (true) {
-        const auto more = t.wait_some(milliseconds(50));
-        if (more.empty()) break;
-        done.insert(more.begin(), more.end());
-      }
-      completed_first = static_cast<int>(done.size());
+      completed_first = complete_without_peer(t, done);
       receiver_go.store(true);
       wait_all(t, ids, done);
     } else {
