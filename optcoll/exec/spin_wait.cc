@@ -22,7 +22,7 @@ bool sample_oversubscribed() {
   std::fclose(file);
   if (!got) return false;
   const std::optional<long> runnable = runnable_tasks(line.data());
-  return runnable && cpus > 0 && *runnable > cpus;
+  return runnable && cpus > 0 && oversubscribes(*runnable, cpus);
 #else
   return false;
 #endif

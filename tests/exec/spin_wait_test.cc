@@ -20,6 +20,19 @@ TEST(SpinWait, RunnableTasksAreTheFourthFieldsNumerator) {
   EXPECT_EQ(runnable_tasks("0.53 0.44 0.40 300/251 1"), std::nullopt);  // more than all
 }
 
+// A node of 8 CPUs or more tolerates one runnable task beyond them (a job with a rank on
+// every CPU is there by itself); a smaller one none.
+TEST(SpinWait, ABigNodeToleratesOneTaskMore) {
+  EXPECT_FALSE(oversubscribes(2, 2));
+  EXPECT_TRUE(oversubscribes(3, 2));
+  EXPECT_FALSE(oversubscribes(7, 7));
+  EXPECT_TRUE(oversubscribes(8, 7));
+  EXPECT_FALSE(oversubscribes(9, 8));
+  EXPECT_TRUE(oversubscribes(10, 8));
+  EXPECT_FALSE(oversubscribes(17, 16));
+  EXPECT_TRUE(oversubscribes(18, 16));
+}
+
 TEST(SpinWait, TheBudgetIsLongUnlessTheNodeIsOversubscribed) {
   const SpinBudget budget(std::chrono::microseconds{20});
   const auto now = std::chrono::steady_clock::now();
