@@ -27,10 +27,10 @@
 // On a node of kToleranceFromCpus CPUs or more one runnable task beyond the CPUs is
 // tolerated: a job with a rank on every CPU is at the limit by itself, and any task that runs
 // for a moment (a napping MPI process, a kernel thread) pushed a sample over, bringing back
-// the short budget with its sleeps and late wake-ups. That is the likely cause, not
-// established, of what the 16-core node showed on 2026-11-30: an 8 B thread allreduce at
-// p = 16 took 77-79 us in two runs of three (5 us in the third), as the short budget made it
-// take before. Two busy programs beside such a job still count; on smaller nodes one does.
+// the short budget with its sleeps and late wake-ups: the likely cause, not established, of
+// 8 B thread allreduces at p = 16 on the 16-core node taking 77-79 us in two runs of three
+// (5 us in the third). Two busy programs beside such a job still count; on smaller nodes one
+// does.
 #pragma once
 
 #include <algorithm>

@@ -343,8 +343,9 @@ class Fabric {
     std::array<std::byte, kRingPayload> data{};  // a message of one slot
     // A message of several slots, out of line (from the receiver's spares), so that the
     // list stays small to fill, move and search. Inline, its 1.75 KiB were zeroed for every
-    // message kept and moved when the list was compacted, and an 8 B bcast at p = 16 took
-    // 1.3x as long (5 runs on the 16-core node).
+    // message kept and moved when the list was compacted; with it inline an 8 B bcast at
+    // p = 16 on the 16-core node took 1.3x as long as before the multi-slot messages (5 runs;
+    // this form was not measured there).
     std::unique_ptr<std::array<std::byte, kRingMessageBytes>> large;
 
     std::span<const std::byte> payload() const {
