@@ -6,8 +6,9 @@
  * (allreduce, bcast, reduce), the block per rank (allgather, reduce_scatter_block), the
  * block per pair (alltoall). Doubles, MPI_SUM.
  *
- *   osu_collectives MAX_BYTES
- *   prints per collective and size: "COLLECTIVE BYTES MICROSECONDS" (rank 0)
+ *   osu_collectives MAX_BYTES [COLLECTIVE]
+ *   prints per collective (only COLLECTIVE if given) and size: "COLLECTIVE BYTES MICROSECONDS"
+ *   (rank 0); an unknown COLLECTIVE is an error (exit status 2)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,11 +49,23 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const long max_bytes = argc > 1 ? atol(argv[1]) : 1 << 20;
+  int only = -1;
+  if (argc > 2) {
+    for (int kind = 0; kind < kKinds; ++kind) {
+      if (strcmp(argv[2], kNames[kind]) == 0) only = kind;
+    }
+    if (only < 0) {
+      if (rank == 0) fprintf(stderr, "osu_collectives: unknown collective '%s'\n", argv[2]);
+      MPI_Finalize();
+      return 2;
+    }
+  }
   const long max_elems = max_bytes / 8 > 0 ? max_bytes / 8 : 1;
   double* in = malloc(sizeof(double) * (size_t)max_elems * size);
   double* out = malloc(sizeof(double) * (size_t)max_elems * size);
   for (long i = 0; i < max_elems * size; ++i) in[i] = out[i] = 1.0;
   for (int kind = 0; kind < kKinds; ++kind) {
+    if (only >= 0 && kind != only) continue;
     for (long bytes = 8; bytes <= max_bytes; bytes *= 4) {
       const int n = (int)(bytes / 8);
       const int calls = bytes <= 8192 ? 1000 : bytes <= (1 << 18) ? 100 : 20;

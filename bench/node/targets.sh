@@ -24,6 +24,10 @@
 #   export (issue 32): Open MPI with the rules file optcoll export writes from the model
 #     calibrated here against Open MPI's defaults (bench/export/compare.sh's method, p = 16,
 #     3 rounds).
+#   library (issue 32, not in the default parts; not yet run on a node): Open MPI's own
+#     algorithms timed at p = 16, each forced in turn (bench/export/measure_library.py, 2
+#     rounds, needs python3 there), the rules file optcoll export writes from those times,
+#     and that file against Open MPI's defaults as in part export.
 #   planning: optcoll plan at p = 512 under the thread default, 1 and 16 planning workers.
 #   model: calibrate and one tune run per backend (model error, model-only regret).
 #   tuned: bench_threads_vs_mpi with "auto" under the earlier run's model and tuning table
@@ -77,6 +81,20 @@ part_export() {
     step "osu_defaults_$round" 20 mpirun -np $p osu_collectives 1048576
     step "osu_file_$round" 20 mpirun -np $p --mca coll_tuned_use_dynamic_rules 1 \
       --mca coll_tuned_dynamic_rules_filename "$res/rules.conf" osu_collectives 1048576
+  done
+}
+part_library() {
+  step measure_library 300 python3 "$(dirname "$0")/../export/measure_library.py" \
+    "$(command -v optcoll)" $p 1048576 "$res/library_timings.json" --rounds 2 \
+    --osu "$(command -v osu_collectives)"
+  step export_timed 10 optcoll export --format ompi-rules -p $p --collectives \
+    allreduce,bcast,reduce,allgather,alltoall,reduce_scatter_block \
+    --library-timings "$res/library_timings.json" --out "$res/rules_timed.conf" \
+    --report "$res/choices_timed.md"
+  for round in 1 2 3; do
+    step "osu_defaults_timed_$round" 20 mpirun -np $p osu_collectives 1048576
+    step "osu_file_timed_$round" 20 mpirun -np $p --mca coll_tuned_use_dynamic_rules 1 \
+      --mca coll_tuned_dynamic_rules_filename "$res/rules_timed.conf" osu_collectives 1048576
   done
 }
 part_planning() {

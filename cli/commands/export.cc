@@ -27,6 +27,8 @@ struct ExportCommandOptions {
   std::vector<std::string> collectives;
   ModelOptions model;
   std::string tuning;
+  std::string library_timings;
+  std::optional<double> default_margin;
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t{8} << 20;
   std::size_t factor = 2;
@@ -109,10 +111,12 @@ void run_export(const ExportCommandOptions& o) {
     throw_invalid("export needs --format, -p and --out (or --list)");
   }
   const Format& format = find_format(o.format);
-  if (!o.tuning.empty() && model_given(o.model)) {
+  const int sources =
+      int{!o.tuning.empty()} + int{!o.library_timings.empty()} + int{model_given(o.model)};
+  if (sources > 1) {
     throw_invalid(
-        "--tuning and model options: give one (the table's measured times decide, or the "
-        "model's predictions)");
+        "--tuning, --library-timings and model options: give one (the relatives' measured "
+        "times decide, the library's own measured times, or the model's predictions)");
   }
   ExportOptions options;
   options.library = format.library;
@@ -129,10 +133,30 @@ void run_export(const ExportCommandOptions& o) {
       std::cerr << "optcoll: warning: " << o.tuning << ": " << w << "\n";
     }
   }
-  const LibraryRules rules = choose_library_rules(options, model, table ? &*table : nullptr);
-  const std::string source = table ? fmt::format("the tuning table {} ({}, p = {}; {})", o.tuning,
-                                                 table->backend, table->nranks, table->source)
-                                   : fmt::format("optcoll's model: {}", o.model.describe(model));
+  std::optional<LibraryTimings> timings;
+  if (!o.library_timings.empty()) {
+    timings = parse_library_timings_json(read_file(o.library_timings));
+  }
+  if (o.default_margin && !timings) {
+    throw_invalid(
+        "--default-margin is for --library-timings (where Open MPI's own decision "
+        "was timed)");
+  }
+  if (o.default_margin) {
+    if (!(*o.default_margin >= 0 && *o.default_margin <= 10)) {
+      throw_invalid("--default-margin {}: expected a fraction from 0 to 10 (0.1: 10%)",
+                    *o.default_margin);
+    }
+    options.default_margin = *o.default_margin;
+  }
+  const LibraryRules rules = choose_library_rules(options, model, table ? &*table : nullptr,
+                                                  timings ? &*timings : nullptr);
+  const std::string source =
+      timings ? fmt::format("the library timings {} ({}, p = {}; {})", o.library_timings,
+                            library_name(timings->library), timings->nranks, timings->source)
+      : table ? fmt::format("the tuning table {} ({}, p = {}; {})", o.tuning, table->backend,
+                            table->nranks, table->source)
+              : fmt::format("optcoll's model: {}", o.model.describe(model));
   write_file(o.out, format.write(rules, source));
   const std::string report = rules_report(rules);
   if (!o.report.empty()) write_file(o.report, report);
@@ -160,6 +184,12 @@ void add_export_command(CLI::App& app) {
   o->model.add_to(*sub);
   sub->add_option("--tuning", o->tuning,
                   "a tuning table (optcoll tune): its measured times decide, at its p only");
+  sub->add_option("--library-timings", o->library_timings,
+                  "the library's own algorithms timed on this machine, each forced in turn "
+                  "(bench/export/measure_library.py): the fastest decides, at their p only");
+  sub->add_option("--default-margin", o->default_margin,
+                  "with --library-timings: Open MPI's own decision, where timed, gives way only "
+                  "to an algorithm faster by more than this fraction (default 0.1)");
   add_bytes_option(*sub, "--min-bytes", o->min_bytes, "smallest size per rank (default 8)");
   add_bytes_option(*sub, "--max-bytes", o->max_bytes, "largest size per rank (default 8M)");
   add_bytes_option(*sub, "--factor", o->factor, "sizes grow by this factor (default 2)");

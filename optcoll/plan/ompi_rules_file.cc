@@ -59,6 +59,10 @@ std::string to_ompi_rules(const LibraryRules& rules, std::string_view source) {
       out += fmt::format("{} # communicator size (and larger, up to the next)\n", size.nranks);
       out += fmt::format("{} # message rules\n", size.rules.size());
       for (const auto* r : size.rules) {
+        if (r->algorithm->id == 0) {
+          out += fmt::format("{} 0 0 0 # Open MPI's own decision (its fixed rules)\n", r->from_key);
+          continue;
+        }
         out += fmt::format("{} {} {} {} # {} as optcoll's {}{}\n", r->from_key, r->algorithm->id, 0,
                            r->segment_bytes, r->algorithm->name, r->algorithm->registry,
                            r->registry_params.empty() ? "" : " (" + r->registry_params + ")");

@@ -129,6 +129,35 @@ std::vector<Priced> price_by_table(const std::vector<const LibraryAlgorithm*>& e
   return out;
 }
 
+// The library algorithms timed at `point` that run as named for `spec`, the fastest time of
+// each.
+std::vector<Priced> price_by_timings(std::vector<const LibraryAlgorithm*> entries,
+                                     const LibraryTimingPoint& point, const CollectiveSpec& spec,
+                                     double margin) {
+  std::vector<Priced> out;
+  if (!entries.empty() && entries.front()->library == MpiLibrary::kOpenMpi) {
+    entries.push_back(&open_mpi_default(spec.kind));
+  }
+  for (const auto* entry : entries) {
+    if (!library_runs_as_named(*entry, spec)) continue;
+    Priced best{entry, std::numeric_limits<double>::infinity(), {}};
+    for (const auto& run : point.runs) {
+      if (run.algorithm == entry) best.seconds = std::min(best.seconds, run.seconds);
+    }
+    if (std::isfinite(best.seconds)) out.push_back(std::move(best));
+  }
+  sort_best_first(out);
+  const auto is_default = [](const Priced& x) {
+    return x.algorithm->id == 0 && x.algorithm->name == kLibraryDefaultName;
+  };
+  const auto fallback = std::find_if(out.begin(), out.end(), is_default);
+  if (fallback != out.end() && fallback != out.begin() &&
+      fallback->seconds <= out.front().seconds * (1 + margin)) {
+    std::rotate(out.begin(), fallback, fallback + 1);  // a near tie keeps the library's own
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> grid_sizes(const ExportOptions& o) {
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t b = o.min_bytes;; b *= o.factor) {
@@ -143,10 +172,22 @@ std::vector<std::uint64_t> grid_sizes(const ExportOptions& o) {
 // algorithm are left out (and noted).
 std::vector<GridPoint> price_grid(const ExportOptions& o, CollectiveKind kind, Rank p,
                                   const CostModel& model, const TuningTable* table,
-                                  std::vector<std::string>& notes) {
+                                  const LibraryTimings* timings, std::vector<std::string>& notes) {
   const auto entries = entries_for(o.library, kind);
   std::vector<GridPoint> grid;
-  if (table == nullptr) {
+  if (timings != nullptr) {
+    for (const auto& point : timings->points) {
+      if (point.kind != kind) continue;
+      const CollectiveSpec spec = grid_spec(kind, p, point.bytes, o.elem_bytes);
+      grid.push_back({point.bytes, price_by_timings(entries, point, spec, o.default_margin)});
+    }
+    std::stable_sort(grid.begin(), grid.end(),
+                     [](const GridPoint& a, const GridPoint& b) { return a.bytes < b.bytes; });
+    if (grid.empty()) {
+      notes.push_back(
+          fmt::format("{}: the library timings have no point of it", collective_name(kind)));
+    }
+  } else if (table == nullptr) {
     const auto sizes =
         kind == CollectiveKind::kBarrier ? std::vector<std::uint64_t>{0} : grid_sizes(o);
     for (const auto bytes : sizes) {
@@ -175,7 +216,7 @@ std::vector<GridPoint> price_grid(const ExportOptions& o, CollectiveKind kind, R
 }
 
 LibraryRule rule_from(const ExportOptions& o, CollectiveKind kind, Rank p, std::uint64_t from,
-                      const GridPoint& point, const Priced& chosen, bool measured) {
+                      const GridPoint& point, const Priced& chosen, std::string_view decided_by) {
   LibraryRule rule;
   rule.kind = kind;
   rule.nranks = p;
@@ -196,7 +237,7 @@ LibraryRule rule_from(const ExportOptions& o, CollectiveKind kind, Rank p, std::
       break;
     }
   }
-  rule.decided_by = measured ? "tuning table" : "model";
+  rule.decided_by = decided_by;
   return rule;
 }
 
@@ -209,7 +250,7 @@ bool same_choice(const LibraryRule& a, const LibraryRule& b) {
 // One rule for every size: the library algorithm priced at every point whose geometric mean
 // ratio to each point's best is least (ties: the earlier table entry).
 void add_size_blind_rule(const ExportOptions& o, CollectiveKind kind, Rank p,
-                         const std::vector<GridPoint>& grid, bool measured,
+                         const std::vector<GridPoint>& grid, std::string_view decided_by,
                          std::vector<LibraryRule>& rules) {
   const Priced* best = nullptr;
   double best_mean = std::numeric_limits<double>::infinity();
@@ -233,14 +274,15 @@ void add_size_blind_rule(const ExportOptions& o, CollectiveKind kind, Rank p,
       best = &candidate;
     }
   }
-  if (best != nullptr) rules.push_back(rule_from(o, kind, p, 0, grid.front(), *best, measured));
+  if (best != nullptr) rules.push_back(rule_from(o, kind, p, 0, grid.front(), *best, decided_by));
 }
 
 void add_rules(const ExportOptions& o, CollectiveKind kind, Rank p,
-               const std::vector<GridPoint>& grid, bool measured, std::vector<LibraryRule>& rules) {
+               const std::vector<GridPoint>& grid, std::string_view decided_by,
+               std::vector<LibraryRule>& rules) {
   if (grid.empty()) return;
   if (!library_message_key(o.library, kind, p, 1)) {
-    add_size_blind_rule(o, kind, p, grid, measured, rules);
+    add_size_blind_rule(o, kind, p, grid, decided_by, rules);
     return;
   }
   std::optional<LibraryRule> last;
@@ -250,7 +292,7 @@ void add_rules(const ExportOptions& o, CollectiveKind kind, Rank p,
         last ? static_cast<std::uint64_t>(std::sqrt(static_cast<double>(previous_bytes) *
                                                     static_cast<double>(point.bytes)))
              : 0;
-    LibraryRule rule = rule_from(o, kind, p, from, point, point.priced.front(), measured);
+    LibraryRule rule = rule_from(o, kind, p, from, point, point.priced.front(), decided_by);
     if (!last || !same_choice(*last, rule)) {
       rules.push_back(rule);
       last = rule;
@@ -259,7 +301,8 @@ void add_rules(const ExportOptions& o, CollectiveKind kind, Rank p,
   }
 }
 
-void check_options(const ExportOptions& o, const TuningTable* table) {
+void check_options(const ExportOptions& o, const TuningTable* table,
+                   const LibraryTimings* timings) {
   if (o.nranks.empty()) throw Error(ErrorCode::kInvalidArgument, "export: no p given (-p)");
   for (std::size_t i = 0; i < o.nranks.size(); ++i) {
     if (o.nranks[i] < 2) {
@@ -293,6 +336,17 @@ void check_options(const ExportOptions& o, const TuningTable* table) {
                 fmt::format("export: the tuning table was measured at p = {} only; ask for -p {}",
                             table->nranks, table->nranks));
   }
+  if (timings != nullptr && (o.nranks.size() != 1 || o.nranks[0] != timings->nranks)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("export: the library timings were measured at p = {} only; ask for "
+                            "-p {}",
+                            timings->nranks, timings->nranks));
+  }
+  if (timings != nullptr && timings->library != o.library) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("export: the library timings are {}'s, not {}'s",
+                            library_name(timings->library), library_name(o.library)));
+  }
 }
 
 std::vector<CollectiveKind> kinds_to_export(const ExportOptions& o) {
@@ -317,15 +371,18 @@ std::string format_bytes(std::uint64_t b) {
 }  // namespace
 
 LibraryRules choose_library_rules(const ExportOptions& options, const CostModel& model,
-                                  const TuningTable* table) {
-  check_options(options, table);
+                                  const TuningTable* table, const LibraryTimings* timings) {
+  check_options(options, table, timings);
+  const std::string_view decided_by = timings != nullptr ? "library timings"
+                                      : table != nullptr ? "tuning table"
+                                                         : "model";
   LibraryRules out;
   out.options = options;
   out.options.kinds = kinds_to_export(options);
   for (const auto kind : out.options.kinds) {
     for (const Rank p : options.nranks) {
-      const auto grid = price_grid(options, kind, p, model, table, out.notes);
-      add_rules(options, kind, p, grid, table != nullptr, out.rules);
+      const auto grid = price_grid(options, kind, p, model, table, timings, out.notes);
+      add_rules(options, kind, p, grid, decided_by, out.rules);
     }
   }
   return out;

@@ -52,6 +52,10 @@ struct ExportOptions {
   std::uint64_t max_bytes = std::uint64_t{8} << 20;
   std::uint64_t factor = 2;
   std::size_t elem_bytes = 8;  // the element the sizes are counted in (doubles, summed)
+  // Library timings only: where Open MPI's own decision was timed, another algorithm is
+  // written only if its time is below the default's / (1 + default_margin) (measurements are
+  // noisy: a near tie keeps what the library does anyway).
+  double default_margin = 0.1;
 };
 
 // One rule: from `from_bytes` per rank (0 for the first) up to the next rule, the library
@@ -66,7 +70,7 @@ struct LibraryRule {
   std::uint64_t segment_bytes = 0;  // the library's segment size (0: none)
   double seconds = 0;               // predicted or measured at the first grid size of the rule
   double runner_up = 0;             // the next library algorithm's time there (0: none)
-  std::string decided_by;           // "model" or "tuning table"
+  std::string decided_by;           // "model", "tuning table" or "library timings"
 };
 
 struct LibraryRules {
@@ -77,11 +81,51 @@ struct LibraryRules {
   std::vector<std::string> notes;
 };
 
+// The library's own algorithms timed on the machine (bench/export/measure_library.py: each
+// algorithm forced in turn, e.g. Open MPI's --mca coll_tuned_<collective>_algorithm ID, on
+// the OSU-style grid), at one p. A JSON file:
+//   {"format": "optcoll-library-timings-1", "library": "openmpi", "nranks": 16,
+//    "source": "...", "points": [{"collective": "allreduce", "bytes": 8, "runs":
+//    [{"algorithm": "recursive_doubling", "id": 3, "seconds": 2.1e-06}, ...]}, ...]}
+// (bytes per rank as optcoll tune counts them; algorithm and id as library_algorithms()
+// names them; segment sizes are the library's defaults, and rules chosen from these times
+// name none).
+struct LibraryTiming {
+  const LibraryAlgorithm* algorithm = nullptr;
+  double seconds = 0;
+};
+struct LibraryTimingPoint {
+  CollectiveKind kind = CollectiveKind::kBcast;
+  std::uint64_t bytes = 0;
+  std::vector<LibraryTiming> runs;
+};
+struct LibraryTimings {
+  MpiLibrary library = MpiLibrary::kOpenMpi;
+  Rank nranks = 0;
+  std::string source;
+  std::vector<LibraryTimingPoint> points;
+};
+// Throws Error(kParse) naming the entry for malformed JSON, a missing field, an unknown
+// format, library, collective or algorithm (a name and id the library table lacks), p < 2, or
+// a time that is not a positive finite number.
+LibraryTimings parse_library_timings_json(std::string_view text);
+
+// Open MPI's own decision for `kind` (coll/tuned's fixed rules, what runs without a file), as
+// a library algorithm: "default", id 0. Library timings may hold its time ({"algorithm":
+// "default", "id": 0}); a rule naming it writes algorithm 0, with which coll/tuned falls back
+// to its fixed rules. Where it was timed, an algorithm replaces it only if faster by more
+// than ExportOptions::default_margin.
+inline constexpr std::string_view kLibraryDefaultName = "default";
+const LibraryAlgorithm& open_mpi_default(CollectiveKind kind);
+
 // Throws Error(kInvalidArgument) for bad options (no p, p < 2, min > max, factor < 2, a
-// collective the library has no rules for, a table measured at another p than the one
-// asked for, or a table without a library algorithm's relative at some size).
+// collective the library has no rules for, a table or timings measured at another p than
+// the one asked for, or timings of another library). With `timings` the library's measured
+// times decide (the fastest measured algorithm where it runs as named), with `table` the
+// measured times of the relatives, otherwise the model's predictions.
 LibraryRules choose_library_rules(const ExportOptions& options, const CostModel& model,
-                                  const TuningTable* table);
+                                  const TuningTable* table,
+                                  const LibraryTimings* timings = nullptr);
 
 // The files. `source`: one line on where the choices came from, written as a comment.
 std::string to_ompi_rules(const LibraryRules& rules, std::string_view source);

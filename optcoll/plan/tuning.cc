@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optcoll/model/error.h"
+#include "optcoll/plan/json_fields.h"
 
 namespace optcoll {
 namespace {
@@ -29,43 +30,23 @@ std::uint64_t fnv1a(std::uint64_t hash, std::uint64_t value) {
 
 bool is_v_kind(CollectiveKind kind) { return takes_counts(kind); }
 
+constexpr std::string_view kDocument = "tuning table";
+
 [[noreturn]] void bad_entry(std::string_view where, std::string_view what) {
-  throw Error(ErrorCode::kParse, fmt::format("tuning table: {}: {}", where, what));
+  json_fields::bad_entry(kDocument, where, what);
 }
-
 const json& field(const json& object, std::string_view name, std::string_view where) {
-  const auto it = object.find(name);
-  if (it == object.end()) bad_entry(where, fmt::format("missing \"{}\"", name));
-  return *it;
+  return json_fields::field(object, name, kDocument, where);
 }
-
 std::string text_field(const json& object, std::string_view name, std::string_view where) {
-  const json& value = field(object, name, where);
-  if (!value.is_string()) bad_entry(where, fmt::format("\"{}\" must be a string", name));
-  return value.get<std::string>();
+  return json_fields::text_field(object, name, kDocument, where);
 }
-
 std::uint64_t count_field(const json& object, std::string_view name, std::string_view where) {
-  const json& value = field(object, name, where);
-  if (!value.is_number_unsigned()) {
-    bad_entry(where, fmt::format("\"{}\" must be a non-negative integer", name));
-  }
-  return value.get<std::uint64_t>();
+  return json_fields::count_field(object, name, kDocument, where);
 }
-
 double seconds_field(const json& object, std::string_view name, std::string_view where,
                      bool optional) {
-  const auto it = object.find(name);
-  if (it == object.end()) {
-    if (optional) return -1;
-    bad_entry(where, fmt::format("missing \"{}\"", name));
-  }
-  if (!it->is_number()) bad_entry(where, fmt::format("\"{}\" must be a number", name));
-  const double value = it->get<double>();
-  if (!std::isfinite(value) || (!optional && value <= 0)) {
-    bad_entry(where, fmt::format("\"{}\" must be a positive time in seconds, got {}", name, value));
-  }
-  return value;
+  return json_fields::seconds_field(object, name, kDocument, where, optional);
 }
 
 bool known_variant(std::string_view variant) {

@@ -1054,7 +1054,19 @@ const BadInput kBadInputs[] = {
        return std::string(
            "export --format ompi-rules -p 4 --tuning t.json --alpha 1e-6 --out /dev/null");
      },
-     "--tuning and model options: give one"},
+     "--tuning, --library-timings and model options: give one"},
+    {"export_margin_without_timings",
+     [](Cli&) {
+       return std::string("export --format ompi-rules -p 4 --default-margin 0.2 --out /dev/null");
+     },
+     "--default-margin is for --library-timings"},
+    {"export_timings_and_tuning",
+     [](Cli&) {
+       return std::string(
+           "export --format ompi-rules -p 4 --tuning t.json --library-timings l.json --out "
+           "/dev/null");
+     },
+     "--tuning, --library-timings and model options: give one"},
 };
 
 TEST_P(CliBadInput, IsAClearErrorWithExitTwo) {

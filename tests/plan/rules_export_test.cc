@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
@@ -309,6 +310,141 @@ TEST(RulesExport, ATuningTableDecidesByItsMeasuredTimesAtItsP) {
 
   o.nranks = {8};
   EXPECT_THROW(choose_library_rules(o, reference_cluster_model(), &table), Error);
+}
+
+// Library timings as measure_library.py writes them: allgather at p = 6 with Open MPI's
+// algorithms; recursive doubling (3) is fastest everywhere but needs a power of two.
+std::string allgather_timings(Rank p, std::string_view library = "openmpi") {
+  const auto runs = [](double linear, double bruck, double rd, double ring) {
+    return fmt::format(
+        R"([{{"algorithm": "linear", "id": 1, "seconds": {}}},
+            {{"algorithm": "bruck", "id": 2, "seconds": {}}},
+            {{"algorithm": "recursive_doubling", "id": 3, "seconds": {}}},
+            {{"algorithm": "ring", "id": 4, "seconds": {}}}])",
+        linear, bruck, rd, ring);
+  };
+  return fmt::format(
+      R"({{"format": "optcoll-library-timings-1", "library": "{}", "nranks": {},
+          "source": "test", "points": [
+          {{"collective": "allgather", "bytes": 4096, "runs": {}}},
+          {{"collective": "allgather", "bytes": 8, "runs": {}}},
+          {{"collective": "allgather", "bytes": 1048576, "runs": {}}}]}})",
+      library, p, runs(9e-6, 8e-6, 1e-6, 7e-6), runs(5e-6, 2e-6, 1e-6, 3e-6),
+      runs(1e-3, 4e-3, 1e-4, 2e-3));
+}
+
+TEST(RulesExport, LibraryTimingsDecideByTheFastestAlgorithmThatRunsAsNamed) {
+  const LibraryTimings timings = parse_library_timings_json(allgather_timings(6));
+  EXPECT_EQ(timings.nranks, 6);
+  ASSERT_EQ(timings.points.size(), 3u);
+  EXPECT_EQ(timings.points[0].runs[2].algorithm->name, "recursive_doubling");
+  ExportOptions o;
+  o.nranks = {6};
+  o.kinds = {kAllgather};
+  const LibraryRules rules = choose_library_rules(o, reference_cluster_model(), nullptr, &timings);
+  // Points sorted by size; recursive doubling never (6 is no power of two).
+  ASSERT_EQ(rules.rules.size(), 3u);
+  EXPECT_EQ(rules.rules[0].algorithm->name, "bruck");
+  EXPECT_EQ(rules.rules[0].from_bytes, 0u);
+  EXPECT_DOUBLE_EQ(rules.rules[0].seconds, 2e-6);
+  EXPECT_DOUBLE_EQ(rules.rules[0].runner_up, 3e-6);
+  EXPECT_EQ(rules.rules[1].algorithm->name, "ring");
+  EXPECT_EQ(rules.rules[1].from_bytes, 181u);  // floor(sqrt(8 * 4096))
+  EXPECT_EQ(rules.rules[2].algorithm->name, "linear");
+  EXPECT_EQ(rules.rules[2].from_bytes, 65536u);  // sqrt(4096 * 2^20)
+  for (const auto& rule : rules.rules) {
+    EXPECT_EQ(rule.decided_by, "library timings");
+    EXPECT_EQ(rule.segment_bytes, 0u);  // measured with the library's default segments
+  }
+  // At a power of two recursive doubling runs as named, and wins everywhere: one rule.
+  const LibraryTimings at8 = parse_library_timings_json(allgather_timings(8));
+  o.nranks = {8};
+  const LibraryRules rules8 = choose_library_rules(o, reference_cluster_model(), nullptr, &at8);
+  ASSERT_EQ(rules8.rules.size(), 1u);
+  EXPECT_EQ(rules8.rules[0].algorithm->name, "recursive_doubling");
+}
+
+TEST(RulesExport, OpenMpisOwnDecisionGivesWayOnlyToAnAlgorithmFasterByTheMargin) {
+  // allreduce at p = 4: the default, then recursive doubling 5% faster (8 B: a near tie, the
+  // default stays) and 50% faster (4 KiB: it replaces the default).
+  const std::string text = R"({"format": "optcoll-library-timings-1", "library": "openmpi",
+      "nranks": 4, "points": [
+      {"collective": "allreduce", "bytes": 8, "runs": [
+        {"algorithm": "default", "id": 0, "seconds": 1.05e-6},
+        {"algorithm": "recursive_doubling", "id": 3, "seconds": 1.0e-6}]},
+      {"collective": "allreduce", "bytes": 4096, "runs": [
+        {"algorithm": "default", "id": 0, "seconds": 3e-6},
+        {"algorithm": "recursive_doubling", "id": 3, "seconds": 2e-6}]}]})";
+  const LibraryTimings timings = parse_library_timings_json(text);
+  EXPECT_EQ(timings.points[0].runs[0].algorithm, &open_mpi_default(kAllreduce));
+  ExportOptions o;
+  o.nranks = {4};
+  o.kinds = {kAllreduce};
+  LibraryRules rules = choose_library_rules(o, reference_cluster_model(), nullptr, &timings);
+  ASSERT_EQ(rules.rules.size(), 2u);
+  EXPECT_EQ(rules.rules[0].algorithm->id, 0);
+  EXPECT_DOUBLE_EQ(rules.rules[0].runner_up, 1.0e-6);
+  EXPECT_EQ(rules.rules[1].algorithm->name, "recursive_doubling");
+  const std::string file = to_ompi_rules(rules, "test");
+  EXPECT_NE(file.find("0 0 0 0 # Open MPI's own decision"), std::string::npos) << file;
+  EXPECT_NE(file.find("181 3 0 0 # recursive_doubling"), std::string::npos) << file;
+  // A margin of 0: the least time decides alone.
+  o.default_margin = 0;
+  rules = choose_library_rules(o, reference_cluster_model(), nullptr, &timings);
+  ASSERT_EQ(rules.rules.size(), 1u);
+  EXPECT_EQ(rules.rules[0].algorithm->name, "recursive_doubling");
+  // MPICH's timings have no "default".
+  std::string mpich = text;
+  mpich.replace(mpich.find("openmpi"), 7, "mpich");
+  EXPECT_THROW(parse_library_timings_json(mpich), Error);
+}
+
+TEST(RulesExport, LibraryTimingsOfAnotherPOrLibraryOrWithUnknownEntriesAreErrors) {
+  const auto parse_error = [](const std::string& text) {
+    try {
+      parse_library_timings_json(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string text = allgather_timings(6);
+  const auto replaced = [&](std::string_view from, std::string_view to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  EXPECT_NE(parse_error(replaced(R"("ring", "id": 4)", R"("ring", "id": 5)"))
+                .find("no allgather algorithm \"ring\" with id 5"),
+            std::string::npos);
+  EXPECT_NE(parse_error(replaced(R"("bruck")", R"("brook")")).find("point 0, run 1"),
+            std::string::npos);
+  EXPECT_NE(parse_error(replaced(R"("allgather", "bytes": 8,)", R"("allgatherx", "bytes": 8,)"))
+                .find("unknown collective"),
+            std::string::npos);
+  EXPECT_NE(parse_error(replaced("\"seconds\": 9e-06", "\"seconds\": 0")).find("positive"),
+            std::string::npos);
+  EXPECT_NE(parse_error(replaced("\"openmpi\"", "\"lam\"")).find("unknown library"),
+            std::string::npos);
+  EXPECT_NE(parse_error(replaced("optcoll-library-timings-1", "x")).find("format"),
+            std::string::npos);
+  EXPECT_NE(parse_error("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(parse_error(replaced("\"nranks\": 6", "\"nranks\": 1")).find("2 ranks or more"),
+            std::string::npos);
+
+  const LibraryTimings timings = parse_library_timings_json(text);
+  ExportOptions o;
+  o.kinds = {kAllgather};
+  o.nranks = {8};
+  EXPECT_THROW(choose_library_rules(o, reference_cluster_model(), nullptr, &timings), Error);
+  o.nranks = {6};
+  o.library = MpiLibrary::kMpich;
+  try {
+    choose_library_rules(o, reference_cluster_model(), nullptr, &timings);
+    ADD_FAILURE() << "Open MPI's timings accepted for MPICH";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Open MPI 4.1's, not MPICH 4.0's"), std::string::npos);
+  }
 }
 
 TEST(RulesExport, BadOptionsAreErrorsNamingTheProblem) {
