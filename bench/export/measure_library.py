@@ -17,16 +17,20 @@ MPI does not run as named at P (recursive doubling where P is not a power of two
 all the same and left out by the export, which knows the restrictions.
 
     measure_library.py OPTCOLL P MAX_BYTES OUT.json [--rounds R] [--collectives a,b]
-                       [--osu PATH] [--mpirun PATH] [--mpirun-arg ARG ...]
+                       [--osu PATH] [--mpirun PATH] [--timeout S] [--mpirun-arg ARG ...]
 
 OSU: osu_collectives built from bench/export/osu_collectives.c (built with mpicc into a
-temporary folder when not given). Prints one line per mpirun.
+temporary folder when not given). Prints one line per mpirun. A run that fails or outlasts
+--timeout (120 s) is reported on stderr and its times are left out (the export never names
+an algorithm it has no time for); the file's "source" lists such runs, and the exit status
+is 1 if any failed (the file is written all the same).
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -58,21 +62,32 @@ def build_osu(work):
     return osu
 
 
-def run_forced(mpirun, osu, p, max_bytes, collective, algorithm_id, mpirun_args):
+def run_forced(mpirun, osu, p, max_bytes, collective, algorithm_id, mpirun_args, timeout):
     """Times per size of `collective` with algorithm `algorithm_id` forced (0: Open MPI's
-    own decision, nothing forced)."""
+    own decision, nothing forced), and "", or None and why the run gave none."""
     forced = ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca",
               f"coll_tuned_{collective}_algorithm", str(algorithm_id)] if algorithm_id else []
     cmd = [mpirun, "-np", str(p), *mpirun_args, *forced, osu, str(max_bytes), collective]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # Its own process group, so that a run past the timeout is killed with every process
+    # mpirun started.
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        out, err = run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
+        return None, f"no result within {timeout} s"
+    if run.returncode != 0:
+        return None, f"exit status {run.returncode}: {err.strip()[-300:]}"
     times = {}
     for line in out.splitlines():
         name, size, us = line.split()
         if name == collective:
             times[int(size)] = float(us) * 1e-6
     if not times:
-        raise SystemExit(f"{' '.join(cmd)}: printed no times")
-    return times
+        return None, "printed no times"
+    return times, ""
 
 
 def main():
@@ -85,6 +100,8 @@ def main():
     ap.add_argument("--collectives", default=",".join(OSU_COLLECTIVES))
     ap.add_argument("--osu")
     ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--timeout", type=float, default=120,
+                    help="seconds per mpirun; a run that fails or takes longer is left out")
     ap.add_argument("--mpirun-arg", action="append", default=[])
     a = ap.parse_args()
     collectives = a.collectives.split(",")
@@ -97,11 +114,18 @@ def main():
     try:
         osu = a.osu or build_osu(work)
         samples = {}  # (collective, bytes, id, name) -> [seconds]
+        failed = []
         for r in range(a.rounds):
             for collective in collectives:
                 for algorithm_id, name in [(0, "default")] + algorithms[collective]:
-                    times = run_forced(a.mpirun, osu, a.p, a.max_bytes, collective,
-                                       algorithm_id, a.mpirun_arg)
+                    times, why = run_forced(a.mpirun, osu, a.p, a.max_bytes, collective,
+                                            algorithm_id, a.mpirun_arg, a.timeout)
+                    if times is None:  # left out of the timings: the export never names it
+                        failed.append(f"{collective} {name} ({algorithm_id}), round {r + 1}: "
+                                      f"{why}")
+                        print(f"round {r + 1}: {collective} {name} ({algorithm_id}): FAILED, "
+                              f"{why}", file=sys.stderr, flush=True)
+                        continue
                     print(f"round {r + 1}: {collective} {name} ({algorithm_id}): "
                           f"{len(times)} sizes", flush=True)
                     for size, seconds in times.items():
@@ -109,17 +133,22 @@ def main():
                                            []).append(seconds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    # An algorithm with a failed round is left out where it failed; the others' medians
+    # stand. The file's source says what was left out.
     points = {}
     for (collective, size, algorithm_id, name), values in sorted(samples.items()):
         points.setdefault((collective, size), []).append(
             {"algorithm": name, "id": algorithm_id, "seconds": statistics.median(values)})
     doc = {"format": "optcoll-library-timings-1", "library": "openmpi", "nranks": a.p,
-           "source": f"bench/export/measure_library.py, {a.rounds} rounds, medians, "
-                     f"mpirun {' '.join(a.mpirun_arg)}".rstrip(),
+           "source": (f"bench/export/measure_library.py, {a.rounds} rounds, medians, "
+                      f"mpirun {' '.join(a.mpirun_arg)}".rstrip()
+                      + (f"; failed runs left out: {'; '.join(failed)}" if failed else "")),
            "points": [{"collective": c, "bytes": b, "runs": runs}
                       for (c, b), runs in points.items()]}
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
+    if failed:
+        sys.exit(f"measure_library.py: {len(failed)} run(s) failed and were left out")
 
 
 if __name__ == "__main__":
