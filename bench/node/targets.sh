@@ -53,6 +53,15 @@ mpi_bench() {  # mpi_bench NAME [--model FILE]
     --min-bytes 8 --max-bytes 2M --factor 8 --rounds 3 --format csv "$@"
 }
 
+osu_against_defaults() {  # osu_against_defaults SUFFIX RULES: 3 alternating rounds
+  local round
+  for round in 1 2 3; do
+    step "osu_defaults$1_$round" 20 mpirun -np $p osu_collectives 1048576
+    step "osu_file$1_$round" 20 mpirun -np $p --mca coll_tuned_use_dynamic_rules 1 \
+      --mca coll_tuned_dynamic_rules_filename "$2" osu_collectives 1048576
+  done
+}
+
 part_threads() {
   for round in 1 2; do
     step "threads_vs_mpi_$round" 45 mpirun -np $p --bind-to none bench_threads_vs_mpi 10
@@ -77,11 +86,7 @@ part_export() {
     allreduce,bcast,reduce,allgather,alltoall,reduce_scatter_block --min-bytes 8 \
     --max-bytes 1M --factor 4 --model "$res/model_mpi.json" --out "$res/rules.conf" \
     --report "$res/choices.md"
-  for round in 1 2 3; do
-    step "osu_defaults_$round" 20 mpirun -np $p osu_collectives 1048576
-    step "osu_file_$round" 20 mpirun -np $p --mca coll_tuned_use_dynamic_rules 1 \
-      --mca coll_tuned_dynamic_rules_filename "$res/rules.conf" osu_collectives 1048576
-  done
+  osu_against_defaults "" "$res/rules.conf"
 }
 part_library() {
   step measure_library 300 python3 "$(dirname "$0")/../export/measure_library.py" \
@@ -91,11 +96,7 @@ part_library() {
     allreduce,bcast,reduce,allgather,alltoall,reduce_scatter_block \
     --library-timings "$res/library_timings.json" --out "$res/rules_timed.conf" \
     --report "$res/choices_timed.md"
-  for round in 1 2 3; do
-    step "osu_defaults_timed_$round" 20 mpirun -np $p osu_collectives 1048576
-    step "osu_file_timed_$round" 20 mpirun -np $p --mca coll_tuned_use_dynamic_rules 1 \
-      --mca coll_tuned_dynamic_rules_filename "$res/rules_timed.conf" osu_collectives 1048576
-  done
+  osu_against_defaults _timed "$res/rules_timed.conf"
 }
 part_planning() {
   echo '{"base": "threads", "cores": 16}' > "$res/threads16.json"

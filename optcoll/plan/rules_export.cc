@@ -168,6 +168,25 @@ std::vector<std::uint64_t> grid_sizes(const ExportOptions& o) {
   return sizes;
 }
 
+// The measured points of `kind` (a tuning table's or library timings'), each priced by
+// price(point, spec), by size; a note naming `source` if it has none.
+template <typename Point, typename Price>
+std::vector<GridPoint> measured_grid(const ExportOptions& o, CollectiveKind kind, Rank p,
+                                     const std::vector<Point>& points, std::string_view source,
+                                     Price price, std::vector<std::string>& notes) {
+  std::vector<GridPoint> grid;
+  for (const auto& point : points) {
+    if (point.kind != kind) continue;
+    grid.push_back({point.bytes, price(point, grid_spec(kind, p, point.bytes, o.elem_bytes))});
+  }
+  std::stable_sort(grid.begin(), grid.end(),
+                   [](const GridPoint& a, const GridPoint& b) { return a.bytes < b.bytes; });
+  if (grid.empty()) {
+    notes.push_back(fmt::format("{}: {} has no point of it", collective_name(kind), source));
+  }
+  return grid;
+}
+
 // The grid of one collective at one p, priced; points without any applicable library
 // algorithm are left out (and noted).
 std::vector<GridPoint> price_grid(const ExportOptions& o, CollectiveKind kind, Rank p,
@@ -176,35 +195,25 @@ std::vector<GridPoint> price_grid(const ExportOptions& o, CollectiveKind kind, R
   const auto entries = entries_for(o.library, kind);
   std::vector<GridPoint> grid;
   if (timings != nullptr) {
-    for (const auto& point : timings->points) {
-      if (point.kind != kind) continue;
-      const CollectiveSpec spec = grid_spec(kind, p, point.bytes, o.elem_bytes);
-      grid.push_back({point.bytes, price_by_timings(entries, point, spec, o.default_margin)});
-    }
-    std::stable_sort(grid.begin(), grid.end(),
-                     [](const GridPoint& a, const GridPoint& b) { return a.bytes < b.bytes; });
-    if (grid.empty()) {
-      notes.push_back(
-          fmt::format("{}: the library timings have no point of it", collective_name(kind)));
-    }
-  } else if (table == nullptr) {
+    grid = measured_grid(
+        o, kind, p, timings->points, "the library timings",
+        [&](const LibraryTimingPoint& point, const CollectiveSpec& spec) {
+          return price_by_timings(entries, point, spec, o.default_margin);
+        },
+        notes);
+  } else if (table != nullptr) {
+    grid = measured_grid(
+        o, kind, p, table->points, "the tuning table",
+        [&](const TuningPoint& point, const CollectiveSpec& spec) {
+          return price_by_table(entries, point, spec);
+        },
+        notes);
+  } else {
     const auto sizes =
         kind == CollectiveKind::kBarrier ? std::vector<std::uint64_t>{0} : grid_sizes(o);
     for (const auto bytes : sizes) {
       const CollectiveSpec spec = grid_spec(kind, p, bytes, o.elem_bytes);
       grid.push_back({bytes, price_by_model(entries, spec, model)});
-    }
-  } else {
-    for (const auto& point : table->points) {
-      if (point.kind != kind) continue;
-      const CollectiveSpec spec = grid_spec(kind, p, point.bytes, o.elem_bytes);
-      grid.push_back({point.bytes, price_by_table(entries, point, spec)});
-    }
-    std::stable_sort(grid.begin(), grid.end(),
-                     [](const GridPoint& a, const GridPoint& b) { return a.bytes < b.bytes; });
-    if (grid.empty()) {
-      notes.push_back(
-          fmt::format("{}: the tuning table has no point of it", collective_name(kind)));
     }
   }
   const auto unpriced = std::erase_if(grid, [](const GridPoint& g) { return g.priced.empty(); });
