@@ -17,9 +17,9 @@ namespace optcoll {
 
 // Covers the touched part of one buffer with disjoint segments [start, end), ordered by
 // start, each with the op that last wrote it and the ops that read it since. Untouched gaps
-// are absent. An ordered map with a cursor at the segment last touched: an access usually
-// matches an existing segment exactly, a few segments from the last one, and is found from
-// the cursor in O(1); anything else takes O(log segments), and so does inserting anywhere.
+// are absent. An ordered map with cursors at the segments last touched: an access usually
+// matches an existing segment exactly, a few segments from one touched lately, and is found
+// from a cursor in O(1); anything else takes O(log segments), and so does inserting anywhere.
 // The map's nodes come from a pool the builder owns (released at once by finish()), not from
 // malloc one by one. (A sorted vector made every insertion O(segments): a ring algorithm's
 // rank r touches blocks r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the
@@ -61,40 +61,86 @@ struct ScheduleBuilder::HazardMap {
   using Segments = std::pmr::map<Count, Segment>;  // keyed by start
   using Iter = Segments::iterator;
 
-  explicit HazardMap(std::pmr::memory_resource* memory) : segments(memory) {}
-  // Movable (for the vector that holds the maps) with the cursor reset: a moved map's end()
+  explicit HazardMap(std::pmr::memory_resource* memory) : segments(memory) { forget_cursors(); }
+  // Movable (for the vector that holds the maps) with the cursors reset: a moved map's end()
   // is not its own.
-  HazardMap(HazardMap&& other) noexcept : segments(std::move(other.segments)) {}
+  HazardMap(HazardMap&& other) noexcept
+      : segments(std::move(other.segments)), extent(other.extent) {
+    forget_cursors();
+  }
   HazardMap(const HazardMap&) = delete;
   HazardMap& operator=(const HazardMap&) = delete;
   HazardMap& operator=(HazardMap&&) = delete;
 
   Segments segments;
-  Iter cursor = segments.end();  // the segment last touched, or end()
+  Count extent = 0;  // where the last segment ends (0: none); coverage never shrinks
+  // The segments last touched, most recent first (end(): none). An algorithm's rank often
+  // walks several blocks of one buffer in step (a pipelined reduction sends from one block
+  // while it combines into another, many segments apart), so one cursor per stream of
+  // accesses finds each in O(1) where a single cursor would jump between them and fall back
+  // to the tree: at large p the maps are cold in the cache, and each level of the tree is a
+  // miss (reduce/circulant at p = 4,096: about half of the builder's time).
+  static constexpr int kCursors = 4;
+  std::array<Iter, kCursors> cursors{};
 
-  // Segments looked at from the cursor before a search of the whole map: ring algorithms
+  // Segments looked at from a cursor before a search of the whole map: ring algorithms
   // alternate between two blocks a step or two apart (send one, receive the next).
   static constexpr int kNearby = 4;
 
+  void forget_cursors() { cursors.fill(segments.end()); }
+
+  // Makes `it` the most recent cursor.
+  void touch(Iter it) {
+    int at = kCursors - 1;
+    for (int i = 0; i < kCursors - 1; ++i) {
+      if (cursors[static_cast<std::size_t>(i)] == it) {
+        at = i;
+        break;
+      }
+    }
+    for (int i = at; i > 0; --i) {
+      cursors[static_cast<std::size_t>(i)] = cursors[static_cast<std::size_t>(i - 1)];
+    }
+    cursors[0] = it;
+  }
+
+  // Forgets the cursors at the segments that start in [a, b) (about to be erased).
+  void forget_cursors_in(Count a, Count b) {
+    for (Iter& c : cursors) {
+      if (c != segments.end() && c->first >= a && c->first < b) c = segments.end();
+    }
+  }
+
+  // The first segment that ends after `a`, found within `steps` segments of `it`, or end().
+  Iter near(Iter it, Count a, int steps) {
+    if (it->first <= a) {
+      // Forward; the last segment ends after `a`, so this stays before end().
+      for (int step = 0; step < steps; ++step, ++it) {
+        if (a < it->second.end) return it;
+      }
+      return segments.end();
+    }
+    // Backward; `it` starts, so ends, after `a` throughout.
+    for (int step = 0; step < steps; ++step) {
+      if (it == segments.begin()) return it;
+      const Iter before = std::prev(it);
+      if (before->second.end <= a) return it;
+      it = before;
+      if (it->first <= a) return it;
+    }
+    return segments.end();
+  }
+
   // The first segment that ends after `a`, or end().
   Iter first_after(Count a) {
-    if (segments.empty() || segments.rbegin()->second.end <= a) return segments.end();
-    if (cursor != segments.end()) {
-      Iter it = cursor;
-      if (it->first <= a) {
-        // Forward; the last segment ends after `a`, so this stays before end().
-        for (int step = 0; step < kNearby; ++step, ++it) {
-          if (a < it->second.end) return it;
-        }
-      } else {
-        // Backward; `it` starts, so ends, after `a` throughout.
-        for (int step = 0; step < kNearby; ++step) {
-          if (it == segments.begin()) return it;
-          const Iter before = std::prev(it);
-          if (before->second.end <= a) return it;
-          it = before;
-          if (it->first <= a) return it;
-        }
+    if (extent <= a) return segments.end();
+    // The most recent cursor gets kNearby steps, the others one each (a step is a likely
+    // cache miss too).
+    for (int i = 0; i < kCursors; ++i) {
+      const Iter c = cursors[static_cast<std::size_t>(i)];
+      if (c == segments.end()) continue;
+      if (const Iter found = near(c, a, i == 0 ? kNearby : 1); found != segments.end()) {
+        return found;
       }
     }
     const Iter after = segments.upper_bound(a);  // the first that starts after a
@@ -120,10 +166,17 @@ struct ScheduleBuilder::HazardMap {
     if (it == segments.end() || it->first >= at) return;
     Segment tail = it->second;
     it->second.end = at;
-    cursor = segments.emplace_hint(std::next(it), at, std::move(tail));
+    touch(segments.emplace_hint(std::next(it), at, std::move(tail)));
   }
 
   void record(Count a, Count b, OpId op, bool write) {
+    cover(a, b, op, write);
+    extent = std::max(extent, b);
+  }
+
+  // record() but for the extent, which first_after() needs to describe the segments as they
+  // are until they change (its forward walks stop at the last one that ends after `a`).
+  void cover(Count a, Count b, OpId op, bool write) {
     Iter it = first_after(a);
     if (it != segments.end() && it->first == a && it->second.end == b) {
       // The common case: the access covers exactly one existing segment.
@@ -134,7 +187,7 @@ struct ScheduleBuilder::HazardMap {
       } else {
         s.readers.add(op);
       }
-      cursor = it;
+      touch(it);
       return;
     }
     split(a);
@@ -144,8 +197,9 @@ struct ScheduleBuilder::HazardMap {
       // One segment [a, b) written by `op` replaces the covered ones.
       Iter past = it;
       while (past != segments.end() && past->first < b) ++past;
+      forget_cursors_in(a, b);
       past = segments.erase(it, past);
-      cursor = segments.emplace_hint(past, a, Segment{b, op, {}});
+      touch(segments.emplace_hint(past, a, Segment{b, op, {}}));
       return;
     }
     // Read: add `op` to every covered segment, creating segments for untouched gaps.
@@ -153,12 +207,12 @@ struct ScheduleBuilder::HazardMap {
     while (at < b) {
       if (it == segments.end() || it->first > at) {
         const Count gap_end = it == segments.end() ? b : std::min(b, it->first);
-        cursor = segments.emplace_hint(it, at, Segment{gap_end, kNoOp, Readers(op)});
+        touch(segments.emplace_hint(it, at, Segment{gap_end, kNoOp, Readers(op)}));
         at = gap_end;
       } else {
         it->second.readers.add(op);
         at = it->second.end;
-        cursor = it;
+        touch(it);
         ++it;
       }
     }
@@ -221,11 +275,20 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
   const auto id = static_cast<OpId>(program.ops.size());
   std::vector<OpId>& deps = scratch_deps_;
   deps.clear();
+  // The input is read-only (the executors refuse a program that writes it), so its reads
+  // order nothing and are not tracked: at large p an algorithm that reads its input block by
+  // block in a scattered order (recursive halving's bit reversal) spent a tree search in the
+  // input's map per block.
   for (const Access& access : accesses) {
+    OPTCOLL_CHECK(!(access.write && access.slice.buf == Buf::kInput),
+                  "{}: rank {} writes its input buffer, which is read-only ({})",
+                  schedule_.algorithm, at, describe(access.slice));
+    if (access.slice.buf == Buf::kInput) continue;
     hazards(at, access.slice.buf)
         .collect(access.slice.offset, access.slice.end(), access.write, deps);
   }
   for (const Access& access : accesses) {
+    if (access.slice.buf == Buf::kInput) continue;
     hazards(at, access.slice.buf).record(access.slice.offset, access.slice.end(), id, access.write);
   }
   if (deps.size() > 1) {

@@ -201,6 +201,10 @@ TEST(Builder, InferredDependenciesEqualAnElementByElementAccount) {
     auto any_buffer = [&] {
       return static_cast<Buf>(std::uniform_int_distribution<int>(0, 2)(random));
     };
+    // The input is read-only: writes go to the output or the scratch.
+    auto writable_buffer = [&] {
+      return std::uniform_int_distribution<int>(0, 1)(random) == 0 ? Buf::kOutput : Buf::kScratch;
+    };
     auto record = [&](OpId op, std::vector<ElementHazards::Access> accesses) {
       ASSERT_EQ(op, static_cast<OpId>(expected_deps.size()));
       expected_deps.push_back(expected.emit(op, accesses));
@@ -209,26 +213,26 @@ TEST(Builder, InferredDependenciesEqualAnElementByElementAccount) {
       const int kind = std::uniform_int_distribution<int>(0, 4)(random);
       if (kind == 0) {  // a send from rank 0 reads
         const Slice src = random_slice(any_buffer());
-        record(b.transfer(0, 1, src, Slice{Buf::kInput, 0, src.count}).send, {{src, false}});
+        record(b.transfer(0, 1, src, Slice{Buf::kOutput, 0, src.count}).send, {{src, false}});
       } else if (kind == 1) {  // a receive into rank 0 writes
-        const Slice dst = random_slice(any_buffer());
+        const Slice dst = random_slice(writable_buffer());
         record(b.transfer(1, 0, Slice{Buf::kInput, 0, dst.count}, dst).recv, {{dst, true}});
       } else if (kind == 2) {  // a local copy between different buffers
         const Buf from = any_buffer();
-        const Buf to = static_cast<Buf>((static_cast<int>(from) + 1) % 3);
+        const Buf to = from == Buf::kOutput ? Buf::kScratch : Buf::kOutput;
         const Slice src = random_slice(from);
         const Slice dst{to, std::uniform_int_distribution<Count>(0, kElements - src.count)(random),
                         src.count};
         record(b.copy(0, src, dst), {{src, false}, {dst, true}});
       } else {  // a ring's blocks: read block k, write block k - 1, downwards with a wrap
-        const Buf buf = any_buffer();
+        const Buf buf = writable_buffer();
         const Count blocks = kElements / kBlock;
         const Count start = std::uniform_int_distribution<Count>(0, blocks - 1)(random);
         for (Count step = 0; step < blocks; ++step) {
           const Count k = (start - step + blocks) % blocks;
           const Slice read{buf, k * kBlock, kBlock};
           const Slice write{buf, ((k + blocks - 1) % blocks) * kBlock, kBlock};
-          record(b.transfer(0, 1, read, Slice{Buf::kInput, 0, kBlock}).send, {{read, false}});
+          record(b.transfer(0, 1, read, Slice{Buf::kOutput, 0, kBlock}).send, {{read, false}});
           record(b.transfer(1, 0, Slice{Buf::kInput, 0, kBlock}, write).recv, {{write, true}});
         }
       }
@@ -241,6 +245,15 @@ TEST(Builder, InferredDependenciesEqualAnElementByElementAccount) {
           << "seed " << seed << ", op " << op;
     }
   }
+}
+
+// The input is read-only: an op that writes it is a builder's bug, refused where it is
+// emitted (the executors refuse such a program too).
+TEST(Builder, RefusesAWriteToTheInput) {
+  ScheduleBuilder b(make_spec(CollectiveKind::kAllreduce, 2, 8), "test/writes_input");
+  EXPECT_THROW(b.copy(0, Slice{Buf::kOutput, 0, 4}, Slice{Buf::kInput, 0, 4}), InternalError);
+  EXPECT_THROW(b.transfer(1, 0, Slice{Buf::kInput, 0, 4}, Slice{Buf::kInput, 4, 4}), InternalError);
+  EXPECT_NO_THROW(b.copy(0, Slice{Buf::kInput, 0, 4}, Slice{Buf::kOutput, 0, 4}));
 }
 
 TEST(Builder, RejectsInvalidSpec) {
