@@ -28,7 +28,7 @@ std::optional<Time> best_simulated(const Search& s, bool defaults) {
 
 Search simulate_all(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
                     bool defaults) {
-  Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0};
+  Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0, nullptr};
   s.options.exhaustive = true;
   parallel_for(s.entries.size(), options.workers,
                [&](std::size_t i) { prepare_entry(s.entries[i], spec, model, /*price=*/false); });

@@ -79,6 +79,12 @@ std::string composed_name(const Composed& c) {
   return "compose(" + c.first.algorithm + ", " + c.second.algorithm + ")";
 }
 
+// kept_key() of the decision that chooses `c`.
+std::string composed_key(const Composed& c) {
+  return kept_key(composed_name(c), c.first.params) + "; " +
+         kept_key(c.second.algorithm, c.second.params);
+}
+
 std::uint64_t chosen_bytes(const Decision& d) {
   for (const Candidate& c : d.candidates) {
     if (c.algorithm == d.algorithm && c.predicted) return c.bytes_moved;
@@ -214,7 +220,7 @@ void simulate_finalists(Search& s) {
     if (composed_next) {
       simulate_composed(s);
     } else if (next) {
-      simulate_option(*next, *next_entry->info, s.spec, s.model);
+      simulate_option(*next, *next_entry->info, s.spec, s.model, s.kept.get());
       s.spent += next->work;
     } else {
       return;
@@ -231,6 +237,35 @@ std::optional<std::size_t> Entry::best() const {
     if (!best || options[i].value() < options[*best].value()) best = i;
   }
   return best;
+}
+
+void KeptSchedule::offer(const std::string& key, Time time, Schedule&& schedule) {
+  std::optional<Schedule> dropped;  // freed outside the lock
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (time_ && time >= *time_) return;
+  dropped = std::move(schedule_);
+  key_ = key;
+  time_ = time;
+  schedule_ = std::move(schedule);
+}
+
+std::optional<Schedule> KeptSchedule::take(const std::string& key) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!schedule_ || key_ != key) return std::nullopt;
+  std::optional<Schedule> out = std::move(schedule_);
+  schedule_.reset();
+  time_.reset();
+  return out;
+}
+
+std::string kept_key(std::string_view algorithm, const algorithms::Params& params) {
+  return std::string(algorithm) + " (" + params.to_string() + ")";
+}
+
+std::string kept_key(const Decision& d) {
+  if (d.phases.size() != 2) return kept_key(d.algorithm, d.params);
+  return kept_key(d.algorithm, d.phases[0].params) + "; " +
+         kept_key(d.phases[1].algorithm, d.phases[1].params);
 }
 
 double chosen_work(const Search& s, const Decision& d) {
@@ -253,8 +288,8 @@ void simulate_composed(Search& s) {
         second.algorithm == c.second.algorithm && second.params == c.second.params) {
       break;  // the same phases
     }
-    const Schedule schedule = build_composed(s.spec, s.model, first.algorithm, first.params,
-                                             second.algorithm, second.params);
+    Schedule schedule = build_composed(s.spec, s.model, first.algorithm, first.params,
+                                       second.algorithm, second.params);
     const Time t = simulate_checked(schedule, s.model);
     if (c.simulated && t >= *c.simulated) continue;
     if (alternative) {
@@ -263,13 +298,15 @@ void simulate_composed(Search& s) {
     }
     c.simulated = t;
     c.simulated_bytes = bytes_moved(schedule);
+    if (s.kept) s.kept->offer(composed_key(c), t, std::move(schedule));
   }
   s.spent += c.work;
 }
 
 Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
-             bool compositions) {
-  Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0};
+             bool compositions, bool keep) {
+  Search s{spec, model, options, make_entries(spec, model), std::nullopt, 0, nullptr};
+  if (keep) s.kept = std::make_shared<KeptSchedule>();
   parallel_for(s.entries.size(), options.workers,
                [&](std::size_t i) { prepare_entry(s.entries[i], spec, model, /*price=*/true); });
   // Candidates no formula prices (the model has a switch it does not describe) are

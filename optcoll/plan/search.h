@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,18 +67,44 @@ struct Composed {
   Time value() const { return simulated ? *simulated : estimate; }
 };
 
+// The schedule of the fastest candidate simulated so far, kept for plan() so that its choice
+// is not built a second time (at p = 4,096 under a placement, reduce_scatter_block's
+// recursive halving has 17 M ops: seconds to build). One at a time: a faster one replaces
+// it, so it costs at most one schedule's memory beside those being built. Thread-safe (the
+// candidates are simulated on several threads).
+class KeptSchedule {
+ public:
+  // Keeps `schedule` (of the candidate `key`, simulated at `time`) if it is the fastest yet.
+  void offer(const std::string& key, Time time, Schedule&& schedule);
+  // The schedule kept for `key`, moved out; nullopt if another (or none) is kept.
+  std::optional<Schedule> take(const std::string& key);
+
+ private:
+  std::mutex mutex_;
+  std::string key_;
+  std::optional<Time> time_;
+  std::optional<Schedule> schedule_;
+};
+
+// What names a candidate's schedule: a registry algorithm with its parameters, or a
+// composition with its phases'.
+std::string kept_key(std::string_view algorithm, const algorithms::Params& params);
+std::string kept_key(const Decision& d);
+
 struct Search {
   CollectiveSpec spec;
   CostModel model;
   PlanOptions options;
   std::vector<Entry> entries;  // registry order
   std::optional<Composed> composed;
-  double spent = 0;  // of options.simulation_budget
+  double spent = 0;                    // of options.simulation_budget
+  std::shared_ptr<KeptSchedule> kept;  // null: the simulated schedules are not kept
 };
 
-// The default search (select.h, "How candidates are priced"), up to the choice.
+// The default search (select.h, "How candidates are priced"), up to the choice. With `keep`,
+// the fastest simulated schedule is kept (Search::kept) for the caller to take.
 Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
-             bool compositions = true);
+             bool compositions = true, bool keep = false);
 // The choice by what `s` knows now, with every candidate for explain().
 Decision decide(const Search& s);
 // The choice restricted to default parameters (the exhaustive compositions' second try).

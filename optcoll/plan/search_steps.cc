@@ -89,15 +89,16 @@ std::optional<algorithms::Estimate> estimate_of(const AlgorithmInfo& info,
 }
 
 // The defaults, then the variants in order (exhaustive's best_of).
-void simulate_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model) {
+void simulate_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
+                    KeptSchedule* kept) {
   Option& defaults = e.options[0];
-  if (!defaults.simulated) simulate_option(defaults, *e.info, spec, model);
+  if (!defaults.simulated) simulate_option(defaults, *e.info, spec, model, kept);
   if (e.options.size() == 1) {
     auto variants = variant_options(*e.info, spec, defaults.params, defaults.simulated_params);
     e.options.insert(e.options.end(), variants.begin(), variants.end());
   }
   for (std::size_t i = 1; i < e.options.size(); ++i) {
-    if (!e.options[i].simulated) simulate_option(e.options[i], *e.info, spec, model);
+    if (!e.options[i].simulated) simulate_option(e.options[i], *e.info, spec, model, kept);
   }
 }
 
@@ -212,11 +213,13 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
 }
 
 void simulate_option(Option& o, const AlgorithmInfo& info, const CollectiveSpec& spec,
-                     const CostModel& model) {
-  const Schedule schedule = algorithms::build(info, spec, o.params, model);
+                     const CostModel& model, KeptSchedule* kept) {
+  Schedule schedule = algorithms::build(info, spec, o.params, model);
   o.simulated = simulate_checked(schedule, model);
   o.simulated_bytes = bytes_moved(schedule);
   o.simulated_params = schedule.params;
+  if (kept != nullptr)
+    kept->offer(kept_key(info.name, o.params), *o.simulated, std::move(schedule));
 }
 
 void simulate_entries(Search& s, const std::vector<std::size_t>& which,
@@ -224,8 +227,9 @@ void simulate_entries(Search& s, const std::vector<std::size_t>& which,
   std::vector<std::size_t> unbounded;
   std::vector<std::size_t> bounded;
   for (const std::size_t i : which) (s.entries[i].bound ? bounded : unbounded).push_back(i);
-  parallel_for(unbounded.size(), s.options.workers,
-               [&](std::size_t k) { simulate_entry(s.entries[unbounded[k]], s.spec, s.model); });
+  parallel_for(unbounded.size(), s.options.workers, [&](std::size_t k) {
+    simulate_entry(s.entries[unbounded[k]], s.spec, s.model, s.kept.get());
+  });
   // Decided against the unbounded candidates (and what was known before), so which
   // candidates are built does not depend on the workers' timing.
   const std::optional<Time> best = threshold();
@@ -238,8 +242,9 @@ void simulate_entries(Search& s, const std::vector<std::size_t>& which,
       chance.push_back(i);
     }
   }
-  parallel_for(chance.size(), s.options.workers,
-               [&](std::size_t k) { simulate_entry(s.entries[chance[k]], s.spec, s.model); });
+  parallel_for(chance.size(), s.options.workers, [&](std::size_t k) {
+    simulate_entry(s.entries[chance[k]], s.spec, s.model, s.kept.get());
+  });
 }
 
 Time simulate_checked(const Schedule& schedule, const CostModel& model) {

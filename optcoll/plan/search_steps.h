@@ -46,9 +46,10 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
 inline constexpr double kUnpricedWork = 2e6;
 std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which);
 
-// Builds and simulates one option; keeps its time, bytes and resolved parameters.
+// Builds and simulates one option; keeps its time, bytes and resolved parameters, and offers
+// the schedule to `kept` (if not null).
 void simulate_option(Option& o, const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
-                     const CostModel& model);
+                     const CostModel& model, KeptSchedule* kept);
 
 // Simulates the entries `which` (defaults, then variants from the defaults' resolved
 // parameters): first those without a registry bound, then, once those are known, the ones

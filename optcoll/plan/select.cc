@@ -67,10 +67,12 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOpt
   // turns one estimate into a simulation, so this ends. A choice the search simulated
   // already is not simulated again: at p = 512 a many-to-many schedule's simulation is
   // seconds (tests/plan/select_equivalence_test.cc checks that the two agree).
-  search::Search s = search::begin(spec, model, options);
+  // The search keeps the fastest schedule it simulated, usually the choice: not built again.
+  search::Search s = search::begin(spec, model, options, /*compositions=*/true, /*keep=*/true);
   for (;;) {
     Decision d = search::decide(s);
-    Schedule schedule = build_decided(spec, model, d);
+    std::optional<Schedule> kept = s.kept->take(search::kept_key(d));
+    Schedule schedule = kept ? std::move(*kept) : build_decided(spec, model, d);
     const Time simulated = d.how == Evaluation::kSimulated
                                ? d.predicted_time
                                : search::simulate_checked(schedule, model);

@@ -39,7 +39,9 @@
 //     only when its registry bound shows it cannot win (or, with a schedule too large to
 //     simulate, listed as not evaluated);
 //  4. the choice is made among the simulated times and remaining estimates by the rules
-//     above; plan() builds and simulates the chosen schedule, and should its time exceed its
+//     above; plan() takes the chosen schedule from the search where the search simulated it
+//     (it keeps the fastest schedule it simulated, one at a time), or builds and simulates
+//     it, and should its time exceed its
 //     estimate so that another candidate now looks faster, re-chooses with that knowledge
 //     (each step builds one schedule) until the chosen one's time is a simulation.
 // PlanOptions::exhaustive keeps the reference procedure: every candidate simulated (with the
