@@ -47,6 +47,9 @@ struct Entry {
   // part (search_steps.h, rank_unpriced), and the work of simulating them and their variants.
   std::optional<Time> ranking;
   double simulation_work = 0;
+  // Simulated with its defaults only: the one candidate simulated whatever its cost, when
+  // with its variants it would exceed kUnpricedWork (search_steps.h, rank_unpriced).
+  bool defaults_only = false;
 
   // The index of the best evaluated option (least value; ties: the earlier), or nullopt.
   std::optional<std::size_t> best() const;

@@ -88,11 +88,12 @@ std::optional<algorithms::Estimate> estimate_of(const AlgorithmInfo& info,
   return e;
 }
 
-// The defaults, then the variants in order (exhaustive's best_of).
+// The defaults, then the variants in order (exhaustive's best_of), unless defaults_only.
 void simulate_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
                     KeptSchedule* kept) {
   Option& defaults = e.options[0];
   if (!defaults.simulated) simulate_option(defaults, *e.info, spec, model, kept);
+  if (e.defaults_only) return;
   if (e.options.size() == 1) {
     auto variants = variant_options(*e.info, spec, defaults.params, defaults.simulated_params);
     e.options.insert(e.options.end(), variants.begin(), variants.end());
@@ -197,9 +198,15 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
   double spent = 0;
   for (const std::size_t i : ranked) {
     Entry& e = s.entries[i];
-    if (kept.empty() || spent + e.simulation_work <= kUnpricedWork) {
+    if (spent + e.simulation_work <= kUnpricedWork) {
       kept.push_back(i);
       spent += e.simulation_work;
+      continue;
+    }
+    if (kept.empty()) {  // the first is simulated whatever its cost, its variants not
+      e.defaults_only = true;
+      kept.push_back(i);
+      spent += e.options[0].work;
       continue;
     }
     if (e.options[0].estimate) continue;  // it keeps its estimate (at the shared network's costs)

@@ -41,7 +41,10 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
 // Candidates no formula prices are simulated; when simulating all of `which` would cost more
 // than kUnpricedWork op-equivalents (large p under a gap, cores, topology... model), only
 // those the formulas rank first under the model's closed-form part are, while their work
-// fits kUnpricedWork (at least one); the others are marked not evaluated, with the reason.
+// fits kUnpricedWork; the others are marked not evaluated, with the reason. At least one is
+// simulated: if the first alone does not fit, it is, with its defaults only (no parameter
+// variants: under a placement at p = 4,096 reduce/circulant's variants with halved segments
+// have 7 M ops, most of planning a reduce whose node-aware candidate wins by 10x).
 // Returns the ones to simulate, in registry order.
 inline constexpr double kUnpricedWork = 2e6;
 std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which);

@@ -450,6 +450,44 @@ TEST(Select, FlatCandidatesUnderAPlacementAreEstimatedAtTheSharedNetworksCosts) 
   EXPECT_TRUE(seen);
 }
 
+// Candidates no formula prices, over the unpriced budget: those ranked first are simulated
+// while they fit; one is simulated whatever its cost, but with its defaults only when its
+// variants would not fit; a candidate left out keeps its estimate if it has one.
+TEST(Select, TheUnpricedBudgetSimulatesTheFirstRankedsDefaultsWhenItAloneExceedsIt) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 8, 1000);
+  search::Search s{spec, unit_model(1, 1), {}, {}, std::nullopt, 0, nullptr};
+  auto entry = [](const char* name, Time ranking, double work, double with_variants) {
+    search::Entry e;
+    e.info = &algorithms::lookup(name, CollectiveKind::kBcast);
+    e.options.resize(1);
+    e.options[0].params = algorithms::resolve_params(*e.info, {});
+    e.options[0].work = work;
+    e.ranking = ranking;
+    e.simulation_work = with_variants;
+    return e;
+  };
+  const double budget = search::kUnpricedWork;
+  s.entries.push_back(entry("binomial", 3, budget / 4, budget / 4));
+  s.entries.push_back(entry("pipelined_chain", 1, budget / 2, budget * 1.5));  // ranked first
+  s.entries.push_back(entry("linear", 2, budget / 4, budget / 4));
+  s.entries.push_back(entry("knomial", 4, budget / 2, budget * 2));
+  s.entries[3].options[0].estimate = algorithms::Estimate{};  // a from-above estimate
+  EXPECT_EQ(search::rank_unpriced(s, {0, 1, 2, 3}), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_TRUE(s.entries[1].defaults_only);
+  EXPECT_FALSE(s.entries[0].defaults_only);
+  EXPECT_FALSE(s.entries[2].defaults_only);
+  EXPECT_TRUE(s.entries[3].not_evaluated.empty()) << s.entries[3].not_evaluated;
+
+  // Simulated: pipelined_chain's defaults only, binomial and linear (no parameters) whole.
+  search::simulate_entries(s, {0, 1, 2}, [] { return std::nullopt; });
+  EXPECT_EQ(s.entries[1].options.size(), 1u);
+  EXPECT_TRUE(s.entries[1].options[0].simulated.has_value());
+  // Without the flag the same entry gets its segment variants (halved and doubled).
+  s.entries[1].defaults_only = false;
+  search::simulate_entries(s, {1}, [] { return std::nullopt; });
+  EXPECT_EQ(s.entries[1].options.size(), 3u);
+}
+
 // The lower bound's soundness over the registry: tests/plan/lower_bound_test.cc.
 
 }  // namespace
