@@ -142,10 +142,13 @@ void BM_TransportExchange(benchmark::State& state) {
 }
 
 // The same rank counts for every call: one rank (no messages), two, and more ranks than
-// cores, there as threads (fibers:0) and as fibers (fibers:1, what auto chooses there).
+// cores, there as threads (fibers:0) and as fibers (fibers:1, what auto chooses there). Two
+// ranks also as fibers: what auto chooses where the processors are busy with other work
+// (issue 29's two busy loops).
 void per_rank_count(benchmark::internal::Benchmark* bench) {
   bench->ArgNames({"p", "fibers"});
   for (const int p : {1, 2}) bench->Args({p, 0});
+  bench->Args({2, 1});
   for (const int p : {8, 16}) {
     bench->Args({p, 0});
     bench->Args({p, 1});
