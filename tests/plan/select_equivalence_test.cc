@@ -178,8 +178,10 @@ TEST_P(Equivalence, DefaultSearchChoosesAsTheExhaustiveOneWithinOnePercent) {
         const std::string where = describe(spec) + " under " + gm.name;
         ++cases;
         // The default search reports the time its search simulated for the choice (it does
-        // not simulate the choice again), and so does a decision taken from the cache.
+        // not simulate the choice again), and so does a decision taken from the cache. The
+        // schedule is the choice's, whether the search kept it or plan() built it.
         EXPECT_EQ(fast.predicted_time, simulate(fast.schedule, *model).makespan) << where;
+        EXPECT_EQ(fast.schedule.algorithm, fast.algorithm) << where;
         const Plan again = plan_with(spec, *model, PlanOptions{});
         EXPECT_EQ(again.predicted_time, simulate(again.schedule, *model).makespan) << where;
         EXPECT_EQ(again.algorithm, fast.algorithm) << where;

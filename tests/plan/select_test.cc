@@ -488,6 +488,30 @@ TEST(Select, TheUnpricedBudgetSimulatesTheFirstRankedsDefaultsWhenItAloneExceeds
   EXPECT_EQ(s.entries[1].options.size(), 3u);
 }
 
+// The search's kept schedule: the fastest offered so far, taken only by its own key, and
+// taken once.
+TEST(Select, TheKeptScheduleIsTheFastestOfferedAndTakenOnlyByItsKey) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 6, 100);
+  const CostModel model = unit_model(1, 1);
+  auto built = [&](const char* name) {
+    return algorithms::build(algorithms::lookup(name, CollectiveKind::kBcast), spec, {}, model);
+  };
+  const algorithms::Params none;
+  const std::string binomial = search::kept_key("bcast/binomial", none);
+  const std::string linear = search::kept_key("bcast/linear", none);
+  search::KeptSchedule kept;
+  kept.offer(binomial, 2, built("binomial"));
+  kept.offer(linear, 3, built("linear"));  // slower: not kept
+  kept.offer(linear, 2, built("linear"));  // a tie: not kept either
+  EXPECT_FALSE(kept.take(linear).has_value());
+  const auto taken = kept.take(binomial);
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->algorithm, "bcast/binomial");
+  EXPECT_FALSE(kept.take(binomial).has_value());  // moved out
+  kept.offer(linear, 5, built("linear"));         // after a take, any offer is the fastest
+  ASSERT_TRUE(kept.take(linear).has_value());
+}
+
 // The lower bound's soundness over the registry: tests/plan/lower_bound_test.cc.
 
 }  // namespace
