@@ -275,14 +275,18 @@ class Interpreter final : public Progress {
 
   // issue_ready() for a masked program: the same order (sends, receives, local ops), the
   // ready ops found from the masks.
+  // Only the candidates are looked at: an op becomes ready when its last dependency
+  // completes, which makes it a candidate (complete()); one that is still waiting for another
+  // dependency is dropped until that one completes.
   bool issue_ready_masked() {
     bool issued = false;
     while (true) {
       std::uint64_t ready = 0;
-      for (std::uint64_t left = unissued_; left != 0; left &= left - 1) {
+      for (std::uint64_t left = candidates_ & unissued_; left != 0; left &= left - 1) {
         const auto i = static_cast<std::size_t>(std::countr_zero(left));
         if ((x_.dependency_masks_[i] & ~done_ops_) == 0) ready |= std::uint64_t{1} << i;
       }
+      candidates_ = 0;
       if (ready == 0) return issued;
       issued = true;
       unissued_ &= ~ready;
@@ -383,6 +387,7 @@ class Interpreter final : public Progress {
     ++done_;
     if (x_.masked_) {
       done_ops_ |= std::uint64_t{1} << id;
+      candidates_ |= x_.dependent_masks_[static_cast<std::size_t>(id)];
       return;
     }
     const auto i = static_cast<std::size_t>(id);
@@ -557,6 +562,7 @@ class Interpreter final : public Progress {
     x_.completed_.clear();
     if (x_.masked_) {
       unissued_ = x_.all_ops_;
+      candidates_ = x_.all_ops_;  // the first look finds the ops without dependencies
       done_ops_ = 0;
       waiting_ops_ = 0;
       return;
@@ -591,6 +597,8 @@ class Interpreter final : public Progress {
   std::size_t done_ = 0;
   std::size_t in_flight_count_ = 0;  // messages in flight
   std::uint64_t unissued_ = 0;       // masked: the ops not issued yet
+  std::uint64_t candidates_ = 0;     // masked: the ops that may have become ready since
+                                     // the last look (their dependencies completed)
   std::uint64_t done_ops_ = 0;       // masked: the ops completed
   std::uint64_t waiting_ops_ = 0;    // masked: the ops whose messages are in flight
   bool sorted_ = true;               // x_.in_flight_ is in increasing request order
@@ -684,10 +692,14 @@ void Execution::make_masks() {
   if (program.ops.size() > kMaskedOps) return;
   masked_ = true;
   dependency_masks_.assign(program.ops.size(), 0);
+  dependent_masks_.assign(program.ops.size(), 0);
   request_of_.assign(program.ops.size(), 0);
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const std::uint64_t bit = std::uint64_t{1} << i;
-    for (const OpId d : program.ops[i].after) dependency_masks_[i] |= std::uint64_t{1} << d;
+    for (const OpId d : program.ops[i].after) {
+      dependency_masks_[i] |= std::uint64_t{1} << d;
+      dependent_masks_[static_cast<std::size_t>(d)] |= bit;
+    }
     all_ops_ |= bit;
     if (steps_[i].kind == Step::Kind::kSend || steps_[i].kind == Step::Kind::kSendSlices) {
       sends_ |= bit;

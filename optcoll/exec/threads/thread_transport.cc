@@ -788,9 +788,17 @@ bool ThreadTransport::take_own_matches(std::vector<RequestId>& done) {
       box.news.load(std::memory_order_acquire) != inbox_emptied_news_) {
     return false;
   }
-  done.insert(done.end(), local_done_.begin(), local_done_.end());
-  local_done_.clear();
+  take_local_done(done);
   return true;
+}
+
+void ThreadTransport::take_local_done(std::vector<RequestId>& done) {
+  if (done.empty()) {
+    done.swap(local_done_);  // (both keep their storage: no allocation once warm)
+  } else {
+    done.insert(done.end(), local_done_.begin(), local_done_.end());
+  }
+  local_done_.clear();
 }
 
 bool ThreadTransport::look_in_inbox(std::unique_lock<std::mutex>& lock, std::uint32_t helped,
@@ -804,9 +812,8 @@ bool ThreadTransport::look_in_inbox(std::unique_lock<std::mutex>& lock, std::uin
       throw TransportError(message);
     }
     if (!local_done_.empty() || !box.completed.empty()) {
-      done.insert(done.end(), local_done_.begin(), local_done_.end());
-      local_done_.clear();
-      done.insert(done.end(), box.completed.begin(), box.completed.end());
+      take_local_done(done);
+      for (const RequestId id : box.completed) done.push_back(id);
       box.completed.clear();
       inbox_emptied_ = box.handed.empty();  // (failures are: checked above)
       inbox_emptied_news_ = box.news.load(std::memory_order_relaxed);

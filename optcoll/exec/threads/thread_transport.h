@@ -569,6 +569,8 @@ class ThreadTransport final : public Transport {
   // is built.
   // The fast path: this rank's own completed matches, when its inbox cannot hold more.
   bool take_own_matches(std::vector<RequestId>& done);
+  // Moves this rank's own completed matches (local_done_) to the end of `done`.
+  void take_local_done(std::vector<RequestId>& done);
   // Under the inbox lock: throws the first failure (or the world's abort); takes what
   // senders handed over; true when there are completions (moved into `done`) or a helper
   // advanced this rank's execution (its seat's count moved from `helped`).
