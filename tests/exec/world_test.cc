@@ -218,6 +218,30 @@ TEST_P(EachExecution, WorldTimeoutStopsWaitingRanks) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+// A timeout never fires early: fibers read a coarse clock for their deadlines
+// (thread_transport.cc, wait_clock_now), which lags the precise one by up to its resolution.
+TEST_P(EachExecution, WorldTimeoutIsNeverEarly) {
+  constexpr milliseconds kTimeout{40};
+  ThreadWorld world(2, WorldOptions{kTimeout, GetParam()});
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::chrono::steady_clock::duration> waited(2);
+    EXPECT_THROW(world.run([&](Transport& t) {
+      std::byte none[1];
+      t.irecv(1 - t.rank(), MsgKey{0, 0}, std::span<std::byte>(none, 0));
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        t.wait_some(std::chrono::seconds(30));
+      } catch (...) {
+        waited[static_cast<std::size_t>(t.rank())] = std::chrono::steady_clock::now() - start;
+        throw;
+      }
+    }),
+                 TransportError);
+    // The rank that timed out first waited the whole timeout; the other may be stopped by it.
+    EXPECT_GE(std::max(waited[0], waited[1]), kTimeout) << "round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, EachExecution, ::testing::ValuesIn(kExecutions),
                          [](const ::testing::TestParamInfo<RankExecution>& param_info) {
                            return name_of(param_info.param);
