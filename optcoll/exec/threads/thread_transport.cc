@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -19,7 +18,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include "optcoll/model/error.h"
 
@@ -897,39 +895,6 @@ void ThreadTransport::sleep_on_inbox(std::unique_lock<std::mutex>& lock,
   lock.lock();
 }
 
-namespace {
-
-// The clock of a fiber's wait: the kernel's coarse monotonic clock, the same epoch as
-// steady_clock, which reads a variable where steady_clock reads the time stamp counter
-// through the hypervisor's clock (5% of an 8 B allreduce at p = 8 on fibers, perf on the
-// 2-core VM). It lags the precise clock by up to wait_clock_lag().
-Clock::time_point wait_clock_now() {
-#if defined(CLOCK_MONOTONIC_COARSE)
-  timespec now{};
-  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &now) == 0) {
-    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-        std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec)));
-  }
-#endif
-  return Clock::now();
-}
-
-Clock::duration wait_clock_lag() {
-  static const Clock::duration lag = [] {
-#if defined(CLOCK_MONOTONIC_COARSE)
-    timespec resolution{};
-    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0) {
-      return std::chrono::duration_cast<Clock::duration>(
-          std::chrono::seconds(resolution.tv_sec) + std::chrono::nanoseconds(resolution.tv_nsec));
-    }
-#endif
-    return Clock::duration::zero();
-  }();
-  return lag;
-}
-
-}  // namespace
-
 void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
                                    std::vector<RequestId>& done) {
   if (take_own_matches(done)) {
@@ -958,16 +923,12 @@ void ThreadTransport::do_wait_some(std::chrono::milliseconds timeout,
       idle_ = Clock::duration::zero();
       return;
     }
-    // A spin needs the precise clock; a parked fiber's deadline does not (wait_clock_now).
-    const FiberPool* fibers = fabric_.fibers();
-    const auto now = fibers != nullptr ? wait_clock_now() : Clock::now();
+    const auto now = Clock::now();
     if (!timed) {
       timed = true;
       start = now;
-      // (The coarse clock may lag by its resolution: a deadline that far later is never early.)
-      const Clock::duration lag = fibers != nullptr ? wait_clock_lag() : Clock::duration::zero();
-      const auto world_deadline = start + lag + (fabric_.timeout() - idle_);
-      const auto call_deadline = start + lag + timeout;
+      const auto world_deadline = start + (fabric_.timeout() - idle_);
+      const auto call_deadline = start + timeout;
       world_limits = world_deadline < call_deadline;
       deadline = world_limits ? world_deadline : call_deadline;
     }
