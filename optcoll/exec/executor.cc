@@ -274,10 +274,9 @@ class Interpreter final : public Progress {
   }
 
   // issue_ready() for a masked program: the same order (sends, receives, local ops), the
-  // ready ops found from the masks.
-  // Only the candidates are looked at: an op becomes ready when its last dependency
-  // completes, which makes it a candidate (complete()); one that is still waiting for another
-  // dependency is dropped until that one completes.
+  // ready ops found from the masks among the candidates only. An op becomes ready when its
+  // last dependency completes, which makes it a candidate (complete()); a candidate still
+  // waiting for another dependency is dropped until that one completes.
   bool issue_ready_masked() {
     bool issued = false;
     while (true) {

@@ -140,9 +140,9 @@ class Execution {
   };
   // Programs of at most kMaskedOps ops are scheduled with bit masks (op i is bit i): each
   // op's dependencies and dependents, and which ops are sends, receives and local ops. A run then
-  // keeps which ops it has issued and completed in two words and each op's request in request_of_,
-  // so a small collective's call walks no graph and fills no queue; larger programs use the
-  // dependency counters and the ready queue below.
+  // keeps which ops it has issued and completed, and which may have become ready, in words, and
+  // each op's request in request_of_, so a small collective's call walks no graph and fills no
+  // queue; larger programs use the dependency counters and the ready queue below.
   static constexpr std::size_t kMaskedOps = 64;
   bool masked_ = false;
   std::vector<std::uint64_t> dependency_masks_;
