@@ -528,8 +528,9 @@ void Engine::wake_queue(std::int32_t q, Gid waker) {
   info.candidate = true;
   info.waker = waker;
   if (is_port_queue(info.type)) {
-    lists_.rewind(info.store,
-                  [this](Gid g) { return tag_[static_cast<std::size_t>(g)] == kStarted; });
+    lists_.rewind(info.store, [this](Gid g) {
+      return listing_[static_cast<std::size_t>(g)] == Listing::kStarted;
+    });
   }
   Item head = queue_top(q);
   head.from = q;
@@ -799,7 +800,6 @@ bool Engine::take_links(Gid g, Item item) {
       link_queue_slot_[l] = new_queue(static_cast<Rank>(link), kLinkQueue);
     item.from = -1;
     list_transfer(g, item);
-    tag_[static_cast<std::size_t>(g)] = kElsewhere;
     queues_.push(queue_info_[static_cast<std::size_t>(link_queue_slot_[l])].store, item);
     return false;
   }
@@ -821,7 +821,7 @@ void Engine::park(Rank rank, QueueType type, Item item) {
   item.from = -1;
   if (is_port_queue(type)) {
     list_transfer(item.gid, item);
-    tag_parked(item.gid, q);
+    park_listed(item.gid, q);
     return;
   }
   queues_.push(queue_info_[static_cast<std::size_t>(q)].store, item);
@@ -834,7 +834,9 @@ std::int32_t Engine::queue_of(Rank rank, QueueType type) {
 }
 
 std::int32_t Engine::new_queue(Rank rank, QueueType type) {
-  const std::int32_t store = is_port_queue(type) ? lists_.create() : queues_.create();
+  const std::int32_t store = type == kSendQueue   ? lists_.create(WaitLists::kSends, rank)
+                             : type == kRecvQueue ? lists_.create(WaitLists::kReceives, rank)
+                                                  : queues_.create();
   queue_info_.push_back(QueueInfo{rank, type, false, kNoGid, store});
   return static_cast<std::int32_t>(queue_info_.size() - 1);
 }
@@ -851,31 +853,20 @@ Item Engine::queue_top(std::int32_t q) {
 }
 
 const WaitLists::Entry& Engine::list_top(std::int32_t q) {
-  return lists_.top(
-      queue_info_[static_cast<std::size_t>(q)].store,
-      [this, q](Gid g) { return tag_[static_cast<std::size_t>(g)] == q; },
-      [this](Gid g) { return tag_[static_cast<std::size_t>(g)] == kStarted; });
+  return lists_.top(queue_info_[static_cast<std::size_t>(q)].store);
 }
 
 bool Engine::move_if_blocked(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   const WaitLists::Entry& head = list_top(q);
-  const Gid g = head.gid;
-  Rank other = 0;
-  QueueType other_type = kSendQueue;
   if (info.type == kSendQueue) {  // its sender may send: try_start looks at the receiver next
     if (can_receive(head.receiver)) return false;
-    other = head.receiver;
-    other_type = kRecvQueue;
   } else {  // its receiver may receive: the sender's port, unless it needs none or may join
     const bool may_join_any =
         !sends_sharable_.empty() && !sends_sharable_[static_cast<std::size_t>(head.sender)].empty();
     if (head.holds_nothing || may_join_any || can_send(head.sender)) return false;
-    other = head.sender;
-    other_type = kSendQueue;
   }
-  lists_.take_top(info.store);
-  tag_parked(g, queue_of(other, other_type));
+  lists_.move_top_to_other(info.store);  // parked at its other end
   return true;
 }
 
@@ -883,32 +874,32 @@ Item Engine::queue_pop(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   if (!is_port_queue(info.type)) return queues_.pop(info.store);
   const Item item = queue_top(q);
-  lists_.take_top(info.store);
-  tag_[static_cast<std::size_t>(item.gid)] = kElsewhere;  // being tried: try_start tags it
+  lists_.take_top(info.store);  // being tried: try_start parks or starts it
   return item;
 }
 
 void Engine::list_transfer(Gid g, const Item& item) {
-  if (tag_.empty()) tag_.assign(hot_.size(), kNotListed);
-  std::int32_t& tag = tag_[static_cast<std::size_t>(g)];
-  if (tag != kNotListed) return;
-  tag = kElsewhere;
+  if (listing_.empty()) {
+    listing_.assign(hot_.size(), Listing::kNotListed);
+    lists_.set_gid_count(hot_.size());
+  }
+  Listing& listing = listing_[static_cast<std::size_t>(g)];
+  if (listing != Listing::kNotListed) return;
+  listing = Listing::kListed;
   const WaitLists::Entry entry{
       item.time, item.order, g, hot_[g].rank, hot_[hot_[g].partner].rank, holds_nothing(g)};
-  for (const std::int32_t q :
-       {queue_of(entry.sender, kSendQueue), queue_of(entry.receiver, kRecvQueue)}) {
-    lists_.add(queue_info_[static_cast<std::size_t>(q)].store, entry);
-  }
+  queue_of(entry.sender, kSendQueue);  // both lists made
+  queue_of(entry.receiver, kRecvQueue);
+  lists_.add(entry);
 }
 
-void Engine::tag_parked(Gid g, std::int32_t q) {
-  tag_[static_cast<std::size_t>(g)] = q;
-  lists_.add_parked(queue_info_[static_cast<std::size_t>(q)].store);
+void Engine::park_listed(Gid g, std::int32_t q) {
+  lists_.park(queue_info_[static_cast<std::size_t>(q)].store, g);
 }
 
 void Engine::unlist_started(Gid g) {
-  if (tag_.empty() || tag_[static_cast<std::size_t>(g)] == kNotListed) return;
-  tag_[static_cast<std::size_t>(g)] = kStarted;
+  if (listing_.empty() || listing_[static_cast<std::size_t>(g)] == Listing::kNotListed) return;
+  listing_[static_cast<std::size_t>(g)] = Listing::kStarted;
   for (const std::int32_t q :
        {queue_of(hot_[g].rank, kSendQueue), queue_of(hot_[hot_[g].partner].rank, kRecvQueue)}) {
     lists_.add_started(queue_info_[static_cast<std::size_t>(q)].store);

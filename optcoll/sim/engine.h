@@ -95,8 +95,8 @@ class Engine {
     kLinkQueue = 3,  // work blocked on a busy link (QueueInfo::rank holds the link id)
   };
   // Bookkeeping of one rank's queue of work blocked on one resource. A rank's send and
-  // receive queues are lists of lists_ (transfers parked in them by tag: tag_), the others
-  // (computations, links) queues of queues_.
+  // receive queues are lists of lists_ (WaitLists: each knows which of its transfers are parked in
+  // it), the others (computations, links) queues of queues_.
   struct QueueInfo {
     Rank rank = 0;
     QueueType type = kSendQueue;
@@ -202,10 +202,10 @@ class Engine {
   bool queue_empty(std::int32_t q) const;
   // Transfers (by their Send) in the port lists: Send g, waiting for the first time, is
   // added to its sender's send list and its receiver's receive list (list_transfer); it is
-  // parked in one of them, or elsewhere (a link's queue), and tagged so (tag_); a start tags
-  // it started (unlist_started).
+  // parked in one of them (park_listed), or elsewhere (a link's queue); a start marks it
+  // started (unlist_started).
   void list_transfer(Gid g, const Item& item);
-  void tag_parked(Gid g, std::int32_t tag);
+  void park_listed(Gid g, std::int32_t q);
   void unlist_started(Gid g);
   void wake(Rank rank, QueueType type, Gid waker);
   void wake_after_communication(Rank rank, bool sent, Gid waker);
@@ -379,13 +379,10 @@ class Engine {
   BlockedQueues queues_;               // created on first use
   WaitLists lists_;                    // the ranks' send and receive queues
   std::vector<QueueInfo> queue_info_;  // by queue id
-  // Per Send, once any transfer waits: where it waits. A queue id (a port list it is parked
-  // in), or one of these: never waited; waited, then started; listed but waiting in a link's
-  // queue (or being tried).
-  std::vector<std::int32_t> tag_;
-  static constexpr std::int32_t kNotListed = -1;
-  static constexpr std::int32_t kStarted = -2;
-  static constexpr std::int32_t kElsewhere = -3;
+  // Per Send, once any transfer waits: whether it is in the port lists, and whether it
+  // started since (which port list it is parked in, if any, the lists keep themselves).
+  enum class Listing : std::uint8_t { kNotListed, kListed, kStarted };
+  std::vector<Listing> listing_;
 
   EventQueue events_;          // completions
   std::vector<Item> instant_;  // the completions of the current instant

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "optcoll/model/error.h"
 #include "optcoll/model/types.h"
 
 namespace optcoll::sim::detail {
@@ -258,14 +259,18 @@ class BlockedQueues {
 // Lists of waiting transfers, one per rank and port (its sends, its receives), each in
 // (time, rank, op) order. A transfer that cannot start is added to both of its lists (its
 // sender's sends, its receiver's receives) when it first waits, and is parked in at most one
-// of them at a time: the engine tags each transfer with the list it is parked in, and a
-// list's top is its first entry parked there. Transfers first wait in nearly the order the
-// engine tries them, (time, rank, op), so adding is appending but for a few; moving a
-// transfer between its two lists is a change of tag (the queues they replace moved each one:
-// a pop and a push, often into a heap; a many-to-many schedule moves its transfers O(p^3)
-// times).
-// Entries of transfers that started are dropped from a list's front as they reach it, and
-// from anywhere in it once they are half of it.
+// of them at a time; a list's top is its first entry parked there. Transfers first wait in
+// nearly the order the engine tries them, (time, rank, op), so adding is appending but for a
+// few; moving a transfer between its two lists is a change of where it is parked (the queues
+// they replace moved each one: a pop and a push, often into a heap; a many-to-many schedule
+// moves its transfers O(p^3) times).
+// Which entries are parked in a list is a bitset beside its entries, so that finding a list's
+// top reads 64 entries per word: it used to test the entries one by one, a look-up of the
+// transfer's tag each, and alltoall/linear at p = 2,048 spent three quarters of its
+// simulation there (most of a list's entries are parked at their other end). An entry knows
+// its place in its other list, so that moving the top there touches no per-transfer array
+// (the many-to-many schedules under a thread model are mostly such moves).
+// Entries of transfers that started are dropped once they are half of a list.
 class WaitLists {
  public:
   // A transfer in a list: its key (Item's time, order, gid), and what the engine needs to
@@ -278,62 +283,80 @@ class WaitLists {
     std::int32_t sender = 0;
     std::int32_t receiver = 0;
     bool holds_nothing = false;
+    std::int32_t other = -1;  // its index in its other list (kept by WaitLists)
     Item item() const { return Item{time, order, gid, -1}; }
   };
-  std::int32_t create() {
-    lists_.emplace_back();
-    return static_cast<std::int32_t>(lists_.size() - 1);
+  enum Side : std::uint8_t { kSends = 0, kReceives = 1 };
+
+  // Transfers are named by gids below `gids`; call before the first add().
+  void set_gid_count(std::size_t gids) {
+    for (auto& place : place_) place.assign(gids, -1);
   }
-  // Adds `entry` in key order: at the end but for transfers that first wait in a later
-  // round of the same instant (after computations that take no time) with an earlier key.
-  void add(std::int32_t list, const Entry& entry) {
-    List& l = lists_[static_cast<std::size_t>(list)];
-    std::size_t at = l.entries.size();
-    while (at > l.front && before(entry.item(), l.entries[at - 1].item())) --at;
-    l.entries.insert(l.entries.begin() + static_cast<std::ptrdiff_t>(at), entry);
-    if (at <= l.cursor) ++l.cursor;
+  // Rank `rank`'s list of `side`.
+  std::int32_t create(Side side, std::int32_t rank) {
+    auto& of_rank = list_of_rank_[side];
+    if (of_rank.size() <= static_cast<std::size_t>(rank)) {
+      of_rank.resize(static_cast<std::size_t>(rank) + 1, -1);
+    }
+    lists_.emplace_back();
+    lists_.back().side = side;
+    of_rank[static_cast<std::size_t>(rank)] = static_cast<std::int32_t>(lists_.size() - 1);
+    return of_rank[static_cast<std::size_t>(rank)];
+  }
+  // Adds transfer `entry` (parked nowhere yet) to its sender's send list and its receiver's
+  // receive list (both created), each in key order: at the end but for transfers that first
+  // wait in a later round of the same instant (after computations that take no time) with an
+  // earlier key.
+  void add(const Entry& entry) {
+    const std::size_t in_sends = insert(kSends, entry);
+    const std::size_t in_receives = insert(kReceives, entry);
+    sends_of(entry).entries[in_sends].other = static_cast<std::int32_t>(in_receives);
+    receives_of(entry).entries[in_receives].other = static_cast<std::int32_t>(in_sends);
   }
   // Transfers parked in the list: empty() is true when there are none.
   bool empty(std::int32_t list) const { return lists_[static_cast<std::size_t>(list)].parked == 0; }
-  void add_parked(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].parked; }
+  // Transfer `gid`, an entry of the list, is parked there now.
+  void park(std::int32_t list, std::int32_t gid) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    park_at(l, static_cast<std::size_t>(place_[l.side][static_cast<std::size_t>(gid)]));
+  }
+  // The list's top (top() returned it) leaves it and is parked in its other list.
+  void move_top_to_other(std::int32_t list) {
+    List& l = lists_[static_cast<std::size_t>(list)];
+    const Entry& entry = l.entries[l.cursor];
+    List& other = l.side == kSends ? receives_of(entry) : sends_of(entry);
+    park_at(other, static_cast<std::size_t>(entry.other));
+    take_top(list);
+  }
   // One of the list's transfers started (is no longer waiting anywhere).
   void add_started(std::int32_t list) { ++lists_[static_cast<std::size_t>(list)].started; }
   // Back to the list's first entry, for a new pass over it; drops the started entries
-  // (started(gid)) once they are half of what is left.
+  // (started(gid)) once they are half of it.
   template <typename Started>
   void rewind(std::int32_t list, Started started) {
     List& l = lists_[static_cast<std::size_t>(list)];
-    const std::size_t live = l.entries.size() - l.front;
-    if (l.started >= kCompactMin && 2 * l.started >= live) {
-      std::erase_if(l.entries, [&](const Entry& entry) { return started(entry.gid); });
-      l.front = 0;
-      l.started = 0;
-    }
-    l.cursor = l.front;
+    if (l.started >= kCompactMin && 2 * l.started >= l.entries.size()) compact(l, started);
+    l.cursor = 0;
   }
-  // The first entry at or after the cursor that `parked_here(gid)` holds (the list must not
-  // be empty); the cursor stays on it. Started entries at the list's front are dropped.
-  template <typename ParkedHere, typename Started>
-  const Entry& top(std::int32_t list, ParkedHere parked_here, Started started) {
+  // The first entry at or after the cursor that is parked in the list (the list must not be
+  // empty); the cursor stays on it.
+  const Entry& top(std::int32_t list) {
     List& l = lists_[static_cast<std::size_t>(list)];
-    while (!parked_here(l.entries[l.cursor].gid)) {
-      if (l.cursor == l.front && started(l.entries[l.cursor].gid)) {
-        ++l.front;
-        --l.started;
-      }
-      ++l.cursor;
+    std::size_t word = l.cursor / 64;
+    std::uint64_t bits = l.parked_bits[word] & (~std::uint64_t{0} << (l.cursor % 64));
+    while (bits == 0) {
+      OPTCOLL_CHECK(++word < l.parked_bits.size(), "wait list {}: no parked entry at or after {}",
+                    list, l.cursor);
+      bits = l.parked_bits[word];
     }
-    if (l.front >= kCompactMin && 2 * l.front >= l.entries.size()) {  // a long dead front
-      l.entries.erase(l.entries.begin(), l.entries.begin() + static_cast<std::ptrdiff_t>(l.front));
-      l.cursor -= l.front;
-      l.front = 0;
-    }
+    l.cursor = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
     return l.entries[l.cursor];
   }
   // The entry top() returned leaves the list (it is no longer parked there); the cursor
   // moves past it.
   void take_top(std::int32_t list) {
     List& l = lists_[static_cast<std::size_t>(list)];
+    l.parked_bits[l.cursor / 64] &= ~(std::uint64_t{1} << (l.cursor % 64));
     ++l.cursor;
     --l.parked;
   }
@@ -342,12 +365,76 @@ class WaitLists {
   static constexpr std::size_t kCompactMin = 64;
   struct List {
     std::vector<Entry> entries;
-    std::size_t front = 0;    // entries before it started
-    std::size_t cursor = 0;   // where top() looks from
-    std::int32_t parked = 0;  // transfers parked in it
-    std::size_t started = 0;  // entries at or after `front` whose transfers started
+    std::vector<std::uint64_t> parked_bits;  // bit i: entries[i] is parked here
+    std::size_t cursor = 0;                  // where top() looks from
+    std::int32_t parked = 0;                 // transfers parked in it
+    std::size_t started = 0;                 // entries whose transfers started
+    Side side = kSends;
   };
+  List& sends_of(const Entry& entry) {
+    return lists_[static_cast<std::size_t>(
+        list_of_rank_[kSends][static_cast<std::size_t>(entry.sender)])];
+  }
+  List& receives_of(const Entry& entry) {
+    return lists_[static_cast<std::size_t>(
+        list_of_rank_[kReceives][static_cast<std::size_t>(entry.receiver)])];
+  }
+  static void park_at(List& l, std::size_t at) {
+    l.parked_bits[at / 64] |= std::uint64_t{1} << (at % 64);
+    ++l.parked;
+  }
+  // Entry i of list `l` is at index i now: its place, and its other entry's `other`, say so.
+  void placed(List& l, std::size_t i) {
+    const Entry& entry = l.entries[i];
+    const auto g = static_cast<std::size_t>(entry.gid);
+    place_[l.side][g] = static_cast<std::int32_t>(i);
+    const std::int32_t there = place_[1 - l.side][g];
+    if (there < 0) return;  // not added to its other list yet
+    List& other = l.side == kSends ? receives_of(entry) : sends_of(entry);
+    other.entries[static_cast<std::size_t>(there)].other = static_cast<std::int32_t>(i);
+  }
+  // `entry` inserted in key order into its list of `side`; returns its index.
+  std::size_t insert(Side side, const Entry& entry) {
+    List& l = side == kSends ? sends_of(entry) : receives_of(entry);
+    std::size_t at = l.entries.size();
+    while (at > 0 && before(entry.item(), l.entries[at - 1].item())) --at;
+    l.entries.insert(l.entries.begin() + static_cast<std::ptrdiff_t>(at), entry);
+    insert_clear_bit(l.parked_bits, at, l.entries.size());
+    for (std::size_t i = at; i < l.entries.size(); ++i) placed(l, i);
+    if (at <= l.cursor) ++l.cursor;
+    return at;
+  }
+  // A clear bit inserted at `at` into `bits`, which holds `size` - 1 bits before: the bits
+  // from `at` on move up by one.
+  static void insert_clear_bit(std::vector<std::uint64_t>& bits, std::size_t at, std::size_t size) {
+    bits.resize((size + 63) / 64, 0);
+    const std::size_t first = at / 64;
+    for (std::size_t w = bits.size() - 1; w > first; --w) {
+      bits[w] = (bits[w] << 1) | (bits[w - 1] >> 63);
+    }
+    const std::uint64_t below = (std::uint64_t{1} << (at % 64)) - 1;
+    bits[first] = (bits[first] & below) | ((bits[first] & ~below) << 1);
+  }
+  template <typename Started>
+  void compact(List& l, Started started) {
+    std::vector<std::uint64_t> bits((l.entries.size() + 63) / 64, 0);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < l.entries.size(); ++i) {
+      if (started(l.entries[i].gid)) continue;
+      if ((l.parked_bits[i / 64] >> (i % 64)) & 1)
+        bits[kept / 64] |= std::uint64_t{1} << (kept % 64);
+      l.entries[kept] = l.entries[i];
+      placed(l, kept);
+      ++kept;
+    }
+    l.entries.resize(kept);
+    bits.resize((kept + 63) / 64);
+    l.parked_bits = std::move(bits);
+    l.started = 0;
+  }
   std::vector<List> lists_;
+  std::vector<std::int32_t> place_[2];  // by gid: its entry's index in its send / receive list
+  std::vector<std::int32_t> list_of_rank_[2];  // by rank: its send / receive list
 };
 
 // Completions, handed out one instant at a time. Collective schedules run in lock step, so
