@@ -13,9 +13,10 @@
 // model it does not describe.
 //
 // `exact` marks an estimate that equals the simulated makespan (up to floating-point
-// rounding) for this spec and model; tests/algorithms/estimate_test.cc checks every such
-// claim against the simulator over the registry grid and several models, and measures how
-// far the other estimates stray. Selection trusts exact estimates as it would a simulation;
+// rounding) for this spec and model; tests/plan/exact_estimate_test.cc checks every such
+// claim against the simulator over the registry grid and the models the formulas describe
+// (tests/plan/select_equivalence_test.cc measures how far choices by the other estimates
+// stray). Selection trusts exact estimates as it would a simulation;
 // the others only rank candidates, and the few best are simulated.
 #pragma once
 

@@ -68,11 +68,19 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOpt
   // already is not simulated again: at p = 512 a many-to-many schedule's simulation is
   // seconds (tests/plan/select_equivalence_test.cc checks that the two agree).
   // The search keeps the fastest schedule it simulated, usually the choice: not built again.
+  // A choice priced by an exact formula (tests/plan/exact_estimate_test.cc holds every such
+  // claim to the simulator) is not simulated again when its schedule is large: at p = 4,096
+  // alltoall/linear's 33.5 M ops took as long to simulate as to build.
   search::Search s = search::begin(spec, model, options, /*compositions=*/true, /*keep=*/true);
   for (;;) {
     Decision d = search::decide(s);
     std::optional<Schedule> kept = s.kept->take(search::kept_key(d));
     Schedule schedule = kept ? std::move(*kept) : build_decided(spec, model, d);
+    if (d.how == Evaluation::kExactEstimate && schedule.op_count() > kResimulatedExactOps) {
+      search::cache_decision(spec, model, options, d);
+      const Time predicted = d.predicted_time;
+      return plan_from(spec, model, d, std::move(schedule), predicted);
+    }
     const Time simulated = d.how == Evaluation::kSimulated
                                ? d.predicted_time
                                : search::simulate_checked(schedule, model);

@@ -43,7 +43,10 @@
 //     (it keeps the fastest schedule it simulated, one at a time), or builds and simulates
 //     it, and should its time exceed its
 //     estimate so that another candidate now looks faster, re-chooses with that knowledge
-//     (each step builds one schedule) until the chosen one's time is a simulation.
+//     (each step builds one schedule) until the chosen one's time is a simulation; a choice
+//     priced by an exact formula whose schedule exceeds kResimulatedExactOps keeps the
+//     formula's time (tests/plan/exact_estimate_test.cc holds those formulas to the
+//     simulator).
 // PlanOptions::exhaustive keeps the reference procedure: every candidate simulated (with the
 // bound pruning of select.cc, which changes nothing but what is built). tests/plan/
 // select_equivalence_test.cc checks that the default choice is the exhaustive one, or within
@@ -52,6 +55,7 @@
 // (exact or not), pruned by its bound, or not evaluated.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,6 +75,10 @@ inline constexpr double kFinalistWindow = 0.25;
 // The default PlanOptions::simulation_budget, in op-equivalents: a few finalists at p in the
 // hundreds, none of the O(p^2)-op schedules beyond p of about 100.
 inline constexpr double kDefaultSimulationBudget = 1 << 15;
+// plan() simulates its choice to report its time, unless the time is an exact formula's
+// (algorithms/estimate.h) and the schedule has more ops than this (about a second to
+// simulate): the formula is the simulation's time then, up to rounding.
+inline constexpr std::size_t kResimulatedExactOps = std::size_t{1} << 20;
 // The default PlanOptions::workers. Measured (docs/performance.md, "Selection and planning at
 // scale"): the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half. Not more
 // by default: every MPI rank plans at once, each in its own process.
