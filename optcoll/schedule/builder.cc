@@ -8,6 +8,8 @@
 #include <iterator>
 #include <map>
 #include <memory_resource>
+#include <new>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -21,58 +23,100 @@ namespace optcoll {
 // matches an existing segment exactly, a few segments from one touched lately, and is found
 // from a cursor in O(1); anything else takes O(log segments), and so does inserting anywhere.
 // The map's nodes come from a pool the builder owns (released at once by finish()), not from
-// malloc one by one. (A sorted vector made every insertion O(segments): a ring algorithm's
-// rank r touches blocks r, r - 1, ..., 0, then p - 1, p - 2, ..., each inserted before the
-// ones inserted since the wrap, which is O(p^3) moves per schedule; at p = 1024 that was 43%
-// of planning an allgather. docs/performance.md, "Selection and planning at scale".)
+// malloc one by one, and nothing in a map needs destroying (readers beyond two live in the
+// builder's spill lists, by index): the pool is released without walking the maps, a cache
+// miss per node (18% of planning alltoall/linear at p = 2,048 was that walk). (A sorted vector made
+// every insertion O(segments): a ring algorithm's rank r touches blocks r, r - 1, ..., 0, then p -
+// 1, p - 2, ..., each inserted before the ones inserted since the wrap, which is O(p^3) moves per
+// schedule; at p = 1024 that was 43% of planning an allgather. docs/performance.md, "Selection and
+// planning at scale".) Readers beyond a segment's first two, by spill index: lists reused once
+// their segment is gone.
+class ReaderSpills {
+ public:
+  std::int32_t take() {
+    if (!free_.empty()) {
+      const std::int32_t i = free_.back();
+      free_.pop_back();
+      return i;
+    }
+    lists_.emplace_back();
+    return static_cast<std::int32_t>(lists_.size() - 1);
+  }
+  void give_back(std::int32_t i) {
+    lists_[static_cast<std::size_t>(i)].clear();
+    free_.push_back(i);
+  }
+  std::vector<OpId>& operator[](std::int32_t i) { return lists_[static_cast<std::size_t>(i)]; }
+
+ private:
+  std::vector<std::vector<OpId>> lists_;
+  std::vector<std::int32_t> free_;
+};
+
 struct ScheduleBuilder::HazardMap {
-  // Readers since the last write: usually one or two, kept inline; more spill to a vector.
+  // Readers since the last write: usually one or two, kept inline; more go to a spill list.
+  // Trivially destructible: a spill list is given back explicitly (release()).
   class Readers {
    public:
     Readers() = default;
-    explicit Readers(OpId first) { add(first); }
-    void add(OpId op) {
+    Readers(OpId first, ReaderSpills& spills) { add(first, spills); }
+    void add(OpId op, ReaderSpills& spills) {
       if (inline_count_ < kInline) {
         inline_[inline_count_++] = op;
-      } else {
-        more_.push_back(op);
+        return;
       }
+      if (spill_ < 0) spill_ = spills.take();
+      spills[spill_].push_back(op);
     }
-    void clear() {
+    void clear(ReaderSpills& spills) {
       inline_count_ = 0;
-      more_.clear();
+      if (spill_ >= 0) spills[spill_].clear();
     }
-    void append_to(std::vector<OpId>& out) const {
+    void append_to(std::vector<OpId>& out, ReaderSpills& spills) const {
       out.insert(out.end(), inline_.begin(), inline_.begin() + inline_count_);
-      out.insert(out.end(), more_.begin(), more_.end());
+      if (spill_ >= 0) out.insert(out.end(), spills[spill_].begin(), spills[spill_].end());
+    }
+    // The same readers, with a spill list of their own.
+    Readers copy(ReaderSpills& spills) const {
+      Readers c;
+      c.inline_ = inline_;
+      c.inline_count_ = inline_count_;
+      if (spill_ >= 0 && !spills[spill_].empty()) {
+        c.spill_ = spills.take();
+        spills[c.spill_] = spills[spill_];
+      }
+      return c;
+    }
+    // Its segment is going: its spill list back to the builder.
+    void release(ReaderSpills& spills) {
+      if (spill_ >= 0) spills.give_back(spill_);
+      spill_ = -1;
     }
 
    private:
     static constexpr int kInline = 2;
     std::array<OpId, kInline> inline_{};
     int inline_count_ = 0;
-    std::vector<OpId> more_;
+    std::int32_t spill_ = -1;
   };
   struct Segment {
     Count end = 0;
     OpId writer = kNoOp;
     Readers readers;
   };
+  static_assert(std::is_trivially_destructible_v<Segment>);
   using Segments = std::pmr::map<Count, Segment>;  // keyed by start
   using Iter = Segments::iterator;
 
-  explicit HazardMap(std::pmr::memory_resource* memory) : segments(memory) { forget_cursors(); }
-  // Movable (for the vector that holds the maps) with the cursors reset: a moved map's end()
-  // is not its own.
-  HazardMap(HazardMap&& other) noexcept
-      : segments(std::move(other.segments)), extent(other.extent) {
+  HazardMap(std::pmr::memory_resource* memory, ReaderSpills& reader_spills)
+      : segments(memory), spills(&reader_spills) {
     forget_cursors();
   }
   HazardMap(const HazardMap&) = delete;
   HazardMap& operator=(const HazardMap&) = delete;
-  HazardMap& operator=(HazardMap&&) = delete;
 
   Segments segments;
+  ReaderSpills* spills;
   Count extent = 0;  // where the last segment ends (0: none); coverage never shrinks
   // The segments last touched, most recent first (end(): none). An algorithm's rank often
   // walks several blocks of one buffer in step (a pipelined reduction sends from one block
@@ -156,7 +200,7 @@ struct ScheduleBuilder::HazardMap {
     for (Iter it = first_after(a); it != segments.end() && it->first < b; ++it) {
       const Segment& s = it->second;
       if (s.writer != kNoOp) deps.push_back(s.writer);
-      if (write) s.readers.append_to(deps);
+      if (write) s.readers.append_to(deps, *spills);
     }
   }
 
@@ -164,7 +208,7 @@ struct ScheduleBuilder::HazardMap {
   void split(Count at) {
     const Iter it = first_after(at);
     if (it == segments.end() || it->first >= at) return;
-    Segment tail = it->second;
+    Segment tail{it->second.end, it->second.writer, it->second.readers.copy(*spills)};
     it->second.end = at;
     touch(segments.emplace_hint(std::next(it), at, std::move(tail)));
   }
@@ -183,9 +227,9 @@ struct ScheduleBuilder::HazardMap {
       Segment& s = it->second;
       if (write) {
         s.writer = op;
-        s.readers.clear();
+        s.readers.clear(*spills);
       } else {
-        s.readers.add(op);
+        s.readers.add(op, *spills);
       }
       touch(it);
       return;
@@ -196,7 +240,8 @@ struct ScheduleBuilder::HazardMap {
     if (write) {
       // One segment [a, b) written by `op` replaces the covered ones.
       Iter past = it;
-      while (past != segments.end() && past->first < b) ++past;
+      for (; past != segments.end() && past->first < b; ++past)
+        past->second.readers.release(*spills);
       forget_cursors_in(a, b);
       past = segments.erase(it, past);
       touch(segments.emplace_hint(past, a, Segment{b, op, {}}));
@@ -207,10 +252,10 @@ struct ScheduleBuilder::HazardMap {
     while (at < b) {
       if (it == segments.end() || it->first > at) {
         const Count gap_end = it == segments.end() ? b : std::min(b, it->first);
-        touch(segments.emplace_hint(it, at, Segment{gap_end, kNoOp, Readers(op)}));
+        touch(segments.emplace_hint(it, at, Segment{gap_end, kNoOp, Readers(op, *spills)}));
         at = gap_end;
       } else {
-        it->second.readers.add(op);
+        it->second.readers.add(op, *spills);
         at = it->second.end;
         touch(it);
         ++it;
@@ -219,15 +264,29 @@ struct ScheduleBuilder::HazardMap {
   }
 };
 
+// The maps live in their pool and are never destroyed: neither they nor their nodes hold
+// anything outside it (Segment is trivially destructible; spill lists are the builder's), so
+// releasing the pool is their end.
+struct ScheduleBuilder::HazardMaps {
+  explicit HazardMaps(std::size_t count)
+      : maps(static_cast<HazardMap*>(
+            memory.allocate(count * sizeof(HazardMap), alignof(HazardMap)))) {
+    for (std::size_t i = 0; i < count; ++i) new (maps + i) HazardMap(&memory, spills);
+  }
+  HazardMaps(const HazardMaps&) = delete;
+  HazardMaps& operator=(const HazardMaps&) = delete;
+
+  std::pmr::unsynchronized_pool_resource memory;
+  ReaderSpills spills;
+  HazardMap* maps;
+};
+
 ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::string algorithm)
     : layout_(std::move(spec)) {
   schedule_.spec = layout_.spec();
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
-  hazard_memory_ = std::make_unique<std::pmr::unsynchronized_pool_resource>();
-  const auto maps = static_cast<std::size_t>(layout_.nranks()) * 3;
-  hazards_.reserve(maps);
-  for (std::size_t i = 0; i < maps; ++i) hazards_.emplace_back(hazard_memory_.get());
+  hazards_ = std::make_unique<HazardMaps>(static_cast<std::size_t>(layout_.nranks()) * 3);
   seq_.resize(static_cast<std::size_t>(layout_.nranks()));
 }
 
@@ -236,7 +295,7 @@ ScheduleBuilder::ScheduleBuilder(ScheduleBuilder&&) noexcept = default;
 ScheduleBuilder& ScheduleBuilder::operator=(ScheduleBuilder&&) noexcept = default;
 
 ScheduleBuilder::HazardMap& ScheduleBuilder::hazards(Rank at, Buf buf) {
-  return hazards_[static_cast<std::size_t>(at) * 3 + static_cast<std::size_t>(buf)];
+  return hazards_->maps[static_cast<std::size_t>(at) * 3 + static_cast<std::size_t>(buf)];
 }
 
 void ScheduleBuilder::check_slice(Rank at, const Slice& slice, const char* what) const {
@@ -459,8 +518,7 @@ OpId ScheduleBuilder::op_count(Rank r) const {
 }
 
 Schedule ScheduleBuilder::finish() && {
-  hazards_.clear();
-  hazard_memory_.reset();
+  hazards_.reset();
   seq_.clear();
   return std::move(schedule_);
 }

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <memory>
-#include <memory_resource>
 #include <span>
 #include <string>
 #include <utility>
@@ -87,9 +86,10 @@ class ScheduleBuilder {
 
   Layout layout_;
   Schedule schedule_;
-  // The hazard maps' nodes (released at once by finish()); before hazards_, which uses it.
-  std::unique_ptr<std::pmr::unsynchronized_pool_resource> hazard_memory_;
-  std::vector<HazardMap> hazards_;                               // index rank * 3 + buf
+  // Every rank's and buffer's hazard map, index rank * 3 + buf, with the memory they live in
+  // (released at once by finish()).
+  struct HazardMaps;
+  std::unique_ptr<HazardMaps> hazards_;
   std::vector<std::vector<std::pair<Rank, std::int32_t>>> seq_;  // per sender: (receiver, count)
   std::vector<OpId> scratch_deps_;                               // reused buffer
 };
