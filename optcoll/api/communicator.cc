@@ -24,6 +24,14 @@ std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
   return key;
 }
 
+// Empties every program but `rank`'s (their memory freed).
+void keep_only(Plan& plan, Rank rank) {
+  for (std::size_t r = 0; r < plan.schedule.ranks.size(); ++r) {
+    if (r != static_cast<std::size_t>(rank)) plan.schedule.ranks[r] = RankProgram{};
+  }
+  plan.only_rank = rank;
+}
+
 }  // namespace
 
 PlanCache::PlanCache(unsigned planning_workers) {
@@ -33,11 +41,16 @@ PlanCache::PlanCache(unsigned planning_workers) {
 
 std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const CostModel& model,
                                            const std::string& algorithm, const TuningTable* tuning,
-                                           std::string_view backend) {
+                                           std::string_view backend,
+                                           std::optional<Rank> only_rank) {
+  if (only_rank && (*only_rank < 0 || *only_rank >= spec.nranks)) {
+    throw_invalid("PlanCache: a plan for rank {} of a {}-rank call", *only_rank, spec.nranks);
+  }
   const bool tuned = tuning != nullptr && (algorithm.empty() || algorithm == "auto");
   const std::string key =
       plan_key(spec, algorithm) +
-      (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "");
+      (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "") +
+      (only_rank ? fmt::format("only:{}", *only_rank) : "");
   std::lock_guard lock(mutex_);
   std::vector<Planned>& same_shape = plans_[key];
   for (const Planned& p : same_shape) {
@@ -46,6 +59,7 @@ std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const Cos
   // Planning under the lock: ranks asking for the same plan wait for the first one.
   Plan made = tuned ? plan_tuned(spec, model, *tuning, backend, options_)
                     : plan(spec, model, algorithm, {}, options_);
+  if (only_rank) keep_only(made, *only_rank);
   same_shape.push_back({model, std::make_shared<const Plan>(std::move(made))});
   return same_shape.back().plan;
 }
@@ -207,7 +221,9 @@ const std::shared_ptr<Communicator::PreparedCall>& Communicator::prepared(
   }
   std::string name(algorithm);
   auto call = std::make_shared<PreparedCall>(
-      spec, name, cache_->get(planned, model(), name, options_.tuning.get(), transport_.backend()),
+      spec, name,
+      cache_->get(planned, model(), name, options_.tuning.get(), transport_.backend(),
+                  runs_one_rank() ? std::optional<Rank>(rank()) : std::nullopt),
       rank());
   if (prepared_.size() == kPreparedCalls) prepared_.pop_back();
   prepared_.insert(prepared_.begin(), std::move(call));

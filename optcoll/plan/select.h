@@ -169,6 +169,10 @@ struct Plan {
   // order), then those not built by their bound, then those not evaluated, then the
   // inapplicable ones in registry order. One entry for an explicit choice.
   std::vector<Candidate> candidates;
+  // Set when the plan keeps one rank's program only (PlanCache::get for an MPI process): the
+  // other ranks' programs are empty, so the schedule is not one to verify, simulate or run
+  // on their ranks.
+  std::optional<Rank> only_rank;
 
   // A table: one line per candidate with its predicted time (and ratio to the best) and how
   // it was obtained, or its reason; the chosen one marked.

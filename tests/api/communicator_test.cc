@@ -225,6 +225,45 @@ TEST(Communicator, ACachePlansWithItsWorkers) {
   EXPECT_EQ(four.size(), 1u);
 }
 
+// A plan for a process that runs one rank (an MPI process) keeps that rank's program only,
+// the same program as the whole plan's; it is cached apart from the whole plan and from
+// other ranks' plans, and a rank out of range is refused.
+TEST(Communicator, APlanForOneRankKeepsOnlyItsProgram) {
+  const auto spec = make_spec(CollectiveKind::kAlltoall, 7, 40);
+  const CostModel model = reference_cluster_model();
+  PlanCache cache;
+  const auto whole = cache.get(spec, model, "auto");
+  const auto mine = cache.get(spec, model, "auto", nullptr, {}, 3);
+  ASSERT_NE(whole, mine);
+  EXPECT_FALSE(whole->only_rank.has_value());
+  ASSERT_EQ(mine->only_rank, std::optional<Rank>(3));
+  EXPECT_EQ(mine->algorithm, whole->algorithm);
+  EXPECT_EQ(mine->predicted_time, whole->predicted_time);
+  ASSERT_EQ(mine->schedule.ranks.size(), 7u);
+  for (std::size_t r = 0; r < 7; ++r) {
+    EXPECT_FALSE(whole->schedule.ranks[r].ops.empty()) << "rank " << r;
+    if (r == 3) {
+      EXPECT_EQ(mine->schedule.ranks[r], whole->schedule.ranks[r]);
+    } else {
+      EXPECT_TRUE(mine->schedule.ranks[r].ops.empty()) << "rank " << r;
+    }
+  }
+  EXPECT_EQ(cache.get(spec, model, "auto", nullptr, {}, 3), mine);  // cached
+  const auto other = cache.get(spec, model, "auto", nullptr, {}, 4);
+  EXPECT_NE(other, mine);
+  EXPECT_EQ(other->schedule.ranks[4], whole->schedule.ranks[4]);
+  EXPECT_EQ(cache.get(spec, model, "auto"), whole);
+  EXPECT_EQ(cache.size(), 3u);
+  try {
+    cache.get(spec, model, "auto", nullptr, {}, 7);
+    FAIL() << "a plan for rank 7 of 7";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "PlanCache: a plan for rank 7 of a 7-rank call");
+  }
+  EXPECT_EQ(cache.size(), 3u);
+}
+
 TEST(Communicator, PlansAreCachedAndOverridesHonoured) {
   CommOptions options;
   options.algorithms["allreduce"] = "allreduce/linear";
