@@ -59,37 +59,37 @@ struct ScheduleBuilder::HazardMap {
   class Readers {
    public:
     Readers() = default;
-    Readers(OpId first, ReaderSpills& spills) { add(first, spills); }
-    void add(OpId op, ReaderSpills& spills) {
+    Readers(OpId first, ReaderSpills& lists) { add(first, lists); }
+    void add(OpId op, ReaderSpills& lists) {
       if (inline_count_ < kInline) {
         inline_[inline_count_++] = op;
         return;
       }
-      if (spill_ < 0) spill_ = spills.take();
-      spills[spill_].push_back(op);
+      if (spill_ < 0) spill_ = lists.take();
+      lists[spill_].push_back(op);
     }
-    void clear(ReaderSpills& spills) {
+    void clear(ReaderSpills& lists) {
       inline_count_ = 0;
-      if (spill_ >= 0) spills[spill_].clear();
+      if (spill_ >= 0) lists[spill_].clear();
     }
-    void append_to(std::vector<OpId>& out, ReaderSpills& spills) const {
+    void append_to(std::vector<OpId>& out, ReaderSpills& lists) const {
       out.insert(out.end(), inline_.begin(), inline_.begin() + inline_count_);
-      if (spill_ >= 0) out.insert(out.end(), spills[spill_].begin(), spills[spill_].end());
+      if (spill_ >= 0) out.insert(out.end(), lists[spill_].begin(), lists[spill_].end());
     }
     // The same readers, with a spill list of their own.
-    Readers copy(ReaderSpills& spills) const {
+    Readers copy(ReaderSpills& lists) const {
       Readers c;
       c.inline_ = inline_;
       c.inline_count_ = inline_count_;
-      if (spill_ >= 0 && !spills[spill_].empty()) {
-        c.spill_ = spills.take();
-        spills[c.spill_] = spills[spill_];
+      if (spill_ >= 0 && !lists[spill_].empty()) {
+        c.spill_ = lists.take();
+        lists[c.spill_] = lists[spill_];
       }
       return c;
     }
     // Its segment is going: its spill list back to the builder.
-    void release(ReaderSpills& spills) {
-      if (spill_ >= 0) spills.give_back(spill_);
+    void release(ReaderSpills& lists) {
+      if (spill_ >= 0) lists.give_back(spill_);
       spill_ = -1;
     }
 
@@ -210,7 +210,7 @@ struct ScheduleBuilder::HazardMap {
     if (it == segments.end() || it->first >= at) return;
     Segment tail{it->second.end, it->second.writer, it->second.readers.copy(*spills)};
     it->second.end = at;
-    touch(segments.emplace_hint(std::next(it), at, std::move(tail)));
+    touch(segments.emplace_hint(std::next(it), at, tail));
   }
 
   void record(Count a, Count b, OpId op, bool write) {
