@@ -19,6 +19,7 @@
 #include "optcoll/model/topology.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
@@ -28,21 +29,12 @@ struct NamedModel {
   CostModel model;
 };
 
-CostModel abstract_model(Time alpha, Time beta, Time gamma, Time copy) {
-  CostModel m;
-  m.alpha = alpha;
-  m.beta = beta;
-  m.gamma = gamma;
-  m.copy = copy;
-  return m;
-}
-
 // Random pair matrices: alpha in [1, 10], beta in [0.5, 2] per ordered pair.
 CostModel pair_model(Rank p) {
   std::mt19937 rng(static_cast<std::uint32_t>(p) * 7919u);
   std::uniform_real_distribution<Time> alpha(1, 10);
   std::uniform_real_distribution<Time> beta(0.5, 2);
-  CostModel m = abstract_model(1, 1, 0.3, 0.1);
+  CostModel m = testing::abstract_model(1, 1, 0.3, 0.1);
   m.pair_nranks = p;
   for (Rank i = 0; i < p * p; ++i) {
     m.pair_alpha.push_back(alpha(rng));
@@ -69,22 +61,22 @@ std::optional<std::string> torus_for(Rank p) {
 
 std::vector<NamedModel> models_for(Rank p) {
   std::vector<NamedModel> models;
-  models.push_back({"unit", abstract_model(1, 1, 0, 0)});
-  models.push_back({"latency", abstract_model(1000, 1, 0.5, 0.25)});
+  models.push_back({"unit", testing::abstract_model(1, 1, 0, 0)});
+  models.push_back({"latency", testing::abstract_model(1000, 1, 0.5, 0.25)});
   models.push_back({"per_byte", reference_cluster_model()});
-  CostModel two_half = abstract_model(3, 1, 2, 1);
+  CostModel two_half = testing::abstract_model(3, 1, 2, 1);
   two_half.ports = 2;
   two_half.duplex = Duplex::kHalf;
   two_half.overlap = true;
   models.push_back({"two_ports_half_duplex_overlap", two_half});
-  CostModel three = abstract_model(5, 0.5, 1, 0);
+  CostModel three = testing::abstract_model(5, 0.5, 1, 0);
   three.ports = 3;
   models.push_back({"three_ports", three});
-  CostModel shared = abstract_model(4, 1, 0.5, 0.25);
+  CostModel shared = testing::abstract_model(4, 1, 0.5, 0.25);
   shared.send_mode = SendMode::kShared;
   shared.send_mode_min_bytes = 0;  // identical sends in progress share the sender's port
   models.push_back({"shared_sends", shared});
-  CostModel receiver = abstract_model(4, 1, 0.5, 0.25);
+  CostModel receiver = testing::abstract_model(4, 1, 0.5, 0.25);
   receiver.send_mode = SendMode::kReceiver;  // the receiver copies: the sender holds nothing
   models.push_back({"receiver_sends", receiver});
   CostModel node = receiver;
@@ -92,11 +84,11 @@ std::vector<NamedModel> models_for(Rank p) {
   node.cores = 2;
   node.send_gap = 1;
   models.push_back({"node", node});
-  CostModel helped = abstract_model(4, 1, 0.5, 0.25);
+  CostModel helped = testing::abstract_model(4, 1, 0.5, 0.25);
   helped.helped_bytes = 1;  // an idle sender copies half of every message
   helped.folds_copies = true;
   models.push_back({"helped", helped});
-  CostModel in_place = abstract_model(4, 1, 0.5, 0.25);
+  CostModel in_place = testing::abstract_model(4, 1, 0.5, 0.25);
   in_place.combines_in_place = true;  // a receive-reduce takes 4 + 0.5 m, not 4 + m (+ 0.5 m)
   models.push_back({"in_place", in_place});
   in_place.helped_bytes = 1;
@@ -105,19 +97,20 @@ std::vector<NamedModel> models_for(Rank p) {
   CostModel node_helped = node;
   node_helped.helped_bytes = 64;
   models.push_back({"node_helped", node_helped});
-  CostModel gap = abstract_model(20, 1, 0.5, 0.25);
+  CostModel gap = testing::abstract_model(20, 1, 0.5, 0.25);
   gap.send_gap = 2;  // a sender's port is free after 2 + m; its message arrives after 20 + m
   models.push_back({"send_gap", gap});
-  CostModel receive_gap = abstract_model(20, 1, 0.5, 0.25);
+  CostModel receive_gap = testing::abstract_model(20, 1, 0.5, 0.25);
   receive_gap.receive_gap = 2;  // a receiver's port is free after 2 + m, its data there at 20 + m
   models.push_back({"receive_gap", receive_gap});
-  CostModel both_gaps = abstract_model(20, 1, 0.5, 0.25);
+  CostModel both_gaps = testing::abstract_model(20, 1, 0.5, 0.25);
   both_gaps.send_gap = 1;
   both_gaps.receive_gap = 3;
   models.push_back({"both_gaps", both_gaps});
   if (p >= 2) models.push_back({"pairs", pair_model(p)});
   if (const auto torus = torus_for(p)) {
-    models.push_back({*torus, with_topology(abstract_model(2, 1, 0.5, 0), parse_topology(*torus))});
+    models.push_back(
+        {*torus, with_topology(testing::abstract_model(2, 1, 0.5, 0), parse_topology(*torus))});
   }
   return models;
 }
@@ -206,7 +199,7 @@ TEST(Bounds, NeverExceedTheSimulatedTime) {
 TEST(Bounds, RingAllreduceBoundIsTightInTheUnitModel) {
   for (const Rank p : {2, 5, 16}) {
     const CollectiveSpec spec = make_spec(CollectiveKind::kAllreduce, p, 10 * p);
-    const CostModel model = abstract_model(1, 1, 0, 0);
+    const CostModel model = testing::abstract_model(1, 1, 0, 0);
     const auto& info = algorithms::lookup("ring", spec.kind);
     const Time expected = 2.0 * (p - 1) * (1 + 10);
     EXPECT_EQ(*info.bound(spec, model), expected);
@@ -216,7 +209,7 @@ TEST(Bounds, RingAllreduceBoundIsTightInTheUnitModel) {
 
 TEST(Bounds, BuildingBlocks) {
   const CollectiveSpec spec = make_spec(CollectiveKind::kAllgather, 4, 8);
-  CostModel model = abstract_model(2, 0.5, 0, 0);
+  CostModel model = testing::abstract_model(2, 0.5, 0, 0);
   EXPECT_EQ(algorithms::least_transfer_time(spec, model, 0), 0);
   EXPECT_EQ(algorithms::least_transfer_time(spec, model, 8), 2 + 4);
   EXPECT_EQ(algorithms::chain_bound(spec, model, 3, 8), 3 * 6);

@@ -4,8 +4,9 @@
 // estimate as it would a simulation, and plan() does not simulate a choice so priced when its
 // schedule is large (select.h), so a wrong claim would be a wrong prediction nobody checks.
 // The grid: every registry algorithm, its defaults and the parameter variants the search
-// prices (search_steps.h, prepare_entry), over ranks, roots and count patterns, under the
-// models the formulas describe (per element and per byte).
+// prices (search_steps.h, prepare_entry), over the selection tests' grid (registry_cases.h,
+// kind_grid_specs: ranks, roots, count patterns, operators), under the models the formulas
+// describe (per element and per byte).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "optcoll/plan/search_steps.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
@@ -27,47 +29,17 @@ struct NamedModel {
   CostModel model;
 };
 
-CostModel abc(Time alpha, Time beta, Time gamma, Time copy) {
-  CostModel m;
-  m.alpha = alpha;
-  m.beta = beta;
-  m.gamma = gamma;
-  m.copy = copy;
-  return m;
-}
-
 // The models the formulas describe: homogeneous alpha, beta, gamma, copy (estimate.h).
 std::vector<NamedModel> closed_form_models() {
   return {{"unit", CostModel{}},
           {"reference cluster (per byte)", reference_cluster_model()},
-          {"latency-bound", abc(1000, 1, 0.5, 0)},
-          {"copies", abc(100, 1, 3, 1)}};
+          {"latency-bound", testing::abstract_model(1000, 1, 0.5, 0)},
+          {"copies", testing::abstract_model(100, 1, 3, 1)}};
 }
 
 std::vector<Rank> ranks() {
   return testing::kSanitizedBuild ? std::vector<Rank>{1, 2, 3, 5, 8, 16, 17}
                                   : std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 11, 16, 17, 32, 33, 64};
-}
-
-std::vector<CollectiveSpec> specs(CollectiveKind kind, Rank p) {
-  std::vector<CollectiveSpec> out;
-  std::vector<Rank> roots{0};
-  if (is_rooted(kind) && p / 2 != 0) roots.push_back(p / 2);
-  const std::vector<CountPattern> patterns =
-      kind == CollectiveKind::kBarrier ? std::vector<CountPattern>{CountPattern::kZero}
-      : p > 17
-          ? std::vector<CountPattern>{CountPattern::kFive, CountPattern::kIrregular}
-          : std::vector<CountPattern>{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
-                                      CountPattern::kThousand, CountPattern::kIrregular};
-  for (const Rank root : roots) {
-    for (const auto pattern : patterns) {
-      for (const bool commutative : {true, false}) {
-        if (!commutative && !is_reduction(kind)) continue;
-        out.push_back(testing::grid_spec(kind, p, root, pattern, commutative));
-      }
-    }
-  }
-  return out;
 }
 
 // Equal up to floating-point rounding: the formula adds the same terms in another order.
@@ -81,7 +53,7 @@ TEST_P(ExactEstimates, EqualTheSimulatedMakespan) {
   int checked = 0;
   for (const NamedModel& m : closed_form_models()) {
     for (const Rank p : ranks()) {
-      for (CollectiveSpec spec : specs(GetParam(), p)) {
+      for (CollectiveSpec spec : testing::kind_grid_specs(GetParam(), p)) {
         spec.elem_bytes = m.model.per_byte ? 8 : 4;
         for (search::Entry& e : search::make_entries(spec, m.model)) {
           search::prepare_entry(e, spec, m.model, /*price=*/true);

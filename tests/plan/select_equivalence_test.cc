@@ -26,6 +26,7 @@
 #include "optcoll/plan/select.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
+#include "tests/testing/textbook_model.h"
 
 namespace optcoll {
 namespace {
@@ -40,18 +41,9 @@ struct GridModel {
   std::function<std::optional<CostModel>(Rank)> make;
 };
 
-CostModel abc(Time alpha, Time beta, Time gamma, Time copy = 0) {
-  CostModel m;
-  m.alpha = alpha;
-  m.beta = beta;
-  m.gamma = gamma;
-  m.copy = copy;
-  return m;
-}
-
 // Random pair matrices (alpha in [1, 40], beta in [1, 4]), seeded by p.
 CostModel with_pairs(Rank p) {
-  CostModel m = abc(1, 1, 0.5);
+  CostModel m = testing::abstract_model(1, 1, 0.5);
   std::mt19937 rng(static_cast<unsigned>(p));
   m.pair_nranks = p;
   for (Rank i = 0; i < p * p; ++i) {
@@ -69,24 +61,24 @@ const std::vector<GridModel>& grid_models() {
                                      : std::vector<Rank>{1, 2, 3, 5, 7, 8, 16, 17, 33, 64};
   const std::vector<Rank> some{2, 5, 8, 17};
   const auto fixed = [](CostModel m) { return [m](Rank) { return std::optional<CostModel>(m); }; };
-  CostModel gaps = abc(1000, 1, 0.5);
+  CostModel gaps = testing::abstract_model(1000, 1, 0.5);
   gaps.send_gap = 100;
   gaps.receive_gap = 100;
   CostModel cores = reference_cluster_model();
   cores.cores = 2;
-  CostModel ports = abc(50, 1, 0.5);
+  CostModel ports = testing::abstract_model(50, 1, 0.5);
   ports.ports = 2;
-  CostModel half = abc(50, 1, 0.5);
+  CostModel half = testing::abstract_model(50, 1, 0.5);
   half.duplex = Duplex::kHalf;
-  CostModel overlap = abc(50, 1, 2);
+  CostModel overlap = testing::abstract_model(50, 1, 2);
   overlap.overlap = true;
-  CostModel shared = abc(50, 1, 0.5);
+  CostModel shared = testing::abstract_model(50, 1, 0.5);
   shared.send_mode = SendMode::kShared;
   shared.send_mode_min_bytes = 0;
-  CostModel receiver = abc(50, 1, 0.5);
+  CostModel receiver = testing::abstract_model(50, 1, 0.5);
   receiver.send_mode = SendMode::kReceiver;
   // MPI's rendezvous: messages of more than 16 B (a few elements) wait for a handshake.
-  CostModel handshake = abc(50, 1, 0.5);
+  CostModel handshake = testing::abstract_model(50, 1, 0.5);
   handshake.rendezvous_bytes = 16;
   handshake.rendezvous_alpha = 200;
   // A node as `optcoll calibrate` measures one: receiver-driven sends, fewer cores than
@@ -98,8 +90,8 @@ const std::vector<GridModel>& grid_models() {
   static const std::vector<GridModel> models{
       {"unit", true, full, fixed(CostModel{})},
       {"reference cluster", true, full, fixed(reference_cluster_model())},
-      {"latency-bound", true, full, fixed(abc(1000, 1, 0.5))},
-      {"copies", true, full, fixed(abc(100, 1, 3, 1))},
+      {"latency-bound", true, full, fixed(testing::abstract_model(1000, 1, 0.5))},
+      {"copies", true, full, fixed(testing::abstract_model(100, 1, 3, 1))},
       {"send and receive gaps", false, some, fixed(gaps)},
       {"two cores", false, some, fixed(cores)},
       {"two ports", false, some, fixed(ports)},
@@ -114,40 +106,12 @@ const std::vector<GridModel>& grid_models() {
        false,
        {8, 16},
        [](Rank p) {
-         return std::optional<CostModel>(with_topology(
-             abc(10, 1, 0.5), parse_topology(p == 8 ? "torus:2x2x2:bi" : "torus:4x4:uni")));
+         return std::optional<CostModel>(
+             with_topology(testing::abstract_model(10, 1, 0.5),
+                           parse_topology(p == 8 ? "torus:2x2x2:bi" : "torus:4x4:uni")));
        }},
   };
   return models;
-}
-
-// The grid's specs of `kind` at p: roots 0 and p/2, every count pattern up to p = 17 and
-// {0, 5, irregular} above (registry_cases' thinning), both operators for reductions, and
-// reproducible reductions at p = 5 and 8.
-std::vector<CollectiveSpec> grid_specs(CollectiveKind kind, Rank p) {
-  std::vector<CollectiveSpec> specs;
-  std::vector<Rank> roots{0};
-  if (is_rooted(kind) && p / 2 != 0) roots.push_back(p / 2);
-  const std::vector<CountPattern> patterns =
-      kind == CollectiveKind::kBarrier ? std::vector<CountPattern>{CountPattern::kZero}
-      : p > 17
-          ? std::vector<CountPattern>{CountPattern::kZero, CountPattern::kFive,
-                                      CountPattern::kIrregular}
-          : std::vector<CountPattern>{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
-                                      CountPattern::kThousand, CountPattern::kIrregular};
-  for (const Rank root : roots) {
-    for (const auto pattern : patterns) {
-      for (const bool commutative : {true, false}) {
-        if (!commutative && !is_reduction(kind)) continue;
-        specs.push_back(testing::grid_spec(kind, p, root, pattern, commutative));
-        if (is_reduction(kind) && commutative && (p == 5 || p == 8)) {
-          specs.push_back(specs.back());
-          specs.back().reproducible = true;
-        }
-      }
-    }
-  }
-  return specs;
 }
 
 Plan plan_with(const CollectiveSpec& spec, const CostModel& model, PlanOptions options) {
@@ -171,7 +135,7 @@ TEST_P(Equivalence, DefaultSearchChoosesAsTheExhaustiveOneWithinOnePercent) {
     for (const Rank p : gm.ranks) {
       const auto model = gm.make(p);
       if (!model) continue;
-      for (CollectiveSpec spec : grid_specs(kind, p)) {
+      for (CollectiveSpec spec : testing::kind_grid_specs(kind, p)) {
         spec.elem_bytes = model->per_byte ? 8 : 4;
         const Plan exhaustive = plan_with(spec, *model, PlanOptions{.exhaustive = true});
         const Plan fast = plan_with(spec, *model, PlanOptions{});
@@ -217,7 +181,7 @@ TEST(Equivalence, BestRootWithinOnePercentOfTryingEveryRoot) {
        {CollectiveKind::kGatherv, CollectiveKind::kScatterv, CollectiveKind::kGather,
         CollectiveKind::kBcast, CollectiveKind::kReduce}) {
     for (const Rank p : {2, 5, 11}) {
-      for (const auto& model : {reference_cluster_model(), abc(100, 1, 3, 1)}) {
+      for (const auto& model : {reference_cluster_model(), testing::abstract_model(100, 1, 3, 1)}) {
         CollectiveSpec spec = testing::grid_spec(kind, p, 0, CountPattern::kIrregular);
         if (!takes_counts(kind)) spec.count = 1000;
         spec.elem_bytes = 8;

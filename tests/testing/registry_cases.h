@@ -101,6 +101,35 @@ inline CollectiveSpec grid_spec(CollectiveKind kind, Rank p, Rank root, CountPat
   return spec;
 }
 
+// The specs of `kind` at p that the selection tests plan: roots 0 and p/2, every count
+// pattern up to p = 17 and {0, 5, irregular} above (registry_cases()' thinning), both
+// operators for reductions, and reproducible reductions at p = 5 and 8.
+inline std::vector<CollectiveSpec> kind_grid_specs(CollectiveKind kind, Rank p) {
+  std::vector<CollectiveSpec> specs;
+  std::vector<Rank> roots{0};
+  if (is_rooted(kind) && p / 2 != 0) roots.push_back(p / 2);
+  const std::vector<CountPattern> patterns =
+      kind == CollectiveKind::kBarrier ? std::vector<CountPattern>{CountPattern::kZero}
+      : p > 17
+          ? std::vector<CountPattern>{CountPattern::kZero, CountPattern::kFive,
+                                      CountPattern::kIrregular}
+          : std::vector<CountPattern>{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
+                                      CountPattern::kThousand, CountPattern::kIrregular};
+  for (const Rank root : roots) {
+    for (const auto pattern : patterns) {
+      for (const bool commutative : {true, false}) {
+        if (!commutative && !is_reduction(kind)) continue;
+        specs.push_back(grid_spec(kind, p, root, pattern, commutative));
+        if (is_reduction(kind) && commutative && (p == 5 || p == 8)) {
+          specs.push_back(specs.back());
+          specs.back().reproducible = true;
+        }
+      }
+    }
+  }
+  return specs;
+}
+
 // Every applicable (algorithm, p, root, pattern) combination. Roots: 0, p/2, p-1 for rooted
 // kinds; patterns are thinned for large p to keep the suite's time in check when
 // `thin_large` is set (all patterns up to p = 17; {0, 5, irregular} above).
