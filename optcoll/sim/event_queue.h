@@ -6,10 +6,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -290,7 +292,9 @@ class WaitLists {
 
   // Transfers are named by gids below `gids`; call before the first add().
   void set_gid_count(std::size_t gids) {
-    for (auto& place : place_) place.assign(gids, -1);
+    // Not initialised: a place is written when its entry is added and read only after both of
+    // its transfer's entries were (so the pages of transfers that never wait stay untouched).
+    place_.reset(new std::array<std::int32_t, 2>[gids]);
   }
   // Rank `rank`'s list of `side`.
   std::int32_t create(Side side, std::int32_t rank) {
@@ -314,11 +318,13 @@ class WaitLists {
     receives_of(entry).entries[in_receives].other = static_cast<std::int32_t>(in_sends);
   }
   // Transfers parked in the list: empty() is true when there are none.
-  bool empty(std::int32_t list) const { return lists_[static_cast<std::size_t>(list)].parked == 0; }
+  bool empty(std::int32_t list) const {
+    return lists_[static_cast<std::size_t>(list)].parked_count == 0;
+  }
   // Transfer `gid`, an entry of the list, is parked there now.
   void park(std::int32_t list, std::int32_t gid) {
     List& l = lists_[static_cast<std::size_t>(list)];
-    park_at(l, static_cast<std::size_t>(place_[l.side][static_cast<std::size_t>(gid)]));
+    park_at(l, static_cast<std::size_t>(place_[static_cast<std::size_t>(gid)][l.side]));
   }
   // The list's top (top() returned it) leaves it and is parked in its other list.
   void move_top_to_other(std::int32_t list) {
@@ -343,11 +349,11 @@ class WaitLists {
   const Entry& top(std::int32_t list) {
     List& l = lists_[static_cast<std::size_t>(list)];
     std::size_t word = l.cursor / 64;
-    std::uint64_t bits = l.parked_bits[word] & (~std::uint64_t{0} << (l.cursor % 64));
+    std::uint64_t bits = l.parked.word(word) & (~std::uint64_t{0} << (l.cursor % 64));
     while (bits == 0) {
-      OPTCOLL_CHECK(++word < l.parked_bits.size(), "wait list {}: no parked entry at or after {}",
-                    list, l.cursor);
-      bits = l.parked_bits[word];
+      OPTCOLL_CHECK(++word < l.parked.words(), "wait list {}: no parked entry at or after {}", list,
+                    l.cursor);
+      bits = l.parked.word(word);
     }
     l.cursor = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
     return l.entries[l.cursor];
@@ -356,19 +362,36 @@ class WaitLists {
   // moves past it.
   void take_top(std::int32_t list) {
     List& l = lists_[static_cast<std::size_t>(list)];
-    l.parked_bits[l.cursor / 64] &= ~(std::uint64_t{1} << (l.cursor % 64));
+    l.parked.clear(l.cursor);
     ++l.cursor;
-    --l.parked;
+    --l.parked_count;
   }
 
  private:
   static constexpr std::size_t kCompactMin = 64;
+  // A bitset whose first word is kept inline: most lists are short, and the list's record is
+  // in the cache when its bits are read (a separate first word was a miss per top()).
+  class Bits {
+   public:
+    std::size_t words() const { return 1 + rest_.size(); }
+    std::uint64_t word(std::size_t i) const { return i == 0 ? first_ : rest_[i - 1]; }
+    std::uint64_t& word(std::size_t i) { return i == 0 ? first_ : rest_[i - 1]; }
+    bool test(std::size_t i) const { return ((word(i / 64) >> (i % 64)) & 1) != 0; }
+    void set(std::size_t i) { word(i / 64) |= std::uint64_t{1} << (i % 64); }
+    void clear(std::size_t i) { word(i / 64) &= ~(std::uint64_t{1} << (i % 64)); }
+    // Room for `bits` bits (new ones clear).
+    void fit(std::size_t bits) { rest_.resize(std::max<std::size_t>((bits + 63) / 64, 1) - 1, 0); }
+
+   private:
+    std::uint64_t first_ = 0;
+    std::vector<std::uint64_t> rest_;
+  };
   struct List {
     std::vector<Entry> entries;
-    std::vector<std::uint64_t> parked_bits;  // bit i: entries[i] is parked here
-    std::size_t cursor = 0;                  // where top() looks from
-    std::int32_t parked = 0;                 // transfers parked in it
-    std::size_t started = 0;                 // entries whose transfers started
+    Bits parked;                    // bit i: entries[i] is parked here
+    std::size_t cursor = 0;         // where top() looks from
+    std::int32_t parked_count = 0;  // transfers parked in it
+    std::size_t started = 0;        // entries whose transfers started
     Side side = kSends;
   };
   List& sends_of(const Entry& entry) {
@@ -380,16 +403,15 @@ class WaitLists {
         list_of_rank_[kReceives][static_cast<std::size_t>(entry.receiver)])];
   }
   static void park_at(List& l, std::size_t at) {
-    l.parked_bits[at / 64] |= std::uint64_t{1} << (at % 64);
-    ++l.parked;
+    l.parked.set(at);
+    ++l.parked_count;
   }
   // Entry i of list `l` is at index i now: its place, and its other entry's `other`, say so.
   void placed(List& l, std::size_t i) {
     const Entry& entry = l.entries[i];
-    const auto g = static_cast<std::size_t>(entry.gid);
-    place_[l.side][g] = static_cast<std::int32_t>(i);
-    const std::int32_t there = place_[1 - l.side][g];
-    if (there < 0) return;  // not added to its other list yet
+    auto& place = place_[static_cast<std::size_t>(entry.gid)];
+    place[l.side] = static_cast<std::int32_t>(i);
+    const std::int32_t there = place[1 - l.side];  // added to both lists before it moves
     List& other = l.side == kSends ? receives_of(entry) : sends_of(entry);
     other.entries[static_cast<std::size_t>(there)].other = static_cast<std::int32_t>(i);
   }
@@ -399,41 +421,44 @@ class WaitLists {
     std::size_t at = l.entries.size();
     while (at > 0 && before(entry.item(), l.entries[at - 1].item())) --at;
     l.entries.insert(l.entries.begin() + static_cast<std::ptrdiff_t>(at), entry);
-    insert_clear_bit(l.parked_bits, at, l.entries.size());
-    for (std::size_t i = at; i < l.entries.size(); ++i) placed(l, i);
+    insert_clear_bit(l.parked, at, l.entries.size());
+    // The new entry's place (add() links it to its other entry); the ones after it moved.
+    place_[static_cast<std::size_t>(entry.gid)][side] = static_cast<std::int32_t>(at);
+    for (std::size_t i = at + 1; i < l.entries.size(); ++i) placed(l, i);
     if (at <= l.cursor) ++l.cursor;
     return at;
   }
   // A clear bit inserted at `at` into `bits`, which holds `size` - 1 bits before: the bits
   // from `at` on move up by one.
-  static void insert_clear_bit(std::vector<std::uint64_t>& bits, std::size_t at, std::size_t size) {
-    bits.resize((size + 63) / 64, 0);
+  static void insert_clear_bit(Bits& bits, std::size_t at, std::size_t size) {
+    bits.fit(size);
     const std::size_t first = at / 64;
-    for (std::size_t w = bits.size() - 1; w > first; --w) {
-      bits[w] = (bits[w] << 1) | (bits[w - 1] >> 63);
+    for (std::size_t w = bits.words() - 1; w > first; --w) {
+      bits.word(w) = (bits.word(w) << 1) | (bits.word(w - 1) >> 63);
     }
     const std::uint64_t below = (std::uint64_t{1} << (at % 64)) - 1;
-    bits[first] = (bits[first] & below) | ((bits[first] & ~below) << 1);
+    bits.word(first) = (bits.word(first) & below) | ((bits.word(first) & ~below) << 1);
   }
   template <typename Started>
   void compact(List& l, Started started) {
-    std::vector<std::uint64_t> bits((l.entries.size() + 63) / 64, 0);
+    Bits bits;
+    bits.fit(l.entries.size());
     std::size_t kept = 0;
     for (std::size_t i = 0; i < l.entries.size(); ++i) {
       if (started(l.entries[i].gid)) continue;
-      if ((l.parked_bits[i / 64] >> (i % 64)) & 1)
-        bits[kept / 64] |= std::uint64_t{1} << (kept % 64);
+      if (l.parked.test(i)) bits.set(kept);
       l.entries[kept] = l.entries[i];
       placed(l, kept);
       ++kept;
     }
     l.entries.resize(kept);
-    bits.resize((kept + 63) / 64);
-    l.parked_bits = std::move(bits);
+    bits.fit(kept);
+    l.parked = std::move(bits);
     l.started = 0;
   }
   std::vector<List> lists_;
-  std::vector<std::int32_t> place_[2];  // by gid: its entry's index in its send / receive list
+  // By gid: its entry's index in its send list and in its receive list.
+  std::unique_ptr<std::array<std::int32_t, 2>[]> place_;
   std::vector<std::int32_t> list_of_rank_[2];  // by rank: its send / receive list
 };
 
