@@ -294,7 +294,7 @@ class WaitLists {
   void set_gid_count(std::size_t gids) {
     // Not initialised: a place is written when its entry is added and read only after both of
     // its transfer's entries were (so the pages of transfers that never wait stay untouched).
-    place_.reset(new std::array<std::int32_t, 2>[gids]);
+    place_ = std::make_unique_for_overwrite<std::array<std::int32_t, 2>[]>(gids);
   }
   // Rank `rank`'s list of `side`.
   std::int32_t create(Side side, std::int32_t rank) {
