@@ -71,21 +71,9 @@ GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::
   const Rank p = layout.nranks();
   for (Rank r = 0; r < p; ++r) pb.sizes.push_back(model.units(layout.block(r), elem_bytes));
   if (!model.homogeneous()) {
-    validate_for(model, p);  // the matrices must be p x p
-    const auto n = at(p);
-    pb.pair_alpha.resize(n * n);
-    pb.pair_beta.resize(n * n);
-    for (Rank from = 0; from < p; ++from) {
-      for (Rank to = 0; to < p; ++to) {
-        // The gather direction: a message from child `from` to parent `to`. A scatter tree
-        // sends parent -> child, so its child -> parent entry is the model's [to][from].
-        const bool gather = direction == TreeDirection::kGather;
-        const Rank s = gather ? from : to;
-        const Rank d = gather ? to : from;
-        pb.pair_alpha[at(from) * n + at(to)] = model.latency(s, d);
-        pb.pair_beta[at(from) * n + at(to)] = model.per_unit(s, d);
-      }
-    }
+    validate_for(model, p);  // the matrices (or the placement) must be for p ranks
+    pb.pair_model = &model;
+    pb.pair_direction = direction;
   }
   return pb;
 }

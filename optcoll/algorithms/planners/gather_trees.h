@@ -28,31 +28,52 @@ namespace optcoll::algorithms::planners {
 // copy rate (the paper's gamma; optcoll's CostModel::copy). Optionally non-homogeneous: p x p
 // matrices, row-major [sender][receiver] (the child-to-parent direction of a gather), that
 // replace alpha and beta for every message (Träff's alpha_ij, beta_ij;
-// docs/math/gather-scatter-trees.md §1).
-struct GatherProblem {
-  std::vector<Time> sizes;
-  Time alpha = 0;
-  Time beta = 1;
-  Time copy = 0;
-  std::vector<Time> pair_alpha = {};  // empty: homogeneous
-  std::vector<Time> pair_beta = {};
-
-  Rank nranks() const { return static_cast<Rank>(sizes.size()); }
-  bool homogeneous() const { return pair_alpha.empty(); }
-  Time message(Time m) const { return m > 0 ? alpha + beta * m : 0; }
-  // A message of m units from `from` to `to` (c(0) = 0), priced as the simulator prices it.
-  Time message(Rank from, Rank to, Time m) const {
-    if (homogeneous()) return message(m);
-    const auto at = static_cast<std::size_t>(from) * sizes.size() + static_cast<std::size_t>(to);
-    return m > 0 ? pair_alpha[at] + pair_beta[at] * m : 0;
-  }
-};
+// docs/math/gather-scatter-trees.md §1), or the same read from a model's pair costs as they
+// are needed (`pair_model`; gather_problem): under a placement of 4,096 ranks the matrices
+// were 256 MB per problem, and most planners price only the p - 1 edges of their tree.
 
 // Which way the tree's messages flow: a gather tree sends child -> parent, a scatter tree
 // parent -> child (a scatter over a tree takes its gather time under the transposed matrices).
 enum class TreeDirection : std::uint8_t { kGather, kScatter };
 
-// The problem of a layout under a model. With pair matrices the problem carries them, in the
+struct GatherProblem {
+  std::vector<Time> sizes;
+  Time alpha = 0;
+  Time beta = 1;
+  Time copy = 0;
+  std::vector<Time> pair_alpha = {};  // empty (and no pair_model): homogeneous
+  std::vector<Time> pair_beta = {};
+  // Instead of the matrices: the model's latency() and per_unit() in `pair_direction` (the
+  // model must outlive the problem).
+  const CostModel* pair_model = nullptr;
+  TreeDirection pair_direction = TreeDirection::kGather;
+
+  Rank nranks() const { return static_cast<Rank>(sizes.size()); }
+  bool homogeneous() const { return pair_alpha.empty() && pair_model == nullptr; }
+  Time message(Time m) const { return m > 0 ? alpha + beta * m : 0; }
+  // Non-homogeneous: alpha and beta of a message from child `from` to parent `to` (the
+  // gather direction).
+  std::pair<Time, Time> pair(Rank from, Rank to) const {
+    if (pair_model != nullptr) {
+      const bool gather = pair_direction == TreeDirection::kGather;
+      const Rank sender = gather ? from : to;
+      const Rank receiver = gather ? to : from;
+      return {pair_model->latency(sender, receiver), pair_model->per_unit(sender, receiver)};
+    }
+    const auto at = static_cast<std::size_t>(from) * sizes.size() + static_cast<std::size_t>(to);
+    return {pair_alpha[at], pair_beta[at]};
+  }
+  // A message of m units from `from` to `to` (c(0) = 0), priced as the simulator prices it.
+  Time message(Rank from, Rank to, Time m) const {
+    if (homogeneous()) return message(m);
+    if (m <= 0) return 0;
+    const auto [a, b] = pair(from, to);
+    return a + b * m;
+  }
+};
+
+// The problem of a layout under a model. Under a model that is not homogeneous the problem
+// reads its pair costs from `model` (pair_model, which must outlive the problem) in the
 // gather direction (child -> parent): transposed for kScatter. Only the non-homogeneous
 // optimal DP and completion_time() use them; the other planners plan with alpha and beta.
 GatherProblem gather_problem(const Layout& layout, const CostModel& model, std::size_t elem_bytes,

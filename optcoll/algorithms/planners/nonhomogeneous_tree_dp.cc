@@ -96,8 +96,10 @@ void init(NhDp& dp, const GatherProblem& pb) {
   dp.bt_.resize(n * n);
   for (std::size_t s = 0; s < n; ++s) {
     for (std::size_t t = 0; t < n; ++t) {
-      dp.at_[t * n + s] = pb.homogeneous() ? pb.alpha : pb.pair_alpha[s * n + t];
-      dp.bt_[t * n + s] = pb.homogeneous() ? pb.beta : pb.pair_beta[s * n + t];
+      const auto [a, b] = pb.homogeneous() ? std::pair{pb.alpha, pb.beta}
+                                           : pb.pair(static_cast<Rank>(s), static_cast<Rank>(t));
+      dp.at_[t * n + s] = a;
+      dp.bt_[t * n + s] = b;
     }
   }
   dp.off.assign(n * n, 0);
@@ -343,7 +345,8 @@ OrderedTree optimal_tree_nonhomogeneous(const GatherProblem& pb, std::optional<R
   OPTCOLL_CHECK(p >= 1, "empty gather problem");
   OPTCOLL_CHECK(!root || (*root >= 0 && *root < p), "root out of range");
   const auto n = at(p);
-  OPTCOLL_CHECK(pb.homogeneous() || (pb.pair_alpha.size() == n * n && pb.pair_beta.size() == n * n),
+  OPTCOLL_CHECK(pb.homogeneous() || pb.pair_model != nullptr ||
+                    (pb.pair_alpha.size() == n * n && pb.pair_beta.size() == n * n),
                 "pair matrices are not {} x {}", p, p);
   OrderedTree tree;
   tree.shape.children.resize(n);
