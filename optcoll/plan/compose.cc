@@ -2,6 +2,7 @@
 // File: compositions of two collectives as one schedule.
 #include "optcoll/plan/compose.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -55,18 +56,24 @@ std::vector<OpId> join_sinks(RankProgram& dst) {
 
 // Messages per ordered pair (from, to) in the first phase: the second phase's seqs on that
 // pair follow them.
-using MessageCounts = std::map<std::pair<Rank, Rank>, std::int32_t>;
+// The first phase's messages per ordered pair, counted at both ends: a phase built for one
+// rank (OneRankBuild) holds that rank's ends only.
+struct PairMessages {
+  std::int32_t sent = 0;
+  std::int32_t received = 0;
+};
+using MessageCounts = std::map<std::pair<Rank, Rank>, PairMessages>;
 
 // Op `op` of phase `ph` on `rank`, its slices moved where `remap` places them and its
 // message numbered after the first phase's on the same pair.
 template <typename Remap>
 void place_op(Op& op, int ph, Rank rank, const Remap& remap, MessageCounts& messages) {
   const auto number = [&](Rank from, Rank to) {
-    auto& n = messages[{from, to}];
-    if (ph == 0 && from == rank) {
-      ++n;
-    } else if (ph == 1) {
-      op.seq += n;
+    PairMessages& n = messages[{from, to}];
+    if (ph == 0) {
+      ++(from == rank ? n.sent : n.received);
+    } else {
+      op.seq += std::max(n.sent, n.received);
     }
   };
   std::visit(

@@ -281,8 +281,16 @@ struct ScheduleBuilder::HazardMaps {
   HazardMap* maps;
 };
 
+namespace {
+thread_local Rank one_rank_build = kNoRank;
+}  // namespace
+
+OneRankBuild::OneRankBuild(Rank rank) : previous_(one_rank_build) { one_rank_build = rank; }
+OneRankBuild::~OneRankBuild() { one_rank_build = previous_; }
+Rank OneRankBuild::current() { return one_rank_build; }
+
 ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::string algorithm)
-    : layout_(std::move(spec)) {
+    : layout_(std::move(spec)), only_(one_rank_build) {
   schedule_.spec = layout_.spec();
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
@@ -330,6 +338,7 @@ OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
 
 OpId ScheduleBuilder::emit(Rank at, Action action, std::int32_t seq,
                            std::span<const Access> accesses) {
+  if (!emits(at)) return kNoOp;
   auto& program = schedule_.ranks[static_cast<std::size_t>(at)];
   const auto id = static_cast<OpId>(program.ops.size());
   std::vector<OpId>& deps = scratch_deps_;
@@ -365,7 +374,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer(Rank from, Rank to, Slice sr
   OPTCOLL_CHECK(from != to, "{}: transfer from rank {} to itself", schedule_.algorithm, from);
   OPTCOLL_CHECK(src.count == dst.count, "{}: transfer {} -> {} sends {} elems into a {}-elem slice",
                 schedule_.algorithm, from, to, src.count, dst.count);
-  if (src.count == 0) return {};
+  if (src.count == 0 || (!emits(from) && !emits(to))) return {};
   const std::int32_t seq = next_seq(from, to);
   Transfer t;
   t.send = emit(from, Send{to, src}, seq, {{src, false}});
@@ -381,7 +390,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_reduce(Rank from, Rank to, S
   OPTCOLL_CHECK(src.count == dst.count,
                 "{}: transfer_reduce {} -> {} sends {} elems into a {}-elem slice",
                 schedule_.algorithm, from, to, src.count, dst.count);
-  if (src.count == 0) return {};
+  if (src.count == 0 || (!emits(from) && !emits(to))) return {};
   const std::int32_t seq = next_seq(from, to);
   Transfer t;
   t.send = emit(from, Send{to, src}, seq, {{src, false}});
@@ -410,6 +419,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_from_slices(Rank from, Rank 
                 "{}: transfer {} -> {} sends {} elems from {} slices into a {}-elem slice",
                 schedule_.algorithm, from, to, total_count(parts), parts.size(), dst.count);
   if (parts.size() <= 1) return parts.empty() ? Transfer{} : transfer(from, to, parts[0], dst);
+  if (!emits(from) && !emits(to)) return {};
   const std::int32_t seq = next_seq(from, to);
   std::vector<Access> reads;
   reads.reserve(parts.size());
@@ -436,6 +446,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_into_slices(Rank from, Rank 
     }
   }
   if (parts.size() <= 1) return parts.empty() ? Transfer{} : transfer(from, to, src, parts[0]);
+  if (!emits(from) && !emits(to)) return {};
   const std::int32_t seq = next_seq(from, to);
   std::vector<Access> writes;
   writes.reserve(parts.size());
@@ -447,6 +458,7 @@ ScheduleBuilder::Transfer ScheduleBuilder::transfer_into_slices(Rank from, Rank 
 }
 
 OpId ScheduleBuilder::copy(Rank at, Slice src, Slice dst) {
+  if (!emits(at)) return kNoOp;
   check_slice(at, src, "copy source");
   check_slice(at, dst, "copy destination");
   OPTCOLL_CHECK(src.count == dst.count, "{}: rank {} copies {} elems into a {}-elem slice",
@@ -458,6 +470,7 @@ OpId ScheduleBuilder::copy(Rank at, Slice src, Slice dst) {
 }
 
 OpId ScheduleBuilder::reduce(Rank at, Slice src, Slice dst, Side src_side) {
+  if (!emits(at)) return kNoOp;
   check_slice(at, src, "reduce source");
   check_slice(at, dst, "reduce destination");
   OPTCOLL_CHECK(src.count == dst.count, "{}: rank {} reduces {} elems into a {}-elem slice",

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "optcoll/model/error.h"
+#include "optcoll/schedule/builder.h"
 
 namespace optcoll {
 namespace {
@@ -59,6 +60,7 @@ Action rename_action(const Action& action, std::span<const Rank> members, const 
 
 Stitcher::Stitcher(CollectiveSpec spec, std::string algorithm)
     : layout_(spec),
+      only_(OneRankBuild::current()),
       sinks_(static_cast<std::size_t>(spec.nranks)),
       messages_(static_cast<std::size_t>(spec.nranks)) {
   schedule_.spec = std::move(spec);
@@ -99,6 +101,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
   };
   for (Rank i = 0; i < q; ++i) {
     const Rank r = members[static_cast<std::size_t>(i)];
+    if (!keeps(r)) continue;
     RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
     const RankProgram& source = part.ranks[static_cast<std::size_t>(i)];
     const Slice in = place(i, Buf::kInput);
@@ -133,6 +136,8 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
       } else if (const Rank from_peer = peer_of(op.action); from_peer != kNoRank) {
         const Rank from = members[static_cast<std::size_t>(from_peer)];
         renamed.seq += earlier(received_before, from_peer, from, r);
+        // One rank kept: its peers' sends are not here to count the pair's messages.
+        if (only_ != kNoRank) part_messages.emplace_back(from, r, op.seq + 1);
       }
     }
     if (!source.ops.empty()) {
@@ -166,6 +171,7 @@ void Stitcher::reduce(Rank r, const Slice& src, const Slice& dst, Side src_side)
 }
 
 void Stitcher::append_local(Rank r, Action action) {
+  if (!keeps(r)) return;
   RankProgram& program = schedule_.ranks[static_cast<std::size_t>(r)];
   OpDeps& sinks = sinks_[static_cast<std::size_t>(r)];
   Op op;

@@ -4,6 +4,8 @@
 // leaders, ...). Each part is a whole schedule of its own (built and verifiable alone); the
 // stitcher renames its ranks and buffers into the whole call's, continues the message
 // numbers of every ordered pair, and orders each rank's part after that rank's earlier ops.
+// Made under a OneRankBuild (builder.h), it keeps that rank's ops only, as a builder does;
+// parts may then hold that rank's program only (their other programs empty).
 #pragma once
 
 #include <functional>
@@ -48,6 +50,8 @@ class Stitcher {
  private:
   Layout layout_;
   Schedule schedule_;
+  Rank only_ = kNoRank;  // OneRankBuild::current() when made
+  bool keeps(Rank r) const { return only_ == kNoRank || r == only_; }
   // Per rank: which of its ops no later op of the rank waits for (its current sinks).
   std::vector<OpDeps> sinks_;
   // Messages so far per ordered pair (from, to), as (to, count) entries of `from`'s list:

@@ -57,6 +57,7 @@ Schedule build_alltoall_bruck(const CollectiveSpec& spec, const Params& /*params
     for (Rank r = 0; r < p; ++r) {
       const Slice pack = b.scratch(r, count);
       packs[static_cast<std::size_t>(r)] = pack;
+      if (!b.emits(r)) continue;  // built for another rank (OneRankBuild)
       for (std::size_t j = 0; j < positions.size(); ++j) {
         packed[static_cast<std::size_t>(r)].push_back(
             b.copy(r, sub(work[static_cast<std::size_t>(r)], positions[j] * m, m),
@@ -67,6 +68,7 @@ Schedule build_alltoall_bruck(const CollectiveSpec& spec, const Params& /*params
       const Rank to = patterns::ring_mod(std::int64_t{r} + bit, p);
       const Slice unpack = b.scratch(to, count);
       const auto t = b.transfer(r, to, packs[static_cast<std::size_t>(r)], unpack);
+      if (!b.emits(to)) continue;
       // Why: a rank packs before it receives. Without overlap a pack (a computation) cannot
       // run while a receive is in progress, so a receive started first would delay the
       // rank's own send of this step by a whole message.
@@ -78,6 +80,7 @@ Schedule build_alltoall_bruck(const CollectiveSpec& spec, const Params& /*params
     }
   }
   for (Rank r = 0; r < p; ++r) {
+    if (!b.emits(r)) continue;
     for (Rank i = 0; i < p; ++i) {
       const Rank from = patterns::ring_mod(std::int64_t{r} - i, p);
       b.copy(r, sub(work[static_cast<std::size_t>(r)], i * m, m), sub(out, from * m, m));

@@ -3,6 +3,7 @@
 // buffers of the call, and building a phase once per distinct (size, root) of its groups.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <span>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "optcoll/algorithms/patterns/levels.h"
+#include "optcoll/schedule/builder.h"
 #include "optcoll/schedule/stitch.h"
 
 namespace optcoll::algorithms::node_aware {
@@ -117,11 +119,23 @@ inline std::vector<Slice> leader_handoffs(Stitcher& stitcher, const RootedPlan& 
 
 // Appends one phase run by several groups (specs[g] on members[g]), each group's buffers
 // placed by place(group, part_rank, buf); groups with the same regular spec share one build.
+// Building for one rank (OneRankBuild), only the group that holds it is built, for its
+// place in the group.
 template <typename PlaceFn>
 void append_groups(Stitcher& stitcher, const AlgorithmInfo& info,
                    const std::vector<CollectiveSpec>& specs,
                    const std::vector<std::vector<Rank>>& members, const CostModel& model,
                    PlaceFn place) {
+  if (const Rank kept = OneRankBuild::current(); kept != kNoRank) {
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      const auto it = std::find(members[g].begin(), members[g].end(), kept);
+      if (it == members[g].end()) continue;
+      const OneRankBuild in_group(static_cast<Rank>(it - members[g].begin()));
+      const Schedule part = patterns::build_level(info, specs[g], model);
+      stitcher.append(part, members[g], [&](Rank i, Buf buf) { return place(g, i, buf); });
+    }
+    return;
+  }
   std::map<std::tuple<Rank, Rank, Count>, Schedule> built;  // (ranks, root, count) -> schedule
   for (std::size_t g = 0; g < specs.size(); ++g) {
     const CollectiveSpec& s = specs[g];
