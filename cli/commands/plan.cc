@@ -3,6 +3,7 @@
 // model, show every candidate, and optionally dump the schedule.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@ struct PlanCommandOptions {
   bool all_candidates = false;
   bool exhaustive = false;
   int planning_workers = static_cast<int>(kDefaultPlanningWorkers);
+  std::optional<Rank> rank;  // plan as that rank's MPI process does
   std::string dump;
 };
 
@@ -52,9 +54,13 @@ void run_plan(const PlanCommandOptions& o) {
   }
   const PlanOptions options{.exhaustive = o.exhaustive,
                             .prune = !o.all_candidates,
-                            .workers = static_cast<unsigned>(o.planning_workers)};
+                            .workers = static_cast<unsigned>(o.planning_workers),
+                            .only_rank = o.rank};
   const auto params = o.algorithm.parsed_params();
-  check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
+  // One rank's plan holds one rank's program (or a whole schedule small enough to build).
+  if (!o.rank) {
+    check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/false);
+  }
   const Activity planning(
       fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
   const Plan p = o.algorithm.choose(o.problem, model, /*backend=*/{}, options);
@@ -63,14 +69,16 @@ void run_plan(const PlanCommandOptions& o) {
     write_file(o.dump, as_json ? io::to_json(p.schedule) : io::to_text(p.schedule));
   }
   if (o.json) {
-    nlohmann::json out = {{"collective", collective_name(spec.kind)},
-                          {"algorithm", p.algorithm},
-                          {"params", p.params.to_string()},
-                          {"p", spec.nranks},
-                          {"root", p.schedule.spec.root},
-                          {"predicted_time", p.predicted_time},
-                          {"ops", p.schedule.op_count()},
-                          {"candidates", candidates_json(p)}};
+    nlohmann::json out = {
+        {"collective", collective_name(spec.kind)},
+        {"algorithm", p.algorithm},
+        {"params", p.params.to_string()},
+        {"p", spec.nranks},
+        {"root", p.schedule.spec.root},
+        {"predicted_time", p.predicted_time},
+        {"ops", p.schedule.op_count()},
+        {"only_rank", p.only_rank ? nlohmann::json(*p.only_rank) : nlohmann::json(nullptr)},
+        {"candidates", candidates_json(p)}};
     out["lower_bound"] = p.lower_bound ? nlohmann::json(*p.lower_bound) : nlohmann::json(nullptr);
     if (!p.decided_by.empty()) out["decided_by"] = p.decided_by;
     out["model"] = o.model.describe(model);
@@ -92,7 +100,13 @@ void run_plan(const PlanCommandOptions& o) {
                              format_time(*p.lower_bound, model),
                              *p.lower_bound > 0 ? p.predicted_time / *p.lower_bound : 1.0);
   }
-  std::cout << fmt::format("ops             {}\n", p.schedule.op_count());
+  if (p.only_rank) {
+    std::cout << fmt::format(
+        "ops             {} (rank {}'s program: the plan of its MPI process)\n",
+        p.schedule.op_count(), *p.only_rank);
+  } else {
+    std::cout << fmt::format("ops             {}\n", p.schedule.op_count());
+  }
   if (model.cores && *model.cores < spec.nranks) {
     std::cout << fmt::format(
         "note            the model's {} cores are shared by {} ranks: while more than {} are "
@@ -129,6 +143,10 @@ void add_plan_command(CLI::App& app) {
   sub->add_option("--planning-workers", o->planning_workers,
                   "threads that evaluate candidates (default 2; at most this machine's processors "
                   "and the candidates): how fast auto decides, never what");
+  sub->add_option("--rank", o->rank,
+                  "plan as the MPI process of this rank does: a choice the formulas priced whose "
+                  "whole schedule would be large (about 2^20 ops) is built for this rank alone, "
+                  "its time the formula's, not simulated");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
   o->memory.add_to(*sub);
   sub->footer(kLimitsHelp);

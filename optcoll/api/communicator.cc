@@ -24,14 +24,6 @@ std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
   return key;
 }
 
-// Empties every program but `rank`'s (their memory freed).
-void keep_only(Plan& plan, Rank rank) {
-  for (std::size_t r = 0; r < plan.schedule.ranks.size(); ++r) {
-    if (r != static_cast<std::size_t>(rank)) plan.schedule.ranks[r] = RankProgram{};
-  }
-  plan.only_rank = rank;
-}
-
 }  // namespace
 
 PlanCache::PlanCache(unsigned planning_workers) {
@@ -57,9 +49,10 @@ std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const Cos
     if (p.model == model) return p.plan;
   }
   // Planning under the lock: ranks asking for the same plan wait for the first one.
-  Plan made = tuned ? plan_tuned(spec, model, *tuning, backend, options_)
-                    : plan(spec, model, algorithm, {}, options_);
-  if (only_rank) keep_only(made, *only_rank);
+  PlanOptions options = options_;
+  options.only_rank = only_rank;  // the plan keeps (and builds) that rank's program only
+  Plan made = tuned ? plan_tuned(spec, model, *tuning, backend, options)
+                    : plan(spec, model, algorithm, {}, options);
   same_shape.push_back({model, std::make_shared<const Plan>(std::move(made))});
   return same_shape.back().plan;
 }
@@ -120,7 +113,9 @@ struct Communicator::PreparedCall {
       : spec(std::move(call_spec)),
         algorithm(std::move(call_algorithm)),
         plan(std::move(call_plan)),
-        // Planning simulated the schedule, which requires it to be well formed.
+        // A registry builder's schedule is well formed (the registry tests verify every
+        // algorithm over the grid; planning simulated most, and a one-rank build is the
+        // same rank's program).
         execution(plan->schedule, rank, /*known_well_formed=*/true) {}
 
   // Whether this is the call for `call_spec` with `call_algorithm`: spec == call_spec and

@@ -325,7 +325,11 @@ Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptio
   if (compositions) s.composed = composition_candidate(spec, model, options);
   // Its phases' sum is an estimate only where formulas price the phases; otherwise the
   // composition is simulated like every candidate they do not price.
-  if (s.composed && !algorithms::closed_form_costs(spec, model)) simulate_composed(s);
+  // A plan for one rank builds no whole schedule beyond kOneRankBuildWork for it.
+  if (s.composed && !algorithms::closed_form_costs(spec, model) &&
+      !(options.only_rank && s.composed->work > kOneRankBuildWork)) {
+    simulate_composed(s);
+  }
   simulate_finalists(s);
   return s;
 }

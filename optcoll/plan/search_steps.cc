@@ -184,10 +184,21 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
   }
 }
 
+// Whether some candidate of `s` has an estimate (a formula, or one at the shared network's
+// costs) that a choice could rest on without simulating anything.
+bool any_estimated(const Search& s) {
+  return std::any_of(s.entries.begin(), s.entries.end(), [](const Entry& e) {
+    return !e.why_not && !e.options.empty() && e.options[0].estimate.has_value();
+  });
+}
+
 std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which) {
   double total = 0;
   for (const std::size_t i : which) total += s.entries[i].simulation_work;
   if (total <= kUnpricedWork) return which;
+  // A plan for one rank (an MPI process) simulates no whole schedule beyond
+  // kOneRankBuildWork while another candidate's estimate can be chosen (select.h).
+  const bool one_rank = s.options.only_rank.has_value() && any_estimated(s);
   std::vector<std::size_t> ranked = which;
   const auto rank = [&](std::size_t i) {
     return s.entries[i].ranking.value_or(std::numeric_limits<Time>::infinity());
@@ -203,13 +214,20 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
       spent += e.simulation_work;
       continue;
     }
-    if (kept.empty()) {  // the first is simulated whatever its cost, its variants not
+    if (kept.empty() && !(one_rank && e.options[0].work > kOneRankBuildWork)) {
+      // The first is simulated whatever its cost, its variants not.
       e.defaults_only = true;
       kept.push_back(i);
       spent += e.options[0].work;
       continue;
     }
     if (e.options[0].estimate) continue;  // it keeps its estimate (at the shared network's costs)
+    if (one_rank && e.options[0].work > kOneRankBuildWork) {
+      e.not_evaluated =
+          "not evaluated: no formula for this model, and a plan for one rank simulates no "
+          "whole schedule of more than 2^20 ops";
+      continue;
+    }
     e.not_evaluated = fmt::format(
         "not evaluated: no formula for this model; ranked by its formula without the model's "
         "other switches, below those simulated within {:.0e} ops",

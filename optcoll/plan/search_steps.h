@@ -44,7 +44,9 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
 // fits kUnpricedWork; the others are marked not evaluated, with the reason. At least one is
 // simulated: if the first alone does not fit, it is, with its defaults only (no parameter
 // variants: under a placement at p = 4,096 reduce/circulant's variants with halved segments
-// have 7 M ops, most of planning a reduce whose node-aware candidate wins by 10x).
+// have 7 M ops, most of planning a reduce whose node-aware candidate wins by 10x). A plan
+// for one rank (PlanOptions::only_rank) simulates none beyond kOneRankBuildWork while some
+// candidate has an estimate to choose by: those keep their estimate or are not evaluated.
 // Returns the ones to simulate, in registry order.
 inline constexpr double kUnpricedWork = 2e6;
 std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which);

@@ -12,6 +12,8 @@
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
 #include "optcoll/plan/search.h"
+#include "optcoll/plan/search_steps.h"
+#include "optcoll/schedule/builder.h"
 
 namespace optcoll {
 namespace {
@@ -34,6 +36,21 @@ Schedule build_decided(const CollectiveSpec& spec, const CostModel& model, const
                                 d.phases[1].algorithm, d.phases[1].params);
 }
 
+// Empties every program but `rank`'s (their memory freed), if the plan has them.
+void keep_only(Plan& plan, Rank rank) {
+  for (std::size_t r = 0; r < plan.schedule.ranks.size(); ++r) {
+    if (r != static_cast<std::size_t>(rank)) plan.schedule.ranks[r] = RankProgram{};
+  }
+  plan.only_rank = rank;
+}
+
+// The schedule of a decision with rank `rank`'s program only (OneRankBuild).
+Schedule build_decided_for(const CollectiveSpec& spec, const CostModel& model, const Decision& d,
+                           Rank rank) {
+  const OneRankBuild only(rank);
+  return build_decided(spec, model, d);
+}
+
 Plan plan_from(const CollectiveSpec& spec, const CostModel& model, const Decision& d,
                Schedule schedule, Time predicted) {
   Plan p;
@@ -47,6 +64,14 @@ Plan plan_from(const CollectiveSpec& spec, const CostModel& model, const Decisio
   return p;
 }
 
+// Whether a plan for one rank takes decision `d` of `s` as it is, its time the search's: a
+// simulation, an exact formula, or an inexact one whose whole schedule would be too large to
+// build and simulate for a confirmation (select.h, kOneRankBuildWork).
+bool needs_no_simulation(const search::Search& s, const Decision& d) {
+  return d.how == Evaluation::kSimulated || d.how == Evaluation::kExactEstimate ||
+         search::chosen_work(s, d) > kOneRankBuildWork;
+}
+
 Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options) {
   if (options.is_exhaustive()) {
     search::Outcome outcome = search::exhaustive(spec, model, options);
@@ -58,7 +83,9 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOpt
   // and simulations are deterministic, so its time is the one simulated then).
   if (auto cached = search::cached_decision(spec, model, options);
       cached && cached->how == Evaluation::kSimulated) {
-    Schedule schedule = build_decided(spec, model, *cached);
+    Schedule schedule = options.only_rank
+                            ? build_decided_for(spec, model, *cached, *options.only_rank)
+                            : build_decided(spec, model, *cached);
     const Time simulated = cached->predicted_time;
     return plan_from(spec, model, *cached, std::move(schedule), simulated);
   }
@@ -75,6 +102,12 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOpt
   for (;;) {
     Decision d = search::decide(s);
     std::optional<Schedule> kept = s.kept->take(search::kept_key(d));
+    if (options.only_rank && !kept && needs_no_simulation(s, d)) {
+      search::cache_decision(spec, model, options, d);
+      const Time predicted = d.predicted_time;
+      return plan_from(spec, model, d, build_decided_for(spec, model, d, *options.only_rank),
+                       predicted);
+    }
     Schedule schedule = kept ? std::move(*kept) : build_decided(spec, model, d);
     if (d.how == Evaluation::kExactEstimate && schedule.op_count() > kResimulatedExactOps) {
       search::cache_decision(spec, model, options, d);
@@ -93,11 +126,22 @@ Plan plan_auto(const CollectiveSpec& spec, const CostModel& model, const PlanOpt
 }
 
 Plan plan_named(const CollectiveSpec& spec, const CostModel& model, std::string_view name,
-                const Params& params) {
+                const Params& params, const PlanOptions& options) {
   const auto& info = algorithms::lookup(name, spec.kind);
   Decision d;
   d.algorithm = std::string(info.name);
   d.params = params;
+  const Params resolved = algorithms::resolve_params(info, params);
+  if (options.only_rank && !algorithms::why_not(info, spec, resolved)) {
+    // Priced exactly, or too large to simulate whole: built for the one rank (plan_auto).
+    const auto e = info.estimate(spec, resolved, model);
+    if (e && (e->exact || e->work > kOneRankBuildWork)) {
+      d.how = e->exact ? Evaluation::kExactEstimate : Evaluation::kEstimated;
+      d.candidates.push_back({d.algorithm, e->time, {}, e->params, e->bytes, {}, d.how});
+      return plan_from(spec, model, d, build_decided_for(spec, model, d, *options.only_rank),
+                       e->time);
+    }
+  }
   Schedule schedule = algorithms::build(info, spec, params, model);
   const Time predicted = search::simulate_checked(schedule, model);
   d.candidates.push_back({d.algorithm,
@@ -114,6 +158,10 @@ void validate_call(const CollectiveSpec& spec, const CostModel& model, std::stri
                    const Params& params, const PlanOptions& options) {
   if (options.workers < 1) throw_invalid("PlanOptions::workers is 0: planning needs at least 1");
   validate(spec);
+  if (options.only_rank && (*options.only_rank < 0 || *options.only_rank >= spec.nranks)) {
+    throw_invalid("a plan for rank {} of a {}-rank call: ranks are 0 to {}", *options.only_rank,
+                  spec.nranks, spec.nranks - 1);
+  }
   validate_for(model, spec.nranks);
   if ((algorithm.empty() || algorithm == "auto") && !params.empty()) {
     throw_invalid("algorithm parameters ({}) need an explicit algorithm, not auto",
@@ -158,8 +206,10 @@ std::uint64_t bytes_moved(const Schedule& schedule) {
 Plan plan(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,
           const Params& params, const PlanOptions& options) {
   validate_call(spec, model, algorithm, params, options);
-  if (is_auto(algorithm)) return plan_auto(spec, model, options);
-  return plan_named(spec, model, algorithm, params);
+  Plan p = is_auto(algorithm) ? plan_auto(spec, model, options)
+                              : plan_named(spec, model, algorithm, params, options);
+  if (options.only_rank) keep_only(p, *options.only_rank);
+  return p;
 }
 
 Decision decide(const CollectiveSpec& spec, const CostModel& model, std::string_view algorithm,

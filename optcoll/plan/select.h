@@ -46,7 +46,9 @@
 //     (each step builds one schedule) until the chosen one's time is a simulation; a choice
 //     priced by an exact formula whose schedule exceeds kResimulatedExactOps keeps the
 //     formula's time (tests/plan/exact_estimate_test.cc holds those formulas to the
-//     simulator).
+//     simulator); a plan for one rank (PlanOptions::only_rank) builds that rank's program
+//     alone where its time needs no whole schedule, and takes an inexact formula's time
+//     without a confirmation where the whole schedule would exceed kOneRankBuildWork.
 // PlanOptions::exhaustive keeps the reference procedure: every candidate simulated (with the
 // bound pruning of select.cc, which changes nothing but what is built). tests/plan/
 // select_equivalence_test.cc checks that the default choice is the exhaustive one, or within
@@ -79,6 +81,14 @@ inline constexpr double kDefaultSimulationBudget = 1 << 15;
 // (algorithms/estimate.h) and the schedule has more ops than this (about a second to
 // simulate): the formula is the simulation's time then, up to rounding.
 inline constexpr std::size_t kResimulatedExactOps = std::size_t{1} << 20;
+// A plan for one rank (PlanOptions::only_rank) is built for that rank alone (OneRankBuild,
+// schedule/builder.h) whenever no whole schedule is needed for its time: the search
+// simulated its choice, or priced it by an exact formula, or by an inexact one whose whole
+// schedule would take more than this many op-equivalents (algorithms::Estimate::work) to
+// build and simulate. That last one is not confirmed by a simulation (plan() otherwise
+// simulates an estimated choice and re-chooses if it was slower). Every MPI process plans its
+// calls; at p = 4,096 the whole alltoall it would build has 33.5 M ops and 5 GB.
+inline constexpr double kOneRankBuildWork = 1 << 20;
 // The default PlanOptions::workers. Measured (docs/performance.md, "Selection and planning at
 // scale"): the exhaustive allreduce at p = 1024 on 2 cores from 47 s to about half. Not more
 // by default: every MPI rank plans at once, each in its own process.
@@ -126,6 +136,11 @@ struct PlanOptions {
   // threads wait for the plan (a ThreadWorld's ranks sharing a PlanCache) gives it their
   // processors.
   unsigned workers = kDefaultPlanningWorkers;
+  // The rank of a process that runs only that rank of the call (an MPI process): the plan
+  // keeps that rank's program only (Plan::only_rank), built for it alone where its time
+  // needs no whole schedule (kOneRankBuildWork). Like `workers`, left out of equality: the
+  // decisions it caches are the ones decide() makes.
+  std::optional<Rank> only_rank = std::nullopt;
 
   bool is_exhaustive() const { return exhaustive || !prune; }
   bool operator==(const PlanOptions& other) const {
@@ -158,7 +173,7 @@ struct Plan {
   Schedule schedule;
   std::string algorithm;
   algorithms::Params params;
-  Time predicted_time = 0;  // the chosen schedule's simulated makespan
+  Time predicted_time = 0;  // the chosen schedule's makespan, simulated or its formula's
   std::optional<Time> lower_bound;
   CostModel model;  // the model the predictions are in
   // Who chose the algorithm, for explanations: empty when plan() did (the model, or the
@@ -169,9 +184,9 @@ struct Plan {
   // order), then those not built by their bound, then those not evaluated, then the
   // inapplicable ones in registry order. One entry for an explicit choice.
   std::vector<Candidate> candidates;
-  // Set when the plan keeps one rank's program only (PlanCache::get for an MPI process): the
-  // other ranks' programs are empty, so the schedule is not one to verify, simulate or run
-  // on their ranks.
+  // Set when the plan keeps one rank's program only (PlanOptions::only_rank, PlanCache::get
+  // for an MPI process): the other ranks' programs are empty, so the schedule is not one to
+  // verify, simulate or run on their ranks.
   std::optional<Rank> only_rank;
 
   // A table: one line per candidate with its predicted time (and ratio to the best) and how
