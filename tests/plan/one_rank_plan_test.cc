@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/model/error.h"
+#include "optcoll/model/placement.h"
 #include "optcoll/plan/select.h"
 
 namespace optcoll {
@@ -85,6 +86,32 @@ TEST(OneRankPlan, ASmallChoiceIsTheWholePlansProgram) {
       EXPECT_NEAR(one.predicted_time, whole.predicted_time, 1e-9 * whole.predicted_time);
     }
   }
+}
+
+// Under a placement of 4,096 ranks the whole plan simulates recursive halving's 17 M ops
+// (no formula prices a flat algorithm there) and builds alltoall/node_aware's 17 M to
+// confirm its estimate: 13 s and 4.3 GB, 5 s and 3 GB. A plan for one rank does neither:
+// it chooses by the estimates and builds its program alone.
+TEST(OneRankPlan, SimulatesNoLargeScheduleUnderAPlacement) {
+  CostModel model = reference_cluster_model();
+  model.placement = block_placement(64, 64);
+  const auto how_of = [](const Plan& p, const std::string& algorithm) {
+    for (const Candidate& c : p.candidates) {
+      if (c.algorithm == algorithm) return c.how;
+    }
+    return Evaluation::kNotApplicable;
+  };
+  CollectiveSpec rsb = make_spec(CollectiveKind::kReduceScatterBlock, 4096, 1024);
+  rsb.elem_bytes = 8;
+  const Plan one = plan(rsb, model, "auto", {}, for_rank(0));
+  EXPECT_EQ(how_of(one, "reduce_scatter_block/recursive_halving"), Evaluation::kInterCosts);
+  EXPECT_EQ(one.schedule.op_count(), one.schedule.ranks[0].ops.size());
+  CollectiveSpec alltoall = make_spec(CollectiveKind::kAlltoall, 4096, 1024);
+  alltoall.elem_bytes = 8;
+  const Plan spread = plan(alltoall, model, "alltoall/node_aware", {}, for_rank(4095));
+  EXPECT_EQ(spread.candidates.at(0).how, Evaluation::kEstimated);
+  EXPECT_EQ(spread.schedule.op_count(), spread.schedule.ranks[4095].ops.size());
+  EXPECT_GT(spread.schedule.op_count(), 0u);
 }
 
 TEST(OneRankPlan, ARankOutsideTheCallIsAnError) {
