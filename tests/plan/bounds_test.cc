@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "optcoll/algorithms/registry.h"
+#include "optcoll/model/placement.h"
 #include "optcoll/model/topology.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
@@ -226,6 +227,28 @@ TEST(Bounds, BuildingBlocks) {
   }
   EXPECT_DOUBLE_EQ(algorithms::least_transfer_time(spec, model, 8), least);
   EXPECT_EQ(algorithms::largest_block(make_spec_v(CollectiveKind::kAllgatherv, 3, {2, 9, 0})), 9);
+}
+
+// Under a placement the bounds look at one pair of each kind (on one node, across nodes):
+// the least over every pair, whichever kind is cheaper and whether or not both exist.
+TEST(Bounds, ThePlacementsCheapestPairIsTheLeastOverAllPairs) {
+  const CollectiveSpec spec = make_spec(CollectiveKind::kAllgather, 7, 8);
+  for (const char* placement : {"1x7", "7x1", "0,1,2,0,1,2,0", "3,3,0,1,2,2,2", "0,1,1,1,1,1,1"}) {
+    for (const auto& [inter_alpha, inter_beta] : {std::pair{10.0, 4.0}, std::pair{0.5, 0.1}}) {
+      CostModel model = testing::abstract_model(2, 0.5, 0, 0);
+      model.placement = parse_placement(placement);
+      model.inter_alpha = inter_alpha;
+      model.inter_beta = inter_beta;
+      Time least = 1e300;
+      for (Rank i = 0; i < 7; ++i) {
+        for (Rank j = 0; j < 7; ++j) {
+          if (i != j) least = std::min(least, model.transfer_time(i, j, 8, spec.elem_bytes));
+        }
+      }
+      EXPECT_DOUBLE_EQ(algorithms::least_transfer_time(spec, model, 8), least)
+          << placement << " inter_alpha " << inter_alpha;
+    }
+  }
 }
 
 }  // namespace
