@@ -43,6 +43,13 @@ TEST(OneRankPlan, ALargeChoiceIsBuiltForTheRankAlone) {
   const CostModel model = reference_cluster_model();
   const Plan whole = plan(spec, model);
   ASSERT_GT(whole.schedule.op_count(), kOneRankBuildWork);
+  // The whole plan did not simulate it either (kResimulatedExactOps): the exact formula's.
+  ASSERT_GT(whole.schedule.op_count(), kResimulatedExactOps);
+  for (const Candidate& c : whole.candidates) {
+    if (c.algorithm == whole.algorithm) {
+      EXPECT_EQ(c.how, Evaluation::kExactEstimate);
+    }
+  }
   for (const Rank r : {0, 517, 1023}) {
     const Plan one = plan(spec, model, "auto", {}, for_rank(r));
     expect_only_program(one, whole, r);
