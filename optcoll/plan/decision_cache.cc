@@ -22,26 +22,32 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-// A cheap digest of the key's usual distinguishing fields: a lookup compares in full only
+// A cheap digest of a key's usual distinguishing fields: a lookup compares in full only
 // the entries whose digest matches.
-std::uint64_t digest(const Key& k) {
-  std::uint64_t h = std::hash<int>{}(static_cast<int>(k.spec.kind));
+std::uint64_t digest(const CollectiveSpec& spec, const CostModel& model) {
+  std::uint64_t h = std::hash<int>{}(static_cast<int>(spec.kind));
   const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
-  mix(static_cast<std::uint64_t>(k.spec.nranks));
-  mix(static_cast<std::uint64_t>(k.spec.root));
-  mix(static_cast<std::uint64_t>(k.spec.count));
-  mix(k.spec.counts.size());
-  for (std::size_t i = 0; i < k.spec.counts.size(); i += 1 + k.spec.counts.size() / 64) {
-    mix(static_cast<std::uint64_t>(k.spec.counts[i]));
+  mix(static_cast<std::uint64_t>(spec.nranks));
+  mix(static_cast<std::uint64_t>(spec.root));
+  mix(static_cast<std::uint64_t>(spec.count));
+  mix(spec.counts.size());
+  for (std::size_t i = 0; i < spec.counts.size(); i += 1 + spec.counts.size() / 64) {
+    mix(static_cast<std::uint64_t>(spec.counts[i]));
   }
-  mix(std::hash<double>{}(k.model.alpha));
-  mix(std::hash<double>{}(k.model.beta));
+  mix(std::hash<double>{}(model.alpha));
+  mix(std::hash<double>{}(model.beta));
   return h;
+}
+
+bool same_key(const Key& k, const CollectiveSpec& spec, const CostModel& model,
+              const PlanOptions& options) {
+  return k.spec == spec && k.model == model && k.options == options;
 }
 
 struct Cache {
   std::mutex mutex;
   std::list<std::pair<std::uint64_t, std::pair<Key, Decision>>> entries;  // most recent first
+  std::size_t counts = 0;  // the entries' spec counts together
 };
 
 Cache& cache() {
@@ -53,12 +59,11 @@ Cache& cache() {
 
 std::optional<Decision> cached_decision(const CollectiveSpec& spec, const CostModel& model,
                                         const PlanOptions& options) {
-  const Key key{spec, model, options};
-  const std::uint64_t h = digest(key);
+  const std::uint64_t h = digest(spec, model);
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-    if (it->first != h || !(it->second.first == key)) continue;
+    if (it->first != h || !same_key(it->second.first, spec, model, options)) continue;
     c.entries.splice(c.entries.begin(), c.entries, it);
     return c.entries.front().second.second;
   }
@@ -67,12 +72,16 @@ std::optional<Decision> cached_decision(const CollectiveSpec& spec, const CostMo
 
 void cache_decision(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
                     const Decision& decision) {
-  Key key{spec, model, options};
-  const std::uint64_t h = digest(key);
+  const std::uint64_t h = digest(spec, model);
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  c.entries.emplace_front(h, std::make_pair(std::move(key), decision));
-  if (c.entries.size() > kCachedDecisions) c.entries.pop_back();
+  c.entries.emplace_front(h, std::make_pair(Key{spec, model, options}, decision));
+  c.counts += spec.counts.size();
+  while (c.entries.size() > 1 &&
+         (c.entries.size() > kCachedDecisions || c.counts > kCachedDecisionCounts)) {
+    c.counts -= c.entries.back().second.first.spec.counts.size();
+    c.entries.pop_back();
+  }
 }
 
 }  // namespace optcoll::search
@@ -83,6 +92,7 @@ void clear_decision_cache() {
   search::Cache& c = search::cache();
   std::lock_guard lock(c.mutex);
   c.entries.clear();
+  c.counts = 0;
 }
 
 }  // namespace optcoll

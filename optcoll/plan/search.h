@@ -141,7 +141,12 @@ Schedule build_composed(const CollectiveSpec& spec, const CostModel& model,
 // simulate() that insists on a complete run (a registry schedule never deadlocks).
 Time simulate_checked(const Schedule& schedule, const CostModel& model);
 
-// The decision cache by call shape (decide()): thread-safe, bounded.
+// The decision cache by call shape (decide()): thread-safe, bounded by entries (256, the
+// least recently used first out) and by the counts their specs hold together (at most
+// kCachedDecisionCounts, the newest entry kept whatever its size): an MPI program whose
+// alltoallv counts change from call to call would otherwise keep 256 copies of p^2 counts
+// (34 GB at p = 4,096). A lookup compares in place; it copies nothing.
+inline constexpr std::size_t kCachedDecisionCounts = std::size_t{1} << 22;
 std::optional<Decision> cached_decision(const CollectiveSpec& spec, const CostModel& model,
                                         const PlanOptions& options);
 void cache_decision(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,

@@ -17,6 +17,7 @@
 #include "optcoll/algorithms/patterns/levels.h"
 #include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
+#include "optcoll/plan/search.h"
 #include "optcoll/plan/search_steps.h"
 #include "optcoll/sim/simulator.h"
 #include "tests/testing/registry_cases.h"
@@ -302,6 +303,40 @@ TEST(Select, ExplicitChoiceAndErrors) {
   CostModel bad = unit_model(10, 1);
   bad.alpha = -1;
   EXPECT_THROW(plan(spec, bad), Error);
+}
+
+// The decision cache holds at most kCachedDecisionCounts counts in all (the newest entry
+// whatever its size), so alltoallv calls whose counts change do not pile up p^2 copies.
+TEST(DecisionCache, IsBoundedByTheCountsItHolds) {
+  clear_decision_cache();
+  const auto spec_of = [](Count fill, std::size_t counts) {
+    CollectiveSpec spec;  // the cache takes specs as they are: only their counts matter here
+    spec.kind = CollectiveKind::kAlltoallv;
+    spec.nranks = 2;
+    spec.counts.assign(counts, fill);
+    return spec;
+  };
+  const std::size_t half = search::kCachedDecisionCounts / 2 + 1;
+  const CostModel model;
+  const PlanOptions options;
+  Decision d;
+  d.algorithm = "alltoallv/linear";
+  const CollectiveSpec small = make_spec(CollectiveKind::kBcast, 8, 1);
+  search::cache_decision(small, model, options, d);
+  search::cache_decision(spec_of(1, half), model, options, d);
+  EXPECT_TRUE(search::cached_decision(spec_of(1, half), model, options).has_value());
+  search::cache_decision(spec_of(2, half), model, options, d);  // together over the bound
+  EXPECT_FALSE(search::cached_decision(spec_of(1, half), model, options).has_value());
+  EXPECT_TRUE(search::cached_decision(spec_of(2, half), model, options).has_value());
+  EXPECT_FALSE(search::cached_decision(small, model, options).has_value());  // older still
+  // An entry larger than the bound stays while it is the newest, and goes with the next.
+  search::cache_decision(spec_of(3, 2 * half), model, options, d);
+  EXPECT_TRUE(search::cached_decision(spec_of(3, 2 * half), model, options).has_value());
+  EXPECT_FALSE(search::cached_decision(spec_of(2, half), model, options).has_value());
+  search::cache_decision(small, model, options, d);
+  EXPECT_FALSE(search::cached_decision(spec_of(3, 2 * half), model, options).has_value());
+  EXPECT_TRUE(search::cached_decision(small, model, options).has_value());
+  clear_decision_cache();
 }
 
 // docs/errors.md: each planning error, with its code and message.
