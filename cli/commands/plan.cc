@@ -144,9 +144,9 @@ void add_plan_command(CLI::App& app) {
                   "threads that evaluate candidates (default 2; at most this machine's processors "
                   "and the candidates): how fast auto decides, never what");
   sub->add_option("--rank", o->rank,
-                  "plan as the MPI process of this rank does: a choice the formulas priced whose "
-                  "whole schedule would be large (about 2^20 ops) is built for this rank alone, "
-                  "its time the formula's, not simulated");
+                  "plan as the MPI process of this rank does: keep this rank's program only, "
+                  "built alone wherever the time needs no whole schedule; a choice whose whole "
+                  "schedule would exceed about 2^20 ops is not simulated (its formula's time)");
   sub->add_option("--dump", o->dump, "write the schedule (text, or JSON if FILE ends in .json)");
   o->memory.add_to(*sub);
   sub->footer(kLimitsHelp);
