@@ -15,19 +15,25 @@
 namespace optcoll {
 namespace {
 
-// The cache key: everything that determines the plan.
-std::string plan_key(const CollectiveSpec& spec, const std::string& algorithm) {
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
-                  spec.count, spec.commutative, spec.reproducible, spec.elem_bytes, algorithm);
-  for (const Count c : spec.counts) key += fmt::format("{},", c);
-  return key;
+// The cache key's scalars: everything but the counts and the model that determines the plan.
+std::string shape_head(const CollectiveSpec& spec, const std::string& algorithm) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
+                     spec.count, spec.commutative, spec.reproducible, spec.elem_bytes, algorithm);
+}
+
+// What a plan weighs in the cache (PlanCacheLimits): its ops and its spec's counts.
+std::size_t plan_weight(const Plan& plan) {
+  return plan.schedule.op_count() + plan.schedule.spec.counts.size();
 }
 
 }  // namespace
 
-PlanCache::PlanCache(unsigned planning_workers) {
+PlanCache::PlanCache(unsigned planning_workers, PlanCacheLimits limits) : limits_(limits) {
   if (planning_workers < 1) throw_invalid("PlanCache: 0 planning workers (at least 1)");
+  if (limits.plans < 1 || limits.weight < 1) {
+    throw_invalid("PlanCache: a limit of {} plans and {} ops and counts (each at least 1)",
+                  limits.plans, limits.weight);
+  }
   options_.workers = planning_workers;
 }
 
@@ -39,29 +45,71 @@ std::shared_ptr<const Plan> PlanCache::get(const CollectiveSpec& spec, const Cos
     throw_invalid("PlanCache: a plan for rank {} of a {}-rank call", *only_rank, spec.nranks);
   }
   const bool tuned = tuning != nullptr && (algorithm.empty() || algorithm == "auto");
-  const std::string key =
-      plan_key(spec, algorithm) +
-      (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "") +
-      (only_rank ? fmt::format("only:{}", *only_rank) : "");
+  Shape shape{
+      shape_head(spec, algorithm) +
+          (tuned ? fmt::format("tuned:{}:{}", static_cast<const void*>(tuning), backend) : "") +
+          (only_rank ? fmt::format("only:{}", *only_rank) : ""),
+      spec.counts};
   std::lock_guard lock(mutex_);
-  std::vector<Planned>& same_shape = plans_[key];
-  for (const Planned& p : same_shape) {
-    if (p.model == model) return p.plan;
+  if (const auto found = plans_.find(shape); found != plans_.end()) {
+    for (Planned& p : found->second) {
+      if (p.model == model) {
+        p.last_use = ++uses_;
+        return p.plan;
+      }
+    }
   }
   // Planning under the lock: ranks asking for the same plan wait for the first one.
   PlanOptions options = options_;
   options.only_rank = only_rank;  // the plan keeps (and builds) that rank's program only
   Plan made = tuned ? plan_tuned(spec, model, *tuning, backend, options)
                     : plan(spec, model, algorithm, {}, options);
-  same_shape.push_back({model, std::make_shared<const Plan>(std::move(made))});
-  return same_shape.back().plan;
+  auto kept = std::make_shared<const Plan>(std::move(made));
+  const std::size_t weight = plan_weight(*kept);
+  plans_[std::move(shape)].push_back({model, kept, weight, ++uses_});
+  ++held_;
+  ++made_;
+  weight_ += weight;
+  evict();
+  return kept;
+}
+
+void PlanCache::evict() {
+  while (held_ > 1 && (held_ > limits_.plans || weight_ > limits_.weight)) {
+    // The least recently used plan (a linear search: this follows a planning, which costs far
+    // more than a look at a few hundred entries).
+    auto oldest_shape = plans_.end();
+    std::size_t oldest = 0;
+    for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+      for (std::size_t i = 0; i < it->second.size(); ++i) {
+        if (oldest_shape == plans_.end() ||
+            it->second[i].last_use < oldest_shape->second[oldest].last_use) {
+          oldest_shape = it;
+          oldest = i;
+        }
+      }
+    }
+    std::vector<Planned>& same_shape = oldest_shape->second;
+    weight_ -= same_shape[oldest].weight;
+    --held_;
+    same_shape.erase(same_shape.begin() + static_cast<std::ptrdiff_t>(oldest));
+    if (same_shape.empty()) plans_.erase(oldest_shape);
+  }
 }
 
 std::size_t PlanCache::size() const {
   std::lock_guard lock(mutex_);
-  std::size_t plans = 0;
-  for (const auto& [key, same_shape] : plans_) plans += same_shape.size();
-  return plans;
+  return held_;
+}
+
+std::size_t PlanCache::weight() const {
+  std::lock_guard lock(mutex_);
+  return weight_;
+}
+
+std::size_t PlanCache::made() const {
+  std::lock_guard lock(mutex_);
+  return made_;
 }
 
 CostModel default_thread_model() {

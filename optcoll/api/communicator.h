@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <compare>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -101,14 +102,27 @@ CostModel default_thread_model();
 CostModel default_mpi_model(const std::optional<Placement>& placement,
                             std::optional<std::size_t> channel_min_bytes);
 
+// How much a PlanCache holds: at most `plans` plans and `weight` ops and counts in all (a
+// plan weighs its schedule's ops plus its spec's counts: about 100 and 8 bytes each, so the
+// default holds up to about 0.4 GB). Past either, the least recently used plans go (a caller
+// that still holds one keeps it alive); the plan just made always stays, however heavy. An
+// MPI program whose alltoallv counts change from call to call would otherwise keep every
+// shape's plan: at p = 4,096, 16 M counts each.
+struct PlanCacheLimits {
+  std::size_t plans = 256;
+  std::size_t weight = std::size_t{1} << 22;
+};
+
 // Plans shared by the ranks of one process (a ThreadWorld's ranks plan each call once).
 class PlanCache {
  public:
   // Plans with `planning_workers` threads (PlanOptions::workers, at least 1): the ranks
   // that ask for a plan being made wait for it, so a ThreadWorld's cache may take every
   // processor the process may use (run_threads does); one per MPI process keeps the default,
-  // since every rank plans at once.
-  explicit PlanCache(unsigned planning_workers = kDefaultPlanningWorkers);
+  // since every rank plans at once. Throws Error(kInvalidArgument) for 0 workers or a limit
+  // of 0.
+  explicit PlanCache(unsigned planning_workers = kDefaultPlanningWorkers,
+                     PlanCacheLimits limits = {});
   // The plan for (spec, algorithm) under `model`, computing it on first use. Thread-safe.
   // With a tuning table, "auto" is plan_tuned(spec, model, *tuning, backend). Communicators
   // with different models may share a cache: each gets its own model's plans.
@@ -122,16 +136,36 @@ class PlanCache {
                                   const std::string& algorithm, const TuningTable* tuning = nullptr,
                                   std::string_view backend = {},
                                   std::optional<Rank> only_rank = std::nullopt);
-  std::size_t size() const;  // plans made
+  std::size_t size() const;    // plans held now
+  std::size_t weight() const;  // their ops and counts (PlanCacheLimits)
+  std::size_t made() const;    // plans made since the cache was (evicted ones included)
 
  private:
+  // Everything that determines a plan but the model: the call's scalars, the algorithm and
+  // how it is asked for (a string), and the counts, compared as numbers (an alltoallv's p^2
+  // counts are not formatted at each lookup).
+  struct Shape {
+    std::string head;
+    std::vector<Count> counts;
+    auto operator<=>(const Shape&) const = default;
+  };
   struct Planned {
     CostModel model;
     std::shared_ptr<const Plan> plan;
+    std::size_t weight = 0;
+    std::uint64_t last_use = 0;
   };
+  // Drops least recently used plans until the limits hold (the newest plan always stays).
+  void evict();
+
   PlanOptions options_;
+  PlanCacheLimits limits_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::vector<Planned>> plans_;  // by call shape, one per model
+  std::map<Shape, std::vector<Planned>> plans_;  // by call shape, one per model
+  std::uint64_t uses_ = 0;                       // the clock of Planned::last_use
+  std::size_t held_ = 0;                         // plans held
+  std::size_t weight_ = 0;                       // their weight
+  std::size_t made_ = 0;
 };
 
 class Communicator;

