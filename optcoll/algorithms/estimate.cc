@@ -7,22 +7,47 @@
 
 namespace optcoll::algorithms {
 
-std::optional<LinkCosts> closed_form_costs(const CollectiveSpec& spec, const CostModel& model) {
-  // The model the formulas describe, built from the fields they read; any other field that
-  // differs from its default (a gap, cores, a topology, pair matrices, ports, half duplex,
-  // overlap, shared sends, or a field this code has never heard of) makes them silent.
+namespace {
+
+// The model the formulas describe, built from the fields they read (alpha, beta, gamma, copy,
+// per_byte); any other field that differs from its default (a gap, cores, a topology, pair
+// matrices, ports, half duplex, overlap, shared sends, or a field this code has never heard
+// of) makes them silent.
+CostModel formula_fields(const CostModel& model) {
   CostModel described;
   described.alpha = model.alpha;
   described.beta = model.beta;
   described.gamma = model.gamma;
   described.copy = model.copy;
   described.per_byte = model.per_byte;
-  if (!(model == described)) return std::nullopt;
+  return described;
+}
+
+// The per-element costs of a level with latency `alpha` and time per unit `beta`.
+LinkCosts level_costs(const CollectiveSpec& spec, const CostModel& model, Time alpha, Time beta) {
   const double unit = model.units(1, spec.elem_bytes);
-  return LinkCosts{.alpha = model.alpha,
-                   .beta = model.beta * unit,
-                   .gamma = model.gamma * unit,
-                   .copy = model.copy * unit};
+  return LinkCosts{
+      .alpha = alpha, .beta = beta * unit, .gamma = model.gamma * unit, .copy = model.copy * unit};
+}
+
+}  // namespace
+
+std::optional<LinkCosts> closed_form_costs(const CollectiveSpec& spec, const CostModel& model) {
+  if (!(model == formula_fields(model))) return std::nullopt;
+  return level_costs(spec, model, model.alpha, model.beta);
+}
+
+std::optional<TwoLevelCosts> two_level_costs(const CollectiveSpec& spec, const CostModel& model) {
+  if (!model.placement || model.placement->nranks() != spec.nranks) return std::nullopt;
+  CostModel described = formula_fields(model);
+  described.placement = model.placement;
+  described.inter_alpha = model.inter_alpha;
+  described.inter_beta = model.inter_beta;
+  described.nic_ports = model.nic_ports;
+  if (!(model == described)) return std::nullopt;
+  return TwoLevelCosts{level_costs(spec, model, model.alpha, model.beta),
+                       level_costs(spec, model, model.node_latency(), model.node_per_unit()),
+                       &*model.placement, model.nic_ports};
 }
 
 std::int64_t ceil_log2(std::int64_t p) {

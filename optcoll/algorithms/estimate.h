@@ -64,6 +64,20 @@ struct LinkCosts {
 // a field added later is a switch the formulas do not know); std::nullopt otherwise.
 std::optional<LinkCosts> closed_form_costs(const CollectiveSpec& spec, const CostModel& model);
 
+// A model with a placement whose fields are otherwise the formulas' (alpha, beta, gamma,
+// copy, per_byte, with inter_alpha, inter_beta and nic_ports: the two levels and the NICs,
+// nothing else): a message within a node costs `intra`, one between nodes `inter`, and the
+// messages that leave (or reach) a node at once take turns on its nic_ports channels. The
+// butterfly formulas (patterns::ButterflyCosts) price their steps under it; others stay
+// silent and are ranked at the shared network's costs (search_steps.h).
+struct TwoLevelCosts {
+  LinkCosts intra;
+  LinkCosts inter;
+  const Placement* placement = nullptr;  // the model's: valid while the model is
+  int nic_ports = 1;
+};
+std::optional<TwoLevelCosts> two_level_costs(const CollectiveSpec& spec, const CostModel& model);
+
 // Helpers shared by the formulas.
 std::int64_t ceil_log2(std::int64_t p);   // 0 for p <= 1
 std::int64_t floor_log2(std::int64_t p);  // p >= 1

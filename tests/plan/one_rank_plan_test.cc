@@ -96,9 +96,9 @@ TEST(OneRankPlan, ASmallChoiceIsTheWholePlansProgram) {
 }
 
 // Under a placement of 4,096 ranks the whole plan simulates recursive halving's 17 M ops
-// (no formula prices a flat algorithm there) and builds alltoall/node_aware's 17 M to
-// confirm its estimate: 13 s and 4.3 GB, 5 s and 3 GB. A plan for one rank does neither:
-// it chooses by the estimates and builds its program alone.
+// (to confirm its formula) and builds alltoall/node_aware's 17 M to confirm its estimate:
+// 13-45 s and 4.3-7 GB, 5 s and 3 GB. A plan for one rank does neither: it chooses by the
+// estimates and builds its program alone.
 TEST(OneRankPlan, SimulatesNoLargeScheduleUnderAPlacement) {
   CostModel model = reference_cluster_model();
   model.placement = block_placement(64, 64);
@@ -111,7 +111,11 @@ TEST(OneRankPlan, SimulatesNoLargeScheduleUnderAPlacement) {
   CollectiveSpec rsb = make_spec(CollectiveKind::kReduceScatterBlock, 4096, 1024);
   rsb.elem_bytes = 8;
   const Plan one = plan(rsb, model, "auto", {}, for_rank(0));
-  EXPECT_EQ(how_of(one, "reduce_scatter_block/recursive_halving"), Evaluation::kInterCosts);
+  // Recursive halving has its two-level formula (patterns::ButterflyCosts) and wins by it;
+  // the ring, which has none, keeps its estimate at the shared network's costs unsimulated.
+  EXPECT_EQ(how_of(one, "reduce_scatter_block/recursive_halving"), Evaluation::kEstimated);
+  EXPECT_EQ(one.algorithm, "reduce_scatter_block/recursive_halving");
+  EXPECT_EQ(how_of(one, "reduce_scatter_block/ring"), Evaluation::kInterCosts);
   EXPECT_EQ(one.schedule.op_count(), one.schedule.ranks[0].ops.size());
   CollectiveSpec alltoall = make_spec(CollectiveKind::kAlltoall, 4096, 1024);
   alltoall.elem_bytes = 8;

@@ -12,6 +12,9 @@
 // Cost (alpha-beta-gamma, full duplex, one port, no overlap, p' | n):
 //   n·copy + 2·log2(p')·α + 2(p'-1)/p'·nβ + (p'-1)/p'·nγ
 //   (+ (α + nβ + nγ) + (α + nβ) if p is not a power of two)
+// Under a placement (and nothing else the formulas do not know): each step's message at the
+//   intra-node costs where its partner shares the node, else the inter-node costs times its
+//   turns at the node's NIC (patterns::ButterflyCosts; not exact).
 // Restrictions: none (any p, non-commutative operators, any n).
 // Reference: Rabenseifner, "Optimization of collective reduction operations", ICCS 2004;
 //            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
@@ -49,16 +52,17 @@ Schedule build_allreduce_rabenseifner(const CollectiveSpec& spec, const Params& 
 std::optional<Estimate> estimate_allreduce_rabenseifner(const CollectiveSpec& spec,
                                                         const Params& /*params*/,
                                                         const CostModel& model) {
-  const auto c = closed_form_costs(spec, model);
-  if (!c) return std::nullopt;
+  const auto b = patterns::butterfly_costs(spec, model);
+  if (!b) return std::nullopt;
   const Rank p = spec.nranks;
   const Count n = spec.count;
   const patterns::Fold fold(p);
   const auto slots = patterns::even_sizes(n, fold.pow2);
   const Time time =
       patterns::halving_allgather_finish(
-          patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n)), slots, *c) +
-      (fold.rem > 0 ? c->message(n) : 0);
+          p, patterns::halving_reduce_scatter_clock(p, slots, n, *b, b->intra().copy_of(n)), slots,
+          *b) +
+      (fold.rem > 0 ? patterns::unfold_message(*b, p, n) : 0);
   const double elements =
       2.0 * fold.rem * static_cast<double>(n) + 2 * patterns::halving_elements(p, n);
   return make_estimate(spec, time, elements, p * (4.0 * fold.bits + 4), false);

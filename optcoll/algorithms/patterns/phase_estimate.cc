@@ -94,8 +94,65 @@ Time doubling_allgather_time(const std::vector<Count>& parts, const LinkCosts& c
   return t;
 }
 
+ButterflyCosts::ButterflyCosts(const LinkCosts& costs) : intra_(costs), inter_(costs) {}
+
+ButterflyCosts::ButterflyCosts(const TwoLevelCosts& levels)
+    : intra_(levels.intra), inter_(levels.inter), levels_(levels) {}
+
+std::vector<Time> ButterflyCosts::times(const std::vector<Send>& sends) const {
+  std::vector<Time> times(sends.size());
+  if (!levels_) {
+    for (std::size_t i = 0; i < sends.size(); ++i) times[i] = intra_.message(sends[i].m);
+    return times;
+  }
+  const Placement& placement = *levels_->placement;
+  std::vector<std::int32_t> leaving(at(placement.nodes()), 0);
+  for (const Send& s : sends) {
+    if (s.m > 0 && !placement.same_node(s.from, s.to)) {
+      ++leaving[at(placement.node_of[at(s.from)])];
+    }
+  }
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const Send& s = sends[i];
+    if (placement.same_node(s.from, s.to)) {
+      times[i] = intra_.message(s.m);
+      continue;
+    }
+    const std::int32_t turns =
+        (leaving[at(placement.node_of[at(s.from)])] + levels_->nic_ports - 1) / levels_->nic_ports;
+    times[i] = static_cast<Time>(turns) * inter_.message(s.m);
+  }
+  return times;
+}
+
+Time ButterflyCosts::slowest(const std::vector<Send>& sends) const {
+  const auto all = times(sends);
+  return all.empty() ? 0 : *std::max_element(all.begin(), all.end());
+}
+
+namespace {
+
+// The fold's messages (index 2i hands its m elements to 2i+1, i < rem), or the unfold's
+// (2i+1 to 2i).
+std::vector<ButterflyCosts::Send> fold_sends(const Fold& fold, Count m, bool unfold) {
+  std::vector<ButterflyCosts::Send> sends;
+  for (Rank i = 0; i < fold.rem; ++i) {
+    sends.push_back(unfold ? ButterflyCosts::Send{2 * i + 1, 2 * i, m}
+                           : ButterflyCosts::Send{2 * i, 2 * i + 1, m});
+  }
+  return sends;
+}
+
+}  // namespace
+
+std::optional<ButterflyCosts> butterfly_costs(const CollectiveSpec& spec, const CostModel& model) {
+  if (const auto c = closed_form_costs(spec, model)) return ButterflyCosts(*c);
+  if (const auto levels = two_level_costs(spec, model)) return ButterflyCosts(*levels);
+  return std::nullopt;
+}
+
 std::vector<Time> halving_reduce_scatter_clock(Rank q, const std::vector<Count>& slots, Count n,
-                                               const LinkCosts& costs, Time start) {
+                                               const ButterflyCosts& costs, Time start) {
   const Fold fold(q);
   const auto prefix = prefix_of(slots);
   auto span = [&](Rank v, int k) {
@@ -104,62 +161,85 @@ std::vector<Time> halving_reduce_scatter_clock(Rank q, const std::vector<Count>&
                    static_cast<Rank>(range.offset + range.count));
   };
   std::vector<Time> clock(at(fold.pow2), start);
-  for (Rank v = 0; v < fold.rem; ++v) clock[at(v)] += costs.message_reduce(n);
+  const Time fold_step = costs.slowest(fold_sends(fold, n, false)) + costs.intra().reduce(n);
+  for (Rank v = 0; v < fold.rem; ++v) clock[at(v)] += fold_step;
   std::vector<Time> next(clock.size());
+  std::vector<ButterflyCosts::Send> sends(at(fold.pow2));
   for (int k = 0; k < fold.bits; ++k) {
+    for (Rank v = 0; v < fold.pow2; ++v) {  // v sends what its partner keeps
+      const Rank partner = v ^ (Rank{1} << k);
+      sends[at(v)] = {fold.player(v), fold.player(partner), span(partner, k)};
+    }
+    const auto took = costs.times(sends);
     for (Rank v = 0; v < fold.pow2; ++v) {
       const Rank partner = v ^ (Rank{1} << k);
-      const Count in = span(v, k);
       const Time both = std::max(clock[at(v)], clock[at(partner)]);
-      next[at(v)] =
-          both + std::max(costs.message(in), costs.message(span(partner, k))) + costs.reduce(in);
+      next[at(v)] = both + std::max(took[at(v)], took[at(partner)]) +
+                    costs.intra().reduce(sends[at(partner)].m);
     }
     clock.swap(next);
   }
   return clock;
 }
 
-Time halving_allgather_finish(std::vector<Time> clock, const std::vector<Count>& slots,
-                              const LinkCosts& costs) {
-  const auto pow2 = static_cast<Rank>(slots.size());
-  const int bits = static_cast<int>(floor_log2(pow2));
+Time halving_allgather_finish(Rank q, std::vector<Time> clock, const std::vector<Count>& slots,
+                              const ButterflyCosts& costs) {
+  const Fold fold(q);
   const auto prefix = prefix_of(slots);
   std::vector<Time> next(clock.size());
-  for (int k = bits - 1; k >= 0; --k) {
-    for (Rank v = 0; v < pow2; ++v) {
+  std::vector<ButterflyCosts::Send> sends(at(fold.pow2));
+  for (int k = fold.bits - 1; k >= 0; --k) {
+    for (Rank v = 0; v < fold.pow2; ++v) {  // v sends the range it holds
+      const Piece mine = halving_range(v, k, fold.pow2);
+      sends[at(v)] = {fold.player(v), fold.player(v ^ (Rank{1} << k)),
+                      span_of(prefix, static_cast<Rank>(mine.offset),
+                              static_cast<Rank>(mine.offset + mine.count))};
+    }
+    const auto took = costs.times(sends);
+    for (Rank v = 0; v < fold.pow2; ++v) {
       const Rank partner = v ^ (Rank{1} << k);
-      const Piece mine = halving_range(v, k, pow2);
-      const Piece theirs = halving_range(partner, k, pow2);
-      const Count out = span_of(prefix, static_cast<Rank>(mine.offset),
-                                static_cast<Rank>(mine.offset + mine.count));
-      const Count in = span_of(prefix, static_cast<Rank>(theirs.offset),
-                               static_cast<Rank>(theirs.offset + theirs.count));
-      next[at(v)] = std::max(clock[at(v)], clock[at(partner)]) +
-                    std::max(costs.message(out), costs.message(in));
+      next[at(v)] =
+          std::max(clock[at(v)], clock[at(partner)]) + std::max(took[at(v)], took[at(partner)]);
     }
     clock.swap(next);
   }
   return clock.empty() ? 0 : *std::max_element(clock.begin(), clock.end());
 }
 
-Time halving_gather_finish(std::vector<Time> clock, const std::vector<Count>& slots, Rank target,
-                           const LinkCosts& costs) {
-  const auto pow2 = static_cast<Rank>(slots.size());
-  const int bits = static_cast<int>(floor_log2(pow2));
+Time halving_gather_finish(Rank q, std::vector<Time> clock, const std::vector<Count>& slots,
+                           Rank target, const ButterflyCosts& costs) {
+  const Fold fold(q);
   const auto prefix = prefix_of(slots);
-  for (int k = bits - 1; k >= 0; --k) {
+  std::vector<Rank> senders;
+  std::vector<ButterflyCosts::Send> sends;  // only the ranks that send in the step
+  for (int k = fold.bits - 1; k >= 0; --k) {
     const Rank bit = Rank{1} << k;
     const Rank above = ~((bit << 1) - 1);
-    for (Rank v = 0; v < pow2; ++v) {
+    senders.clear();
+    sends.clear();
+    for (Rank v = 0; v < fold.pow2; ++v) {
       if (((v ^ target) & above) != 0 || ((v ^ target) & bit) == 0) continue;
-      const Piece range = halving_range(v, k, pow2);
-      const Count m = span_of(prefix, static_cast<Rank>(range.offset),
-                              static_cast<Rank>(range.offset + range.count));
-      const Rank to = v ^ bit;
-      clock[at(to)] = std::max(clock[at(to)], clock[at(v)]) + costs.message(m);
+      const Piece range = halving_range(v, k, fold.pow2);
+      senders.push_back(v);
+      sends.push_back({fold.player(v), fold.player(v ^ bit),
+                       span_of(prefix, static_cast<Rank>(range.offset),
+                               static_cast<Rank>(range.offset + range.count))});
+    }
+    const auto took = costs.times(sends);
+    for (std::size_t i = 0; i < senders.size(); ++i) {
+      const Rank to = senders[i] ^ bit;
+      clock[at(to)] = std::max(clock[at(to)], clock[at(senders[i])]) + took[i];
     }
   }
   return clock[at(target)];
+}
+
+Time fold_message(const ButterflyCosts& costs, Rank q, Count m) {
+  return costs.slowest(fold_sends(Fold(q), m, false));
+}
+
+Time unfold_message(const ButterflyCosts& costs, Rank q, Count m) {
+  return costs.slowest(fold_sends(Fold(q), m, true));
 }
 
 double halving_elements(Rank q, Count n) {

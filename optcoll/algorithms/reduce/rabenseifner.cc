@@ -13,6 +13,9 @@
 // Cost (alpha-beta-gamma, full duplex, one port, no overlap, p' | n):
 //   n·copy + 2·log2(p')·α + 2(p'-1)/p'·nβ + (p'-1)/p'·nγ
 //   (+ (α + nβ + nγ) if p is not a power of two, + (α + nβ) if the root is folded out)
+// Under a placement (and nothing else the formulas do not know): each step's message at the
+//   intra-node costs where its partner shares the node, else the inter-node costs times its
+//   turns at the node's NIC (patterns::ButterflyCosts; not exact).
 // Restrictions: none (any p, any root, non-commutative operators, any n).
 // Reference: Rabenseifner, "Optimization of collective reduction operations", ICCS 2004;
 //            Thakur, Rabenseifner, Gropp, IJHPCA 2005.
@@ -56,8 +59,9 @@ Schedule build_reduce_rabenseifner(const CollectiveSpec& spec, const Params& /*p
 std::optional<Estimate> estimate_reduce_rabenseifner(const CollectiveSpec& spec,
                                                      const Params& /*params*/,
                                                      const CostModel& model) {
-  const auto c = closed_form_costs(spec, model);
-  if (!c) return std::nullopt;
+  const auto b = patterns::butterfly_costs(spec, model);
+  if (!b) return std::nullopt;
+  const LinkCosts& c = b->intra();
   const Rank p = spec.nranks;
   const Count n = spec.count;
   const patterns::Fold fold(p);
@@ -66,9 +70,9 @@ std::optional<Estimate> estimate_reduce_rabenseifner(const CollectiveSpec& spec,
   const bool forward = fold.player(target) != spec.root;
   const auto slots = patterns::even_sizes(n, fold.pow2);
   const Time time = patterns::halving_gather_finish(
-                        patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n)),
-                        slots, target, *c) +
-                    (forward ? c->message(n) : 0);
+                        p, patterns::halving_reduce_scatter_clock(p, slots, n, *b, c.copy_of(n)),
+                        slots, target, *b) +
+                    (forward ? b->slowest({{fold.player(target), spec.root, n}}) : 0);
   const double elements = static_cast<double>(fold.rem + (forward ? 1 : 0)) * n +
                           patterns::halving_elements(p, n) + static_cast<double>(n);
   return make_estimate(spec, time, elements, p * (2.0 * fold.bits + 4), false);

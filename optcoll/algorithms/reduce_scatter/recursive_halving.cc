@@ -13,6 +13,9 @@
 // Cost (alpha-beta-gamma, full duplex, one port, no overlap, regular blocks m, n = p·m):
 //   p a power of two: log2(p)·α + (p-1)·m(β + γ) + (n + m)·copy
 //   otherwise + (α + nβ + nγ) for the fold and (α + mβ) for the hand-back.
+// Under a placement (and nothing else the formulas do not know): each step's message at the
+//   intra-node costs where its partner shares the node, else the inter-node costs times its
+//   turns at the node's NIC (patterns::ButterflyCosts; not exact).
 // Restrictions: none (any p, non-commutative operators, irregular and empty blocks).
 // Reference: Thakur, Rabenseifner, Gropp, IJHPCA 2005 (recursive halving; the non-commutative
 //            variant with bit-reversed block order).
@@ -79,8 +82,9 @@ Schedule build_reduce_scatter_recursive_halving(const CollectiveSpec& spec,
 std::optional<Estimate> estimate_reduce_scatter_recursive_halving(const CollectiveSpec& spec,
                                                                   const Params& /*params*/,
                                                                   const CostModel& model) {
-  const auto c = closed_form_costs(spec, model);
-  if (!c) return std::nullopt;
+  const auto b = patterns::butterfly_costs(spec, model);
+  if (!b) return std::nullopt;
+  const LinkCosts& c = b->intra();
   const Layout layout(spec);
   const Rank p = spec.nranks;
   const Count n = layout.total();
@@ -92,9 +96,10 @@ std::optional<Estimate> estimate_reduce_scatter_recursive_halving(const Collecti
     const Rank last = fold.last(v);
     slots.push_back(layout.displ(last) + layout.block(last) - layout.displ(fold.first(v)));
   }
-  const auto clock = patterns::halving_reduce_scatter_clock(p, slots, n, *c, c->copy_of(n));
+  const auto clock = patterns::halving_reduce_scatter_clock(p, slots, n, *b, c.copy_of(n));
   const Time time = *std::max_element(clock.begin(), clock.end()) +
-                    (fold.rem > 0 ? c->message(largest) : 0) + c->copy_of(largest);
+                    (fold.rem > 0 ? patterns::unfold_message(*b, p, largest) : 0) +
+                    c.copy_of(largest);
   const double elements =
       static_cast<double>(fold.rem) * static_cast<double>(n) + patterns::halving_elements(p, n);
   return make_estimate(spec, time, elements, p * (3.0 * fold.bits + static_cast<double>(p) / 2),
