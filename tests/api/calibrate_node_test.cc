@@ -575,11 +575,12 @@ TEST(CalibrateNode, NicPortsStayOneWithoutTwoNodesOfTwoRanks) {
 }
 
 TEST(CalibrateNode, LevelsOfOneNodeChangeNothing) {
-  NodeCalibration c;
-  c.model.alpha = 3;
+  NodeCalibration given;
+  given.model.alpha = 3;
+  NodeCalibration c;  // rank 0's result (ranks copy `given`, which nothing writes)
   ThreadWorld world(2);
   world.run([&](Transport& transport) {
-    NodeCalibration mine = c;
+    NodeCalibration mine = given;
     calibrate_levels(transport, Placement{{0, 0}}, quick_options(), mine);
     if (transport.rank() == 0) c = std::move(mine);
   });
