@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the butterfly formulas under a placement (patterns::ButterflyCosts, TwoLevelCosts)
-// against the simulator: reduce_scatter_block/recursive_halving, allreduce/rabenseifner and
-// reduce/rabenseifner over block placements, round robin and uneven nodes, one and two NIC
-// ports, and small to large counts. Where nodes and their ranks are powers of two a step's
-// messages leave every node together, as the formula prices them: within 5%. Elsewhere the
-// fold and uneven nodes let ranks run ahead of their node's turns: within 0.7-1.4x.
+// against the simulator: reduce_scatter_block/recursive_halving, allreduce/rabenseifner,
+// reduce/rabenseifner and allreduce/recursive_doubling over block placements, round robin
+// and uneven nodes, one and two NIC ports, and small to large counts. Where nodes and their
+// ranks are powers of two a step's messages leave every node together, as the formula prices
+// them: within 5%. Elsewhere the fold and uneven nodes let ranks run ahead of their node's
+// turns: within 0.7-1.4x.
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ constexpr Algorithm kButterflies[] = {
     {"reduce_scatter_block/recursive_halving", CollectiveKind::kReduceScatterBlock},
     {"allreduce/rabenseifner", CollectiveKind::kAllreduce},
     {"reduce/rabenseifner", CollectiveKind::kReduce},
+    {"allreduce/recursive_doubling", CollectiveKind::kAllreduce},
 };
 
 // Each butterfly's formula over `placements` divided by its simulated time, in [low, high].

@@ -234,6 +234,29 @@ Time halving_gather_finish(Rank q, std::vector<Time> clock, const std::vector<Co
   return clock[at(target)];
 }
 
+Time doubling_exchange_finish(Rank q, Count m, const ButterflyCosts& costs, bool combine) {
+  const Fold fold(q);
+  const Time reduce = combine ? costs.intra().reduce(m) : 0;
+  std::vector<Time> clock(at(fold.pow2), 0);
+  const Time fold_step = costs.slowest(fold_sends(fold, m, false)) + reduce;
+  for (Rank v = 0; v < fold.rem; ++v) clock[at(v)] = fold_step;
+  std::vector<Time> next(clock.size());
+  std::vector<ButterflyCosts::Send> sends(at(fold.pow2));
+  for (int k = 0; k < fold.bits; ++k) {
+    const Rank bit = Rank{1} << k;
+    for (Rank v = 0; v < fold.pow2; ++v) sends[at(v)] = {fold.player(v), fold.player(v ^ bit), m};
+    const auto took = costs.times(sends);
+    for (Rank v = 0; v < fold.pow2; ++v) {
+      const Rank partner = v ^ bit;
+      next[at(v)] = std::max(clock[at(v)], clock[at(partner)]) +
+                    std::max(took[at(v)], took[at(partner)]) + reduce;
+    }
+    clock.swap(next);
+  }
+  const Time last = clock.empty() ? 0 : *std::max_element(clock.begin(), clock.end());
+  return last + costs.slowest(fold_sends(fold, m, true));
+}
+
 Time fold_message(const ButterflyCosts& costs, Rank q, Count m) {
   return costs.slowest(fold_sends(Fold(q), m, false));
 }

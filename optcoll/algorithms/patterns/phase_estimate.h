@@ -85,6 +85,12 @@ Time halving_allgather_finish(Rank q, std::vector<Time> clock, const std::vector
                               const ButterflyCosts& costs);
 Time halving_gather_finish(Rank q, std::vector<Time> clock, const std::vector<Count>& slots,
                            Rank target, const ButterflyCosts& costs);
+// The recursive doubling exchange on q ranks (butterfly.h): the fold (index 2i hands its m
+// elements to 2i+1, which combines them where `combine`), floor(log2 q) steps in which every
+// player exchanges m elements with its partner at distance 2^k (and combines what arrived
+// where `combine`), then the unfold (2i+1 hands the m-element result to 2i): when the last
+// rank is done, from 0. Ranks move at their own pace, as in halving_reduce_scatter_clock.
+Time doubling_exchange_finish(Rank q, Count m, const ButterflyCosts& costs, bool combine);
 // The fold's slowest message (index 2i hands m elements to 2i+1, i < rem of Fold(q)) and the
 // unfold's (2i+1 to 2i): 0 where q is a power of two.
 Time fold_message(const ButterflyCosts& costs, Rank q, Count m);
