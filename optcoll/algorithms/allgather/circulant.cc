@@ -430,13 +430,41 @@ struct MessageSize {
   Count elements = 0;
   std::size_t pieces = 0;
 };
-MessageSize message_size(const Layout& layout, const Rounds& rounds, std::size_t t, Count blocks,
+
+// Every root's block cut into `blocks` pieces as larger_last_segment cuts it: the first
+// `first_larger` pieces hold `base` elements, the rest one more. Made once per replay, so
+// that a piece's size costs a comparison instead of two divisions (the replay visits up to
+// kReplayBudget pieces, and node-aware estimates replay many phases).
+class PieceSizes {
+ public:
+  PieceSizes(const Layout& layout, Count blocks) {
+    const auto up = static_cast<std::size_t>(layout.nranks());
+    base_.resize(up);
+    first_larger_.resize(up);
+    for (std::size_t root = 0; root < up; ++root) {
+      const Count block = layout.block(static_cast<Rank>(root));
+      base_[root] = block / blocks;
+      first_larger_[root] = blocks - block % blocks;
+    }
+  }
+  // Elements of piece `piece` of `root`'s block (larger_last_segment(...).count).
+  Count of(Rank root, Count piece) const {
+    const auto r = static_cast<std::size_t>(root);
+    return base_[r] + (piece >= first_larger_[r] ? 1 : 0);
+  }
+
+ private:
+  std::vector<Count> base_;
+  std::vector<Count> first_larger_;
+};
+
+MessageSize message_size(const PieceSizes& sizes, Rank p, const Rounds& rounds, std::size_t t,
                          Rank from) {
   MessageSize size;
-  const Rank p = layout.nranks();
   for (const CirculantTransfer& x : rounds.of(t)) {
-    const Rank root = (from - x.from + p) % p;
-    const Count count = larger_last_segment(layout.block(root), blocks, x.block).count;
+    Rank root = from - x.from;
+    if (root < 0) root += p;
+    const Count count = sizes.of(root, x.block);
     size.elements += count;
     size.pieces += count > 0 ? 1 : 0;
   }
@@ -461,12 +489,13 @@ Time replay(const CollectiveSpec& spec, const Rounds& rounds, Count blocks, cons
   const auto copies = [&](const MessageSize& m) {
     return m.pieces >= 2 ? c.copy_of(m.elements) : 0;
   };
+  const PieceSizes sizes(layout, blocks);
   for (std::size_t t = 0; t < rounds.count(); ++t) {
     if (equal) {
-      std::fill(message.begin(), message.end(), message_size(layout, rounds, t, blocks, 0));
+      std::fill(message.begin(), message.end(), message_size(sizes, p, rounds, t, 0));
     } else {
       for (Rank r = 0; r < p; ++r)
-        message[static_cast<std::size_t>(r)] = message_size(layout, rounds, t, blocks, r);
+        message[static_cast<std::size_t>(r)] = message_size(sizes, p, rounds, t, r);
     }
     for (std::size_t r = 0; r < up; ++r) done[r] = packed[r] = ready[r] + copies(message[r]);
     const Rank skip = rounds.skip[t];

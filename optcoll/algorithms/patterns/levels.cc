@@ -2,6 +2,7 @@
 // File: the levels of the node-aware algorithms (levels.h).
 #include "optcoll/algorithms/patterns/levels.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -158,13 +159,27 @@ Schedule build_level(const AlgorithmInfo& info, const CollectiveSpec& spec,
 std::optional<Estimate> level_estimate(const AlgorithmInfo& info,
                                        std::span<const CollectiveSpec> specs,
                                        const CostModel& model) {
+  // Nodes of one size have equal specs (1,024 of them under 1024x64): each distinct spec is
+  // priced once, looked up among the last kRemembered distinct ones.
+  constexpr std::size_t kRemembered = 8;
+  std::vector<std::pair<const CollectiveSpec*, Estimate>> priced;
+  const Params defaults = resolve_params(info, {});
   Estimate total;
   for (const CollectiveSpec& s : specs) {
-    const auto e = info.estimate(s, resolve_params(info, {}), model);
-    if (!e) return std::nullopt;
-    total.time = std::max(total.time, e->time);
-    total.bytes += e->bytes;
-    total.work += e->work;
+    const auto same = std::find_if(priced.rbegin(), priced.rend(),
+                                   [&s](const auto& known) { return *known.first == s; });
+    if (same == priced.rend()) {
+      const auto fresh = info.estimate(s, defaults, model);
+      if (!fresh) return std::nullopt;
+      if (priced.size() == kRemembered) priced.erase(priced.begin());
+      priced.emplace_back(&s, *fresh);
+    } else {
+      std::iter_swap(same, priced.rbegin());  // the most recent last
+    }
+    const Estimate& e = priced.back().second;
+    total.time = std::max(total.time, e.time);
+    total.bytes += e.bytes;
+    total.work += e.work;
   }
   return total;
 }
