@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: pure arithmetic properties of the tree and ring geometry.
+#include <algorithm>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/patterns/levels.h"
 #include "optcoll/algorithms/patterns/partition.h"
 #include "optcoll/algorithms/patterns/ring.h"
 #include "optcoll/algorithms/patterns/tree.h"
 #include "optcoll/algorithms/patterns/tree_emit.h"
+#include "optcoll/algorithms/registry.h"
+#include "optcoll/model/cost_model.h"
 #include "optcoll/model/error.h"
 
 namespace optcoll::algorithms::patterns {
@@ -25,6 +31,34 @@ int max_popcount_below(Rank p) {
   int best = 0;
   for (Rank v = 0; v < p; ++v) best = std::max(best, __builtin_popcount(static_cast<unsigned>(v)));
   return best;
+}
+
+// A phase over many groups: the slowest group's time, every group's bytes and work, each
+// group priced as alone. Equal specs are priced once (levels.cc); twelve distinct sizes,
+// revisited in a different order, outnumber what it remembers.
+TEST(LevelEstimate, IsTheSlowestGroupAndEveryGroupsBytesAndWork) {
+  const AlgorithmInfo& info = lookup("bcast/binomial", CollectiveKind::kBcast);
+  const CostModel model = reference_cluster_model();
+  std::vector<CollectiveSpec> specs;
+  for (const Rank q : {64, 64, 3, 64, 5, 3})
+    specs.push_back(make_spec(CollectiveKind::kBcast, q, 1000));
+  for (Rank q = 2; q < 14; ++q) specs.push_back(make_spec(CollectiveKind::kBcast, q, 100));
+  for (Rank q = 13; q >= 2; --q) specs.push_back(make_spec(CollectiveKind::kBcast, q, 100));
+  Time slowest = 0;
+  std::uint64_t bytes = 0;
+  double work = 0;
+  for (const CollectiveSpec& s : specs) {
+    const auto alone = info.estimate(s, resolve_params(info, {}), model);
+    ASSERT_TRUE(alone.has_value());
+    slowest = std::max(slowest, alone->time);
+    bytes += alone->bytes;
+    work += alone->work;
+  }
+  const auto together = level_estimate(info, specs, model);
+  ASSERT_TRUE(together.has_value());
+  EXPECT_EQ(together->time, slowest);
+  EXPECT_EQ(together->bytes, bytes);
+  EXPECT_DOUBLE_EQ(together->work, work);
 }
 
 TEST(BinomialTree, EveryRankButTheRootHasOneParentAndRootHasCeilLog2Children) {
