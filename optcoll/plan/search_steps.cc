@@ -184,6 +184,8 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
   }
 }
 
+namespace {
+
 // Whether some candidate of `s` has an estimate (a formula, or one at the shared network's
 // costs) that a choice could rest on without simulating anything.
 bool any_estimated(const Search& s) {
@@ -192,14 +194,33 @@ bool any_estimated(const Search& s) {
   });
 }
 
+// A plan for one rank (an MPI process) simulates no whole schedule beyond kOneRankBuildWork
+// while another candidate's estimate can be chosen (select.h), whether or not the others fit
+// kUnpricedWork: the entries of `which` it may simulate, the others keeping their estimate or
+// marked not evaluated.
+std::vector<std::size_t> within_one_rank_work(Search& s, const std::vector<std::size_t>& which) {
+  if (!s.options.only_rank || !any_estimated(s)) return which;
+  std::vector<std::size_t> affordable;
+  for (const std::size_t i : which) {
+    Entry& e = s.entries[i];
+    if (e.options[0].work <= kOneRankBuildWork) {
+      affordable.push_back(i);
+    } else if (!e.options[0].estimate) {
+      e.not_evaluated =
+          "not evaluated: no formula for this model, and a plan for one rank simulates no "
+          "whole schedule of more than 2^20 ops";
+    }
+  }
+  return affordable;
+}
+
+}  // namespace
+
 std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>& which) {
+  std::vector<std::size_t> ranked = within_one_rank_work(s, which);
   double total = 0;
-  for (const std::size_t i : which) total += s.entries[i].simulation_work;
-  if (total <= kUnpricedWork) return which;
-  // A plan for one rank (an MPI process) simulates no whole schedule beyond
-  // kOneRankBuildWork while another candidate's estimate can be chosen (select.h).
-  const bool one_rank = s.options.only_rank.has_value() && any_estimated(s);
-  std::vector<std::size_t> ranked = which;
+  for (const std::size_t i : ranked) total += s.entries[i].simulation_work;
+  if (total <= kUnpricedWork) return ranked;
   const auto rank = [&](std::size_t i) {
     return s.entries[i].ranking.value_or(std::numeric_limits<Time>::infinity());
   };
@@ -214,7 +235,7 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
       spent += e.simulation_work;
       continue;
     }
-    if (kept.empty() && !(one_rank && e.options[0].work > kOneRankBuildWork)) {
+    if (kept.empty()) {
       // The first is simulated whatever its cost, its variants not.
       e.defaults_only = true;
       kept.push_back(i);
@@ -222,12 +243,6 @@ std::vector<std::size_t> rank_unpriced(Search& s, const std::vector<std::size_t>
       continue;
     }
     if (e.options[0].estimate) continue;  // it keeps its estimate (at the shared network's costs)
-    if (one_rank && e.options[0].work > kOneRankBuildWork) {
-      e.not_evaluated =
-          "not evaluated: no formula for this model, and a plan for one rank simulates no "
-          "whole schedule of more than 2^20 ops";
-      continue;
-    }
     e.not_evaluated = fmt::format(
         "not evaluated: no formula for this model; ranked by its formula without the model's "
         "other switches, below those simulated within {:.0e} ops",

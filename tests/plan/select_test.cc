@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 
 #include <gtest/gtest.h>
@@ -521,6 +523,54 @@ TEST(Select, TheUnpricedBudgetSimulatesTheFirstRankedsDefaultsWhenItAloneExceeds
   s.entries[1].defaults_only = false;
   search::simulate_entries(s, {1}, [] { return std::nullopt; });
   EXPECT_EQ(s.entries[1].options.size(), 3u);
+}
+
+// A plan for one rank (an MPI process) simulates no whole schedule beyond kOneRankBuildWork
+// while some candidate has an estimate, even when every candidate fits the unpriced budget:
+// the large one keeps its estimate at the shared network's costs (or, without one, is not
+// evaluated). A plan of the whole schedule simulates them all. (At 65,536 ranks under
+// 1024x64 a bcast's one-rank plan spent 6 of its 10 s simulating bcast/hybrid's 1.9 M ops,
+// within the budget, to find it 27x slower than the node-aware choice.)
+TEST(Select, APlanForOneRankSimulatesNoLargeScheduleWithinTheUnpricedBudget) {
+  const auto spec = make_spec(CollectiveKind::kBcast, 8, 1000);
+  const double large = kOneRankBuildWork * 1.5;
+  ASSERT_LT(large + 2.0 * 1000, search::kUnpricedWork);  // all of them fit the budget
+  // binomial, hybrid (1.5 x 2^20 ops; with or without an estimate from above), linear.
+  auto search_for = [&](std::optional<Rank> only_rank, bool estimated) {
+    PlanOptions options;
+    options.only_rank = only_rank;
+    search::Search s{spec, unit_model(1, 1), options, {}, std::nullopt, 0, nullptr};
+    for (const auto& [name, work] :
+         {std::pair{"binomial", 1000.0}, std::pair{"hybrid", large}, std::pair{"linear", 1000.0}}) {
+      search::Entry e;
+      e.info = &algorithms::lookup(name, CollectiveKind::kBcast);
+      e.options.resize(1);
+      e.options[0].params = algorithms::resolve_params(*e.info, {});
+      e.options[0].work = work;
+      e.simulation_work = work;
+      s.entries.push_back(std::move(e));
+    }
+    // linear's exact formula: a choice can rest on it.
+    s.entries[2].options[0].estimate = algorithms::Estimate{};
+    s.entries[2].options[0].estimate->exact = true;
+    if (estimated) s.entries[1].options[0].estimate = algorithms::Estimate{};
+    return s;
+  };
+  const std::vector<std::size_t> all{0, 1, 2};
+  for (const bool estimated : {true, false}) {
+    SCOPED_TRACE(estimated ? "hybrid estimated from above" : "hybrid without an estimate");
+    search::Search one = search_for(Rank{0}, estimated);
+    EXPECT_EQ(search::rank_unpriced(one, all), (std::vector<std::size_t>{0, 2}));
+    if (estimated) {
+      EXPECT_TRUE(one.entries[1].not_evaluated.empty()) << one.entries[1].not_evaluated;
+    } else {
+      EXPECT_NE(one.entries[1].not_evaluated.find("a plan for one rank"), std::string::npos)
+          << one.entries[1].not_evaluated;
+    }
+    search::Search whole = search_for(std::nullopt, estimated);
+    EXPECT_EQ(search::rank_unpriced(whole, all), all);
+    EXPECT_TRUE(whole.entries[1].not_evaluated.empty());
+  }
 }
 
 // The search's kept schedule: the fastest offered so far, taken only by its own key, and
