@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -100,7 +101,8 @@ TEST(Compose, AutoIsNeverSlowerThanTheBestPhasesInTurn) {
     model.per_byte = mm.per_byte;
     for (const auto kind : kComposed) {
       // The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h).
-      for (const Rank p : {2, 7, testing::kSanitizedBuild ? 17 : 24}) {
+      for (const Rank p : testing::kSanitizedBuild ? std::vector<Rank>{2, 7, 17}
+                                                   : std::vector<Rank>{2, 7, 17, 24}) {
         for (const Count n : {1, 300, 20000}) {
           const auto spec = spec_of(kind, p, n, p - 1, /*commutative=*/true);
           const auto composition = composition_for(spec);
@@ -115,13 +117,18 @@ TEST(Compose, AutoIsNeverSlowerThanTheBestPhasesInTurn) {
           const std::string where = describe(spec) + " alpha=" + std::to_string(mm.alpha) +
                                     " beta=" + std::to_string(mm.beta) + ": auto chose " +
                                     chosen.algorithm;
-          // Never slower than the best phases composed into one schedule...
-          EXPECT_LE(chosen.predicted_time, composed) << where;
-          // ... nor than calling them one after the other (their times added), except where
-          // the one-schedule composition itself is slower than the sum (ranks enter the
-          // second phase at different times; seen for bcast = scatterv + allgatherv only).
+          // Never slower than the best phases composed into one schedule, nor than calling
+          // them one after the other (their times added), beyond what the default search
+          // allows itself against the exhaustive one (select.h: the same choice or one
+          // within kTieTolerance; allreduce at p = 17, n = 20000, unit costs: double_binary
+          // simulated at 41512 against circulant's formula at 41140, 0.9% less, which the
+          // exhaustive search's composition reaches). The sum is left out where the
+          // one-schedule composition itself is slower than it (ranks enter the second phase
+          // at different times; seen for bcast = scatterv + allgatherv only).
+          const Time allowed = 1 + kTieTolerance;
+          EXPECT_LE(chosen.predicted_time, composed * allowed) << where;
           if (kind != CollectiveKind::kBcast) {
-            EXPECT_LE(chosen.predicted_time, (ta + tb) * (1 + 1e-12)) << where;
+            EXPECT_LE(chosen.predicted_time, (ta + tb) * allowed) << where;
           }
           EXPECT_TRUE(verify(chosen.schedule).ok()) << chosen.algorithm;
         }

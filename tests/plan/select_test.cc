@@ -488,6 +488,17 @@ TEST(Select, FlatCandidatesUnderAPlacementAreEstimatedAtTheSharedNetworksCosts) 
   EXPECT_TRUE(seen);
 }
 
+// A bcast candidate for rank_unpriced: its defaults, their work and that of its variants too.
+search::Entry unpriced_bcast_entry(const char* name, double work, double with_variants) {
+  search::Entry e;
+  e.info = &algorithms::lookup(name, CollectiveKind::kBcast);
+  e.options.resize(1);
+  e.options[0].params = algorithms::resolve_params(*e.info, {});
+  e.options[0].work = work;
+  e.simulation_work = with_variants;
+  return e;
+}
+
 // Candidates no formula prices, over the unpriced budget: those ranked first are simulated
 // while they fit; one is simulated whatever its cost, but with its defaults only when its
 // variants would not fit; a candidate left out keeps its estimate if it has one.
@@ -495,13 +506,8 @@ TEST(Select, TheUnpricedBudgetSimulatesTheFirstRankedsDefaultsWhenItAloneExceeds
   const auto spec = make_spec(CollectiveKind::kBcast, 8, 1000);
   search::Search s{spec, unit_model(1, 1), {}, {}, std::nullopt, 0, nullptr};
   auto entry = [](const char* name, Time ranking, double work, double with_variants) {
-    search::Entry e;
-    e.info = &algorithms::lookup(name, CollectiveKind::kBcast);
-    e.options.resize(1);
-    e.options[0].params = algorithms::resolve_params(*e.info, {});
-    e.options[0].work = work;
+    search::Entry e = unpriced_bcast_entry(name, work, with_variants);
     e.ranking = ranking;
-    e.simulation_work = with_variants;
     return e;
   };
   const double budget = search::kUnpricedWork;
@@ -543,13 +549,7 @@ TEST(Select, APlanForOneRankSimulatesNoLargeScheduleWithinTheUnpricedBudget) {
     search::Search s{spec, unit_model(1, 1), options, {}, std::nullopt, 0, nullptr};
     for (const auto& [name, work] :
          {std::pair{"binomial", 1000.0}, std::pair{"hybrid", large}, std::pair{"linear", 1000.0}}) {
-      search::Entry e;
-      e.info = &algorithms::lookup(name, CollectiveKind::kBcast);
-      e.options.resize(1);
-      e.options[0].params = algorithms::resolve_params(*e.info, {});
-      e.options[0].work = work;
-      e.simulation_work = work;
-      s.entries.push_back(std::move(e));
+      s.entries.push_back(unpriced_bcast_entry(name, work, work));
     }
     // linear's exact formula: a choice can rest on it.
     s.entries[2].options[0].estimate = algorithms::Estimate{};
