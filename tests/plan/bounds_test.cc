@@ -152,9 +152,9 @@ TEST(Bounds, TheRegistryHasBoundsForItsLargestSchedules) {
 }
 
 TEST(Bounds, NeverExceedTheSimulatedTime) {
-  // The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h).
+  // The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h) and leave out 13 and 16.
   const std::vector<Rank> ranks = testing::kSanitizedBuild
-                                      ? std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 13, 16, 17}
+                                      ? std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 17}
                                       : std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 64};
   const std::vector<testing::CountPattern> patterns{
       testing::CountPattern::kZero, testing::CountPattern::kOne, testing::CountPattern::kFive,

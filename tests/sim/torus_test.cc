@@ -419,8 +419,13 @@ TEST(TorusBucket, PipelinedPiecesKeepTheResultAndCostStartUps) {
 
 TEST(TorusBucket, SchedulesVerifyAndRunOnThreads) {
   using namespace testing;  // NOLINT(google-build-using-namespace)
-  const std::vector<std::string> topologies{"torus:4x4x4:bi", "torus:4x4x4:uni:snake",
-                                            "torus:2x3x5:bi", "mesh:3x4:uni", "torus:2x2x2x2:bi"};
+  // ThreadSanitizer leaves out the 64-rank tori (64 threads: 100 s of its stage, run as one
+  // case); the release and AddressSanitizer builds run them.
+  const std::vector<std::string> topologies =
+      testing::kThreadSanitizedBuild
+          ? std::vector<std::string>{"torus:2x3x5:bi", "mesh:3x4:uni", "torus:2x2x2x2:bi"}
+          : std::vector<std::string>{"torus:4x4x4:bi", "torus:4x4x4:uni:snake", "torus:2x3x5:bi",
+                                     "mesh:3x4:uni", "torus:2x2x2x2:bi"};
   const std::vector<std::pair<std::string, CollectiveKind>> algorithms_{
       {"allreduce/multicolor_bucket", CollectiveKind::kAllreduce},
       {"allreduce/dimension_wise", CollectiveKind::kAllreduce},
