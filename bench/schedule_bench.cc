@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: schedule construction throughput: the builder (hazard inference, seq numbering) on
-// the foundation's scale targets, bcast/binomial at p = 2^20 and allreduce/ring at p = 1024.
+// the foundation's scale targets, bcast/binomial at p = 2^20 and allreduce/ring at p = 1024;
+// and the layout of an alltoallv's p x p counts.
+#include <vector>
+
 #include <benchmark/benchmark.h>
 
 #include "optcoll/algorithms/registry.h"
@@ -40,6 +43,20 @@ void BM_BuildAllreduceRing(benchmark::State& state) {
                                      static_cast<optcoll::Rank>(state.range(0)), 1 << 20));
 }
 BENCHMARK(BM_BuildAllreduceRing)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// The layout of an alltoallv of p x p skewed counts (every builder, the verifier and the
+// simulator make one): validation and the send and receive displacement tables.
+void BM_LayoutAlltoallv(benchmark::State& state) {
+  const auto p = static_cast<optcoll::Rank>(state.range(0));
+  std::vector<optcoll::Count> counts(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<optcoll::Count>(i % 97);
+  const auto spec = optcoll::make_spec_v(CollectiveKind::kAlltoallv, p, std::move(counts));
+  for (auto _ : state) {
+    const optcoll::Layout layout(spec);
+    benchmark::DoNotOptimize(layout.recv_displ(p - 1, p));
+  }
+}
+BENCHMARK(BM_LayoutAlltoallv)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 }  // namespace
 

@@ -143,12 +143,22 @@ Layout::Layout(CollectiveSpec spec) : spec_(std::move(spec)) {
   validate(spec_);
   const auto p = static_cast<std::size_t>(spec_.nranks);
   if (spec_.kind == CollectiveKind::kAlltoallv) {
-    send_displs_.assign(p * (p + 1), 0);
-    recv_displs_.assign(p * (p + 1), 0);
+    // Both tables are written in the order the counts are read (row by row): the receive
+    // side's running column sums are a row of p per sender, not a column of p + 1 per
+    // receiver. At p = 4,096 a layout takes 1.3 s on the project machine either way (3% less
+    // this way, bench_schedule BM_LayoutAlltoallv): most of it is the kernel providing the
+    // spec's copy and the two tables, 400 MB, on first touch.
+    send_displs_.resize(p * (p + 1));
+    recv_displs_.resize((p + 1) * p);  // row 0 (nothing received before sender 0): zeros
     for (std::size_t i = 0; i < p; ++i) {
+      const Count* row = spec_.counts.data() + i * p;
+      Count* send = send_displs_.data() + i * (p + 1);
+      const Count* recv_before = recv_displs_.data() + i * p;
+      Count* recv_after = recv_displs_.data() + (i + 1) * p;
+      send[0] = 0;
       for (std::size_t j = 0; j < p; ++j) {
-        send_displs_[i * (p + 1) + j + 1] = send_displs_[i * (p + 1) + j] + spec_.counts[i * p + j];
-        recv_displs_[j * (p + 1) + i + 1] = recv_displs_[j * (p + 1) + i] + spec_.counts[i * p + j];
+        send[j + 1] = send[j] + row[j];
+        recv_after[j] = recv_before[j] + row[j];
       }
     }
   } else if (!spec_.counts.empty()) {
@@ -293,7 +303,7 @@ Count Layout::recv_displ(Rank to, Rank from) const {
   if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count * from;
   if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
   const auto p = static_cast<std::size_t>(spec_.nranks);
-  return recv_displs_[static_cast<std::size_t>(to) * (p + 1) + static_cast<std::size_t>(from)];
+  return recv_displs_[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
 }
 
 std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf) {

@@ -162,7 +162,7 @@ class Layout {
   CollectiveSpec spec_;
   std::vector<Count> displs_;       // p+1 prefix sums of blocks (v-variants)
   std::vector<Count> send_displs_;  // alltoallv: p*(p+1) row prefix sums
-  std::vector<Count> recv_displs_;  // alltoallv: column prefix sums, indexed [to*(p+1)+from]
+  std::vector<Count> recv_displs_;  // alltoallv: (p+1)*p column prefix sums, [from*p+to]
 };
 
 // A run of `count` consecutive buffer elements starting at `offset` whose symbolic value is:

@@ -2,6 +2,8 @@
 // File: tests of collective specs: validation messages, buffer layouts, postconditions.
 #include "optcoll/model/collective.h"
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "optcoll/model/error.h"
@@ -195,6 +197,34 @@ TEST(Layout, AlltoallvMatrix) {
   EXPECT_EQ(layout.pair_count(1, 2), 6);
   EXPECT_EQ(layout.send_displ(1, 2), 4 + 5);
   EXPECT_EQ(layout.recv_displ(2, 1), 3);
+}
+
+TEST(Layout, AlltoallvDisplacementsAreSumsOfTheCountsBefore) {
+  // Every displacement of a 7 x 7 matrix with zeros and unequal rows against the sums it
+  // stands for: what `from` sends to ranks before `to`, what `to` receives from ranks before
+  // `from` (from = p: all it receives).
+  const Rank p = 7;
+  std::vector<Count> counts;
+  for (Rank i = 0; i < p * p; ++i) counts.push_back((i * 37 + 11) % 9 == 0 ? 0 : (i * 13) % 17);
+  const Layout layout(make_spec_v(CollectiveKind::kAlltoallv, p, counts));
+  const auto count = [&](Rank from, Rank to) {
+    return counts[static_cast<std::size_t>(from * p + to)];
+  };
+  for (Rank a = 0; a < p; ++a) {
+    Count sent_before = 0;
+    Count received_before = 0;
+    for (Rank b = 0; b <= p; ++b) {
+      EXPECT_EQ(layout.recv_displ(a, b), received_before) << "to " << a << " from " << b;
+      if (b < p) {
+        EXPECT_EQ(layout.send_displ(a, b), sent_before) << "from " << a << " to " << b;
+        EXPECT_EQ(layout.pair_count(a, b), count(a, b));
+        sent_before += count(a, b);
+        received_before += count(b, a);
+      }
+    }
+    EXPECT_EQ(layout.input_count(a), sent_before);
+    EXPECT_EQ(layout.output_count(a), received_before);
+  }
 }
 
 TEST(Postcondition, GathervAtRootOnly) {
