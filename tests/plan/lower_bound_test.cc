@@ -315,9 +315,9 @@ TEST_P(LowerBoundRegistry, NoAlgorithmBeatsTheBound) {
   }
 }
 
-// The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h).
+// The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h) and leave out 13 and 16.
 std::vector<Rank> soundness_ranks() {
-  if (testing::kSanitizedBuild) return {1, 2, 3, 5, 8, 13, 16, 17};
+  if (testing::kSanitizedBuild) return {1, 2, 3, 5, 8, 17};
   return {1, 2, 3, 5, 8, 13, 16, 17, 32, 33, 64};
 }
 
