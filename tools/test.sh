@@ -45,9 +45,9 @@ OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 # to compile and link than full debug info, and 30 s per fuzz target. CI's 30 minutes are
 # mostly the suites' CPU time on a 2-core machine: the whole run took 27 minutes on the
 # project machine at b0367e6 (release 11.0 with ctest 475 s, ASan 11.6 with ctest 529 s and
-# fuzzing 1.5, TSan 4.4 with ctest 244 s); 36 at 51cbd1a, before the sanitizer grids were
-# thinned again (docs/design.md, "Sanitizer builds run a lighter executor grid"). (clang, the
-# AddressSanitizer build, spells it -gline-tables-only; GCC, the ThreadSanitizer build, -g1.)
+# fuzzing 1.5, TSan 4.4 with ctest 244 s); what the sanitizer grids keep: docs/design.md,
+# "Sanitizer builds run a lighter executor grid". (clang, the AddressSanitizer build, spells it
+# -gline-tables-only; GCC, the ThreadSanitizer build, -g1.)
 sanitizer_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG")
 tsan_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 

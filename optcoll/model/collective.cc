@@ -145,9 +145,8 @@ Layout::Layout(CollectiveSpec spec) : spec_(std::move(spec)) {
   if (spec_.kind == CollectiveKind::kAlltoallv) {
     // Both tables are written in the order the counts are read (row by row): the receive
     // side's running column sums are a row of p per sender, not a column of p + 1 per
-    // receiver. At p = 4,096 a layout takes 1.3 s on the project machine either way (3% less
-    // this way, bench_schedule BM_LayoutAlltoallv): most of it is the kernel providing the
-    // spec's copy and the two tables, 400 MB, on first touch.
+    // receiver. What a large layout still costs is memory: the spec's copy and the two tables,
+    // about 400 MB at p = 4,096 (bench_schedule BM_LayoutAlltoallv).
     send_displs_.resize(p * (p + 1));
     recv_displs_.resize((p + 1) * p);  // row 0 (nothing received before sender 0): zeros
     for (std::size_t i = 0; i < p; ++i) {
