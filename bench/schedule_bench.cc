@@ -45,18 +45,40 @@ void BM_BuildAllreduceRing(benchmark::State& state) {
 BENCHMARK(BM_BuildAllreduceRing)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 // The layout of an alltoallv of p x p skewed counts (every builder, the verifier and the
-// simulator make one): validation and the send and receive displacement tables.
-void BM_LayoutAlltoallv(benchmark::State& state) {
-  const auto p = static_cast<optcoll::Rank>(state.range(0));
+// simulator make one).
+optcoll::CollectiveSpec skewed_alltoallv(optcoll::Rank p) {
   std::vector<optcoll::Count> counts(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<optcoll::Count>(i % 97);
-  const auto spec = optcoll::make_spec_v(CollectiveKind::kAlltoallv, p, std::move(counts));
+  return optcoll::make_spec_v(CollectiveKind::kAlltoallv, p, std::move(counts));
+}
+
+// A layout that owns a copy of the spec and is asked a displacement: the copy, validation,
+// the row and column sums, and the send and receive displacement tables.
+void BM_LayoutAlltoallv(benchmark::State& state) {
+  const auto p = static_cast<optcoll::Rank>(state.range(0));
+  const auto spec = skewed_alltoallv(p);
   for (auto _ : state) {
     const optcoll::Layout layout(spec);
     benchmark::DoNotOptimize(layout.recv_displ(p - 1, p));
   }
 }
 BENCHMARK(BM_LayoutAlltoallv)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// A layout that borrows the spec and is asked only sizes (a builder's slice checks, the
+// lower bounds, one rank's program): validation and the row and column sums.
+void BM_LayoutAlltoallvSizes(benchmark::State& state) {
+  const auto p = static_cast<optcoll::Rank>(state.range(0));
+  const auto spec = skewed_alltoallv(p);
+  for (auto _ : state) {
+    const optcoll::Layout layout = optcoll::Layout::borrowing(spec);
+    benchmark::DoNotOptimize(layout.input_count(p - 1) + layout.output_count(p - 1));
+  }
+}
+BENCHMARK(BM_LayoutAlltoallvSizes)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 
 }  // namespace
 

@@ -339,9 +339,9 @@ void AlgorithmOptions::add_to(CLI::App& app, bool allow_auto) {
   }
 }
 
-Plan AlgorithmOptions::choose(const ProblemOptions& problem, const CostModel& model,
-                              std::string_view backend, const PlanOptions& options) const {
-  const CollectiveSpec spec = problem.spec();
+Plan AlgorithmOptions::choose(const ProblemOptions& problem, const CollectiveSpec& spec,
+                              const CostModel& model, std::string_view backend,
+                              const PlanOptions& options) const {
   const algorithms::Params given = parsed_params();
   const bool automatic = algorithm.empty() || algorithm == "auto";
   if (!tuning.empty()) {

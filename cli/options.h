@@ -89,10 +89,11 @@ struct AlgorithmOptions {
   void add_to(CLI::App& app, bool allow_auto);
   algorithms::Params parsed_params() const;
   // The plan for a call: an explicit algorithm, the tuning table's choice, or the model's
-  // (plan_tuned / plan; --root best plans every root). `backend`: the one the call runs on
-  // ("threads", "mpi"), or empty. Prints the table's warnings on stderr.
-  Plan choose(const ProblemOptions& problem, const CostModel& model, std::string_view backend,
-              const PlanOptions& options = {}) const;
+  // (plan_tuned / plan; --root best plans every root). `spec`: problem.spec(), made once by
+  // the caller (an alltoallv's p^2 counts). `backend`: the one the call runs on ("threads",
+  // "mpi"), or empty. Prints the table's warnings on stderr.
+  Plan choose(const ProblemOptions& problem, const CollectiveSpec& spec, const CostModel& model,
+              std::string_view backend, const PlanOptions& options = {}) const;
 };
 
 // Where verify/simulate get their schedule: a registry algorithm for a PROBLEM, or a file.

@@ -63,7 +63,7 @@ void run_plan(const PlanCommandOptions& o) {
   }
   const Activity planning(
       fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
-  const Plan p = o.algorithm.choose(o.problem, model, /*backend=*/{}, options);
+  const Plan p = o.algorithm.choose(o.problem, spec, model, /*backend=*/{}, options);
   if (!o.dump.empty()) {
     const bool as_json = o.dump.size() > 5 && o.dump.ends_with(".json");
     write_file(o.dump, as_json ? io::to_json(p.schedule) : io::to_text(p.schedule));

@@ -52,7 +52,7 @@ void run_run(const RunOptions& o) {
   const auto params = o.algorithm.parsed_params();
   check_memory(o.memory, spec, o.algorithm.algorithm, params, model, /*threads_run=*/!mpi);
   Activity activity(fmt::format("planning {} with {}", describe(spec), o.algorithm.algorithm));
-  const Plan p = o.algorithm.choose(problem, model, o.backend);
+  const Plan p = o.algorithm.choose(problem, spec, model, o.backend);
   const Datatype scalar = *parse_datatype(o.problem.dtype);
   const CheckedRunOptions timing{o.iterations, o.rounds, std::chrono::milliseconds(o.timeout_ms)};
   const Activity running(fmt::format(

@@ -147,7 +147,7 @@ double time_calls(RankSync& sync, Execution& run, BufferBinding buffers, const D
 double time_schedule(RankSync& sync, const Schedule& schedule, int repetitions,
                      const Timing& timing = {}) {
   const Rank me = sync.transport().rank();
-  const Layout layout(schedule.spec);
+  const Layout layout = Layout::borrowing(schedule.spec);
   std::vector<std::byte> input(static_cast<std::size_t>(layout.input_count(me)) * kElem);
   std::vector<std::byte> output(static_cast<std::size_t>(layout.output_count(me)) * kElem);
   Execution run(schedule, me);

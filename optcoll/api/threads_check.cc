@@ -63,7 +63,7 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   const Datatype type = element_type(scalar, op_name);
   const ReduceOp op = reduce_op(scalar, op_name);
   check_arguments(schedule, type, op, options);
-  const Layout layout(schedule.spec);
+  const Layout layout = Layout::borrowing(schedule.spec);
   if (layout.nranks() != transport.size()) {
     throw_invalid("the schedule has {} ranks but the transport {}", layout.nranks(),
                   transport.size());

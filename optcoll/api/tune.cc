@@ -105,7 +105,7 @@ Bytes input_of(const Layout& layout, Rank r) {
 }
 
 std::vector<Bytes> expected_outputs(const CollectiveSpec& spec) {
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   std::vector<Bytes> inputs;
   for (Rank r = 0; r < spec.nranks; ++r) inputs.push_back(input_of(layout, r));
   const auto type = Datatype::float64();
@@ -174,7 +174,7 @@ struct Measured {
 
 Measured measure_point(RankSync& sync, const TunePointPlan& plan, const TuneOptions& o) {
   const Rank me = sync.transport().rank();
-  const Layout layout(plan.spec);
+  const Layout layout = Layout::borrowing(plan.spec);
   PointBuffers b = buffers_for(layout, me);
   std::vector<std::unique_ptr<Execution>> runs;
   for (const auto& c : plan.candidates) {

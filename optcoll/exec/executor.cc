@@ -672,7 +672,7 @@ Execution::Execution(const Schedule& schedule, Rank rank, bool known_well_formed
     throw_invalid("rank {} is out of range for schedule '{}' of {} ranks", rank, schedule.algorithm,
                   schedule.spec.nranks);
   }
-  const Layout layout(schedule.spec);
+  const Layout layout = Layout::borrowing(schedule.spec);
   input_count_ = layout.input_count(rank);
   output_count_ = layout.output_count(rank);
   const auto n = schedule.ranks[static_cast<std::size_t>(rank)].ops.size();

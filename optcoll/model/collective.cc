@@ -3,6 +3,8 @@
 #include "optcoll/model/collective.h"
 
 #include <array>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -105,12 +107,14 @@ void validate(const CollectiveSpec& spec) {
       throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
   }
   if (spec.kind == CollectiveKind::kAlltoallv) {
+    // Row by row, as the counts lie: a column read down strides p entries per element.
+    std::vector<Count> columns(p, 0);
     for (std::size_t i = 0; i < p; ++i) {
       Count row = 0;
-      Count col = 0;
       for (std::size_t j = 0; j < p; ++j) {
-        row = checked_add(row, spec.counts[i * p + j], "alltoallv: rank {}'s input", i);
-        col = checked_add(col, spec.counts[j * p + i], "alltoallv: rank {}'s output", i);
+        const Count c = spec.counts[i * p + j];
+        row = checked_add(row, c, "alltoallv: rank {}'s input", i);
+        columns[j] = checked_add(columns[j], c, "alltoallv: rank {}'s output", j);
       }
     }
     return;
@@ -139,46 +143,84 @@ CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> 
   return spec;
 }
 
-Layout::Layout(CollectiveSpec spec) : spec_(std::move(spec)) {
-  validate(spec_);
-  const auto p = static_cast<std::size_t>(spec_.nranks);
-  if (spec_.kind == CollectiveKind::kAlltoallv) {
-    // Both tables are written in the order the counts are read (row by row): the receive
-    // side's running column sums are a row of p per sender, not a column of p + 1 per
-    // receiver. What a large layout still costs is memory: the spec's copy and the two tables,
-    // about 400 MB at p = 4,096 (bench_schedule BM_LayoutAlltoallv).
-    send_displs_.resize(p * (p + 1));
-    recv_displs_.resize((p + 1) * p);  // row 0 (nothing received before sender 0): zeros
+// alltoallv's displacements, both written in the order the counts are read (row by row):
+// send[from*(p+1) + to] = what `from` sends ranks before `to`; recv[from*p + to] = what `to`
+// receives from ranks before `from` (row 0: zeros).
+struct Layout::PairDispls {
+  std::once_flag made;
+  std::vector<Count> send;
+  std::vector<Count> recv;
+};
+
+// (Made as a mutable object, so that release_spec may move it out once it is the only owner.)
+Layout::Layout(CollectiveSpec spec) : Layout(std::make_shared<CollectiveSpec>(std::move(spec))) {}
+
+CollectiveSpec Layout::release_spec() && {
+  // use_count() is 0 for a borrowed spec (no owner) and 1 for one this layout alone owns.
+  std::shared_ptr<const CollectiveSpec> spec = std::move(spec_);
+  if (spec.use_count() != 1) return *spec;
+  return std::move(const_cast<CollectiveSpec&>(*spec));  // made mutable (constructor above)
+}
+
+Layout Layout::borrowing(const CollectiveSpec& spec) {
+  // An aliasing pointer with no owner: it never deletes `spec`.
+  return Layout(std::shared_ptr<const CollectiveSpec>(std::shared_ptr<void>(), &spec));
+}
+
+Layout::Layout(std::shared_ptr<const CollectiveSpec> spec) : spec_(std::move(spec)) {
+  validate(*spec_);
+  const auto p = static_cast<std::size_t>(spec_->nranks);
+  if (spec_->kind == CollectiveKind::kAlltoallv) {
+    sent_.assign(p, 0);
+    received_.assign(p, 0);
+    for (std::size_t i = 0; i < p; ++i) {  // row by row, as the counts lie
+      const Count* row = spec_->counts.data() + i * p;
+      for (std::size_t j = 0; j < p; ++j) {
+        sent_[i] += row[j];
+        received_[j] += row[j];
+      }
+    }
+    pair_displs_ = std::make_shared<PairDispls>();
+  } else if (!spec_->counts.empty()) {
+    displs_.assign(p + 1, 0);
+    for (std::size_t r = 0; r < p; ++r) displs_[r + 1] = displs_[r] + spec_->counts[r];
+  }
+}
+
+const Layout::PairDispls& Layout::pair_displs() const {
+  PairDispls& d = *pair_displs_;
+  std::call_once(d.made, [&] {
+    const auto p = static_cast<std::size_t>(spec_->nranks);
+    d.send.resize(p * (p + 1));
+    d.recv.resize((p + 1) * p);
     for (std::size_t i = 0; i < p; ++i) {
-      const Count* row = spec_.counts.data() + i * p;
-      Count* send = send_displs_.data() + i * (p + 1);
-      const Count* recv_before = recv_displs_.data() + i * p;
-      Count* recv_after = recv_displs_.data() + (i + 1) * p;
+      const Count* row = spec_->counts.data() + i * p;
+      Count* send = d.send.data() + i * (p + 1);
+      const Count* recv_before = d.recv.data() + i * p;
+      Count* recv_after = d.recv.data() + (i + 1) * p;
       send[0] = 0;
       for (std::size_t j = 0; j < p; ++j) {
         send[j + 1] = send[j] + row[j];
         recv_after[j] = recv_before[j] + row[j];
       }
     }
-  } else if (!spec_.counts.empty()) {
-    displs_.assign(p + 1, 0);
-    for (std::size_t r = 0; r < p; ++r) displs_[r + 1] = displs_[r] + spec_.counts[r];
-  }
+  });
+  return d;
 }
 
 Count Layout::block(Rank r) const {
-  switch (spec_.kind) {
+  switch (spec_->kind) {
     case CollectiveKind::kBarrier:
     case CollectiveKind::kAlltoall:
     case CollectiveKind::kAlltoallv:
       return 0;
     default:
-      return spec_.counts.empty() ? spec_.count : spec_.counts[static_cast<std::size_t>(r)];
+      return spec_->counts.empty() ? spec_->count : spec_->counts[static_cast<std::size_t>(r)];
   }
 }
 
 Count Layout::displ(Rank r) const {
-  switch (spec_.kind) {
+  switch (spec_->kind) {
     case CollectiveKind::kBcast:
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
@@ -189,30 +231,30 @@ Count Layout::displ(Rank r) const {
     case CollectiveKind::kAlltoallv:
       return 0;
     default:
-      return displs_.empty() ? spec_.count * r : displs_[static_cast<std::size_t>(r)];
+      return displs_.empty() ? spec_->count * r : displs_[static_cast<std::size_t>(r)];
   }
 }
 
 Count Layout::total() const {
-  switch (spec_.kind) {
+  switch (spec_->kind) {
     case CollectiveKind::kBcast:
     case CollectiveKind::kReduce:
     case CollectiveKind::kAllreduce:
     case CollectiveKind::kScan:
     case CollectiveKind::kExscan:
-      return spec_.count;
+      return spec_->count;
     case CollectiveKind::kBarrier:
     case CollectiveKind::kAlltoall:
     case CollectiveKind::kAlltoallv:
       return 0;
     default:
-      return displs_.empty() ? spec_.count * spec_.nranks : displs_.back();
+      return displs_.empty() ? spec_->count * spec_->nranks : displs_.back();
   }
 }
 
 Count Layout::input_count(Rank r) const {
-  const Count n = spec_.count;
-  switch (spec_.kind) {
+  const Count n = spec_->count;
+  switch (spec_->kind) {
     case CollectiveKind::kBcast:
     case CollectiveKind::kBarrier:
       return 0;
@@ -223,7 +265,7 @@ Count Layout::input_count(Rank r) const {
       return n;
     case CollectiveKind::kScatter:
     case CollectiveKind::kScatterv:
-      return r == spec_.root ? total() : 0;
+      return r == spec_->root ? total() : 0;
     case CollectiveKind::kGather:
     case CollectiveKind::kGatherv:
     case CollectiveKind::kAllgather:
@@ -233,16 +275,16 @@ Count Layout::input_count(Rank r) const {
     case CollectiveKind::kReduceScatterBlock:
       return total();
     case CollectiveKind::kAlltoall:
-      return n * spec_.nranks;
+      return n * spec_->nranks;
     case CollectiveKind::kAlltoallv:
-      return send_displ(r, spec_.nranks - 1) + pair_count(r, spec_.nranks - 1);
+      return sent_[static_cast<std::size_t>(r)];
   }
   return 0;
 }
 
 Count Layout::output_count(Rank r) const {
-  const Count n = spec_.count;
-  switch (spec_.kind) {
+  const Count n = spec_->count;
+  switch (spec_->kind) {
     case CollectiveKind::kBarrier:
       return 0;
     case CollectiveKind::kBcast:
@@ -250,7 +292,7 @@ Count Layout::output_count(Rank r) const {
     case CollectiveKind::kScan:
       return n;
     case CollectiveKind::kReduce:
-      return r == spec_.root ? n : 0;
+      return r == spec_->root ? n : 0;
     case CollectiveKind::kExscan:
       return r == 0 ? 0 : n;  // MPI leaves rank 0's output undefined: optcoll has none
     case CollectiveKind::kScatter:
@@ -260,14 +302,14 @@ Count Layout::output_count(Rank r) const {
       return block(r);
     case CollectiveKind::kGather:
     case CollectiveKind::kGatherv:
-      return r == spec_.root ? total() : 0;
+      return r == spec_->root ? total() : 0;
     case CollectiveKind::kAllgather:
     case CollectiveKind::kAllgatherv:
       return total();
     case CollectiveKind::kAlltoall:
-      return n * spec_.nranks;
+      return n * spec_->nranks;
     case CollectiveKind::kAlltoallv:
-      return recv_displ(r, spec_.nranks - 1) + pair_count(spec_.nranks - 1, r);
+      return received_[static_cast<std::size_t>(r)];
   }
   return 0;
 }
@@ -285,24 +327,25 @@ Count Layout::buffer_count(Rank r, Buf buf) const {
 }
 
 Count Layout::pair_count(Rank from, Rank to) const {
-  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count;
-  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
-  const auto p = static_cast<std::size_t>(spec_.nranks);
-  return spec_.counts[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
+  if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count;
+  if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_->nranks);
+  return spec_->counts[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
 }
 
 Count Layout::send_displ(Rank from, Rank to) const {
-  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count * to;
-  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
-  const auto p = static_cast<std::size_t>(spec_.nranks);
-  return send_displs_[static_cast<std::size_t>(from) * (p + 1) + static_cast<std::size_t>(to)];
+  if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count * to;
+  if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_->nranks);
+  return pair_displs()
+      .send[static_cast<std::size_t>(from) * (p + 1) + static_cast<std::size_t>(to)];
 }
 
 Count Layout::recv_displ(Rank to, Rank from) const {
-  if (spec_.kind == CollectiveKind::kAlltoall) return spec_.count * from;
-  if (spec_.kind != CollectiveKind::kAlltoallv) return 0;
-  const auto p = static_cast<std::size_t>(spec_.nranks);
-  return recv_displs_[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
+  if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count * from;
+  if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
+  const auto p = static_cast<std::size_t>(spec_->nranks);
+  return pair_displs().recv[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
 }
 
 std::vector<ValueRun> initial_contents(const Layout& layout, Rank r, Buf buf) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -132,14 +133,24 @@ CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> 
                            Rank root = 0);
 
 // The buffer layout of a (validated) spec: block sizes and displacements in O(1) each.
+// Copies share the spec and the tables (they are immutable). alltoallv's two p x (p + 1)
+// displacement tables are made at the first send_displ/recv_displ (thread-safe), not with
+// the layout: a layout asked only for sizes and totals (bounds, a builder's checks, one
+// rank's program) costs O(p) beyond its spec, not 2 p^2 (268 MB at p = 4,096).
 class Layout {
  public:
   explicit Layout(CollectiveSpec spec);  // validates
+  // A layout of `spec` that does not copy it: `spec` must outlive the layout (and its
+  // copies) unchanged. Validates.
+  static Layout borrowing(const CollectiveSpec& spec);
 
-  const CollectiveSpec& spec() const { return spec_; }
-  CollectiveKind kind() const { return spec_.kind; }
-  Rank nranks() const { return spec_.nranks; }
-  Rank root() const { return spec_.root; }
+  const CollectiveSpec& spec() const { return *spec_; }
+  // The spec, moved out where this layout alone owns it (else a copy); the layout is left
+  // without one.
+  CollectiveSpec release_spec() &&;
+  CollectiveKind kind() const { return spec_->kind; }
+  Rank nranks() const { return spec_->nranks; }
+  Rank root() const { return spec_->root; }
 
   // Block of rank r: its share of a scatter/gather/allgather/reduce_scatter buffer; the whole
   // message for bcast/reduce/allreduce/scan/exscan; 0 for barrier and alltoall(v) (see
@@ -159,10 +170,14 @@ class Layout {
   Count recv_displ(Rank to, Rank from) const;
 
  private:
-  CollectiveSpec spec_;
-  std::vector<Count> displs_;       // p+1 prefix sums of blocks (v-variants)
-  std::vector<Count> send_displs_;  // alltoallv: p*(p+1) row prefix sums
-  std::vector<Count> recv_displs_;  // alltoallv: (p+1)*p column prefix sums, [from*p+to]
+  struct PairDispls;  // alltoallv's displacement tables (collective.cc)
+  explicit Layout(std::shared_ptr<const CollectiveSpec> spec);
+  const PairDispls& pair_displs() const;  // made on first use
+
+  std::shared_ptr<const CollectiveSpec> spec_;
+  std::vector<Count> displs_;                // p+1 prefix sums of blocks (v-variants but alltoallv)
+  std::vector<Count> sent_, received_;       // alltoallv: each rank's row and column sums
+  std::shared_ptr<PairDispls> pair_displs_;  // alltoallv
 };
 
 // A run of `count` consecutive buffer elements starting at `offset` whose symbolic value is:

@@ -114,7 +114,7 @@ std::optional<Composition> composition_for(const CollectiveSpec& spec) {
     default:
       return std::nullopt;
   }
-  const Layout layout(spec);
+  const Layout layout(spec);  // owns its copy: the phases' functions keep it
   const Rank p = spec.nranks;
   const Count total = layout.total();
   std::vector<Count> no_handoff(static_cast<std::size_t>(p), 0);

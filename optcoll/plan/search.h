@@ -95,7 +95,9 @@ std::string kept_key(std::string_view algorithm, const algorithms::Params& param
 std::string kept_key(const Decision& d);
 
 struct Search {
-  CollectiveSpec spec;
+  // The caller's spec (begin()'s argument), which must outlive the search: not copied (an
+  // alltoallv's p^2 counts are 134 MB at p = 4,096).
+  const CollectiveSpec& spec;
   CostModel model;
   PlanOptions options;
   std::vector<Entry> entries;  // registry order
@@ -105,7 +107,8 @@ struct Search {
 };
 
 // The default search (select.h, "How candidates are priced"), up to the choice. With `keep`,
-// the fastest simulated schedule is kept (Search::kept) for the caller to take.
+// the fastest simulated schedule is kept (Search::kept) for the caller to take. `spec` must
+// outlive the search (Search::spec refers to it).
 Search begin(const CollectiveSpec& spec, const CostModel& model, const PlanOptions& options,
              bool compositions = true, bool keep = false);
 // The choice by what `s` knows now, with every candidate for explain().

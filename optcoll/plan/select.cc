@@ -58,7 +58,7 @@ Plan plan_from(const CollectiveSpec& spec, const CostModel& model, const Decisio
   p.algorithm = d.algorithm;
   p.params = d.phases.empty() ? Params::parse(p.schedule.params) : Params{};
   p.predicted_time = predicted;
-  p.lower_bound = lower_bound(Layout(spec), model);
+  p.lower_bound = lower_bound(Layout::borrowing(spec), model);
   p.model = model;
   p.candidates = d.candidates;
   return p;

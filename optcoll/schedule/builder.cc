@@ -291,7 +291,7 @@ Rank OneRankBuild::current() { return one_rank_build; }
 
 ScheduleBuilder::ScheduleBuilder(CollectiveSpec spec, std::string algorithm)
     : layout_(std::move(spec)), only_(one_rank_build) {
-  schedule_.spec = layout_.spec();
+  // schedule_.spec is the layout's, moved in by finish() (one copy of alltoallv's p^2 counts).
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
   hazards_ = std::make_unique<HazardMaps>(static_cast<std::size_t>(layout_.nranks()) * 3);
@@ -533,6 +533,7 @@ OpId ScheduleBuilder::op_count(Rank r) const {
 Schedule ScheduleBuilder::finish() && {
   hazards_.reset();
   seq_.clear();
+  schedule_.spec = std::move(layout_).release_spec();
   return std::move(schedule_);
 }
 

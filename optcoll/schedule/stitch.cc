@@ -59,11 +59,11 @@ Action rename_action(const Action& action, std::span<const Rank> members, const 
 }  // namespace
 
 Stitcher::Stitcher(CollectiveSpec spec, std::string algorithm)
-    : layout_(spec),
+    : layout_(std::move(spec)),
       only_(OneRankBuild::current()),
-      sinks_(static_cast<std::size_t>(spec.nranks)),
-      messages_(static_cast<std::size_t>(spec.nranks)) {
-  schedule_.spec = std::move(spec);
+      sinks_(static_cast<std::size_t>(layout_.nranks())),
+      messages_(static_cast<std::size_t>(layout_.nranks())) {
+  // schedule_.spec is the layout's, moved in by finish() (one copy of the counts).
   schedule_.algorithm = std::move(algorithm);
   schedule_.ranks.resize(static_cast<std::size_t>(layout_.nranks()));
 }
@@ -87,7 +87,7 @@ void Stitcher::append(const Schedule& part, std::span<const Rank> members, const
   const auto q = static_cast<Rank>(part.ranks.size());
   OPTCOLL_CHECK(static_cast<Rank>(members.size()) == q, "part of {} ranks on {} members", q,
                 members.size());
-  const Layout part_layout(part.spec);
+  const Layout part_layout = Layout::borrowing(part.spec);
   // Messages of this part per (sender, receiver), added to messages_ once the part is in.
   std::vector<std::tuple<Rank, Rank, std::int32_t>> part_messages;
   // Per member, the messages it has already exchanged with each part peer (messages() scans a
@@ -181,6 +181,9 @@ void Stitcher::append_local(Rank r, Action action) {
   program.ops.push_back(std::move(op));
 }
 
-Schedule Stitcher::finish() && { return std::move(schedule_); }
+Schedule Stitcher::finish() && {
+  schedule_.spec = std::move(layout_).release_spec();
+  return std::move(schedule_);
+}
 
 }  // namespace optcoll

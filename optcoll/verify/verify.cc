@@ -113,7 +113,7 @@ VerifyReport verify(const Schedule& schedule, const VerifyOptions& options) {
     report.diagnostics.resize(std::min(report.diagnostics.size(), max));
     return report;
   }
-  const Layout layout(schedule.spec);
+  const Layout layout = Layout::borrowing(schedule.spec);
   const auto flat = verify_detail::flatten(schedule, layout, std::move(partner));
   for (const verify_detail::GlobalOp q : flat.partner) report.messages += q != kNoPartner;
   report.messages /= 2;

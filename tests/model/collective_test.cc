@@ -2,6 +2,7 @@
 // File: tests of collective specs: validation messages, buffer layouts, postconditions.
 #include "optcoll/model/collective.h"
 
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -225,6 +226,67 @@ TEST(Layout, AlltoallvDisplacementsAreSumsOfTheCountsBefore) {
     EXPECT_EQ(layout.input_count(a), sent_before);
     EXPECT_EQ(layout.output_count(a), received_before);
   }
+}
+
+// Copies and borrowed layouts share the spec: alltoallv's p^2 counts are not copied again.
+TEST(Layout, CopiesAndBorrowedLayoutsShareTheSpec) {
+  const CollectiveSpec spec =
+      make_spec_v(CollectiveKind::kAlltoallv, 3, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Layout borrowed = Layout::borrowing(spec);
+  EXPECT_EQ(&borrowed.spec(), &spec);
+  const Layout owning(spec);
+  EXPECT_NE(&owning.spec(), &spec);
+  const Layout copy = owning;  // NOLINT(performance-unnecessary-copy-initialization): the point
+  EXPECT_EQ(&copy.spec(), &owning.spec());
+  EXPECT_EQ(copy.send_displ(2, 2), 7 + 8);
+  EXPECT_EQ(owning.recv_displ(1, 2), 2 + 5);
+  EXPECT_THROW(Layout::borrowing(CollectiveSpec{CollectiveKind::kAlltoallv, 2, 0, 0, {1}}), Error);
+}
+
+// release_spec moves the counts out of a layout that alone owns them, and copies them where
+// another layout shares them or the spec is borrowed (the other holder keeps its spec).
+TEST(Layout, ReleaseSpecMovesOnlyWhatItAloneOwns) {
+  const std::vector<Count> counts{0, 1, 2, 3};
+  Layout alone(make_spec_v(CollectiveKind::kAlltoallv, 2, counts));
+  const Count* storage = alone.spec().counts.data();
+  const CollectiveSpec moved = std::move(alone).release_spec();
+  EXPECT_EQ(moved.counts.data(), storage);
+  EXPECT_EQ(moved.counts, counts);
+
+  Layout shared(make_spec_v(CollectiveKind::kAlltoallv, 2, counts));
+  const Layout other = shared;
+  const CollectiveSpec copied = std::move(shared).release_spec();
+  EXPECT_NE(copied.counts.data(), other.spec().counts.data());
+  EXPECT_EQ(other.spec().counts, counts);
+  EXPECT_EQ(copied.counts, counts);
+
+  const CollectiveSpec spec = make_spec_v(CollectiveKind::kAlltoallv, 2, counts);
+  const CollectiveSpec from_borrowed = Layout::borrowing(spec).release_spec();
+  EXPECT_EQ(spec.counts, counts);
+  EXPECT_EQ(from_borrowed, spec);
+}
+
+// alltoallv's displacement tables are made at the first displacement asked, once, whichever
+// thread asks: every thread reads the same sums.
+TEST(Layout, AlltoallvDisplacementsAskedFromSeveralThreadsAtOnce) {
+  const Rank p = 64;
+  std::vector<Count> counts;
+  for (Rank i = 0; i < p * p; ++i) counts.push_back((i * 7) % 5);
+  const Layout layout(make_spec_v(CollectiveKind::kAlltoallv, p, counts));
+  std::vector<Count> sums(4, -1);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 0; t < sums.size(); ++t) {
+      threads.emplace_back(
+          [&, t] { sums[t] = layout.send_displ(p - 1, p - 1) + layout.recv_displ(p - 1, p - 1); });
+    }
+  }
+  Count expected = 0;
+  for (Rank j = 0; j + 1 < p; ++j) {
+    expected += counts[static_cast<std::size_t>((p - 1) * p + j)];  // row p - 1
+    expected += counts[static_cast<std::size_t>(j * p + p - 1)];    // column p - 1
+  }
+  for (const Count s : sums) EXPECT_EQ(s, expected);
 }
 
 TEST(Postcondition, GathervAtRootOnly) {

@@ -70,7 +70,7 @@ std::optional<Estimate> estimate_allgather_bruck(const CollectiveSpec& spec,
                                                  const Params& /*params*/, const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   const Count n = layout.total();
   auto prefix = [&](Rank x) { return x >= p ? n : layout.displ(x); };

@@ -478,7 +478,7 @@ MessageSize message_size(const PieceSizes& sizes, Rank p, const Rounds& rounds, 
 // simulator's rules leave no other choice. With equal blocks every rank's message of a round
 // is the same size.
 Time replay(const CollectiveSpec& spec, const Rounds& rounds, Count blocks, const LinkCosts& c) {
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   const auto up = static_cast<std::size_t>(p);
   const bool equal = equal_blocks(spec);

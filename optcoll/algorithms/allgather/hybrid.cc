@@ -44,7 +44,7 @@ std::optional<Estimate> estimate_allgather_hybrid(const CollectiveSpec& spec, co
                                                   const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto dims = resolve_ring_grid(spec, params, model, layout.total(), /*reduce=*/false);
   std::vector<Count> sizes;
   Count largest = 0;

@@ -48,7 +48,7 @@ std::optional<Estimate> estimate_allgather_linear(const CollectiveSpec& spec,
                                                   const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   Time all = 0;
   Count largest = 0;

@@ -51,7 +51,7 @@ std::optional<Estimate> estimate_allgather_ring(const CollectiveSpec& spec,
                                                 const Params& /*params*/, const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Count largest = largest_block(spec);
   const double elements =
       static_cast<double>(spec.nranks - 1) * static_cast<double>(layout.total());

@@ -11,6 +11,7 @@
 // Reference: the "basic linear" alltoall(v) of Open MPI and MPICH.
 
 #include <algorithm>
+#include <vector>
 
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/algorithms/patterns/slices.h"
@@ -19,9 +20,60 @@
 
 namespace optcoll::algorithms {
 
+namespace {
+
+// One rank's program of alltoallv/linear (a OneRankBuild of rank `me`), op for op the whole
+// build's: its receives from ranks before it, its sends (and its own block's copy) in rank
+// order, its receives from ranks after it. The slices come from the counts straight: the
+// Layout's two p x (p + 1) displacement tables (268 MB at p = 4,096) are not made.
+void emit_one_rank(ScheduleBuilder& b, const CollectiveSpec& spec, Rank me) {
+  const auto p = static_cast<std::size_t>(spec.nranks);
+  const auto mine = static_cast<std::size_t>(me);
+  const auto count = [&](std::size_t from, std::size_t to) { return spec.counts[from * p + to]; };
+  // What ranks before `me` send each rank (where me's block lands in the receiver's output),
+  // and what each rank sends ranks before `me` (where its block for me sits in its input):
+  // both read row by row.
+  std::vector<Count> before_me_to(p, 0);
+  std::vector<Count> from_before_me(p, 0);
+  for (std::size_t i = 0; i < mine; ++i) {
+    for (std::size_t q = 0; q < p; ++q) before_me_to[q] += count(i, q);
+  }
+  for (std::size_t q = 0; q < p; ++q) {
+    for (std::size_t j = 0; j < mine; ++j) from_before_me[q] += count(q, j);
+  }
+  Count received = 0;  // what `me` received from ranks before the next sender
+  const auto receive_from = [&](std::size_t from) {
+    const Count m = count(from, mine);
+    b.transfer(static_cast<Rank>(from), me, Slice{Buf::kInput, from_before_me[from], m},
+               Slice{Buf::kOutput, received, m});
+    received += m;
+  };
+  for (std::size_t from = 0; from < mine; ++from) receive_from(from);
+  Count sent = 0;  // what `me` sent ranks before the next receiver
+  for (std::size_t to = 0; to < p; ++to) {
+    const Count m = count(mine, to);
+    const Slice src{Buf::kInput, sent, m};
+    if (to == mine) {
+      b.copy(me, src, Slice{Buf::kOutput, received, m});
+      received += m;
+    } else {
+      b.transfer(me, static_cast<Rank>(to), src, Slice{Buf::kOutput, before_me_to[to], m});
+    }
+    sent += m;
+  }
+  for (std::size_t from = mine + 1; from < p; ++from) receive_from(from);
+}
+
+}  // namespace
+
 Schedule build_alltoall_linear(const CollectiveSpec& spec, const Params& /*params*/,
                                const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/linear");
+  const Rank only = OneRankBuild::current();
+  if (only >= 0 && only < spec.nranks && spec.kind == CollectiveKind::kAlltoallv) {
+    emit_one_rank(b, b.spec(), only);
+    return std::move(b).finish();
+  }
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;
   for (Rank r = 0; r < p; ++r) {

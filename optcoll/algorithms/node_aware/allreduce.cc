@@ -58,7 +58,7 @@ std::optional<std::string> allreduce_node_aware_why_not(const CollectiveSpec& sp
 Schedule build_allreduce_node_aware(const CollectiveSpec& spec, const Params& params,
                                     const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.levels();
   Stitcher stitcher(spec, "allreduce/node_aware");
   std::vector<Slice> handoff;  // each leader's node result, the leaders' allreduce input

@@ -151,7 +151,7 @@ std::optional<std::string> allreduce_node_multileader_why_not(const CollectiveSp
 Schedule build_allreduce_node_multileader(const CollectiveSpec& spec, const Params& params,
                                           const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.phases.levels();
   const auto nodes = static_cast<std::size_t>(levels.nodes());
   Stitcher stitcher(spec, "allreduce/node_multileader");

@@ -79,7 +79,7 @@ Regrouping regrouping(const patterns::NodeLevels& levels, const std::vector<std:
 }
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   Plan plan{{patterns::node_levels(spec.nranks, params, model), kPhases}, {}};
   const auto& levels = plan.phases.levels();
   std::vector<std::int32_t> node_of(static_cast<std::size_t>(spec.nranks), 0);
@@ -198,7 +198,7 @@ std::optional<std::string> alltoall_node_aware_why_not(const CollectiveSpec& spe
 Schedule build_alltoall_node_aware(const CollectiveSpec& spec, const Params& params,
                                    const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.phases.levels();
   const auto nodes = static_cast<std::size_t>(levels.nodes());
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");

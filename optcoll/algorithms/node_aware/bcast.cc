@@ -54,7 +54,7 @@ std::optional<std::string> bcast_node_aware_why_not(const CollectiveSpec& spec,
 Schedule build_bcast_node_aware(const CollectiveSpec& spec, const Params& params,
                                 const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   Stitcher stitcher(spec, "bcast/node_aware");
   node_aware::append_phase(stitcher, plan, kInter, node_aware::whole_buffers(layout, plan, kInter));
   node_aware::append_phase(stitcher, plan, kIntra, node_aware::whole_buffers(layout, plan, kIntra));

@@ -86,7 +86,7 @@ struct RootedPlan {
 inline RootedPlan rooted_plan(const CollectiveSpec& spec, const Params& params,
                               const CostModel& model, std::span<const patterns::LevelPhase> phases,
                               std::size_t intra, std::size_t inter) {
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   RootedPlan plan{{patterns::node_levels(spec.nranks, params, model, spec.root), phases}, {}, {}};
   const auto& levels = plan.phases.levels();
   plan.order = node_order(levels, layout);

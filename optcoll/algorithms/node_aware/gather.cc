@@ -40,7 +40,7 @@ std::optional<std::string> gather_node_aware_why_not(const CollectiveSpec& spec,
 Schedule build_gather_node_aware(const CollectiveSpec& spec, const Params& params,
                                  const CostModel& model) {
   const auto plan = node_aware::rooted_plan(spec, params, model, kPhases, kIntra, kInter);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   const std::vector<Slice> handoff =

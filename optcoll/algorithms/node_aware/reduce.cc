@@ -53,7 +53,7 @@ std::optional<std::string> reduce_node_aware_why_not(const CollectiveSpec& spec,
 Schedule build_reduce_node_aware(const CollectiveSpec& spec, const Params& params,
                                  const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.levels();
   Stitcher stitcher(spec, "reduce/node_aware");
   // Each leader's partial result, between the two levels.

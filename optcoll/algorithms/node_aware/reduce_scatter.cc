@@ -38,7 +38,7 @@ struct Plan {
 };
 
 Plan plan_of(const CollectiveSpec& spec, const Params& params, const CostModel& model) {
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   Plan plan{{patterns::node_levels(spec.nranks, params, model), kPhases}, {}};
   const auto& levels = plan.phases.levels();
   plan.order = node_aware::node_order(levels, layout);
@@ -67,7 +67,7 @@ std::optional<std::string> reduce_scatter_node_aware_why_not(const CollectiveSpe
 Schedule build_reduce_scatter_node_aware(const CollectiveSpec& spec, const Params& params,
                                          const CostModel& model) {
   const Plan plan = plan_of(spec, params, model);
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.phases.levels();
   Stitcher stitcher(spec, std::string(collective_name(spec.kind)) + "/node_aware");
   const bool staged = !plan.order.same_as_rank_order;

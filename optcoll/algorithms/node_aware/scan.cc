@@ -97,7 +97,7 @@ Schedule build_prefix_node_aware(const CollectiveSpec& spec, const Params& param
                                  const CostModel& model) {
   const patterns::PhasePlan plan = plan_of(spec, params, model);
   const bool exclusive = spec.kind == CollectiveKind::kExscan;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto& levels = plan.levels();
   const std::size_t runs = levels.members.size();
   Stitcher stitcher(spec, fmt::format("{}/node_aware", collective_name(spec.kind)));

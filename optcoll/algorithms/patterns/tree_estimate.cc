@@ -200,7 +200,7 @@ std::optional<Estimate> lpt_star_estimate(const CollectiveSpec& spec, const Cost
   one_port.ports = 1;
   const auto c = closed_form_costs(spec, one_port);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Time time = c->copy_of(layout.block(spec.root)) +
                     lpt_star_messages_time(blocks_of(layout), spec.root, *c, model.ports);
   const double elements =

@@ -26,7 +26,7 @@ std::optional<Rank> tree_best_root(planners::TreeKind kind, const CollectiveSpec
   if (!model.homogeneous() && kind != TreeKind::kOptimal) return std::nullopt;
   CollectiveSpec rooted = spec;
   rooted.root = 0;
-  const Layout layout(rooted);
+  const Layout layout = Layout::borrowing(rooted);
   const auto problem = planners::gather_problem(
       layout, model, spec.elem_bytes,
       gather ? planners::TreeDirection::kGather : planners::TreeDirection::kScatter);
@@ -46,7 +46,7 @@ std::optional<Rank> best_root_optimal_ordered(const CollectiveSpec& spec, const 
   }
   CollectiveSpec rooted = spec;
   rooted.root = 0;
-  const Layout layout(rooted);
+  const Layout layout = Layout::borrowing(rooted);
   return planners::optimal_ordered_full_vector_tree(
              model, spec.nranks, layout.output_count(0), spec.elem_bytes, std::nullopt,
              spec.kind == CollectiveKind::kBcast ? planners::FullVectorOp::kBcast

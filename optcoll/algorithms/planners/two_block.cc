@@ -220,7 +220,7 @@ TwoBlockPlan two_block_plan(const GatherProblem& pb, Rank root) {
 
 std::optional<Estimate> two_block_estimate(const CollectiveSpec& spec, const CostModel& model) {
   if (!closed_form_costs(spec, model)) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const bool gather = spec.kind == CollectiveKind::kGather || spec.kind == CollectiveKind::kGatherv;
   const GatherProblem pb = gather_problem(
       layout, model, spec.elem_bytes, gather ? TreeDirection::kGather : TreeDirection::kScatter);

@@ -48,7 +48,7 @@ std::optional<Estimate> estimate_reduce_scatter_hybrid(const CollectiveSpec& spe
                                                        const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const auto dims = resolve_ring_grid(spec, params, model, layout.total(), /*reduce=*/true);
   std::vector<Count> sizes;
   Count largest = 0;

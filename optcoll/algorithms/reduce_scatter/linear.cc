@@ -38,7 +38,7 @@ std::optional<Estimate> estimate_reduce_scatter_linear(const CollectiveSpec& spe
                                                        const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   const Count n = layout.total();
   Time time =

@@ -80,7 +80,7 @@ std::optional<Estimate> estimate_reduce_scatter_pairwise(const CollectiveSpec& s
                                                          const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   const Count m = largest_block(spec);
   const Time time =

@@ -85,7 +85,7 @@ std::optional<Estimate> estimate_reduce_scatter_recursive_halving(const Collecti
   const auto b = patterns::butterfly_costs(spec, model);
   if (!b) return std::nullopt;
   const LinkCosts& c = b->intra();
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   const Count n = layout.total();
   const Count largest = largest_block(spec);

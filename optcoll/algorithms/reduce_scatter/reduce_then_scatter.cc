@@ -42,7 +42,7 @@ std::optional<Estimate> estimate_reduce_scatter_reduce_then_scatter(const Collec
                                                                     const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   std::vector<Count> blocks;
   for (Rank r = 0; r < p; ++r) blocks.push_back(layout.block(r));

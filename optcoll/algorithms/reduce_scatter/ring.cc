@@ -73,7 +73,7 @@ std::optional<Estimate> estimate_reduce_scatter_ring(const CollectiveSpec& spec,
                                                      const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   const Rank p = spec.nranks;
   Count copied = p == 1 ? layout.total() : 0;  // the most a rank copies: all but block r - 1
   for (Rank r = 0; r < p && p > 1; ++r) {

@@ -50,7 +50,7 @@ std::optional<Estimate> estimate_reduce_scatter_reproducible(const CollectiveSpe
                                                              const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   std::vector<Count> block;
   for (Rank r = 0; r < spec.nranks; ++r) block.push_back(layout.block(r));
   const double p = spec.nranks;

@@ -38,7 +38,7 @@ std::optional<Estimate> estimate_scatter_binomial(const CollectiveSpec& spec,
                                                   const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   std::vector<Count> blocks;
   for (Rank r = 0; r < spec.nranks; ++r) blocks.push_back(layout.block(r));
   const auto tree =

@@ -35,7 +35,7 @@ std::optional<Estimate> estimate_scatter_linear(const CollectiveSpec& spec,
                                                 const Params& /*params*/, const CostModel& model) {
   const auto c = closed_form_costs(spec, model);
   if (!c) return std::nullopt;
-  const Layout layout(spec);
+  const Layout layout = Layout::borrowing(spec);
   Time time = c->copy_of(layout.block(spec.root));
   for (Rank q = 0; q < spec.nranks; ++q) {
     if (q != spec.root) time += c->message(layout.block(q));
