@@ -2,8 +2,12 @@
 // File: the fixed cost of one small collective call over MPI, three ways side by side in
 // one run: the MPI library's own call, optcoll's C API (OPTCOLL_*, MPI semantics) and a
 // Communicator over MpiTransport (the planned C++ call). Back-to-back calls of 8 bytes per
-// rank (gatherv/scatterv: 8 bytes to or from every rank), so what is measured is each
-// layer's per-call and per-message overhead, not data movement. Run under mpirun:
+// rank (gatherv/scatterv: 8 bytes to or from every rank; alltoallv: 8 bytes to every rank),
+// so what is measured is each layer's per-call and per-message overhead, not data movement.
+// The C API's alltoallv runs twice: under auto (which exchanges the count matrix, an
+// allgather of p values per rank, from p = 3 on) and forced to alltoallv/linear (which
+// needs only each rank's own counts: no exchange; optcoll/plan/counts_free.h). Run under
+// mpirun:
 //
 //   mpirun -np 2 --bind-to none build/release/bench/bench_mpi_call [calls [reps [name [way]]]]
 //
@@ -49,6 +53,7 @@ struct Case {
   std::string name;
   std::function<void()> mpi, capi, planned;
   std::function<bool()> check;  // the last call's result is right
+  std::string capi_algorithm;   // set for the case's C API calls (OPTCOLL_Set_algorithm)
 };
 
 }  // namespace
@@ -87,13 +92,15 @@ int main(int argc, char** argv) {
                        one[0] = rank == 0 ? 7.0 : 0.0;
                        comm.bcast<double>(one, 0);
                      },
-                     [&] { return one[0] == 7.0; }});
+                     [&] { return one[0] == 7.0; },
+                     {}});
     cases.push_back(
         {"allreduce",
          [&] { MPI_Allreduce(&mine, one.data(), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); },
          [&] { OPTCOLL_Allreduce(&mine, one.data(), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); },
          [&] { comm.allreduce<double>(std::span(&mine, 1), one, "sum"); },
-         [&] { return one[0] == static_cast<double>(p * (p + 1) / 2); }});
+         [&] { return one[0] == static_cast<double>(p * (p + 1) / 2); },
+         {}});
     cases.push_back(
         {"allgather",
          [&] { MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD); },
@@ -101,7 +108,8 @@ int main(int argc, char** argv) {
            OPTCOLL_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
          },
          [&] { comm.allgather<double>(std::span(&mine, 1), all); },
-         [&] { return all[p - 1] == static_cast<double>(p); }});
+         [&] { return all[p - 1] == static_cast<double>(p); },
+         {}});
     cases.push_back({"gatherv",
                      [&] {
                        MPI_Gatherv(&mine, 1, MPI_DOUBLE, all.data(), ones.data(), displs.data(),
@@ -115,7 +123,8 @@ int main(int argc, char** argv) {
                        comm.gatherv<double>(std::span(&mine, 1), all,
                                             std::vector<optcoll::Count>(p, 1), 0);
                      },
-                     [&] { return rank != 0 || all[p - 1] == static_cast<double>(p); }});
+                     [&] { return rank != 0 || all[p - 1] == static_cast<double>(p); },
+                     {}});
     for (std::size_t i = 0; i < p; ++i) rows[i] = static_cast<double>(i) + 0.5;
     cases.push_back(
         {"scatterv",
@@ -128,7 +137,33 @@ int main(int argc, char** argv) {
                             MPI_DOUBLE, 0, MPI_COMM_WORLD);
          },
          [&] { comm.scatterv<double>(rows, one, std::vector<optcoll::Count>(p, 1), 0); },
-         [&] { return one[0] == rank + 0.5; }});
+         [&] { return one[0] == rank + 0.5; },
+         {}});
+
+    // alltoallv: rank r sends r + 0.25 j to rank j.
+    std::vector<double> outgoing(p), incoming(p);
+    for (std::size_t j = 0; j < p; ++j) outgoing[j] = rank + 0.25 * static_cast<double>(j);
+    const std::vector<optcoll::Count> matrix(p * p, 1);
+    const auto alltoallv_case = [&](const char* name, const char* algorithm) {
+      return Case{
+          name,
+          [&] {
+            MPI_Alltoallv(outgoing.data(), ones.data(), displs.data(), MPI_DOUBLE, incoming.data(),
+                          ones.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+          },
+          [&] {
+            OPTCOLL_Alltoallv(outgoing.data(), ones.data(), displs.data(), MPI_DOUBLE,
+                              incoming.data(), ones.data(), displs.data(), MPI_DOUBLE,
+                              MPI_COMM_WORLD);
+          },
+          [&] { comm.alltoallv<double>(outgoing, incoming, matrix); },
+          [&] {
+            return incoming[p - 1] == static_cast<double>(p - 1) + 0.25 * static_cast<double>(rank);
+          },
+          algorithm};
+    };
+    cases.push_back(alltoallv_case("alltoallv", "auto"));
+    cases.push_back(alltoallv_case("alltoallv (C API linear)", "linear"));
 
     if (rank == 0) {
       std::printf(
@@ -139,6 +174,11 @@ int main(int argc, char** argv) {
     }
     for (const Case& c : cases) {
       if (!only.empty() && c.name != only) continue;
+      if (!c.capi_algorithm.empty() &&
+          OPTCOLL_Set_algorithm(c.name.substr(0, c.name.find(' ')).c_str(),
+                                c.capi_algorithm.c_str()) != MPI_SUCCESS) {
+        ++bad;
+      }
       std::vector<double> mpi, capi, planned;
       for (const auto* way : {&c.mpi, &c.capi, &c.planned}) {  // warm up: plans, connections
         (*way)();

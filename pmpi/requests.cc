@@ -16,10 +16,12 @@
 //
 // Routed like the blocking calls (same spec, same model, same margin): MPI_Ibcast, _Ireduce,
 // _Iallreduce, _Igather, _Iscatter, _Iallgather, _Iallgatherv, _Ialltoall,
-// _Ireduce_scatter_block, _Ireduce_scatter, _Iscan, _Iexscan, _Ibarrier. MPI_Igatherv,
-// _Iscatterv and _Ialltoallv go to the MPI library: deciding needs counts that MPI gives at
-// one rank only, and exchanging them would make the call wait for the other ranks (their
-// persistent forms exchange them at init, which MPI lets wait: persistent.cc). Freeing an
+// _Ireduce_scatter_block, _Ireduce_scatter, _Iscan, _Iexscan, _Ibarrier, and _Ialltoallv
+// (like MPI_Alltoallv: through optcoll only under `always`, where OPTCOLL_Ialltoallv runs
+// alltoallv/linear or pairwise from each rank's own counts). MPI_Igatherv and _Iscatterv go
+// to the MPI library: deciding needs counts that MPI gives at one rank only, and exchanging
+// them would make the call wait for the other ranks (their persistent forms exchange them at
+// init, which MPI lets wait: persistent.cc). Freeing an
 // active nonblocking request (MPI_Request_free) waits for its collective first; freeing an
 // active persistent one is refused (MPI_ERR_REQUEST).
 #include <algorithm>
@@ -355,6 +357,24 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       [&] {
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                                 comm, request);
+      });
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  return optcoll::pmpi::dispatch(
+      "MPI_Ialltoallv", optcoll::pmpi::alltoallv_route(comm, sendbuf, sendtype, recvtype),
+      [&] {
+        return start_behind(request, [&](OPTCOLL_Request* r) {
+          return OPTCOLL_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, r);
+        });
+      },
+      [&] {
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm, request);
       });
 }
 

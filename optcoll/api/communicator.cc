@@ -3,6 +3,7 @@
 #include "optcoll/api/communicator.h"
 
 #include <algorithm>
+#include <array>
 #include <thread>
 
 #include <fmt/format.h>
@@ -286,22 +287,28 @@ ExecOptions Communicator::next_options() {
   return exec;
 }
 
-bool Communicator::counts_free(CollectiveKind kind) {
-  if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv) {
-    throw_invalid("counts_free: {} has no count exchange (only gatherv and scatterv)",
+const Communicator::CountExchange& Communicator::count_exchange(CollectiveKind kind) {
+  constexpr std::array<CollectiveKind, 3> kExchanging = {
+      CollectiveKind::kGatherv, CollectiveKind::kScatterv, CollectiveKind::kAlltoallv};
+  const auto* const at = std::find(kExchanging.begin(), kExchanging.end(), kind);
+  if (at == kExchanging.end()) {
+    throw_invalid("counts_free: {} has no count exchange (only gatherv, scatterv and alltoallv)",
                   collective_name(kind));
   }
-  auto& known = counts_free_[kind == CollectiveKind::kGatherv ? 0 : 1];
+  auto& known = count_exchanges_[static_cast<std::size_t>(at - kExchanging.begin())];
   if (!known) {
-    const auto it = options_.algorithms.find(collective_name(kind));
-    if (it != options_.algorithms.end() && it->second != "auto") {
-      known = algorithms::lookup(it->second, kind).name ==
-              fmt::format("{}/linear", collective_name(kind));
-    } else {
-      known = linear_wins_without_exchange(kind, size(), model());
-    }
+    const std::optional<std::string_view> forced = forced_algorithm(kind);
+    known = CountExchange{forced ? runs_from_own_counts(*forced)
+                                 : linear_wins_without_exchange(kind, size(), model()),
+                          forced};
   }
   return *known;
+}
+
+std::optional<std::string_view> Communicator::forced_algorithm(CollectiveKind kind) const {
+  const auto it = options_.algorithms.find(collective_name(kind));
+  if (it == options_.algorithms.end() || it->second == "auto") return std::nullopt;
+  return algorithms::lookup(it->second, kind).name;
 }
 
 CollectiveSpec Communicator::scatterv_counts_free_spec(std::span<const Count> root_counts,

@@ -284,11 +284,21 @@ class Communicator {
   // What "auto" minimizes: the options' model, or default_model(transport), placed on the
   // transport's placement where it knows one.
   const CostModel& model() const { return *options_.model; }
-  // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only)
-  // runs kind/linear without the count exchange (optcoll/plan/counts_free.h): the options
-  // force linear for it, or leave the choice to auto and linear_wins_without_exchange holds
-  // for this communicator's size and model. Every rank answers alike; computed once per kind.
-  bool counts_free(CollectiveKind kind);
+  // Whether an MPI-semantics `kind` call (kGatherv or kScatterv: counts at the root only;
+  // kAlltoallv: a row and a column of the matrix per rank) runs without the count exchange
+  // (optcoll/plan/counts_free.h): the options force an algorithm that needs only each rank's
+  // own counts (runs_from_own_counts), or leave the choice to auto and
+  // linear_wins_without_exchange holds for this communicator's size and model. Every rank
+  // answers alike; computed once per kind.
+  bool counts_free(CollectiveKind kind) { return count_exchange(kind).skipped; }
+  // The same, with the algorithm the options force for `kind` (nullopt: auto).
+  struct CountExchange {
+    bool skipped = false;
+    std::optional<std::string_view> forced;
+  };
+  const CountExchange& count_exchange(CollectiveKind kind);
+  // The registry's full name of the algorithm the options force for `kind` (nullopt: auto).
+  std::optional<std::string_view> forced_algorithm(CollectiveKind kind) const;
   // The plan of the last collective this communicator ran (nullptr before the first).
   const std::shared_ptr<const Plan>& last_plan() const { return last_plan_; }
 
@@ -498,7 +508,7 @@ class Communicator {
   std::shared_ptr<PlanCache> cache_;
   CommOptions options_;
   std::uint32_t epoch_ = 0;
-  std::array<std::optional<bool>, 2> counts_free_;  // counts_free(kGatherv / kScatterv)
+  std::array<std::optional<CountExchange>, 3> count_exchanges_;  // gatherv, scatterv, alltoallv
   std::shared_ptr<const Plan> last_plan_;
   // Most recently used first; capacity kPreparedCalls from the start, so that a Prepared's
   // pointer into it stays valid.

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: the unrooted C API calls (OPTCOLL_Allreduce, _Allgather(v), _Reduce_scatter(_block),
 // _Alltoall(v), _Scan, _Exscan, _Barrier) and the settings. MPI_IN_PLACE is served by copying the
-// in-place data into a private input first (optcoll's input and output never alias).
+// in-place data into a private input first (optcoll's input and output never alias). An
+// alltoallv exchanges its count matrix unless its algorithm needs only each rank's own row
+// and column (a forced linear or pairwise, any nonblocking call: optcoll/plan/counts_free.h).
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "optcoll.h"
 #include "optcoll/capi/c_api_bodies.h"
 #include "optcoll/capi/call.h"
+#include "optcoll/plan/counts_free.h"
 
 using namespace optcoll;        // NOLINT(google-build-using-namespace)
 using namespace optcoll::capi;  // NOLINT(google-build-using-namespace)
@@ -26,6 +34,59 @@ void reduction(Call& call, const CollectiveSpec& spec, const void* sendbuf, void
     sendbuf = in_place_input(call, recvbuf, 0, in_elements * static_cast<Count>(type.bytes), own);
   }
   run_spec(call, spec, type, reduce, sendbuf, recvbuf);
+}
+
+constexpr std::string_view kLinearAlltoallv = "alltoallv/linear";
+
+std::string alltoallv_mismatch(Rank from, Count sent, Rank to, Count expected) {
+  return fmt::format(
+      "rank {} sends {} bytes to rank {} but recvcounts[{}] says {} "
+      "(recvbuf left unchanged)",
+      from, sent, to, from, expected);
+}
+
+// The algorithm an alltoallv without the count exchange runs: the one the settings force
+// (which then needs only this rank's row and column, unless the call is nonblocking: refused),
+// else alltoallv/linear.
+std::string_view alltoallv_without_exchange(Call& call) {
+  const std::optional<std::string_view>& forced =
+      call.comm->count_exchange(CollectiveKind::kAlltoallv).forced;
+  if (!forced) return kLinearAlltoallv;
+  if (!runs_from_own_counts(*forced)) {
+    throw_call(MPI_ERR_OTHER,
+               "OPTCOLL_Ialltoallv cannot run {} (OPTCOLL_Set_algorithm): it needs every rank's "
+               "counts, and MPI gives each rank only its own; a nonblocking call runs "
+               "alltoallv/linear or alltoallv/pairwise, or use OPTCOLL_Alltoallv_init "
+               "(persistent: the counts are exchanged once, at init)",
+               *forced);
+  }
+  return *forced;
+}
+
+// An alltoallv run from this rank's own row (send_counts) and column (recv_counts) alone
+// (optcoll/plan/counts_free.h): each message's size is given on both sides, so a sender
+// whose count disagrees with its receiver's fails that receive (a transport error naming
+// both sizes). A mismatch of the rank's block to itself fails here alone, after the call.
+void alltoallv_from_own_counts(Call& call, const std::vector<Count>& send_counts,
+                               const std::vector<Count>& recv_counts, const void* sendbuf,
+                               void* recvbuf, const int* rdispls, std::size_t recv_bytes) {
+  const std::string_view algorithm = alltoallv_without_exchange(call);
+  const auto me = static_cast<std::size_t>(call.rank);
+  if (send_counts[me] != recv_counts[me]) {
+    std::vector<Count> arriving = recv_counts;
+    arriving[me] = send_counts[me];
+    CollectiveSpec spec;
+    assign_alltoallv_counts_free_spec(spec, call.rank, send_counts, arriving);
+    fail_count_mismatch(
+        call, alltoallv_mismatch(call.rank, send_counts[me], call.rank, recv_counts[me]), [&] {
+          std::vector<std::byte> staging(static_cast<std::size_t>(total_of(arriving)));
+          run_spec(call, spec, byte_type(), no_reduction(), sendbuf, staging.data(), algorithm);
+        });
+  }
+  // (Into the context's scratch: back-to-back calls allocate nothing.)
+  CollectiveSpec& spec = call.context->scratch().spec;
+  assign_alltoallv_counts_free_spec(spec, call.rank, send_counts, recv_counts);
+  run_into_displs(call, spec, sendbuf, recvbuf, recv_counts, rdispls, recv_bytes, algorithm);
 }
 
 }  // namespace
@@ -107,12 +168,6 @@ void alltoallv_body(Call& call, const void* sendbuf, const int sendcounts[], con
                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm /*comm*/) {
   const Rank p = call.size;
-  if (call.nonblocking()) {
-    throw_call(MPI_ERR_OTHER,
-               "OPTCOLL_Ialltoallv is not supported: optcoll's alltoallv schedules need every "
-               "rank's counts, and MPI gives each rank only its own; use OPTCOLL_Alltoallv_init "
-               "(persistent: the counts are exchanged once, at init) or OPTCOLL_Alltoallv");
-  }
   check_counts(recvcounts, p, "recvcounts");
   const std::size_t recv_bytes = contiguous_bytes(recvtype, "recvtype");
   const std::vector<Count> recv_counts = scaled(recvcounts, p, recv_bytes);
@@ -130,6 +185,11 @@ void alltoallv_body(Call& call, const void* sendbuf, const int sendcounts[], con
       sendbuf = packed_input(call, sendbuf, send_counts, sdispls, send_bytes, own);
     }
   }
+  if (counts_free(call, CollectiveKind::kAlltoallv)) {
+    alltoallv_from_own_counts(call, send_counts, recv_counts, sendbuf, recvbuf, rdispls,
+                              recv_bytes);
+    return;
+  }
   // MPI gives each rank its own row: every rank learns the whole matrix first.
   std::vector<std::int64_t> matrix(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));
   const std::vector<std::int64_t> row(send_counts.begin(), send_counts.end());
@@ -140,10 +200,8 @@ void alltoallv_body(Call& call, const void* sendbuf, const int sendcounts[], con
   for (std::size_t from = 0; from < static_cast<std::size_t>(p); ++from) {
     arriving[from] = matrix[from * static_cast<std::size_t>(p) + me];
     if (mismatch.empty() && arriving[from] != recv_counts[from]) {
-      mismatch = fmt::format(
-          "rank {} sends {} bytes to rank {} but recvcounts[{}] says {} "
-          "(recvbuf left unchanged)",
-          from, arriving[from], call.rank, from, recv_counts[from]);
+      mismatch =
+          alltoallv_mismatch(static_cast<Rank>(from), arriving[from], call.rank, recv_counts[from]);
     }
   }
   const CollectiveSpec spec = detail::irregular(CollectiveKind::kAlltoallv,

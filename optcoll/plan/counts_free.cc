@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: gatherv/scatterv without a count exchange (counts_free.h).
+// File: gatherv, scatterv and alltoallv without a count exchange (counts_free.h).
 #include "optcoll/plan/counts_free.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -13,18 +14,34 @@ namespace optcoll {
 namespace {
 
 void check_kind(CollectiveKind kind) {
-  if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv) {
-    throw_invalid("a count exchange is for gatherv and scatterv, not {}", collective_name(kind));
+  if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv &&
+      kind != CollectiveKind::kAlltoallv) {
+    throw_invalid("a count exchange is for gatherv, scatterv and alltoallv, not {}",
+                  collective_name(kind));
   }
 }
+
+// The algorithms of runs_from_own_counts (counts_free.h).
+constexpr std::array<std::string_view, 6> kFromOwnCounts = {
+    "gatherv/linear",    "gatherv/lpt_star", "scatterv/linear",
+    "scatterv/lpt_star", "alltoallv/linear", "alltoallv/pairwise"};
 
 }  // namespace
 
 Time count_exchange_time(CollectiveKind kind, Rank p, const CostModel& model) {
   check_kind(kind);
-  CollectiveSpec exchange = kind == CollectiveKind::kGatherv
-                                ? make_spec(CollectiveKind::kAllgather, p, 1)
-                                : make_spec(CollectiveKind::kBcast, p, p, /*root=*/0);
+  CollectiveSpec exchange;
+  switch (kind) {
+    case CollectiveKind::kGatherv:  // each rank's own count, to every rank
+      exchange = make_spec(CollectiveKind::kAllgather, p, 1);
+      break;
+    case CollectiveKind::kAlltoallv:  // each rank's row, to every rank
+      exchange = make_spec(CollectiveKind::kAllgather, p, p);
+      break;
+    default:  // kScatterv: the root's counts, to every rank
+      exchange = make_spec(CollectiveKind::kBcast, p, p, /*root=*/0);
+      break;
+  }
   exchange.elem_bytes = sizeof(std::int64_t);
   return plan(exchange, model).predicted_time;
 }
@@ -34,6 +51,7 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   if (p < 1) throw_invalid("nranks must be at least 1, got {}", p);
   validate(model);
   if (p <= 2) return true;  // one message at most, whatever the algorithm
+  if (kind == CollectiveKind::kAlltoallv) return false;  // no bound free of the counts
   if (model.ports != 1 || model.overlap || !model.homogeneous() || model.topology) return false;
   if (p > kMaxCountsFreeRanks) return false;
   // With a send gap a scatterv root's sends overlap their latencies, with a receive gap a
@@ -51,6 +69,10 @@ bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& 
   return static_cast<double>(p - 2) * per_block <= count_exchange_time(kind, p, own_processors);
 }
 
+bool runs_from_own_counts(std::string_view algorithm) {
+  return std::find(kFromOwnCounts.begin(), kFromOwnCounts.end(), algorithm) != kFromOwnCounts.end();
+}
+
 CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank rank,
                                 std::span<const Count> counts) {
   CollectiveSpec spec;
@@ -61,6 +83,11 @@ CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank ran
 void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, Rank root,
                              Rank rank, std::span<const Count> counts) {
   check_kind(kind);
+  if (kind == CollectiveKind::kAlltoallv) {
+    throw_invalid(
+        "an alltoallv's spec without the exchange needs its row and column "
+        "(assign_alltoallv_counts_free_spec)");
+  }
   if (p < 1) throw_invalid("nranks must be at least 1, got {}", p);
   if (rank < 0 || rank >= p) throw_invalid("rank {} is not in 0..{}", rank, p - 1);
   const auto n = static_cast<std::size_t>(p);
@@ -81,6 +108,31 @@ void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, 
   spec.nranks = p;
   spec.root = root;
   spec.counts = std::move(known);
+  validate(spec);
+}
+
+void assign_alltoallv_counts_free_spec(CollectiveSpec& spec, Rank rank, std::span<const Count> sent,
+                                       std::span<const Count> received) {
+  const std::size_t n = sent.size();
+  if (received.size() != n) {
+    throw_invalid("rank {} sends to {} ranks but receives from {}", rank, n, received.size());
+  }
+  if (n == 0) throw_invalid("nranks must be at least 1, got 0");
+  const auto p = static_cast<Rank>(n);
+  if (rank < 0 || rank >= p) throw_invalid("rank {} is not in 0..{}", rank, p - 1);
+  const auto me = static_cast<std::size_t>(rank);
+  if (sent[me] != received[me]) {
+    throw_invalid("rank {} sends itself {} elements but receives {} from itself", rank, sent[me],
+                  received[me]);
+  }
+  std::vector<Count> matrix = std::move(spec.counts);  // its storage, for the new counts
+  matrix.assign(n * n, 0);
+  std::copy(sent.begin(), sent.end(), matrix.begin() + static_cast<std::ptrdiff_t>(me * n));
+  for (std::size_t from = 0; from < n; ++from) matrix[from * n + me] = received[from];
+  spec = CollectiveSpec{};
+  spec.kind = CollectiveKind::kAlltoallv;
+  spec.nranks = p;
+  spec.counts = std::move(matrix);
   validate(spec);
 }
 

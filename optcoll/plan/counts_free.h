@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// File: MPI's gatherv and scatterv without a count exchange (docs/design.md, "MPI's
-// gatherv/scatterv without a count exchange").
+// File: MPI's gatherv, scatterv and alltoallv without a count exchange (docs/design.md,
+// "MPI's gatherv/scatterv without a count exchange" and "MPI's alltoallv without the count
+// matrix").
 //
 // MPI gives every count of a gatherv/scatterv at the root only; each other rank knows its
 // own. A tree needs the counts on every rank, so an MPI-semantics call first exchanges them
@@ -38,9 +39,18 @@
 // false (the argument above does not hold there), as does p > kMaxCountsFreeRanks (a
 // linear call's (p - 2)*alpha exceeds any small exchange there; planning the exchange at
 // large p would cost more than it saves).
+//
+// alltoallv: MPI gives each rank its own row of the count matrix (sendcounts) and its own
+// column (recvcounts); the exchange is an allgather of p values per rank (p^2 in all).
+// alltoallv/linear and alltoallv/pairwise need only a rank's row and column. No bound on
+// what they lose holds independently of the counts (linear's receivers contend, pairwise
+// waits for each step's largest block), so auto keeps the exchange for p > 2; a call that
+// forces one of them, and a nonblocking call (which must not wait for the other ranks),
+// skips it.
 #pragma once
 
 #include <span>
+#include <string_view>
 
 #include "optcoll/model/collective.h"
 #include "optcoll/model/cost_model.h"
@@ -49,14 +59,24 @@ namespace optcoll {
 
 inline constexpr Rank kMaxCountsFreeRanks = 64;
 
-// The predicted time of the count exchange an MPI-semantics `kind` (kGatherv or kScatterv)
-// needs at p ranks: auto's best allgather of one int64 per rank, resp. bcast of p int64.
+// The predicted time of the count exchange an MPI-semantics `kind` (kGatherv, kScatterv or
+// kAlltoallv) needs at p ranks: auto's best allgather of one int64 per rank, bcast of p
+// int64, allgather of p int64 per rank.
 Time count_exchange_time(CollectiveKind kind, Rank p, const CostModel& model);
 
 // Whether `kind`/linear with each rank's own count is predicted no slower than every
-// algorithm after the count exchange, for every count vector (the file comment). Throws
-// Error(kInvalidArgument) for another kind, p < 1 or an invalid model.
+// algorithm after the count exchange, for every count vector (the file comment; alltoallv:
+// p <= 2 only). Throws Error(kInvalidArgument) for another kind, p < 1 or an invalid model.
 bool linear_wins_without_exchange(CollectiveKind kind, Rank p, const CostModel& model);
+
+// Whether the registry algorithm `algorithm` (its full name, "gatherv/linear") builds each
+// rank's program from the counts MPI gives that rank alone, so that it runs without the
+// count exchange: the stars (gatherv and scatterv linear and lpt_star: only the root, which
+// knows every count, talks to more than one rank), alltoallv/linear and alltoallv/pairwise
+// (tests/plan/counts_free_test.cc builds every rank's program of every registry algorithm of
+// these kinds from that rank's counts and from all of them, and finds them equal exactly for
+// these).
+bool runs_from_own_counts(std::string_view algorithm);
 
 // The spec a rank runs for the exchange-free linear call: the root's, with every count
 // (`counts`); another rank's, with its own count at its place and 0 elsewhere (`counts` then
@@ -69,5 +89,14 @@ CollectiveSpec counts_free_spec(CollectiveKind kind, Rank p, Rank root, Rank ran
 // allocates nothing once `spec.counts` has p entries' room). `counts` must not alias it.
 void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, Rank root,
                              Rank rank, std::span<const Count> counts);
+
+// The alltoallv spec rank `rank` runs without the count exchange, into `spec` (reusing its
+// storage): the p x p matrix (p = sent.size()) with `sent` as row `rank` (what it sends each
+// rank), `received` as column `rank` (what it receives from each) and 0 elsewhere. Throws
+// Error(kInvalidArgument) when the sizes differ, `rank` is not a rank, a count is negative,
+// or the rank's block to itself differs between the two (sent[rank] != received[rank]).
+// Neither span may alias spec.counts.
+void assign_alltoallv_counts_free_spec(CollectiveSpec& spec, Rank rank, std::span<const Count> sent,
+                                       std::span<const Count> received);
 
 }  // namespace optcoll

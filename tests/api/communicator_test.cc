@@ -892,7 +892,9 @@ TEST(Communicator, MpiStyleGathervAndScattervExchangeTheCounts) {
 
 TEST(Communicator, CountsFreeFollowsTheRuleAndTheOverrides) {
   // The reference model: linear without the exchange up to p = 5 (counts_free.h), for both
-  // kinds; a forced algorithm decides alone; other collectives have no exchange.
+  // kinds, and alltoallv always with it (from p = 3); a forced algorithm decides alone (an
+  // algorithm that needs only each rank's own counts skips it); other collectives have no
+  // exchange.
   for (const Rank p : {4, 8}) {
     CommOptions options;
     options.model = reference_cluster_model();
@@ -901,15 +903,21 @@ TEST(Communicator, CountsFreeFollowsTheRuleAndTheOverrides) {
         [p](Communicator& comm) {
           EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p <= 5) << p;
           EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
+          EXPECT_FALSE(comm.counts_free(CollectiveKind::kAlltoallv)) << p;
+          EXPECT_FALSE(comm.forced_algorithm(CollectiveKind::kAlltoallv).has_value());
           EXPECT_THROW(comm.counts_free(CollectiveKind::kAllreduce), Error);
         },
         options);
     options.algorithms["gatherv"] = p <= 5 ? "gatherv/binomial" : "gatherv/linear";
+    options.algorithms["alltoallv"] = p <= 5 ? "pairwise" : "node_aware";
     run_threads(
         p,
         [p](Communicator& comm) {
           EXPECT_EQ(comm.counts_free(CollectiveKind::kGatherv), p > 5) << p;
           EXPECT_EQ(comm.counts_free(CollectiveKind::kScatterv), p <= 5) << p;
+          EXPECT_EQ(comm.counts_free(CollectiveKind::kAlltoallv), p <= 5) << p;
+          EXPECT_EQ(comm.forced_algorithm(CollectiveKind::kAlltoallv),
+                    p <= 5 ? "alltoallv/pairwise" : "alltoallv/node_aware");
         },
         options);
   }

@@ -300,12 +300,19 @@ void check_unrooted_movement(int round, const Displs& displs_of, const char* lay
   const std::vector<int> rd = displs_of(rc, &rtotal);
   const std::vector<std::int64_t> vin =
       data<std::int64_t>(static_cast<std::size_t>(stotal), round, 9);
-  std::vector<std::int64_t> v1(static_cast<std::size_t>(rtotal), -1), v2 = v1;
-  OPTCOLL_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, v1.data(), rc.data(),
-                    rd.data(), MPI_LONG_LONG, MPI_COMM_WORLD);
-  MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, v2.data(), rc.data(), rd.data(),
-                MPI_LONG_LONG, MPI_COMM_WORLD);
-  expect(same(v1, v2), std::string("alltoallv ") + layout);
+  std::vector<std::int64_t> expected(static_cast<std::size_t>(rtotal), -1);
+  MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, expected.data(), rc.data(),
+                rd.data(), MPI_LONG_LONG, MPI_COMM_WORLD);
+  // auto (the count matrix exchanged at p > 2), and the two algorithms that need only each
+  // rank's row and column, without it (optcoll/plan/counts_free.h).
+  for (const char* algorithm : {"auto", "linear", "pairwise"}) {
+    expect(OPTCOLL_Set_algorithm("alltoallv", algorithm) == MPI_SUCCESS, "set alltoallv");
+    std::vector<std::int64_t> got(static_cast<std::size_t>(rtotal), -1);
+    OPTCOLL_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_LONG_LONG, got.data(), rc.data(),
+                      rd.data(), MPI_LONG_LONG, MPI_COMM_WORLD);
+    expect(same(got, expected), std::string("alltoallv ") + algorithm + " " + layout);
+  }
+  expect(OPTCOLL_Set_algorithm("alltoallv", "auto") == MPI_SUCCESS, "reset alltoallv");
   expect(OPTCOLL_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
 }
 
@@ -532,9 +539,16 @@ void check_errors() {
       expect(rc == MPI_SUCCESS && sum == g_size,
              "the communicator works after a scatterv mismatch" + mode);
     }
-    // alltoallv: every rank sends 1 element to every rank, but rank 1 expects 2 from rank 0:
-    // rank 1 takes the data aside and fails alone, its recvbuf unchanged; the others succeed.
-    {
+    // alltoallv: every rank sends 1 element to every rank, but rank 1 expects 2 from rank 0.
+    // With the count exchange (auto at p > 2): rank 1 takes the data aside and fails alone,
+    // its recvbuf unchanged; the others succeed. Without it (forced linear, or p = 2): rank 1's
+    // receive from rank 0 fails naming both sizes, which tells the others (each succeeds, or
+    // fails at once naming rank 1).
+    for (const bool exchange : {true, false}) {
+      expect(OPTCOLL_Set_algorithm("alltoallv", exchange ? "auto" : "linear") == MPI_SUCCESS,
+             "set the alltoallv algorithm");
+      const bool exchanged = exchange && g_size > 2;
+      const std::string mode = exchanged ? " (with the count exchange)" : " (no exchange)";
       const auto n = static_cast<std::size_t>(g_size);
       std::vector<int> ones(n, 1), sd(n), rc_counts(n, 1), rd(n);
       for (std::size_t i = 0; i < n; ++i) sd[i] = static_cast<int>(i);
@@ -547,15 +561,25 @@ void check_errors() {
       std::vector<int> sendv(n, g_rank), recvv(static_cast<std::size_t>(at), -5);
       rc = OPTCOLL_Alltoallv(sendv.data(), ones.data(), sd.data(), MPI_INT, recvv.data(),
                              rc_counts.data(), rd.data(), MPI_INT, comm);
-      if (g_rank == 1) {
+      if (g_rank == 1 && exchanged) {
         expect(error_class(rc) == MPI_ERR_COUNT &&
                    last_error_mentions("rank 0 sends 4 bytes to rank 1 but recvcounts[0] says 8") &&
                    std::count(recvv.begin(), recvv.end(), -5) == at,
-               std::string("alltoallv: rank 1 names rank 0's count: ") + OPTCOLL_Last_error());
+               "alltoallv: rank 1 names rank 0's count" + mode + ": " + OPTCOLL_Last_error());
+      } else if (g_rank == 1) {
+        expect(rc != MPI_SUCCESS && last_error_mentions("from rank 0") &&
+                   last_error_mentions("has 4 bytes, expected 8"),
+               "alltoallv: rank 1 names rank 0's message" + mode + ": " + OPTCOLL_Last_error());
       } else {
-        expect(rc == MPI_SUCCESS, "alltoallv: the others succeed");
+        expect(
+            exchanged ? rc == MPI_SUCCESS : succeeded_or_told(rc, 1),
+            "alltoallv: the others succeed" + std::string(exchanged ? "" : " or are told") + mode);
       }
+      rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+      expect(rc == MPI_SUCCESS && sum == g_size,
+             "the communicator works after an alltoallv mismatch" + mode);
     }
+    expect(OPTCOLL_Set_algorithm("alltoallv", "auto") == MPI_SUCCESS, "reset alltoallv");
     // A mistake only one rank makes before communicating, in a call where every rank needs
     // every other: it tells the others, every rank fails this call (none waits for its
     // timeout), and the next call works everywhere. (Ranks that do not need the failed one

@@ -70,7 +70,6 @@ struct Case {
   std::function<void()> mpi;
   std::function<int(Mode, OPTCOLL_Request*)> ours;
   std::function<bool()> same;
-  bool nonblocking = true;  // OPTCOLL_Ialltoallv is refused
 };
 
 // Buffers of a case: in/out for us (a, b) and for MPI (c, d).
@@ -87,12 +86,11 @@ std::vector<Case> make_cases() {
   const std::size_t n = 37;
   auto add = [&](const std::string& name, std::function<void(Buffers&, int)> fill,
                  std::function<void(Buffers&)> mpi,
-                 std::function<int(Buffers&, Mode, OPTCOLL_Request*)> ours,
-                 bool nonblocking = true) {
+                 std::function<int(Buffers&, Mode, OPTCOLL_Request*)> ours) {
     auto b = std::make_shared<Buffers>();
     cases.push_back({name, [b, fill](int round) { fill(*b, round); }, [b, mpi] { mpi(*b); },
                      [b, ours](Mode m, OPTCOLL_Request* r) { return ours(*b, m, r); },
-                     [b] { return b->same(); }, nonblocking});
+                     [b] { return b->same(); }});
   };
   auto plain = [n](std::size_t in, std::size_t out, int salt) {
     return [=](Buffers& b, int round) {
@@ -295,8 +293,7 @@ std::vector<Case> make_cases() {
             OPTCOLL_Alltoallv_init(b.a.data(), send_counts->data(), sdispls->data(), MPI_INT,
                                    b.b.data(), recv_counts->data(), rdispls->data(), MPI_INT, w,
                                    r));
-      },
-      /*nonblocking=*/false);
+      });
   add(
       "barrier", [](Buffers&, int) {}, [=](Buffers&) { MPI_Barrier(w); },
       [=](Buffers&, Mode m, OPTCOLL_Request* r) {
@@ -313,7 +310,6 @@ void check_nonblocking(std::vector<Case>& cases, int round) {
     c.mpi();
   }
   for (Case& c : cases) {
-    if (!c.nonblocking) continue;
     OPTCOLL_Request r = OPTCOLL_REQUEST_NULL;
     expect(c.ours(Mode::kNonblocking, &r) == MPI_SUCCESS && r != OPTCOLL_REQUEST_NULL,
            "start nonblocking " + c.name);
@@ -326,8 +322,7 @@ void check_nonblocking(std::vector<Case>& cases, int round) {
          "waitall");
   for (const OPTCOLL_Request r : requests) expect(r == OPTCOLL_REQUEST_NULL, "freed at completion");
   for (Case& c : cases) {
-    if (c.nonblocking)
-      expect(c.same(), "nonblocking " + c.name + " round " + std::to_string(round));
+    expect(c.same(), "nonblocking " + c.name + " round " + std::to_string(round));
   }
 }
 
@@ -381,11 +376,27 @@ void check_misuse() {
       displs(static_cast<std::size_t>(g_size));
   for (int i = 0; i < g_size; ++i) displs[static_cast<std::size_t>(i)] = i;
   std::vector<int> out(static_cast<std::size_t>(g_size));
+  // A nonblocking alltoallv runs from each rank's own counts (linear or pairwise): one forced
+  // to an algorithm that needs the whole count matrix is refused, naming the alternatives.
+  expect(OPTCOLL_Set_algorithm("alltoallv", "node_aware") == MPI_SUCCESS, "force node_aware");
   expect(
       OPTCOLL_Ialltoallv(ones.data(), ones.data(), displs.data(), MPI_INT, out.data(), ones.data(),
                          displs.data(), MPI_INT, MPI_COMM_WORLD, &r) != MPI_SUCCESS &&
+          r == OPTCOLL_REQUEST_NULL &&
+          std::strstr(OPTCOLL_Last_error(), "alltoallv/node_aware") != nullptr &&
           std::strstr(OPTCOLL_Last_error(), "OPTCOLL_Alltoallv_init") != nullptr,
-      "a nonblocking alltoallv is refused, naming the alternative");
+      "a nonblocking alltoallv forced to node_aware is refused, naming the alternatives");
+  expect(OPTCOLL_Set_algorithm("alltoallv", "pairwise") == MPI_SUCCESS, "force pairwise");
+  std::vector<int> mine(static_cast<std::size_t>(g_size), g_rank);
+  expect(
+      OPTCOLL_Ialltoallv(mine.data(), ones.data(), displs.data(), MPI_INT, out.data(), ones.data(),
+                         displs.data(), MPI_INT, MPI_COMM_WORLD, &r) == MPI_SUCCESS &&
+          OPTCOLL_Wait(&r) == MPI_SUCCESS,
+      "a nonblocking alltoallv forced to pairwise");
+  for (int i = 0; i < g_size; ++i) {
+    expect(out[static_cast<std::size_t>(i)] == i, "pairwise: rank i's block from rank i");
+  }
+  expect(OPTCOLL_Set_algorithm("alltoallv", "auto") == MPI_SUCCESS, "reset alltoallv");
   expect(OPTCOLL_Start(nullptr) != MPI_SUCCESS, "a NULL request pointer");
   // A persistent request on a communicator freed afterwards refuses to start.
   MPI_Comm dup = MPI_COMM_NULL;

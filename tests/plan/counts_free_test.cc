@@ -2,18 +2,27 @@
 // File: gatherv/scatterv without a count exchange (optcoll/plan/counts_free.h): the claim
 // "linear is no slower than any algorithm after the exchange, for every count vector",
 // checked against the simulator over rank counts, roots, counts (zeros, spikes) and models;
-// the threshold it gives where it can be derived by hand; and its argument errors.
+// the threshold it gives where it can be derived by hand; which algorithms run from each
+// rank's own counts (gatherv, scatterv, alltoallv: every rank's program from its own spec
+// against the whole spec's); and the argument errors.
 #include "optcoll/plan/counts_free.h"
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "optcoll/algorithms/registry.h"
 #include "optcoll/model/error.h"
+#include "optcoll/model/placement.h"
 #include "optcoll/plan/select.h"
+#include "optcoll/schedule/builder.h"
+#include "tests/testing/registry_cases.h"
 
 namespace optcoll {
 namespace {
@@ -159,9 +168,117 @@ TEST(CountsFree, OnlyOnePortedHomogeneousModelsWithoutOverlap) {
                                             model_of(1, 1, 0, false)));
 }
 
+// What rank `rank` knows of `whole`'s counts under MPI semantics, as the spec it runs without
+// the exchange: gatherv/scatterv its own count (the root all), alltoallv its row and column.
+CollectiveSpec own_counts_spec(const CollectiveSpec& whole, Rank rank) {
+  CollectiveSpec spec;
+  if (whole.kind == CollectiveKind::kAlltoallv) {
+    const auto p = static_cast<std::size_t>(whole.nranks);
+    const auto me = static_cast<std::size_t>(rank);
+    std::vector<Count> row(whole.counts.begin() + static_cast<std::ptrdiff_t>(me * p),
+                           whole.counts.begin() + static_cast<std::ptrdiff_t>((me + 1) * p));
+    std::vector<Count> column(p);
+    for (std::size_t from = 0; from < p; ++from) column[from] = whole.counts[from * p + me];
+    assign_alltoallv_counts_free_spec(spec, rank, row, column);
+  } else {
+    spec = counts_free_spec(whole.kind, whole.nranks, whole.root, rank, whole.counts);
+  }
+  spec.elem_bytes = whole.elem_bytes;
+  spec.commutative = whole.commutative;
+  return spec;
+}
+
+// Whether rank r's program built from `own` is the one built from `whole` (op for op:
+// actions with their local slices, peers, seq and dependencies).
+// The node-aware algorithms are built on three nodes (from p = 4 on; one node below).
+bool same_program(const algorithms::AlgorithmInfo& algorithm, const CollectiveSpec& whole,
+                  const CollectiveSpec& own, Rank r) {
+  CostModel model;
+  if (algorithm.name.ends_with("/node_aware")) {
+    model.placement = whole.nranks >= 4 ? even_block_placement(whole.nranks, 3)
+                                        : block_placement(1, whole.nranks);
+  }
+  const OneRankBuild only(r);
+  const Schedule from_whole = algorithms::build(algorithm, whole, {}, model);
+  const Schedule from_own = algorithms::build(algorithm, own, {}, model);
+  const auto i = static_cast<std::size_t>(r);
+  return from_whole.ranks[i].scratch_count == from_own.ranks[i].scratch_count &&
+         from_whole.ranks[i].ops == from_own.ranks[i].ops;
+}
+
+// runs_from_own_counts names exactly the algorithms whose every rank's program, built from
+// that rank's own counts, is the whole spec's: over the registry grid (ranks 1-64, roots,
+// count patterns with zeros) for those it names, and in at least one case for every other
+// algorithm of these kinds (the check can fail).
+TEST(CountsFree, ExactlyTheNamedAlgorithmsRunFromEachRanksOwnCounts) {
+  std::map<std::string, int, std::less<>> differing;  // by algorithm: cases whose programs differ
+  int compared = 0;
+  for (const auto& c : testing::registry_cases(testing::full_rank_grid())) {
+    const CollectiveKind kind = c.spec.kind;
+    if (kind != CollectiveKind::kGatherv && kind != CollectiveKind::kScatterv &&
+        kind != CollectiveKind::kAlltoallv) {
+      continue;
+    }
+    const std::string name(c.algorithm->name);
+    differing.try_emplace(name, 0);
+    // The first two ranks, the middle and the last (roots are 0, the middle and the last).
+    std::set<Rank> ranks{0, c.spec.nranks / 2, c.spec.nranks - 1};
+    if (c.spec.nranks > 1) ranks.insert(1);
+    for (const Rank r : ranks) {
+      const bool same = same_program(*c.algorithm, c.spec, own_counts_spec(c.spec, r), r);
+      ++compared;
+      if (runs_from_own_counts(name)) {
+        EXPECT_TRUE(same) << c.name << ", rank " << r;
+      } else if (!same) {
+        ++differing[name];
+      }
+    }
+  }
+  EXPECT_GT(compared, 0);
+  for (const auto& [name, cases] : differing) {
+    if (!runs_from_own_counts(name)) {
+      EXPECT_GT(cases, 0) << name << " runs from own counts";
+    }
+  }
+  for (const char* named : {"gatherv/linear", "gatherv/lpt_star", "scatterv/linear",
+                            "scatterv/lpt_star", "alltoallv/linear", "alltoallv/pairwise"}) {
+    EXPECT_TRUE(differing.contains(named)) << named << " is not in the registry grid";
+  }
+  RecordProperty("programs_compared", compared);
+}
+
+TEST(CountsFree, AlltoallvSpecHoldsTheRowAndTheColumn) {
+  CollectiveSpec spec;
+  const std::vector<Count> row = {1, 2, 3};
+  const std::vector<Count> column = {4, 2, 0};
+  assign_alltoallv_counts_free_spec(spec, 1, row, column);
+  EXPECT_EQ(spec.kind, CollectiveKind::kAlltoallv);
+  EXPECT_EQ(spec.nranks, 3);
+  EXPECT_EQ(spec.counts, (std::vector<Count>{0, 4, 0,  //
+                                             1, 2, 3,  //
+                                             0, 0, 0}));
+  const std::vector<Count> other_self = {4, 5, 0};  // receives 5 from itself, sends 2
+  EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 1, row, other_self), Error);
+  EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 3, row, column), Error);
+  EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 0, row, std::vector<Count>{1, 2}), Error);
+  EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 0, row, std::vector<Count>{1, -2, 0}),
+               Error);
+  EXPECT_THROW(counts_free_spec(CollectiveKind::kAlltoallv, 3, 0, 1, row), Error);
+  // The exchange's price: an allgather of p int64 per rank.
+  const CostModel model = reference_cluster_model();
+  CollectiveSpec allgather = make_spec(CollectiveKind::kAllgather, 6, 6);
+  allgather.elem_bytes = sizeof(std::int64_t);
+  EXPECT_DOUBLE_EQ(count_exchange_time(CollectiveKind::kAlltoallv, 6, model),
+                   plan(allgather, model).predicted_time);
+  // auto skips the matrix exchange only where one message at most is sent.
+  EXPECT_TRUE(linear_wins_without_exchange(CollectiveKind::kAlltoallv, 2, model));
+  EXPECT_FALSE(linear_wins_without_exchange(CollectiveKind::kAlltoallv, 3, model));
+}
+
 TEST(CountsFree, BadArgumentsAreInvalid) {
   const CostModel model = reference_cluster_model();
   EXPECT_THROW(linear_wins_without_exchange(CollectiveKind::kAllreduce, 4, model), Error);
+  EXPECT_NO_THROW(linear_wins_without_exchange(CollectiveKind::kAlltoallv, 4, model));
   EXPECT_THROW(linear_wins_without_exchange(CollectiveKind::kGatherv, 0, model), Error);
   CostModel bad = model;
   bad.alpha = -1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * File: an MPI program that knows nothing of optcoll, using nonblocking collectives
  * (MPI_Iallreduce, _Ibcast, _Iallgather, _Iallgatherv, _Ireduce, _Ireduce_scatter,
- * _Ibarrier) several at once, mixed with
+ * _Ialltoallv, _Ibarrier) several at once, mixed with
  * point-to-point requests in one MPI_Waitall, completed also by MPI_Test loops, MPI_Waitany
  * and MPI_Waitsome; every result is checked against values each rank computes. Run with
  * liboptcoll_pmpi.so preloaded (ctest pmpi_nonblocking_*); prints "nonblocking_app: all
@@ -39,6 +39,25 @@ int main(int argc, char** argv) {
   int* rs_counts = malloc(sizeof(int) * (size_t)size);
   for (int q = 0; q < size; ++q) rs_counts[q] = 2;
   int rs_out[2];
+  /* alltoallv: rank q sends (q + j) % 3 ints to rank j (zeros included), valued
+   * 1000 q + 10 j + round; received in reverse rank order with a gap */
+  int* a2a_sendcounts = malloc(sizeof(int) * (size_t)size);
+  int* a2a_sdispls = malloc(sizeof(int) * (size_t)size);
+  int* a2a_recvcounts = malloc(sizeof(int) * (size_t)size);
+  int* a2a_rdispls = malloc(sizeof(int) * (size_t)size);
+  int a2a_stotal = 0, a2a_rtotal = 1;
+  for (int j = 0; j < size; ++j) {
+    a2a_sendcounts[j] = (rank + j) % 3;
+    a2a_sdispls[j] = a2a_stotal;
+    a2a_stotal += a2a_sendcounts[j];
+  }
+  for (int q = size - 1; q >= 0; --q) {
+    a2a_recvcounts[q] = (q + rank) % 3;
+    a2a_rdispls[q] = a2a_rtotal;
+    a2a_rtotal += a2a_recvcounts[q] + 1;
+  }
+  int* a2a_in = malloc(sizeof(int) * (size_t)(a2a_stotal + 1));
+  int* a2a_out = malloc(sizeof(int) * (size_t)a2a_rtotal);
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < N; ++i) {
       in[i] = (long long)(rank + 1) * (i + 1) + round;
@@ -46,7 +65,12 @@ int main(int argc, char** argv) {
     }
     int mine = rank * 10 + round;
     int token = rank, received = -1;
-    MPI_Request r[10];
+    MPI_Request r[11];
+    for (int j = 0; j < size; ++j) {
+      for (int i = 0; i < a2a_sendcounts[j]; ++i) {
+        a2a_in[a2a_sdispls[j] + i] = 1000 * rank + 10 * j + round;
+      }
+    }
     vmine[0] = vmine[1] = 100 * rank + round;
     for (int i = 0; i < 2 * size; ++i) rs_in[i] = rank + i + round;
     MPI_Iallreduce(in, sum, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &r[0]);
@@ -61,28 +85,35 @@ int main(int argc, char** argv) {
     MPI_Iallgatherv(vmine, rank % 2 + 1, MPI_INT, vall, vcounts, vdispls, MPI_INT, MPI_COMM_WORLD,
                     &r[8]);
     MPI_Ireduce_scatter(rs_in, rs_out, rs_counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[9]);
+    MPI_Ialltoallv(a2a_in, a2a_sendcounts, a2a_sdispls, MPI_INT, a2a_out, a2a_recvcounts,
+                   a2a_rdispls, MPI_INT, MPI_COMM_WORLD, &r[10]);
     if (round == 0) {
-      MPI_Waitall(10, r, MPI_STATUSES_IGNORE);
+      MPI_Waitall(11, r, MPI_STATUSES_IGNORE);
     } else if (round == 1) {
-      for (int k = 0; k < 10; ++k) {
+      for (int k = 0; k < 11; ++k) {
         int flag = 0;
         while (!flag) MPI_Test(&r[k], &flag, MPI_STATUS_IGNORE);
       }
     } else {
       int done = 0, index = 0;
       while (done < 4) {
-        MPI_Waitany(10, r, &index, MPI_STATUS_IGNORE);
+        MPI_Waitany(11, r, &index, MPI_STATUS_IGNORE);
         ++done;
       }
-      int outcount = 0, indices[10];
-      while (done < 10) {
-        MPI_Waitsome(10, r, &outcount, indices, MPI_STATUSES_IGNORE);
+      int outcount = 0, indices[11];
+      while (done < 11) {
+        MPI_Waitsome(11, r, &outcount, indices, MPI_STATUSES_IGNORE);
         if (outcount == MPI_UNDEFINED) break;
         done += outcount;
       }
     }
-    for (int k = 0; k < 10; ++k) {
+    for (int k = 0; k < 11; ++k) {
       if (r[k] != MPI_REQUEST_NULL) ok = 0;
+    }
+    for (int q = 0; q < size; ++q) {
+      for (int i = 0; i < a2a_recvcounts[q]; ++i) {
+        if (a2a_out[a2a_rdispls[q] + i] != 1000 * q + 10 * rank + round) ok = 0;
+      }
     }
     for (int q = 0; q < size; ++q) {
       for (int i = 0; i < vcounts[q]; ++i) {
@@ -120,6 +151,12 @@ int main(int argc, char** argv) {
   free(vall);
   free(rs_in);
   free(rs_counts);
+  free(a2a_sendcounts);
+  free(a2a_sdispls);
+  free(a2a_recvcounts);
+  free(a2a_rdispls);
+  free(a2a_in);
+  free(a2a_out);
   MPI_Finalize();
   return all_ok ? 0 : 1;
 }

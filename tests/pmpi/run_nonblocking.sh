@@ -14,7 +14,7 @@ rm -f "$log".*
 for ((r = 0; r < np; ++r)); do
   test -s "$log.$r" || { echo "no call log from rank $r: was the library preloaded?"; exit 1; }
   for f in MPI_Iallreduce MPI_Ibcast MPI_Iallgather MPI_Iallgatherv MPI_Ireduce \
-           MPI_Ireduce_scatter MPI_Ibarrier; do
+           MPI_Ireduce_scatter MPI_Ialltoallv MPI_Ibarrier; do
     line=$(grep "^$f " "$log.$r") || { echo "rank $r: $f was not intercepted"; exit 1; }
     ours=$(sed 's/.*optcoll=\([0-9]*\).*/\1/' <<< "$line")
     theirs=$(sed 's/.*mpi=\([0-9]*\).*/\1/' <<< "$line")
