@@ -55,7 +55,17 @@ std::span<const CollectiveKind> all_collectives() { return kAllKinds; }
 
 bool needs_synchronization(CollectiveKind kind) { return kind == CollectiveKind::kBarrier; }
 
-void validate(const CollectiveSpec& spec) {
+namespace {
+
+// Each rank's row sum (what it sends) and column sum (what it receives) of an alltoallv.
+struct AlltoallvSums {
+  std::vector<Count> sent, received;
+};
+
+// validate()'s checks; for an alltoallv they sum each rank's row and column (for overflow),
+// and leave the sums in `sums` when it is given (Layout keeps them: one pass over the p^2
+// counts, not two).
+void check_spec(const CollectiveSpec& spec, AlltoallvSums* sums) {
   const std::string_view name = collective_name(spec.kind);
   if (name == "unknown") throw_invalid("unknown collective kind {}", static_cast<int>(spec.kind));
   if (spec.nranks < 1) throw_invalid("{}: nranks must be at least 1, got {}", name, spec.nranks);
@@ -102,26 +112,37 @@ void validate(const CollectiveSpec& spec) {
     }
     throw_invalid("{} needs {} counts (one per rank), got {}", name, expected, spec.counts.size());
   }
-  for (std::size_t i = 0; i < spec.counts.size(); ++i) {
-    if (spec.counts[i] < 0)
-      throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
-  }
+  const auto negative = [&](std::size_t i) {
+    throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
+  };
   if (spec.kind == CollectiveKind::kAlltoallv) {
+    AlltoallvSums local;
+    AlltoallvSums& out = sums != nullptr ? *sums : local;
+    out.sent.assign(p, 0);
+    out.received.assign(p, 0);
     // Row by row, as the counts lie: a column read down strides p entries per element.
-    std::vector<Count> columns(p, 0);
     for (std::size_t i = 0; i < p; ++i) {
-      Count row = 0;
+      const Count* row = spec.counts.data() + i * p;
+      Count sent = 0;
       for (std::size_t j = 0; j < p; ++j) {
-        const Count c = spec.counts[i * p + j];
-        row = checked_add(row, c, "alltoallv: rank {}'s input", i);
-        columns[j] = checked_add(columns[j], c, "alltoallv: rank {}'s output", j);
+        if (row[j] < 0) negative(i * p + j);
+        sent = checked_add(sent, row[j], "alltoallv: rank {}'s input", i);
+        out.received[j] = checked_add(out.received[j], row[j], "alltoallv: rank {}'s output", j);
       }
+      out.sent[i] = sent;
     }
     return;
   }
   Count total = 0;
-  for (const Count c : spec.counts) total = checked_add(total, c, "{}: the sum of counts", name);
+  for (std::size_t i = 0; i < spec.counts.size(); ++i) {
+    if (spec.counts[i] < 0) negative(i);
+    total = checked_add(total, spec.counts[i], "{}: the sum of counts", name);
+  }
 }
+
+}  // namespace
+
+void validate(const CollectiveSpec& spec) { check_spec(spec, nullptr); }
 
 CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank root) {
   CollectiveSpec spec;
@@ -168,20 +189,17 @@ Layout Layout::borrowing(const CollectiveSpec& spec) {
 }
 
 Layout::Layout(std::shared_ptr<const CollectiveSpec> spec) : spec_(std::move(spec)) {
-  validate(*spec_);
   const auto p = static_cast<std::size_t>(spec_->nranks);
   if (spec_->kind == CollectiveKind::kAlltoallv) {
-    sent_.assign(p, 0);
-    received_.assign(p, 0);
-    for (std::size_t i = 0; i < p; ++i) {  // row by row, as the counts lie
-      const Count* row = spec_->counts.data() + i * p;
-      for (std::size_t j = 0; j < p; ++j) {
-        sent_[i] += row[j];
-        received_[j] += row[j];
-      }
-    }
+    AlltoallvSums sums;
+    check_spec(*spec_, &sums);  // (sums the rows and columns as it checks them)
+    sent_ = std::move(sums.sent);
+    received_ = std::move(sums.received);
     pair_displs_ = std::make_shared<PairDispls>();
-  } else if (!spec_->counts.empty()) {
+    return;
+  }
+  validate(*spec_);
+  if (!spec_->counts.empty()) {
     displs_.assign(p + 1, 0);
     for (std::size_t r = 0; r < p; ++r) displs_[r + 1] = displs_[r] + spec_->counts[r];
   }
