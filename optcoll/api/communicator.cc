@@ -298,9 +298,9 @@ const Communicator::CountExchange& Communicator::count_exchange(CollectiveKind k
   auto& known = count_exchanges_[static_cast<std::size_t>(at - kExchanging.begin())];
   if (!known) {
     const std::optional<std::string_view> forced = forced_algorithm(kind);
-    known = CountExchange{forced ? runs_from_own_counts(*forced)
-                                 : linear_wins_without_exchange(kind, size(), model()),
-                          forced};
+    const bool own_counts = forced && runs_from_own_counts(*forced);
+    known = CountExchange{forced ? own_counts : linear_wins_without_exchange(kind, size(), model()),
+                          forced, own_counts ? *forced : algorithms::lookup("linear", kind).name};
   }
   return *known;
 }

@@ -291,10 +291,14 @@ class Communicator {
   // linear_wins_without_exchange holds for this communicator's size and model. Every rank
   // answers alike; computed once per kind.
   bool counts_free(CollectiveKind kind) { return count_exchange(kind).skipped; }
-  // The same, with the algorithm the options force for `kind` (nullopt: auto).
+  // The same, with the algorithm the options force for `kind` (nullopt: auto) and the one a
+  // call without the exchange runs: the forced one where it needs only each rank's own
+  // counts, else kind/linear (a nonblocking call, which never exchanges, runs it whatever
+  // is forced; the C API refuses a nonblocking alltoallv forced to another).
   struct CountExchange {
     bool skipped = false;
     std::optional<std::string_view> forced;
+    std::string_view without_exchange;
   };
   const CountExchange& count_exchange(CollectiveKind kind);
   // The registry's full name of the algorithm the options force for `kind` (nullopt: auto).
@@ -632,7 +636,8 @@ void Communicator::scatterv_root_counts(std::span<const T> in, std::span<T> out,
   if (counts_free(CollectiveKind::kScatterv)) {  // linear: each rank needs only its own count
     const CollectiveSpec spec =
         scatterv_counts_free_spec(root_counts, static_cast<Count>(out.size()), root);
-    call<T>(spec, in, out, detail::no_op(), "scatterv/linear");
+    call<T>(spec, in, out, detail::no_op(),
+            count_exchange(CollectiveKind::kScatterv).without_exchange);
     return;
   }
   scatterv<T>(in, out, exchanged_root_counts(root_counts, root), root);
@@ -783,7 +788,8 @@ Request Communicator::scatterv_root_counts_init(std::span<const T> in, std::span
   if (counts_free(CollectiveKind::kScatterv)) {
     const CollectiveSpec spec =
         scatterv_counts_free_spec(root_counts, static_cast<Count>(out.size()), root);
-    return issue<T>(Mode::kPersistent, spec, in, out, detail::no_op(), "scatterv/linear");
+    return issue<T>(Mode::kPersistent, spec, in, out, detail::no_op(),
+                    count_exchange(CollectiveKind::kScatterv).without_exchange);
   }
   return scatterv_init<T>(in, out, exchanged_root_counts(root_counts, root), root);
 }

@@ -21,9 +21,6 @@ CollectiveSpec regular(CollectiveKind kind, Count count, Rank root) {
   return detail::regular(kind, count, root);
 }
 
-constexpr std::string_view kLinearGatherv = "gatherv/linear";
-constexpr std::string_view kLinearScatterv = "scatterv/linear";
-
 // The gatherv of `spec` (the planned one: every count on every rank; or the exchange-free
 // linear one, `algorithm`) into the root's recvbuf at `displs` (in units of `recv_bytes`);
 // `in` is this rank's contribution, `byte_counts` the blocks the root receives.
@@ -183,15 +180,17 @@ void gatherv_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype s
     mine = bytes_of(sendcount, "sendcount", sendtype, "sendtype");
   }
   if (counts_free(call, CollectiveKind::kGatherv)) {
-    // Linear needs no count exchange (optcoll/plan/counts_free.h): the root receives each
-    // block at the size its recvcounts give, so a sender whose count disagrees fails the
-    // root's receive of it (a transport error naming both sizes).
+    // Linear (or a forced lpt_star) needs no count exchange (optcoll/plan/counts_free.h):
+    // the root receives each block at the size its recvcounts give, so a sender whose count
+    // disagrees fails the root's receive of it (a transport error naming both sizes).
     // (Into the context's scratch: back-to-back calls allocate nothing.)
+    const std::string_view algorithm =
+        call.comm->count_exchange(CollectiveKind::kGatherv).without_exchange;
     CommContext::Scratch& scratch = call.context->scratch();
     if (!is_root) {
       assign_counts_free_spec(scratch.spec, CollectiveKind::kGatherv, call.size, root, call.rank,
                               std::span(&mine, 1));
-      run_spec(call, scratch.spec, byte_type(), no_reduction(), sendbuf, recvbuf, kLinearGatherv);
+      run_spec(call, scratch.spec, byte_type(), no_reduction(), sendbuf, recvbuf, algorithm);
       return;
     }
     const std::vector<Count>& expected = scratch.expected;
@@ -201,12 +200,12 @@ void gatherv_body(Call& call, const void* sendbuf, int sendcount, MPI_Datatype s
       arriving[static_cast<std::size_t>(root)] = mine;
       gatherv_count_mismatch(
           call, counts_free_spec(CollectiveKind::kGatherv, call.size, root, root, arriving),
-          arriving, expected, root, sendbuf, kLinearGatherv);
+          arriving, expected, root, sendbuf, algorithm);
     }
     assign_counts_free_spec(scratch.spec, CollectiveKind::kGatherv, call.size, root, root,
                             expected);
     gatherv_bytes(call, scratch.spec, expected, sendbuf, root, recvbuf, displs, recv_bytes,
-                  kLinearGatherv);
+                  algorithm);
     return;
   }
   // MPI gives the counts at the root only: every rank learns them first.
@@ -248,13 +247,14 @@ void scatterv_body(Call& call, const void* sendbuf, const int sendcounts[], cons
   CommContext::Scratch& scratch = call.context->scratch();
   CollectiveSpec& spec = scratch.spec;
   if (!is_root && counts_free(call, CollectiveKind::kScatterv)) {
-    // Linear needs no count exchange (optcoll/plan/counts_free.h): this rank receives its
-    // block at the size its recvcount gives, so a root that sends another size fails the
-    // receive (a transport error naming both sizes).
+    // Linear (or a forced lpt_star) needs no count exchange (optcoll/plan/counts_free.h):
+    // this rank receives its block at the size its recvcount gives, so a root that sends
+    // another size fails the receive (a transport error naming both sizes).
     const Count mine = bytes_of(recvcount, "recvcount", recvtype, "recvtype");
     assign_counts_free_spec(spec, CollectiveKind::kScatterv, call.size, root, call.rank,
                             std::span(&mine, 1));
-    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, recvbuf, kLinearScatterv);
+    run_spec(call, spec, byte_type(), no_reduction(), sendbuf, recvbuf,
+             call.comm->count_exchange(CollectiveKind::kScatterv).without_exchange);
     return;
   }
   std::size_t send_bytes = 0;
@@ -268,7 +268,7 @@ void scatterv_body(Call& call, const void* sendbuf, const int sendcounts[], cons
   std::string_view algorithm;
   if (counts_free(call, CollectiveKind::kScatterv)) {  // the root, without exchange
     assign_counts_free_spec(spec, CollectiveKind::kScatterv, call.size, root, root, byte_counts);
-    algorithm = kLinearScatterv;
+    algorithm = call.comm->count_exchange(CollectiveKind::kScatterv).without_exchange;
   } else {
     // MPI gives the counts at the root only: it tells every rank first.
     call.comm->bcast<std::int64_t>(byte_counts, root);

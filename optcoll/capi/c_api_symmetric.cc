@@ -36,8 +36,6 @@ void reduction(Call& call, const CollectiveSpec& spec, const void* sendbuf, void
   run_spec(call, spec, type, reduce, sendbuf, recvbuf);
 }
 
-constexpr std::string_view kLinearAlltoallv = "alltoallv/linear";
-
 std::string alltoallv_mismatch(Rank from, Count sent, Rank to, Count expected) {
   return fmt::format(
       "rank {} sends {} bytes to rank {} but recvcounts[{}] says {} "
@@ -49,10 +47,10 @@ std::string alltoallv_mismatch(Rank from, Count sent, Rank to, Count expected) {
 // (which then needs only this rank's row and column, unless the call is nonblocking: refused),
 // else alltoallv/linear.
 std::string_view alltoallv_without_exchange(Call& call) {
-  const std::optional<std::string_view>& forced =
-      call.comm->count_exchange(CollectiveKind::kAlltoallv).forced;
-  if (!forced) return kLinearAlltoallv;
-  if (!runs_from_own_counts(*forced)) {
+  const Communicator::CountExchange& exchange =
+      call.comm->count_exchange(CollectiveKind::kAlltoallv);
+  const std::optional<std::string_view>& forced = exchange.forced;
+  if (forced && !runs_from_own_counts(*forced)) {
     throw_call(MPI_ERR_OTHER,
                "OPTCOLL_Ialltoallv cannot run {} (OPTCOLL_Set_algorithm): it needs every rank's "
                "counts, and MPI gives each rank only its own; a nonblocking call runs "
@@ -60,7 +58,7 @@ std::string_view alltoallv_without_exchange(Call& call) {
                "(persistent: the counts are exchanged once, at init)",
                *forced);
   }
-  return *forced;
+  return exchange.without_exchange;
 }
 
 // An alltoallv run from this rank's own row (send_counts) and column (recv_counts) alone

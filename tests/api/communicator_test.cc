@@ -918,15 +918,22 @@ TEST(Communicator, CountsFreeFollowsTheRuleAndTheOverrides) {
           EXPECT_EQ(comm.counts_free(CollectiveKind::kAlltoallv), p <= 5) << p;
           EXPECT_EQ(comm.forced_algorithm(CollectiveKind::kAlltoallv),
                     p <= 5 ? "alltoallv/pairwise" : "alltoallv/node_aware");
+          // What a call without the exchange runs: the forced algorithm where it needs only
+          // each rank's own counts, else linear.
+          EXPECT_EQ(comm.count_exchange(CollectiveKind::kAlltoallv).without_exchange,
+                    p <= 5 ? "alltoallv/pairwise" : "alltoallv/linear");
+          EXPECT_EQ(comm.count_exchange(CollectiveKind::kGatherv).without_exchange,
+                    "gatherv/linear");
         },
         options);
   }
 }
 
 TEST(Communicator, ScattervWithoutExchangeFollowsTheOverride) {
-  // Forced linear skips the exchange at any p; forced binomial exchanges at p = 4.
+  // Forced linear and lpt_star (stars: each rank needs only its own count) skip the exchange
+  // at any p, and run as forced; forced binomial exchanges at p = 4.
   const std::vector<Count> counts = {3, 0, 5, 1, 2, 4, 0, 6, 2};
-  for (const std::string forced : {"scatterv/linear", "scatterv/binomial"}) {
+  for (const std::string forced : {"scatterv/linear", "scatterv/lpt_star", "scatterv/binomial"}) {
     CommOptions options;
     options.algorithms["scatterv"] = forced;
     for (const Rank p : {4, 9}) {
@@ -955,7 +962,7 @@ TEST(Communicator, ScattervWithoutExchangeFollowsTheOverride) {
             if (comm.rank() == 1 || comm.rank() == 2) {
               const Count others = total - mine_counts[me];
               const Count seen = Layout(comm.last_plan()->schedule.spec).total() - mine_counts[me];
-              EXPECT_EQ(seen, forced == "scatterv/linear" ? 0 : others) << "rank " << me;
+              EXPECT_EQ(seen, forced == "scatterv/binomial" ? others : 0) << "rank " << me;
             }
           },
           options);

@@ -9,7 +9,7 @@
 #      algorithm id of the collective forced by coll_tuned_<collective>_algorithm;
 #   3. require that the run with the file has the signature of the named algorithm forced,
 #      and that some other algorithm's signature differs from it (else the case proves
-#      nothing and the check fails).
+#      nothing and the check fails; the others are tried in order until one differs).
 #
 # usage: check_ompi_rules.sh OPTCOLL ORDER_SIGNATURE MPIEXEC P WORKDIR
 set -euo pipefail
@@ -67,11 +67,13 @@ for case in "allreduce 1" "allreduce 65536" "reduce 1" "reduce 65536"; do
   with_file=$(sig "$what" "$count" --mca coll_tuned_dynamic_rules_filename "$rules")
   named=$(sig "$what" "$count" --mca coll_tuned_${what}_algorithm "$alg" \
     --mca coll_tuned_${what}_algorithm_segmentsize "$seg")
-  differing=""
+  differing=""  # the first other algorithm whose signature differs (one is enough)
   for other in ${alg_ids[$what]}; do
     [[ $other == "$alg" ]] && continue
-    [[ $(sig "$what" "$count" --mca coll_tuned_${what}_algorithm "$other") != "$with_file" ]] &&
-      differing+=" $other"
+    if [[ $(sig "$what" "$count" --mca coll_tuned_${what}_algorithm "$other") != "$with_file" ]]; then
+      differing=" $other"
+      break
+    fi
   done
   if [[ -z $with_file || $with_file != "$named" ]]; then
     echo "FAIL: $what of $key B at p = $p: the file names algorithm $alg (segment $seg B)," \
@@ -83,7 +85,7 @@ for case in "allreduce 1" "allreduce 65536" "reduce 1" "reduce 65536"; do
     status=1
   else
     echo "ok: $what of $key B at p = $p runs algorithm $alg (segment $seg B) as the file says" \
-      "(signature $with_file; algorithms$differing differ)"
+      "(signature $with_file; algorithm$differing differs)"
   fi
 done
 exit $status
