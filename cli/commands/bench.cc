@@ -8,7 +8,9 @@
 // every reduction order gives the same doubles). gatherv and scatterv run with the irregular
 // counts of Träff's distributions (--dists), both as the planned call (all counts known
 // everywhere) and with MPI's semantics through the C API (counts at the root only; the rows
-// "gatherv (C API)", "scatterv (C API)").
+// "gatherv (C API)", "scatterv (C API)"); alltoallv likewise, row r of its count matrix drawn
+// from the distribution with seed + r ("alltoallv", "alltoallv (C API)": each rank gives its
+// own row and column).
 //
 //   mpirun -np 4 optcoll bench --max-bytes 8M --model model.json --format csv
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -44,7 +47,8 @@ namespace {
 
 const std::vector<std::string> kCollectives = {
     "bcast",    "reduce",  "allreduce", "allgather", "reduce_scatter_block",
-    "alltoall", "gatherv", "scatterv",  "scan",      "exscan"};
+    "alltoall", "gatherv", "scatterv",  "alltoallv", "scan",
+    "exscan"};
 
 // The distributions' parameter k in Träff's experiments (p = 2000); rows with another k
 // carry it in their counts label.
@@ -222,21 +226,28 @@ struct Irregular {
   std::vector<double> block, out_a, out_b, root_in, block_a, block_b;
 };
 
+// counts[i] as MPI's ints with their packed displacements; throws past int displacements.
+void mpi_counts_of(const std::vector<Count>& counts, const std::string& name, std::size_t n,
+                   std::vector<int>& mpi_counts, std::vector<int>& displs) {
+  Count total = 0;
+  for (const Count c : counts) {
+    if (total + c > std::numeric_limits<int>::max()) {
+      throw_invalid("bench: the {} counts at {} B per rank exceed MPI's int displacements", name,
+                    n * 8);
+    }
+    mpi_counts.push_back(static_cast<int>(c));
+    displs.push_back(static_cast<int>(total));
+    total += c;
+  }
+}
+
 Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me, Rank root,
                          std::uint64_t seed, Count k) {
   Irregular ir;
   ir.name = k == kPaperDistK ? name : fmt::format("{}(k={})", name, k);
   ir.counts = distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed, k);
-  Count total = 0;
-  for (const Count c : ir.counts) {
-    if (total + c > std::numeric_limits<int>::max()) {
-      throw_invalid("bench: the {} counts at {} B per rank exceed MPI's int displacements", name,
-                    n * 8);
-    }
-    ir.mpi_counts.push_back(static_cast<int>(c));
-    ir.displs.push_back(static_cast<int>(total));
-    total += c;
-  }
+  mpi_counts_of(ir.counts, name, n, ir.mpi_counts, ir.displs);
+  const Count total = std::accumulate(ir.counts.begin(), ir.counts.end(), Count{0});
   const auto mine = static_cast<std::size_t>(ir.counts[static_cast<std::size_t>(me)]);
   ir.block = small_integers(mine, me);
   ir.block_a.assign(mine, -1);
@@ -246,6 +257,42 @@ Irregular make_irregular(const std::string& name, std::size_t n, Rank p, Rank me
   ir.out_b.assign(at_root, -2);
   ir.root_in = small_integers(at_root, me);
   return ir;
+}
+
+// An alltoallv's buffers: row r of the count matrix (what rank r sends each rank) is the
+// distribution's counts drawn with seed + r, so every rank makes the same matrix; MPI's
+// sendcounts and recvcounts are this rank's row and column, packed in rank order.
+struct IrregularAlltoallv {
+  std::string name;
+  std::vector<Count> matrix;
+  std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
+  std::vector<double> in, out_a, out_b;
+};
+
+IrregularAlltoallv make_irregular_alltoallv(const std::string& name, std::size_t n, Rank p, Rank me,
+                                            std::uint64_t seed, Count k) {
+  IrregularAlltoallv a;
+  a.name = k == kPaperDistK ? name : fmt::format("{}(k={})", name, k);
+  const auto q = static_cast<std::size_t>(p);
+  const auto mine = static_cast<std::size_t>(me);
+  for (std::size_t r = 0; r < q; ++r) {
+    const std::vector<Count> row =
+        distribution_counts(parse_distribution(name), p, static_cast<Count>(n), seed + r, k);
+    a.matrix.insert(a.matrix.end(), row.begin(), row.end());
+  }
+  const std::vector<Count> row(a.matrix.begin() + static_cast<std::ptrdiff_t>(mine * q),
+                               a.matrix.begin() + static_cast<std::ptrdiff_t>((mine + 1) * q));
+  std::vector<Count> column(q);
+  for (std::size_t r = 0; r < q; ++r) column[r] = a.matrix[r * q + mine];
+  mpi_counts_of(row, name, n, a.sendcounts, a.sdispls);
+  mpi_counts_of(column, name, n, a.recvcounts, a.rdispls);
+  const auto total = [](const std::vector<Count>& v) {
+    return static_cast<std::size_t>(std::accumulate(v.begin(), v.end(), Count{0}));
+  };
+  a.in = small_integers(total(row), me);
+  a.out_a.assign(total(column), -1);
+  a.out_b.assign(total(column), -2);
+  return a;
 }
 
 // What every step of one bench run reads: the options, the Communicator the optcoll rows
@@ -427,6 +474,36 @@ void add_irregular_cases(const BenchRun& run, std::size_t n,
   }
 }
 
+// alltoallv, planned (every rank knows the matrix) and through the C API (each rank gives its
+// own row and column; under auto the C API exchanges the matrix), for each distribution of
+// --dists at `n` elements per pair on average; `alltoallv` holds their buffers.
+void add_alltoallv_cases(const BenchRun& run, std::size_t n,
+                         std::vector<std::unique_ptr<IrregularAlltoallv>>& alltoallv,
+                         std::vector<Case>& cases) {
+  if (!run.wanted("alltoallv")) return;
+  Communicator& comm = run.comm;
+  for (const auto& dist : run.o.dists) {
+    alltoallv.push_back(std::make_unique<IrregularAlltoallv>(
+        make_irregular_alltoallv(dist, n, run.p, run.me, run.o.seed, run.o.dist_k)));
+    IrregularAlltoallv* a = alltoallv.back().get();
+    const auto theirs = [a] {
+      MPI_Alltoallv(a->in.data(), a->sendcounts.data(), a->sdispls.data(), MPI_DOUBLE,
+                    a->out_b.data(), a->recvcounts.data(), a->rdispls.data(), MPI_DOUBLE,
+                    MPI_COMM_WORLD);
+    };
+    cases.push_back({"alltoallv", a->name,
+                     [&comm, a] { comm.alltoallv<double>(a->in, a->out_a, a->matrix); }, theirs,
+                     &a->out_a, &a->out_b});
+    cases.push_back({"alltoallv (C API)", a->name,
+                     [a] {
+                       OPTCOLL_Alltoallv(a->in.data(), a->sendcounts.data(), a->sdispls.data(),
+                                         MPI_DOUBLE, a->out_a.data(), a->recvcounts.data(),
+                                         a->rdispls.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+                     },
+                     theirs, &a->out_a, &a->out_b});
+  }
+}
+
 // One case's row: a warm-up of each side (optcoll plans here, cached afterwards), then
 // rounds of optcoll and MPI in turn, so that a slow spell of the machine falls on both.
 Row time_case(const BenchRun& run, const Case& c, std::size_t bytes) {
@@ -472,9 +549,11 @@ std::vector<Row> run_bench(const BenchOptions& o, const CostModel& model) {
   for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
     Buffers buf = make_buffers(bytes / 8, p, run.me, run.root);
     std::vector<std::unique_ptr<Irregular>> irregular;
+    std::vector<std::unique_ptr<IrregularAlltoallv>> alltoallv;
     std::vector<Case> cases;
     add_regular_cases(run, buf, cases);
     add_irregular_cases(run, buf.n, irregular, cases);
+    add_alltoallv_cases(run, buf.n, alltoallv, cases);
     for (const auto& c : cases) rows.push_back(time_case(run, c, bytes));
   }
   MPI_Barrier(MPI_COMM_WORLD);
