@@ -8,13 +8,15 @@
  *
  * Semantics are MPI's: the same arguments, MPI_IN_PLACE where MPI allows it, the same
  * results (bit for bit on integer data). Where MPI gives counts only at the root
- * (OPTCOLL_Gatherv, OPTCOLL_Scatterv) or one row per rank (OPTCOLL_Alltoallv), the counts
- * are first exchanged with one small planned collective; OPTCOLL_Gatherv_known and
+ * (OPTCOLL_Gatherv, OPTCOLL_Scatterv) or one row and column per rank (OPTCOLL_Alltoallv), the
+ * counts are first exchanged with one small planned collective; OPTCOLL_Gatherv_known and
  * OPTCOLL_Scatterv_known skip that exchange when every rank passes all counts. Where the
  * model says linear cannot lose to any tree after the exchange (few ranks: docs/design.md
- * 34), OPTCOLL_Gatherv/Scatterv run linear without it; a count that only the root can see
- * is wrong then fails the one message at its receiver (MPI_ERR_OTHER, naming both sizes),
- * as in MPI, instead of MPI_ERR_COUNT at the root (docs/errors.md).
+ * 34), OPTCOLL_Gatherv/Scatterv run linear without it, and so does every call whose
+ * algorithm OPTCOLL_Set_algorithm forces to one that needs only each rank's own counts
+ * (gatherv, scatterv: linear, lpt_star; alltoallv: linear, pairwise); a count that only one
+ * side can see is wrong then fails the one message at its receiver (MPI_ERR_OTHER, naming
+ * both sizes), as in MPI, instead of MPI_ERR_COUNT (docs/errors.md).
  *
  * Datatypes: any contiguous MPI datatype (lower bound 0, extent equal to its size);
  * reductions use optcoll's vector kernels for MPI_INT/INT32_T, MPI_LONG/LONG_LONG/INT64_T,
@@ -99,9 +101,10 @@ int OPTCOLL_Scatterv_known(const void* sendbuf, const int sendcounts[], const in
  * a request: a nonblocking one is then freed (set to OPTCOLL_REQUEST_NULL), a persistent one
  * becomes inactive until the next OPTCOLL_Start; OPTCOLL_Request_free frees an inactive
  * request. Refused with an error: starting an active request, freeing an active request, a
- * nonblocking alltoallv (its counts would need an exchange: use OPTCOLL_Alltoallv_init).
- * A nonblocking MPI-semantics gatherv or scatterv runs linear without a count exchange (an
- * exchange would make it wait for the other ranks). */
+ * nonblocking alltoallv forced to an algorithm that needs every rank's counts (use
+ * OPTCOLL_Alltoallv_init). A nonblocking MPI-semantics gatherv, scatterv or alltoallv runs
+ * linear (or the forced lpt_star, resp. pairwise) without a count exchange (an exchange
+ * would make it wait for the other ranks). */
 typedef struct OPTCOLL_Request_s* OPTCOLL_Request;
 #ifdef __cplusplus
 #define OPTCOLL_REQUEST_NULL (static_cast<OPTCOLL_Request>(nullptr))
