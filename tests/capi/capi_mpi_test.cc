@@ -579,6 +579,37 @@ void check_errors() {
       expect(rc == MPI_SUCCESS && sum == g_size,
              "the communicator works after an alltoallv mismatch" + mode);
     }
+    // Without the exchange, rank 0's block to itself given two sizes (sends 1 element,
+    // recvcounts[0] says 2): rank 0 fails alone with MPI_ERR_COUNT, its recvbuf unchanged;
+    // the others succeed.
+    {
+      expect(OPTCOLL_Set_algorithm("alltoallv", "linear") == MPI_SUCCESS, "force linear");
+      const auto n = static_cast<std::size_t>(g_size);
+      std::vector<int> ones(n, 1), send_displs(n), own_counts(n, 1), own_displs(n);
+      for (std::size_t i = 0; i < n; ++i) send_displs[i] = static_cast<int>(i);
+      if (g_rank == 0) own_counts[0] = 2;
+      int at = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        own_displs[i] = at;
+        at += own_counts[i];
+      }
+      std::vector<int> sendv(n, g_rank), recvv(static_cast<std::size_t>(at), -5);
+      rc = OPTCOLL_Alltoallv(sendv.data(), ones.data(), send_displs.data(), MPI_INT, recvv.data(),
+                             own_counts.data(), own_displs.data(), MPI_INT, comm);
+      if (g_rank == 0) {
+        expect(error_class(rc) == MPI_ERR_COUNT &&
+                   last_error_mentions("rank 0 sends 4 bytes to rank 0 but recvcounts[0] says 8") &&
+                   std::count(recvv.begin(), recvv.end(), -5) == at,
+               std::string("alltoallv: rank 0 names its own block (no exchange): ") +
+                   OPTCOLL_Last_error());
+      } else {
+        expect(rc == MPI_SUCCESS && recvv[0] == 0,
+               "alltoallv: the others succeed when rank 0 errs on its own block");
+      }
+      rc = OPTCOLL_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+      expect(rc == MPI_SUCCESS && sum == g_size,
+             "the communicator works after rank 0's own-block mismatch");
+    }
     expect(OPTCOLL_Set_algorithm("alltoallv", "auto") == MPI_SUCCESS, "reset alltoallv");
     // A mistake only one rank makes before communicating, in a call where every rank needs
     // every other: it tells the others, every rank fails this call (none waits for its
