@@ -328,6 +328,23 @@ bool last_error_mentions(const char* text) {
 
 // A rank that found a mismatch in a message tells the others: each succeeded (it had
 // finished the call) or failed at once, told by `teller` (it was still in the call).
+// An alltoallv in which every rank sends one int (its rank) to every rank, but rank
+// `mistaken` expects two from rank `from`: its return code, and `recvv` (filled with -5
+// before the call, laid out packed by the receive counts).
+int alltoallv_expecting_two(MPI_Comm comm, int mistaken, int from, std::vector<int>& recvv) {
+  const auto n = static_cast<std::size_t>(g_size);
+  std::vector<int> ones(n, 1), recv_counts(n, 1);
+  if (g_rank == mistaken) recv_counts[static_cast<std::size_t>(from)] = 2;
+  int sent = 0;
+  int received = 0;
+  const std::vector<int> send_displs = packed_displs(ones, &sent);
+  const std::vector<int> recv_displs = packed_displs(recv_counts, &received);
+  std::vector<int> sendv(n, g_rank);
+  recvv.assign(static_cast<std::size_t>(received), -5);
+  return OPTCOLL_Alltoallv(sendv.data(), ones.data(), send_displs.data(), MPI_INT, recvv.data(),
+                           recv_counts.data(), recv_displs.data(), MPI_INT, comm);
+}
+
 bool succeeded_or_told(int rc, int teller) {
   const std::string told = "rank " + std::to_string(teller) + " failed: ";
   return rc == MPI_SUCCESS ||
@@ -549,22 +566,13 @@ void check_errors() {
              "set the alltoallv algorithm");
       const bool exchanged = exchange && g_size > 2;
       const std::string mode = exchanged ? " (with the count exchange)" : " (no exchange)";
-      const auto n = static_cast<std::size_t>(g_size);
-      std::vector<int> ones(n, 1), sd(n), rc_counts(n, 1), rd(n);
-      for (std::size_t i = 0; i < n; ++i) sd[i] = static_cast<int>(i);
-      if (g_rank == 1) rc_counts[0] = 2;
-      int at = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        rd[i] = at;
-        at += rc_counts[i];
-      }
-      std::vector<int> sendv(n, g_rank), recvv(static_cast<std::size_t>(at), -5);
-      rc = OPTCOLL_Alltoallv(sendv.data(), ones.data(), sd.data(), MPI_INT, recvv.data(),
-                             rc_counts.data(), rd.data(), MPI_INT, comm);
+      std::vector<int> recvv;
+      rc = alltoallv_expecting_two(comm, 1, 0, recvv);
       if (g_rank == 1 && exchanged) {
         expect(error_class(rc) == MPI_ERR_COUNT &&
                    last_error_mentions("rank 0 sends 4 bytes to rank 1 but recvcounts[0] says 8") &&
-                   std::count(recvv.begin(), recvv.end(), -5) == at,
+                   std::count(recvv.begin(), recvv.end(), -5) ==
+                       static_cast<std::ptrdiff_t>(recvv.size()),
                "alltoallv: rank 1 names rank 0's count" + mode + ": " + OPTCOLL_Last_error());
       } else if (g_rank == 1) {
         expect(rc != MPI_SUCCESS && last_error_mentions("from rank 0") &&
@@ -584,22 +592,13 @@ void check_errors() {
     // the others succeed.
     {
       expect(OPTCOLL_Set_algorithm("alltoallv", "linear") == MPI_SUCCESS, "force linear");
-      const auto n = static_cast<std::size_t>(g_size);
-      std::vector<int> ones(n, 1), send_displs(n), own_counts(n, 1), own_displs(n);
-      for (std::size_t i = 0; i < n; ++i) send_displs[i] = static_cast<int>(i);
-      if (g_rank == 0) own_counts[0] = 2;
-      int at = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        own_displs[i] = at;
-        at += own_counts[i];
-      }
-      std::vector<int> sendv(n, g_rank), recvv(static_cast<std::size_t>(at), -5);
-      rc = OPTCOLL_Alltoallv(sendv.data(), ones.data(), send_displs.data(), MPI_INT, recvv.data(),
-                             own_counts.data(), own_displs.data(), MPI_INT, comm);
+      std::vector<int> recvv;
+      rc = alltoallv_expecting_two(comm, 0, 0, recvv);
       if (g_rank == 0) {
         expect(error_class(rc) == MPI_ERR_COUNT &&
                    last_error_mentions("rank 0 sends 4 bytes to rank 0 but recvcounts[0] says 8") &&
-                   std::count(recvv.begin(), recvv.end(), -5) == at,
+                   std::count(recvv.begin(), recvv.end(), -5) ==
+                       static_cast<std::ptrdiff_t>(recvv.size()),
                std::string("alltoallv: rank 0 names its own block (no exchange): ") +
                    OPTCOLL_Last_error());
       } else {
