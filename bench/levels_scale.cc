@@ -6,9 +6,12 @@
 // stages take seconds, not microseconds.
 //
 //   build/release/bench/bench_levels_scale [nodes] [ranks_per_node]
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -58,14 +61,34 @@ void run(const std::string& name, const CollectiveSpec& spec, const optcoll::Cos
       schedule.params.c_str());
 }
 
+// argv[i] as a count of at least 1, or `fallback` when absent; nullopt when not such a count.
+std::optional<std::int32_t> count_argument(int argc, char** argv, int i, std::int32_t fallback) {
+  if (argc <= i) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(argv[i], &end, 10);
+  if (errno != 0 || end == argv[i] || *end != '\0' || value < 1 || value > (1 << 20)) {
+    return std::nullopt;
+  }
+  return static_cast<std::int32_t>(value);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::int32_t nodes = argc > 1 ? std::atoi(argv[1]) : 1024;
-  const optcoll::Rank per_node = argc > 2 ? std::atoi(argv[2]) : 64;
-  const optcoll::Rank p = nodes * per_node;
-  const optcoll::CostModel model = two_level_model(nodes, per_node);
-  std::printf("p = %d (%d nodes x %d ranks)\n", p, nodes, per_node);
+  const auto nodes = count_argument(argc, argv, 1, 1024);
+  const auto per_node = count_argument(argc, argv, 2, 64);
+  if (argc > 3 || !nodes || !per_node ||
+      std::int64_t{*nodes} * *per_node > std::numeric_limits<optcoll::Rank>::max()) {
+    std::fprintf(stderr,
+                 "usage: %s [nodes] [ranks_per_node]: two counts of at least 1 whose product "
+                 "fits a rank (default 1024 64)\n",
+                 argv[0]);
+    return 2;
+  }
+  const optcoll::Rank p = *nodes * *per_node;
+  const optcoll::CostModel model = two_level_model(*nodes, *per_node);
+  std::printf("p = %d (%d nodes x %d ranks)\n", p, *nodes, *per_node);
   run("allreduce/node_aware", optcoll::make_spec(CollectiveKind::kAllreduce, p, 1 << 20), model);
   run("bcast/node_aware", optcoll::make_spec(CollectiveKind::kBcast, p, 1 << 20), model);
   run("gatherv/node_aware",

@@ -132,6 +132,23 @@ TEST(CirculantSchedule, EveryRankGetsEveryBlockOnceInOptimalRounds) {
   }
 }
 
+// The per-round counts that cost estimates read, counted rank by rank, against the listed
+// transfers.
+TEST(CirculantSchedule, RoundSizesCountTheListedTransfers) {
+  for (Rank p = 1; p <= 300; p = next_p(p)) {
+    const auto plan = algorithms::patterns::circulant_schedule(p);
+    for (const Count n : block_counts(p)) {
+      if (n > 17) continue;  // (the estimates count S <= q <= 9 pieces here)
+      std::vector<Rank> listed(p > 1 ? static_cast<std::size_t>(n - 1 + plan.q) : 0, 0);
+      for (const auto& x : algorithms::patterns::circulant_bcast_transfers(plan, n)) {
+        ++listed[static_cast<std::size_t>(x.round)];
+      }
+      EXPECT_EQ(algorithms::patterns::circulant_bcast_round_sizes(plan, n), listed)
+          << "p=" << p << " n=" << n;
+    }
+  }
+}
+
 Time simulated(const CollectiveSpec& spec, Count segment, const CostModel& model,
                bool check = true) {
   algorithms::Params params;

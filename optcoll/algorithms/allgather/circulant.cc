@@ -111,10 +111,7 @@ class RoundProfile {
     if (q_ == 0) return;
     const auto plan = patterns::circulant_schedule(p);
     for (Count s = 1; s <= q_; ++s) {
-      std::vector<Rank> transfers(static_cast<std::size_t>(s - 1 + q_), 0);
-      for (const CirculantTransfer& x : patterns::circulant_bcast_transfers(plan, s)) {
-        ++transfers[static_cast<std::size_t>(x.round)];
-      }
+      std::vector<Rank> transfers = patterns::circulant_bcast_round_sizes(plan, s);
       while (!transfers.empty() && transfers.back() == p - 1) transfers.pop_back();
       partial_.push_back(std::move(transfers));
     }

@@ -106,7 +106,7 @@ void halving_gather(ScheduleBuilder& b, const Fold& fold, const Members& members
 void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
                         const Parts& parts, Held* held) {
   const Fold fold(static_cast<Rank>(members.size()));
-  StepOrder order(b.nranks());
+  StepOrder order(members);
   for (Rank i = 0; i < fold.rem; ++i) {
     const Piece& part = parts[idx(2 * i)];
     transfer_new(b, held, members[idx(2 * i)], members[idx(2 * i + 1)], at(bases[idx(2 * i)], part),
@@ -120,8 +120,8 @@ void doubling_allgather(ScheduleBuilder& b, const Members& members, const std::v
       const Rank to = fold.player(v ^ dist);
       const auto t = transfer_new(b, held, members[idx(from)], members[idx(to)],
                                   at(bases[idx(from)], span), at(bases[idx(to)], span));
-      order.send(b, members[idx(from)], t);
-      order.received(members[idx(to)], t);
+      order.send(b, from, t);
+      order.received(to, t);
     }
     order.end_step();
   }

@@ -197,6 +197,32 @@ std::vector<CirculantTransfer> circulant_bcast_transfers(const CirculantSchedule
   return transfers;
 }
 
+std::vector<Rank> circulant_bcast_round_sizes(const CirculantSchedule& plan, Count blocks) {
+  OPTCOLL_CHECK(blocks >= 1, "circulant broadcast of {} blocks", blocks);
+  const Rank p = plan.nranks;
+  const int q = plan.q;
+  if (p <= 1) return {};
+  // The same rounds and block values as circulant_bcast_transfers, walked per receiver.
+  const std::int64_t x = ((1 - blocks) % q + q) % q;
+  const std::int64_t rounds = blocks - 1 + q;
+  std::vector<Rank> sizes(static_cast<std::size_t>(rounds), 0);
+  std::vector<std::uint8_t> held(static_cast<std::size_t>(blocks));
+  for (Rank r = 1; r < p; ++r) {
+    std::fill(held.begin(), held.end(), 0);
+    for (std::int64_t i = x; i < x + rounds; ++i) {
+      const int k = static_cast<int>(i % q);
+      Count v = plan.received(r, k) + (i - k) - x;
+      if (v < 0) continue;
+      v = std::min(v, blocks - 1);
+      auto& has = held[static_cast<std::size_t>(v)];
+      if (has != 0) continue;
+      has = 1;  // (one receipt per round: counting it now changes no earlier round)
+      ++sizes[static_cast<std::size_t>(i - x)];
+    }
+  }
+  return sizes;
+}
+
 void emit_circulant_bcast(ScheduleBuilder& b, Rank root, Count blocks, Slice data,
                           OpId root_after) {
   const Rank p = b.nranks();

@@ -71,7 +71,7 @@ ScheduleBuilder::Transfer transfer_new(ScheduleBuilder& b, Held* held, Rank from
 }
 
 void StepOrder::send(ScheduleBuilder& b, Rank from, const ScheduleBuilder::Transfer& t) {
-  b.add_dependency(from, last_recv_[idx(from)], t.send);
+  b.add_dependency(members_[idx(from)], last_recv_[idx(from)], t.send);
 }
 
 void StepOrder::received(Rank to, const ScheduleBuilder::Transfer& t) {
@@ -157,15 +157,15 @@ void mst_reduce(ScheduleBuilder& b, const Members& members, const std::vector<Sl
 void ring_allgather(ScheduleBuilder& b, const Members& members, const std::vector<Slice>& bases,
                     const Parts& parts, Held* held) {
   const auto q = static_cast<Rank>(members.size());
-  StepOrder order(b.nranks());
+  StepOrder order(members);
   for (Rank step = 0; step + 1 < q; ++step) {
     for (Rank i = 0; i < q; ++i) {
       const Rank next = (i + 1) % q;
       const Piece& part = parts[idx((i - step + q) % q)];
       const auto t = transfer_new(b, held, members[idx(i)], members[idx(next)],
                                   at(bases[idx(i)], part), at(bases[idx(next)], part));
-      order.send(b, members[idx(i)], t);
-      order.received(members[idx(next)], t);
+      order.send(b, i, t);
+      order.received(next, t);
     }
     order.end_step();
   }

@@ -46,16 +46,21 @@ ScheduleBuilder::Transfer transfer_new(ScheduleBuilder& b, Held* held, Rank from
 // send early, take ports out of step order and stall its partners.
 class StepOrder {
  public:
-  explicit StepOrder(Rank p) : last_recv_(static_cast<std::size_t>(p), kNoOp) {}
-  // Orders the send of `t` (on `from`) after from's last receive; call end_step() after
-  // each step to make the step's receives count.
+  // For the steps among `members` (which must outlive it). Its state is per member, not
+  // per rank of the schedule: a hybrid runs one ring per line of its grid, 8,192 lines of
+  // 32 at p = 262,144, and a table of p entries per line was 2 s of memset in auto's plan.
+  explicit StepOrder(const Members& members)
+      : members_(members), last_recv_(members.size(), kNoOp) {}
+  // Orders the send of `t` (on members[from]) after that member's last receive; call
+  // end_step() after each step to make the step's receives count.
   void send(ScheduleBuilder& b, Rank from, const ScheduleBuilder::Transfer& t);
-  void received(Rank to, const ScheduleBuilder::Transfer& t);
+  void received(Rank to, const ScheduleBuilder::Transfer& t);  // by members[to]
   void end_step();
 
  private:
-  std::vector<OpId> last_recv_;
-  std::vector<std::pair<Rank, OpId>> pending_;
+  const Members& members_;
+  std::vector<OpId> last_recv_;                 // per member
+  std::vector<std::pair<Rank, OpId>> pending_;  // (member index, receive)
 };
 
 // 0, 1, ..., p-1.
