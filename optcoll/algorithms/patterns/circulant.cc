@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "optcoll/algorithms/patterns/slices.h"
@@ -206,19 +207,40 @@ std::vector<Rank> circulant_bcast_round_sizes(const CirculantSchedule& plan, Cou
   const std::int64_t x = ((1 - blocks) % q + q) % q;
   const std::int64_t rounds = blocks - 1 + q;
   std::vector<Rank> sizes(static_cast<std::size_t>(rounds), 0);
-  std::vector<std::uint8_t> held(static_cast<std::size_t>(blocks));
-  for (Rank r = 1; r < p; ++r) {
-    std::fill(held.begin(), held.end(), 0);
-    for (std::int64_t i = x; i < x + rounds; ++i) {
-      const int k = static_cast<int>(i % q);
-      Count v = plan.received(r, k) + (i - k) - x;
-      if (v < 0) continue;
-      v = std::min(v, blocks - 1);
-      auto& has = held[static_cast<std::size_t>(v)];
-      if (has != 0) continue;
-      has = 1;  // (one receipt per round: counting it now changes no earlier round)
-      ++sizes[static_cast<std::size_t>(i - x)];
+  // `held` marks the blocks rank r has: held.test_and_set(v) says whether it had v already.
+  const auto count_receipts = [&](auto& held) {
+    for (Rank r = 1; r < p; ++r) {
+      held.clear();
+      int k = static_cast<int>(x % q);  // i mod q, kept without a division per round
+      for (std::int64_t i = x; i < x + rounds; ++i) {
+        Count v = plan.received(r, k) + (i - k) - x;
+        if (++k == q) k = 0;
+        if (v < 0) continue;
+        v = std::min(v, blocks - 1);
+        // (One receipt per round: marking it now changes no earlier round.)
+        if (!held.test_and_set(v)) ++sizes[static_cast<std::size_t>(i - x)];
+      }
     }
+  };
+  if (blocks <= 64) {  // every S the estimates ask for (S <= q)
+    struct {
+      std::uint64_t bits = 0;
+      void clear() { bits = 0; }
+      bool test_and_set(Count v) {
+        const std::uint64_t bit = std::uint64_t{1} << v;
+        const bool had = (bits & bit) != 0;
+        bits |= bit;
+        return had;
+      }
+    } mask;
+    count_receipts(mask);
+  } else {
+    struct {
+      std::vector<std::uint8_t> has;
+      void clear() { std::fill(has.begin(), has.end(), 0); }
+      bool test_and_set(Count v) { return std::exchange(has[static_cast<std::size_t>(v)], 1) != 0; }
+    } flags{std::vector<std::uint8_t>(static_cast<std::size_t>(blocks))};
+    count_receipts(flags);
   }
   return sizes;
 }
