@@ -152,9 +152,11 @@ TEST(Bounds, TheRegistryHasBoundsForItsLargestSchedules) {
 }
 
 TEST(Bounds, NeverExceedTheSimulatedTime) {
-  // The sanitizer builds stop at p = 17 (tests/testing/registry_cases.h) and leave out 13 and 16.
+  // The sanitizer builds stop at p = 8 (a prime, a power of two and their neighbours below
+  // it): this grid is arithmetic over 16 models, whose code paths the smaller rank counts
+  // reach as well; without p = 17 it takes 19 s instead of 40 under AddressSanitizer.
   const std::vector<Rank> ranks = testing::kSanitizedBuild
-                                      ? std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 17}
+                                      ? std::vector<Rank>{1, 2, 3, 4, 5, 7, 8}
                                       : std::vector<Rank>{1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 64};
   const std::vector<testing::CountPattern> patterns{
       testing::CountPattern::kZero, testing::CountPattern::kOne, testing::CountPattern::kFive,
