@@ -3,9 +3,11 @@
 #include "optcoll/plan/search_steps.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <limits>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -148,6 +150,21 @@ std::vector<Entry> make_entries(const CollectiveSpec& spec, const CostModel& mod
   return entries;
 }
 
+double pair_cost_dp_work(const AlgorithmInfo& info, const CollectiveSpec& spec,
+                         const CostModel& model) {
+  // The registry algorithms whose build runs the DP over all ranks (gather_trees.h's
+  // optimal_tree_nonhomogeneous) when the model has per-pair costs.
+  static constexpr std::array<std::string_view, 6> kAllRanksDp = {
+      "gather/optimal",   "gatherv/optimal",       "scatter/optimal",
+      "scatterv/optimal", "bcast/optimal_ordered", "reduce/optimal_ordered"};
+  if (model.homogeneous() ||
+      std::find(kAllRanksDp.begin(), kAllRanksDp.end(), info.name) == kAllRanksDp.end()) {
+    return 0;
+  }
+  const auto p = static_cast<double>(spec.nranks);
+  return p * p * p * p / 1000;
+}
+
 void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model, bool price) {
   if (e.why_not) return;
   const AlgorithmInfo& info = *e.info;
@@ -169,7 +186,7 @@ void prepare_entry(Entry& e, const CollectiveSpec& spec, const CostModel& model,
     return;
   }
   const auto sized = info.estimate(spec, defaults.params, closed_form_part(model));
-  defaults.work = sized ? sized->work : 0;
+  defaults.work = (sized ? sized->work : 0) + pair_cost_dp_work(info, spec, model);
   if (sized) e.ranking = sized->time;
   std::size_t variants = 0;  // those simulate_entry will add: radix 2, 3, 4, 8 or segment / 2, * 2
   for (const auto& param : info.params()) {

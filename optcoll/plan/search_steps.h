@@ -16,6 +16,17 @@ namespace optcoll::search {
 // not built to price a candidate: it is listed as not evaluated instead.
 inline constexpr double kMaxSimulatedWork = 1e7;
 
+// The op-equivalents of building `info`'s schedule for `spec` that are not ops: Träff's
+// optimal-tree DP over all p ranks under per-pair costs (a placement or pair matrices:
+// planners/nonhomogeneous_tree_dp.cc, O(p^4) time in practice, O(p^3) memory), which the
+// gather and scatter optimal trees and bcast and reduce optimal_ordered run there, priced at
+// p^4 / 1000 (measured on the project machine: each took about 4 s at p = 256 and 50 s at
+// p = 512 under a 16-rank-per-node placement, against a microsecond or so per simulated op).
+// 0 for every other algorithm and model. Without it the search built them at any p: auto's
+// plan of an allgather of 4 KiB per rank on 32 nodes x 16 ranks took 104 s.
+double pair_cost_dp_work(const algorithms::AlgorithmInfo& info, const CollectiveSpec& spec,
+                         const CostModel& model);
+
 // Runs fn(i) for every i in [0, n) on up to `workers` threads (PlanOptions::workers), the
 // caller's included, each index once. The candidates are independent (builders and the simulator
 // are pure functions of their arguments) and fn writes only index i's results, so the outcome is
