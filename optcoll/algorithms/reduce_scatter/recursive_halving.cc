@@ -102,8 +102,8 @@ std::optional<Estimate> estimate_reduce_scatter_recursive_halving(const Collecti
                     c.copy_of(largest);
   const double elements =
       static_cast<double>(fold.rem) * static_cast<double>(n) + patterns::halving_elements(p, n);
-  return make_estimate(spec, time, elements, p * (3.0 * fold.bits + static_cast<double>(p) / 2),
-                       false);
+  // Ops: every rank's copies into the pow2 slots, then about three per step.
+  return make_estimate(spec, time, elements, p * (3.0 * fold.bits + fold.pow2), false);
 }
 
 }  // namespace optcoll::algorithms

@@ -44,7 +44,8 @@ std::optional<Time> bound_reduce_scatter_reproducible(const CollectiveSpec& spec
   return fan_in_bound(spec, model, spec.nranks - 1, largest_block(spec));
 }
 
-// Estimate: the fold exchange of the blocks. Exact for equal blocks.
+// Estimate: the fold exchange of the blocks. Exact for equal blocks. Ops: each rank sends p - 1
+// blocks and receives and folds p - 1.
 std::optional<Estimate> estimate_reduce_scatter_reproducible(const CollectiveSpec& spec,
                                                              const Params& /*params*/,
                                                              const CostModel& model) {
@@ -55,7 +56,7 @@ std::optional<Estimate> estimate_reduce_scatter_reproducible(const CollectiveSpe
   for (Rank r = 0; r < spec.nranks; ++r) block.push_back(layout.block(r));
   const double p = spec.nranks;
   return make_estimate(spec, patterns::fold_exchange_time(*c, block),
-                       (p - 1) * static_cast<double>(layout.total()), 2 * p * p, false);
+                       (p - 1) * static_cast<double>(layout.total()), 3 * p * p, false);
 }
 
 }  // namespace optcoll::algorithms
