@@ -153,8 +153,9 @@ TEST(OneRankPlan, BuildsNoAllRanksPairCostTreeAtLargeP) {
   CostModel model = reference_cluster_model();
   model.placement = block_placement(16, 16);
   const CollectiveSpec spec = make_spec(CollectiveKind::kGather, 256, 10);
-  EXPECT_EQ(search::pair_cost_dp_work(algorithms::lookup("optimal", spec.kind), spec, model),
-            256.0 * 256 * 256 * 256 / 1000);
+  // Beyond what a plan for one rank builds (select.h), where the DP takes seconds.
+  EXPECT_GT(search::pair_cost_dp_work(algorithms::lookup("optimal", spec.kind), spec, model),
+            kOneRankBuildWork);
   EXPECT_EQ(search::pair_cost_dp_work(algorithms::lookup("binomial", spec.kind), spec, model), 0);
   EXPECT_EQ(search::pair_cost_dp_work(algorithms::lookup("optimal", spec.kind), spec,
                                       reference_cluster_model()),
