@@ -8,11 +8,13 @@ its results (docs/design.md, "A transfer that waits stands in both of its ends' 
 
     tools/sim_diff.py OLD_OPTCOLL NEW_OPTCOLL [WORKDIR]
 
-The grid: p 5, 13, 16, 33 (and 64 for three models), counts from 3 to 100,000 elements
+The grid: p 5, 13, 16, 33 (and 64 for four models), counts from 3 to 100,000 elements
 (v-collectives: skewed blocks of that size); the thread backend's default with 16 and 4
 cores, the MPI backend's one-node default with 64 and 8, the reference cluster, the unit model
-with 2 half-duplex ports, shared sends with send and receive gaps and overlap, and a 4x4
-placement with one NIC port per node. About 5,400 runs per binary; 20 s each on 2 cores.
+with 2 half-duplex ports, shared sends with send and receive gaps and overlap, and three
+placements (each at its own p): 4x4 with one NIC port per node, 33 ranks round robin over 4
+nodes with two NIC ports and overlap, 8x8 with shared sends and gaps. About 5,700 runs per
+binary, 20-30 minutes for both on 2 cores.
 """
 import concurrent.futures
 import json
@@ -34,9 +36,15 @@ MODEL_FLAGS = {
                    "0.3", "--overlap"],
     "place": ["--placement", "4x4", "--inter-alpha", "5e-6", "--inter-beta", "1e-9",
               "--nic-ports", "1"],
+    "place_rr": ["--placement", ",".join(str(r % 4) for r in range(33)), "--inter-alpha", "5e-6",
+                 "--inter-beta", "1e-9", "--nic-ports", "2", "--overlap"],
+    "place_shared": ["--placement", "8x8", "--inter-alpha", "5e-6", "--inter-beta", "1e-9",
+                     "--nic-ports", "1", "--send-mode", "shared", "--send-gap", "1e-6",
+                     "--receive-gap", "5e-7"],
 }
 SHAPES = [(5, 3), (16, 1024), (16, 100000), (13, 40000), (33, 777), (64, 4096)]
-AT_64 = ("thr16", "mpi", "shared_gap")
+AT_64 = ("thr16", "mpi", "shared_gap", "place_shared")
+PLACED_AT = {"place": 16, "place_rr": 33, "place_shared": 64}  # the placements' rank counts
 
 
 def grid(optcoll, models_dir):
@@ -46,7 +54,7 @@ def grid(optcoll, models_dir):
         collective = algorithm["collective"]
         for p, count in SHAPES:
             for model in list(MODEL_FILES) + list(MODEL_FLAGS):
-                if (model == "place" and p != 16) or (p == 64 and model not in AT_64):
+                if PLACED_AT.get(model, p) != p or (p == 64 and model not in AT_64):
                     continue
                 args = ["simulate", collective, "-p", str(p), "-a", algorithm["name"]]
                 if collective.endswith("v") or collective == "reduce_scatter":

@@ -9,7 +9,9 @@
 // ends' ports at a time and moves to the other end when it finds that one busy; in a
 // many-to-many schedule most of the event loop is such moves, so the port queues are lists
 // in which every waiting transfer stands at both ends (WaitLists) and a move is a change of
-// tag, decided from the list entry alone (move_if_blocked).
+// tag, decided from the list entry alone (move_if_blocked). Under a placement a transfer
+// between nodes stands in its two NIC channels' lists too (nic_lists_), and moves between
+// ports and channels the same way.
 #include "optcoll/sim/engine.h"
 
 #include <algorithm>
@@ -70,6 +72,19 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
     link_queue_slot_.assign(channels, -1);
     link_capacity_ = static_cast<std::uint16_t>(model.nic_ports);
     has_links_ = true;
+    make_nic_lists();
+  }
+}
+
+void Engine::make_nic_lists() {
+  for (std::size_t link = 0; link < link_queue_slot_.size(); ++link) {
+    link_queue_slot_[link] = new_queue(static_cast<Rank>(link), kLinkQueue);
+  }
+  for (Rank r = 0; r < placement_->nranks(); ++r) {
+    for (const std::int64_t link : {out_channel(r), in_channel(r)}) {
+      const auto q = static_cast<std::size_t>(link_queue_slot_[static_cast<std::size_t>(link)]);
+      nic_lists_.attach(queue_info_[q].store, r);
+    }
   }
 }
 
@@ -527,8 +542,8 @@ void Engine::wake_queue(std::int32_t q, Gid waker) {
   if (info.candidate || queue_empty(q)) return;
   info.candidate = true;
   info.waker = waker;
-  if (is_port_queue(info.type)) {
-    lists_.rewind(info.store, [this](Gid g) {
+  if (is_listed(info.type)) {
+    lists_for(info.type).rewind(info.store, [this](Gid g) {
       return listing_[static_cast<std::size_t>(g)] == Listing::kStarted;
     });
   }
@@ -661,9 +676,10 @@ void Engine::start_ready_work(Time now) {
         queue_info_[static_cast<std::size_t>(q)].candidate = false;
         break;
       }
-      // A transfer whose other end's port is busy moves there, as try_start would move it,
-      // without looking it up (most of what a many-to-many schedule's drains do).
-      if (!is_port_queue(info.type) || !move_if_blocked(q)) {
+      // A transfer whose other end's port (or NIC channel) is busy moves there, as try_start
+      // would move it, without looking it up (most of what a many-to-many schedule's drains
+      // do).
+      if (!is_listed(info.type) || !move_if_blocked(q)) {
         try_start(queue_pop(q), now, info.waker);
       }
       if (queue_empty(q)) {
@@ -786,8 +802,8 @@ void Engine::links_of(Gid g) {
   if (topology_ != nullptr) {
     topology_->route(from, to, route_);
   } else if (!placement_->same_node(from, to)) {
-    route_.push_back(2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(from)]});
-    route_.push_back(2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(to)]} + 1);
+    route_.push_back(out_channel(from));
+    route_.push_back(in_channel(to));
   }
 }
 
@@ -800,7 +816,12 @@ bool Engine::take_links(Gid g, Item item) {
       link_queue_slot_[l] = new_queue(static_cast<Rank>(link), kLinkQueue);
     item.from = -1;
     list_transfer(g, item);
-    queues_.push(queue_info_[static_cast<std::size_t>(link_queue_slot_[l])].store, item);
+    const QueueInfo& info = queue_info_[static_cast<std::size_t>(link_queue_slot_[l])];
+    if (is_listed(kLinkQueue)) {
+      nic_lists_.park(info.store, g);
+    } else {
+      queues_.push(info.store, item);
+    }
     return false;
   }
   for (const std::int64_t link : route_) ++link_busy_[static_cast<std::size_t>(link)];
@@ -834,47 +855,72 @@ std::int32_t Engine::queue_of(Rank rank, QueueType type) {
 }
 
 std::int32_t Engine::new_queue(Rank rank, QueueType type) {
-  const std::int32_t store = type == kSendQueue   ? lists_.create(WaitLists::kSends, rank)
-                             : type == kRecvQueue ? lists_.create(WaitLists::kReceives, rank)
-                                                  : queues_.create();
+  std::int32_t store = 0;
+  if (type == kSendQueue || type == kRecvQueue) {
+    store = lists_.create(type == kSendQueue ? WaitLists::kSends : WaitLists::kReceives, rank);
+  } else if (is_listed(type)) {  // a NIC channel: 2 node out of the node, 2 node + 1 into it
+    store = nic_lists_.create(rank % 2 == 0 ? WaitLists::kSends : WaitLists::kReceives);
+  } else {
+    store = queues_.create();
+  }
   queue_info_.push_back(QueueInfo{rank, type, false, kNoGid, store});
   return static_cast<std::int32_t>(queue_info_.size() - 1);
 }
 
 bool Engine::queue_empty(std::int32_t q) const {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  return is_port_queue(info.type) ? lists_.empty(info.store) : queues_.empty(info.store);
+  return is_listed(info.type) ? lists_for(info.type).empty(info.store) : queues_.empty(info.store);
 }
 
 Item Engine::queue_top(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  if (!is_port_queue(info.type)) return queues_.top(info.store);
+  if (!is_listed(info.type)) return queues_.top(info.store);
   return list_top(q).item();
 }
 
 const WaitLists::Entry& Engine::list_top(std::int32_t q) {
-  return lists_.top(queue_info_[static_cast<std::size_t>(q)].store);
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  return lists_for(info.type).top(info.store);
+}
+
+std::int32_t Engine::blocked_at(const WaitLists::Entry& entry) const {
+  // try_start's checks in its order: the sender's port, the receiver's, the route's channels.
+  const auto from = static_cast<std::size_t>(entry.sender);
+  const auto to = static_cast<std::size_t>(entry.receiver);
+  if (!entry.holds_nothing && !can_send(entry.sender)) {
+    const bool may_join_any = !sends_sharable_.empty() && !sends_sharable_[from].empty();
+    return may_join_any ? -1 : queue_slot_[from * 3 + kSendQueue];
+  }
+  if (!can_receive(entry.receiver)) return queue_slot_[to * 3 + kRecvQueue];
+  if (placement_ == nullptr || placement_->same_node(entry.sender, entry.receiver)) return -1;
+  for (const std::int64_t link : {out_channel(entry.sender), in_channel(entry.receiver)}) {
+    const auto l = static_cast<std::size_t>(link);
+    if (link_busy_[l] >= link_capacity_) return link_queue_slot_[l];
+  }
+  return -1;
 }
 
 bool Engine::move_if_blocked(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   const WaitLists::Entry& head = list_top(q);
-  if (info.type == kSendQueue) {  // its sender may send: try_start looks at the receiver next
-    if (can_receive(head.receiver)) return false;
-  } else {  // its receiver may receive: the sender's port, unless it needs none or may join
-    const bool may_join_any =
-        !sends_sharable_.empty() && !sends_sharable_[static_cast<std::size_t>(head.sender)].empty();
-    if (head.holds_nothing || may_join_any || can_send(head.sender)) return false;
+  const std::int32_t target = blocked_at(head);
+  if (target < 0) return false;
+  const QueueInfo& there = queue_info_[static_cast<std::size_t>(target)];
+  if (is_link_queue(there.type) == is_link_queue(info.type)) {
+    lists_for(info.type).move_top_to_other(info.store);  // parked at its other end
+  } else {                                               // between a port and a NIC channel
+    const Gid g = head.gid;
+    lists_for(info.type).take_top(info.store);
+    lists_for(there.type).park(there.store, g);
   }
-  lists_.move_top_to_other(info.store);  // parked at its other end
   return true;
 }
 
 Item Engine::queue_pop(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  if (!is_port_queue(info.type)) return queues_.pop(info.store);
+  if (!is_listed(info.type)) return queues_.pop(info.store);
   const Item item = queue_top(q);
-  lists_.take_top(info.store);  // being tried: try_start parks or starts it
+  lists_for(info.type).take_top(info.store);  // being tried: try_start parks or starts it
   return item;
 }
 
@@ -882,6 +928,7 @@ void Engine::list_transfer(Gid g, const Item& item) {
   if (listing_.empty()) {
     listing_.assign(hot_.size(), Listing::kNotListed);
     lists_.set_gid_count(hot_.size());
+    if (is_listed(kLinkQueue)) nic_lists_.set_gid_count(hot_.size());
   }
   Listing& listing = listing_[static_cast<std::size_t>(g)];
   if (listing != Listing::kNotListed) return;
@@ -891,6 +938,10 @@ void Engine::list_transfer(Gid g, const Item& item) {
   queue_of(entry.sender, kSendQueue);  // both lists made
   queue_of(entry.receiver, kRecvQueue);
   lists_.add(entry);
+  // A transfer between nodes is in its NIC channels' lists too, added now (when it first
+  // waits, in nearly key order) rather than when it first finds a channel busy (far out of
+  // key order: a rank's early transfers reach the NIC after later ranks' ones).
+  if (crosses_nodes(g)) nic_lists_.add(entry);
 }
 
 void Engine::park_listed(Gid g, std::int32_t q) {
@@ -900,9 +951,15 @@ void Engine::park_listed(Gid g, std::int32_t q) {
 void Engine::unlist_started(Gid g) {
   if (listing_.empty() || listing_[static_cast<std::size_t>(g)] == Listing::kNotListed) return;
   listing_[static_cast<std::size_t>(g)] = Listing::kStarted;
-  for (const std::int32_t q :
-       {queue_of(hot_[g].rank, kSendQueue), queue_of(hot_[hot_[g].partner].rank, kRecvQueue)}) {
+  const Rank from = hot_[g].rank;
+  const Rank to = hot_[hot_[g].partner].rank;
+  for (const std::int32_t q : {queue_of(from, kSendQueue), queue_of(to, kRecvQueue)}) {
     lists_.add_started(queue_info_[static_cast<std::size_t>(q)].store);
+  }
+  if (!crosses_nodes(g)) return;
+  for (const std::int64_t link : {out_channel(from), in_channel(to)}) {
+    const auto q = static_cast<std::size_t>(link_queue_slot_[static_cast<std::size_t>(link)]);
+    nic_lists_.add_started(queue_info_[q].store);
   }
 }
 

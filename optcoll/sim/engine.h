@@ -96,15 +96,27 @@ class Engine {
   };
   // Bookkeeping of one rank's queue of work blocked on one resource. A rank's send and
   // receive queues are lists of lists_ (WaitLists: each knows which of its transfers are parked in
-  // it), the others (computations, links) queues of queues_.
+  // it), a placement's NIC channels lists of nic_lists_, the others (computations, a
+  // topology's links) queues of queues_.
   struct QueueInfo {
     Rank rank = 0;
     QueueType type = kSendQueue;
     bool candidate = false;  // its head is among the candidates of the current instant
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
-    std::int32_t store = 0;  // its list in lists_ (send, receive) or queue in queues_
+    std::int32_t store = 0;  // its list in lists_ (ports) or nic_lists_, or queue in queues_
   };
   static bool is_port_queue(QueueType type) { return type == kSendQueue || type == kRecvQueue; }
+  static bool is_link_queue(QueueType type) { return type == kLinkQueue; }
+  // Queues that are lists of lists_ (ports) or nic_lists_ (a placement's NIC channels: a
+  // transfer between nodes waits at one of its two, out of its sender's node and into its
+  // receiver's, and moves between them as between its two ports).
+  bool is_listed(QueueType type) const {
+    return is_port_queue(type) || (type == kLinkQueue && placement_ != nullptr);
+  }
+  WaitLists& lists_for(QueueType type) { return type == kLinkQueue ? nic_lists_ : lists_; }
+  const WaitLists& lists_for(QueueType type) const {
+    return type == kLinkQueue ? nic_lists_ : lists_;
+  }
 
   // flatten(): numbers the ops (number_ops) and checks the limit; sets an op's kind and
   // duration; builds the successor lists from the flat predecessors; sizes the run's state.
@@ -195,9 +207,13 @@ class Engine {
   // Queue q's first item (it must not be empty), and that item taken out of it.
   Item queue_top(std::int32_t q);
   const WaitLists::Entry& list_top(std::int32_t q);  // a port list's first parked entry
-  // A port list's first transfer, when try_start would only move it to its other end's list
-  // (that port is busy): moved so, without try_start's look-ups; false if it may start.
+  // A listed queue's first transfer, when try_start would only park it in another list (a
+  // port or NIC channel it needs is busy): moved there, without try_start's look-ups; false
+  // if it may start (or try_start must decide: it may join a send in progress).
   bool move_if_blocked(std::int32_t q);
+  // The listed queue in which try_start would park the transfer of `entry` now, or -1 if it
+  // may start or may join a send in progress.
+  std::int32_t blocked_at(const WaitLists::Entry& entry) const;
   Item queue_pop(std::int32_t q);
   bool queue_empty(std::int32_t q) const;
   // Transfers (by their Send) in the port lists: Send g, waiting for the first time, is
@@ -213,6 +229,18 @@ class Engine {
   // Links (only with a topology): take every link of the route of Send g, or park `item` on
   // the first busy one and return false; release them when the transfer ends.
   bool take_links(Gid g, Item item);
+  // A placement's NIC channels: rank r's node's channel out of the node and into it; whether
+  // Send g's transfer goes through them (its ranks are on different nodes).
+  std::int64_t out_channel(Rank r) const {
+    return 2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(r)]};
+  }
+  std::int64_t in_channel(Rank r) const { return out_channel(r) + 1; }
+  bool crosses_nodes(Gid g) const {
+    return placement_ != nullptr &&
+           !placement_->same_node(hot_[g].rank, hot_[hot_[g].partner].rank);
+  }
+  // The queues of every NIC channel, each a list of nic_lists_ that the node's ranks share.
+  void make_nic_lists();
   void links_of(Gid g);  // the links of Send g's transfer into route_
   void release_links(Gid g);
   bool has_resource(Rank rank, QueueType type) const;
@@ -378,6 +406,7 @@ class Engine {
   std::vector<std::int64_t> route_;    // scratch
   BlockedQueues queues_;               // created on first use
   WaitLists lists_;                    // the ranks' send and receive queues
+  WaitLists nic_lists_;                // a placement's NIC channels' queues
   std::vector<QueueInfo> queue_info_;  // by queue id
   // Per Send, once any transfer waits: whether it is in the port lists, and whether it
   // started since (which port list it is parked in, if any, the lists keep themselves).
