@@ -10,8 +10,10 @@
 // many-to-many schedule most of the event loop is such moves, so the port queues are lists
 // in which every waiting transfer stands at both ends (WaitLists) and a move is a change of
 // tag, decided from the list entry alone (move_if_blocked). Under a placement a transfer
-// between nodes stands in its two NIC channels' lists too (nic_lists_), and moves between
-// ports and channels the same way.
+// between nodes that finds a NIC channel busy waits in the queue of its pair of nodes
+// (from, to), which a release of either channel looks at only if the other one is free:
+// were it parked at one channel, each release would move nearly every transfer parked there
+// to its other end, all of the other channels being busy.
 #include "optcoll/sim/engine.h"
 
 #include <algorithm>
@@ -72,19 +74,9 @@ Engine::Engine(const Schedule& schedule, const CostModel& model,
     link_queue_slot_.assign(channels, -1);
     link_capacity_ = static_cast<std::uint16_t>(model.nic_ports);
     has_links_ = true;
-    make_nic_lists();
-  }
-}
-
-void Engine::make_nic_lists() {
-  for (std::size_t link = 0; link < link_queue_slot_.size(); ++link) {
-    link_queue_slot_[link] = new_queue(static_cast<Rank>(link), kLinkQueue);
-  }
-  for (Rank r = 0; r < placement_->nranks(); ++r) {
-    for (const std::int64_t link : {out_channel(r), in_channel(r)}) {
-      const auto q = static_cast<std::size_t>(link_queue_slot_[static_cast<std::size_t>(link)]);
-      nic_lists_.attach(queue_info_[q].store, r);
-    }
+    nodes_ = placement_->nodes();
+    waiting_out_.assign(static_cast<std::size_t>(nodes_), {});
+    waiting_in_.assign(static_cast<std::size_t>(nodes_), {});
   }
 }
 
@@ -388,6 +380,11 @@ bool Engine::has_resource(Rank rank, QueueType type) const {
       return can_compute(rank);
     case kLinkQueue:
       return link_busy_[static_cast<std::size_t>(rank)] < link_capacity_;
+    case kNicPairQueue: {
+      const NicPair& pair = nic_pairs_[static_cast<std::size_t>(rank)];
+      return channel_free(out_channel_of(pair.from_node)) &&
+             channel_free(in_channel_of(pair.to_node));
+    }
   }
   return false;
 }
@@ -542,8 +539,8 @@ void Engine::wake_queue(std::int32_t q, Gid waker) {
   if (info.candidate || queue_empty(q)) return;
   info.candidate = true;
   info.waker = waker;
-  if (is_listed(info.type)) {
-    lists_for(info.type).rewind(info.store, [this](Gid g) {
+  if (is_port_queue(info.type)) {
+    lists_.rewind(info.store, [this](Gid g) {
       return listing_[static_cast<std::size_t>(g)] == Listing::kStarted;
     });
   }
@@ -679,7 +676,7 @@ void Engine::start_ready_work(Time now) {
       // A transfer whose other end's port (or NIC channel) is busy moves there, as try_start
       // would move it, without looking it up (most of what a many-to-many schedule's drains
       // do).
-      if (!is_listed(info.type) || !move_if_blocked(q)) {
+      if (!is_port_queue(info.type) || !move_if_blocked(q)) {
         try_start(queue_pop(q), now, info.waker);
       }
       if (queue_empty(q)) {
@@ -802,8 +799,8 @@ void Engine::links_of(Gid g) {
   if (topology_ != nullptr) {
     topology_->route(from, to, route_);
   } else if (!placement_->same_node(from, to)) {
-    route_.push_back(out_channel(from));
-    route_.push_back(in_channel(to));
+    route_.push_back(out_channel_of(placement_->node_of[static_cast<std::size_t>(from)]));
+    route_.push_back(in_channel_of(placement_->node_of[static_cast<std::size_t>(to)]));
   }
 }
 
@@ -812,16 +809,15 @@ bool Engine::take_links(Gid g, Item item) {
   for (const std::int64_t link : route_) {
     const auto l = static_cast<std::size_t>(link);
     if (link_busy_[l] < link_capacity_) continue;
-    if (link_queue_slot_[l] < 0)
-      link_queue_slot_[l] = new_queue(static_cast<Rank>(link), kLinkQueue);
     item.from = -1;
     list_transfer(g, item);
-    const QueueInfo& info = queue_info_[static_cast<std::size_t>(link_queue_slot_[l])];
-    if (is_listed(kLinkQueue)) {
-      nic_lists_.park(info.store, g);
-    } else {
-      queues_.push(info.store, item);
+    if (placement_ != nullptr) {  // route_: out of the sender's node, into the receiver's
+      push_to_pair(pair_queue(route_[0] / 2, route_[1] / 2), item);
+      return false;
     }
+    if (link_queue_slot_[l] < 0)
+      link_queue_slot_[l] = new_queue(static_cast<Rank>(link), kLinkQueue);
+    queues_.push(queue_info_[static_cast<std::size_t>(link_queue_slot_[l])].store, item);
     return false;
   }
   for (const std::int64_t link : route_) ++link_busy_[static_cast<std::size_t>(link)];
@@ -833,7 +829,60 @@ void Engine::release_links(Gid g) {
   for (const std::int64_t link : route_) {
     const auto l = static_cast<std::size_t>(link);
     --link_busy_[l];
-    wake_queue(link_queue_slot_[l], g);
+    if (placement_ != nullptr) {
+      wake_pairs(link, g);
+    } else {
+      wake_queue(link_queue_slot_[l], g);
+    }
+  }
+}
+
+std::int32_t Engine::pair_queue(std::int64_t from_node, std::int64_t to_node) {
+  const auto [it, added] = pair_queue_of_.try_emplace(pair_key(from_node, to_node), 0);
+  if (added) {
+    nic_pairs_.push_back(
+        NicPair{static_cast<std::int32_t>(from_node), static_cast<std::int32_t>(to_node)});
+    it->second = new_queue(static_cast<Rank>(nic_pairs_.size() - 1), kNicPairQueue);
+  }
+  return it->second;
+}
+
+void Engine::push_to_pair(std::int32_t q, const Item& item) {
+  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  if (queues_.empty(info.store)) {  // the pair waits: both of its channels' releases look at it
+    NicPair& pair = nic_pairs_[static_cast<std::size_t>(info.rank)];
+    auto& out = waiting_out_[static_cast<std::size_t>(pair.from_node)];
+    auto& in = waiting_in_[static_cast<std::size_t>(pair.to_node)];
+    pair.at_out = static_cast<std::int32_t>(out.size());
+    pair.at_in = static_cast<std::int32_t>(in.size());
+    out.push_back(q);
+    in.push_back(q);
+  }
+  queues_.push(info.store, item);
+}
+
+void Engine::pair_drained(std::int32_t q) {
+  const NicPair& pair = pair_of(q);
+  // Removed from both nodes' lists of waiting pairs by moving their last pair into its place.
+  const auto remove = [this](std::vector<std::int32_t>& waiting, std::int32_t at, bool out) {
+    const std::int32_t last = waiting.back();
+    waiting[static_cast<std::size_t>(at)] = last;
+    waiting.pop_back();
+    NicPair& moved = pair_of(last);
+    (out ? moved.at_out : moved.at_in) = at;
+  };
+  remove(waiting_out_[static_cast<std::size_t>(pair.from_node)], pair.at_out, true);
+  remove(waiting_in_[static_cast<std::size_t>(pair.to_node)], pair.at_in, false);
+}
+
+void Engine::wake_pairs(std::int64_t channel, Gid waker) {
+  const bool out = channel % 2 == 0;
+  const auto node = static_cast<std::size_t>(channel / 2);
+  for (const std::int32_t q : out ? waiting_out_[node] : waiting_in_[node]) {
+    const NicPair& pair = pair_of(q);
+    if (channel_free(out ? in_channel_of(pair.to_node) : out_channel_of(pair.from_node))) {
+      wake_queue(q, waker);
+    }
   }
 }
 
@@ -855,35 +904,29 @@ std::int32_t Engine::queue_of(Rank rank, QueueType type) {
 }
 
 std::int32_t Engine::new_queue(Rank rank, QueueType type) {
-  std::int32_t store = 0;
-  if (type == kSendQueue || type == kRecvQueue) {
-    store = lists_.create(type == kSendQueue ? WaitLists::kSends : WaitLists::kReceives, rank);
-  } else if (is_listed(type)) {  // a NIC channel: 2 node out of the node, 2 node + 1 into it
-    store = nic_lists_.create(rank % 2 == 0 ? WaitLists::kSends : WaitLists::kReceives);
-  } else {
-    store = queues_.create();
-  }
+  const std::int32_t store = type == kSendQueue   ? lists_.create(WaitLists::kSends, rank)
+                             : type == kRecvQueue ? lists_.create(WaitLists::kReceives, rank)
+                                                  : queues_.create();
   queue_info_.push_back(QueueInfo{rank, type, false, kNoGid, store});
   return static_cast<std::int32_t>(queue_info_.size() - 1);
 }
 
 bool Engine::queue_empty(std::int32_t q) const {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  return is_listed(info.type) ? lists_for(info.type).empty(info.store) : queues_.empty(info.store);
+  return is_port_queue(info.type) ? lists_.empty(info.store) : queues_.empty(info.store);
 }
 
 Item Engine::queue_top(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  if (!is_listed(info.type)) return queues_.top(info.store);
+  if (!is_port_queue(info.type)) return queues_.top(info.store);
   return list_top(q).item();
 }
 
 const WaitLists::Entry& Engine::list_top(std::int32_t q) {
-  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  return lists_for(info.type).top(info.store);
+  return lists_.top(queue_info_[static_cast<std::size_t>(q)].store);
 }
 
-std::int32_t Engine::blocked_at(const WaitLists::Entry& entry) const {
+std::int32_t Engine::blocked_at(const WaitLists::Entry& entry) {
   // try_start's checks in its order: the sender's port, the receiver's, the route's channels.
   const auto from = static_cast<std::size_t>(entry.sender);
   const auto to = static_cast<std::size_t>(entry.receiver);
@@ -893,34 +936,36 @@ std::int32_t Engine::blocked_at(const WaitLists::Entry& entry) const {
   }
   if (!can_receive(entry.receiver)) return queue_slot_[to * 3 + kRecvQueue];
   if (placement_ == nullptr || placement_->same_node(entry.sender, entry.receiver)) return -1;
-  for (const std::int64_t link : {out_channel(entry.sender), in_channel(entry.receiver)}) {
-    const auto l = static_cast<std::size_t>(link);
-    if (link_busy_[l] >= link_capacity_) return link_queue_slot_[l];
-  }
-  return -1;
+  const std::int64_t from_node = placement_->node_of[from];
+  const std::int64_t to_node = placement_->node_of[to];
+  if (channel_free(out_channel_of(from_node)) && channel_free(in_channel_of(to_node))) return -1;
+  return pair_queue(from_node, to_node);
 }
 
 bool Engine::move_if_blocked(std::int32_t q) {
-  const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
+  const std::int32_t list = queue_info_[static_cast<std::size_t>(q)].store;
   const WaitLists::Entry& head = list_top(q);
-  const std::int32_t target = blocked_at(head);
+  const std::int32_t target = blocked_at(head);  // (may make a queue: no QueueInfo& held)
   if (target < 0) return false;
-  const QueueInfo& there = queue_info_[static_cast<std::size_t>(target)];
-  if (is_link_queue(there.type) == is_link_queue(info.type)) {
-    lists_for(info.type).move_top_to_other(info.store);  // parked at its other end
-  } else {                                               // between a port and a NIC channel
-    const Gid g = head.gid;
-    lists_for(info.type).take_top(info.store);
-    lists_for(there.type).park(there.store, g);
+  if (is_port_queue(queue_info_[static_cast<std::size_t>(target)].type)) {
+    lists_.move_top_to_other(list);  // parked at its other end
+  } else {                           // waits for a NIC channel
+    const Item item = head.item();
+    lists_.take_top(list);
+    push_to_pair(target, item);
   }
   return true;
 }
 
 Item Engine::queue_pop(std::int32_t q) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
-  if (!is_listed(info.type)) return queues_.pop(info.store);
+  if (!is_port_queue(info.type)) {
+    const Item item = queues_.pop(info.store);
+    if (info.type == kNicPairQueue && queues_.empty(info.store)) pair_drained(q);
+    return item;
+  }
   const Item item = queue_top(q);
-  lists_for(info.type).take_top(info.store);  // being tried: try_start parks or starts it
+  lists_.take_top(info.store);  // being tried: try_start parks or starts it
   return item;
 }
 
@@ -928,7 +973,6 @@ void Engine::list_transfer(Gid g, const Item& item) {
   if (listing_.empty()) {
     listing_.assign(hot_.size(), Listing::kNotListed);
     lists_.set_gid_count(hot_.size());
-    if (is_listed(kLinkQueue)) nic_lists_.set_gid_count(hot_.size());
   }
   Listing& listing = listing_[static_cast<std::size_t>(g)];
   if (listing != Listing::kNotListed) return;
@@ -938,10 +982,6 @@ void Engine::list_transfer(Gid g, const Item& item) {
   queue_of(entry.sender, kSendQueue);  // both lists made
   queue_of(entry.receiver, kRecvQueue);
   lists_.add(entry);
-  // A transfer between nodes is in its NIC channels' lists too, added now (when it first
-  // waits, in nearly key order) rather than when it first finds a channel busy (far out of
-  // key order: a rank's early transfers reach the NIC after later ranks' ones).
-  if (crosses_nodes(g)) nic_lists_.add(entry);
 }
 
 void Engine::park_listed(Gid g, std::int32_t q) {
@@ -951,15 +991,9 @@ void Engine::park_listed(Gid g, std::int32_t q) {
 void Engine::unlist_started(Gid g) {
   if (listing_.empty() || listing_[static_cast<std::size_t>(g)] == Listing::kNotListed) return;
   listing_[static_cast<std::size_t>(g)] = Listing::kStarted;
-  const Rank from = hot_[g].rank;
-  const Rank to = hot_[hot_[g].partner].rank;
-  for (const std::int32_t q : {queue_of(from, kSendQueue), queue_of(to, kRecvQueue)}) {
+  for (const std::int32_t q :
+       {queue_of(hot_[g].rank, kSendQueue), queue_of(hot_[hot_[g].partner].rank, kRecvQueue)}) {
     lists_.add_started(queue_info_[static_cast<std::size_t>(q)].store);
-  }
-  if (!crosses_nodes(g)) return;
-  for (const std::int64_t link : {out_channel(from), in_channel(to)}) {
-    const auto q = static_cast<std::size_t>(link_queue_slot_[static_cast<std::size_t>(link)]);
-    nic_lists_.add_started(queue_info_[q].store);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "optcoll/model/cost_model.h"
@@ -92,31 +93,22 @@ class Engine {
     kSendQueue = 0,
     kRecvQueue = 1,
     kComputeQueue = 2,
-    kLinkQueue = 3,  // work blocked on a busy link (QueueInfo::rank holds the link id)
+    kLinkQueue = 3,     // work blocked on a busy link (QueueInfo::rank holds the link id)
+    kNicPairQueue = 4,  // transfers from one node to another blocked on a NIC channel
+                        // (QueueInfo::rank holds the pair's index in nic_pairs_)
   };
   // Bookkeeping of one rank's queue of work blocked on one resource. A rank's send and
   // receive queues are lists of lists_ (WaitLists: each knows which of its transfers are parked in
-  // it), a placement's NIC channels lists of nic_lists_, the others (computations, a
-  // topology's links) queues of queues_.
+  // it), the others (computations, a topology's links, a placement's pairs of nodes) queues
+  // of queues_.
   struct QueueInfo {
     Rank rank = 0;
     QueueType type = kSendQueue;
     bool candidate = false;  // its head is among the candidates of the current instant
     Gid waker = kNoGid;      // the op whose completion woke it at the current instant
-    std::int32_t store = 0;  // its list in lists_ (ports) or nic_lists_, or queue in queues_
+    std::int32_t store = 0;  // its list in lists_ (send, receive) or queue in queues_
   };
   static bool is_port_queue(QueueType type) { return type == kSendQueue || type == kRecvQueue; }
-  static bool is_link_queue(QueueType type) { return type == kLinkQueue; }
-  // Queues that are lists of lists_ (ports) or nic_lists_ (a placement's NIC channels: a
-  // transfer between nodes waits at one of its two, out of its sender's node and into its
-  // receiver's, and moves between them as between its two ports).
-  bool is_listed(QueueType type) const {
-    return is_port_queue(type) || (type == kLinkQueue && placement_ != nullptr);
-  }
-  WaitLists& lists_for(QueueType type) { return type == kLinkQueue ? nic_lists_ : lists_; }
-  const WaitLists& lists_for(QueueType type) const {
-    return type == kLinkQueue ? nic_lists_ : lists_;
-  }
 
   // flatten(): numbers the ops (number_ops) and checks the limit; sets an op's kind and
   // duration; builds the successor lists from the flat predecessors; sizes the run's state.
@@ -213,7 +205,7 @@ class Engine {
   bool move_if_blocked(std::int32_t q);
   // The listed queue in which try_start would park the transfer of `entry` now, or -1 if it
   // may start or may join a send in progress.
-  std::int32_t blocked_at(const WaitLists::Entry& entry) const;
+  std::int32_t blocked_at(const WaitLists::Entry& entry);
   Item queue_pop(std::int32_t q);
   bool queue_empty(std::int32_t q) const;
   // Transfers (by their Send) in the port lists: Send g, waiting for the first time, is
@@ -229,18 +221,35 @@ class Engine {
   // Links (only with a topology): take every link of the route of Send g, or park `item` on
   // the first busy one and return false; release them when the transfer ends.
   bool take_links(Gid g, Item item);
-  // A placement's NIC channels: rank r's node's channel out of the node and into it; whether
-  // Send g's transfer goes through them (its ranks are on different nodes).
-  std::int64_t out_channel(Rank r) const {
-    return 2 * std::int64_t{placement_->node_of[static_cast<std::size_t>(r)]};
+  // A placement's NIC channels: node n's out of it (2 n) and into it (2 n + 1), and whether
+  // one carries fewer transfers than it may.
+  static std::int64_t out_channel_of(std::int64_t node) { return 2 * node; }
+  static std::int64_t in_channel_of(std::int64_t node) { return 2 * node + 1; }
+  bool channel_free(std::int64_t channel) const {
+    return link_busy_[static_cast<std::size_t>(channel)] < link_capacity_;
   }
-  std::int64_t in_channel(Rank r) const { return out_channel(r) + 1; }
-  bool crosses_nodes(Gid g) const {
-    return placement_ != nullptr &&
-           !placement_->same_node(hot_[g].rank, hot_[hot_[g].partner].rank);
+  // A placement's transfers blocked on a NIC channel wait in the queue of their pair of
+  // nodes (made on first use, like a rank's queues). A pair that holds any is in its nodes'
+  // waiting lists (waiting_out_ of its sender's node, waiting_in_ of its receiver's), and a
+  // release of either channel wakes it when the other one is free (wake_pairs): all of a
+  // pair's transfers wait for the same two channels, so a release looks at each waiting pair
+  // once, not at each waiting transfer.
+  struct NicPair {
+    std::int32_t from_node = 0;
+    std::int32_t to_node = 0;
+    std::int32_t at_out = -1;  // its index in waiting_out_[from_node], while it waits
+    std::int32_t at_in = -1;   // and in waiting_in_[to_node]
+  };
+  std::int32_t pair_queue(std::int64_t from_node, std::int64_t to_node);
+  std::int64_t pair_key(std::int64_t from_node, std::int64_t to_node) const {
+    return from_node * nodes_ + to_node;
   }
-  // The queues of every NIC channel, each a list of nic_lists_ that the node's ranks share.
-  void make_nic_lists();
+  NicPair& pair_of(std::int32_t q) {
+    return nic_pairs_[static_cast<std::size_t>(queue_info_[static_cast<std::size_t>(q)].rank)];
+  }
+  void push_to_pair(std::int32_t q, const Item& item);
+  void pair_drained(std::int32_t q);  // its last transfer left: it no longer waits
+  void wake_pairs(std::int64_t channel, Gid waker);
   void links_of(Gid g);  // the links of Send g's transfer into route_
   void release_links(Gid g);
   bool has_resource(Rank rank, QueueType type) const;
@@ -403,10 +412,14 @@ class Engine {
   std::uint16_t link_capacity_ = 1;  // transfers one link carries at once
   std::vector<std::uint16_t> link_busy_;
   std::vector<std::int32_t> link_queue_slot_;
+  std::int64_t nodes_ = 0;                                        // the placement's
+  std::vector<NicPair> nic_pairs_;                                // by pair index
+  std::unordered_map<std::int64_t, std::int32_t> pair_queue_of_;  // from * nodes + to -> queue
+  std::vector<std::vector<std::int32_t>> waiting_out_;  // by node: its waiting pairs' queues
+  std::vector<std::vector<std::int32_t>> waiting_in_;
   std::vector<std::int64_t> route_;    // scratch
   BlockedQueues queues_;               // created on first use
   WaitLists lists_;                    // the ranks' send and receive queues
-  WaitLists nic_lists_;                // a placement's NIC channels' queues
   std::vector<QueueInfo> queue_info_;  // by queue id
   // Per Send, once any transfer waits: whether it is in the port lists, and whether it
   // started since (which port list it is parked in, if any, the lists keep themselves).

@@ -258,9 +258,8 @@ class BlockedQueues {
   std::vector<ItemHeap> extras_;
 };
 
-// Lists of waiting transfers, one per rank and port (its sends, its receives), or one per
-// node and NIC channel (the transfers out of its ranks, into them), each in (time, rank, op)
-// order. A transfer that cannot start is added to both of its lists (its
+// Lists of waiting transfers, one per rank and port (its sends, its receives), each in
+// (time, rank, op) order. A transfer that cannot start is added to both of its lists (its
 // sender's sends, its receiver's receives) when it first waits, and is parked in at most one
 // of them at a time; a list's top is its first entry parked there. Transfers first wait in
 // nearly the order the engine tries them, (time, rank, op), so adding is appending but for a
@@ -299,24 +298,14 @@ class WaitLists {
   }
   // Rank `rank`'s list of `side`.
   std::int32_t create(Side side, std::int32_t rank) {
-    const std::int32_t list = create(side);
-    attach(list, rank);
-    return list;
-  }
-  // A list of `side` that no rank has yet; attach() gives it to ranks.
-  std::int32_t create(Side side) {
-    lists_.emplace_back();
-    lists_.back().side = side;
-    return static_cast<std::int32_t>(lists_.size() - 1);
-  }
-  // `list` is rank `rank`'s list of its side: the transfers it sends (kSends) or receives
-  // (kReceives) are added to it. Several ranks may share a list (a node's NIC channel).
-  void attach(std::int32_t list, std::int32_t rank) {
-    auto& of_rank = list_of_rank_[lists_[static_cast<std::size_t>(list)].side];
+    auto& of_rank = list_of_rank_[side];
     if (of_rank.size() <= static_cast<std::size_t>(rank)) {
       of_rank.resize(static_cast<std::size_t>(rank) + 1, -1);
     }
-    of_rank[static_cast<std::size_t>(rank)] = list;
+    lists_.emplace_back();
+    lists_.back().side = side;
+    of_rank[static_cast<std::size_t>(rank)] = static_cast<std::int32_t>(lists_.size() - 1);
+    return of_rank[static_cast<std::size_t>(rank)];
   }
   // Adds transfer `entry` (parked nowhere yet) to its sender's send list and its receiver's
   // receive list (both created), each in key order: at the end but for transfers that first

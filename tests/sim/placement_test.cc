@@ -6,8 +6,10 @@
 // uneven nodes, one node and one rank per node.
 #include "optcoll/model/placement.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "optcoll/model/cost_model.h"
 #include "optcoll/model/error.h"
 #include "optcoll/schedule/builder.h"
+#include "optcoll/schedule/validate.h"
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
 #include "tests/exec/exec_helpers.h"
@@ -164,6 +167,142 @@ TEST(PlacementSimulation, EmptyMessagesHoldNoChannel) {
   const auto spec = make_spec_v(CollectiveKind::kGatherv, 4, {1, 1, 0, 10}, 0);
   const auto result = simulate(algorithms::build("gatherv/linear", spec, {}, model), model);
   EXPECT_EQ(result.makespan, 5 + 20);
+}
+
+// The NIC channels' queues, checked from the outside on many-to-many schedules: from every
+// transfer's simulated interval alone, no port or channel ever carries more transfers than
+// it may, and no transfer waits at an instant after which all four of its resources (its
+// sender's send port, its receiver's receive port, the two nodes' channels) had room: a
+// queue that forgot to wake a waiting transfer would leave it idle there. With overlap, so
+// that computations hold no port.
+struct Transfer {
+  Rank from = 0;
+  Rank to = 0;
+  Time ready = 0;
+  Time start = 0;
+  Time end = 0;
+};
+
+std::vector<Transfer> transfers_of(const Schedule& schedule, const SimResult& result) {
+  const auto partners = match_messages(schedule);
+  std::vector<Transfer> out;
+  for (Rank r = 0; r < std::ssize(schedule.ranks); ++r) {
+    const auto& ops = schedule.ranks[static_cast<std::size_t>(r)].ops;
+    for (OpId i = 0; i < std::ssize(ops); ++i) {
+      const auto* send = std::get_if<Send>(&ops[static_cast<std::size_t>(i)].action);
+      if (send == nullptr || send->src.count == 0) continue;  // empty messages hold nothing
+      const OpRef recv = partners[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+      const OpTiming& s = result.timing[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+      const OpTiming& q =
+          result.timing[static_cast<std::size_t>(recv.rank)][static_cast<std::size_t>(recv.op)];
+      out.push_back(Transfer{r, recv.rank, std::max(s.ready, q.ready), s.start, s.end});
+    }
+  }
+  return out;
+}
+
+// Returns how many transfers waited (and so were checked).
+std::ptrdiff_t expect_channels_neither_overfilled_nor_idle(const Schedule& schedule,
+                                                           const CostModel& model,
+                                                           const std::string& label) {
+  const SimResult result = simulate(schedule, model, SimOptions{.trace = true});
+  EXPECT_EQ(result.status, SimStatus::kOk) << label;
+  if (result.status != SimStatus::kOk) return 0;
+  const std::vector<Transfer> transfers = transfers_of(schedule, result);
+  const Placement& placement = *model.placement;
+  const auto node = [&](Rank r) { return placement.node_of[static_cast<std::size_t>(r)]; };
+  // The resources of a transfer: [0] send port, [1] receive port, [2] out, [3] in channel
+  // (ids: rank, rank, node, node; no channels within a node), each with its capacity.
+  const auto uses = [&](const Transfer& t, int resource, const Transfer& u) {
+    const bool between_nodes = node(u.from) != node(u.to);
+    switch (resource) {
+      case 0:
+        return u.from == t.from;
+      case 1:
+        return u.to == t.to;
+      case 2:
+        return between_nodes && node(u.from) == node(t.from);
+      default:
+        return between_nodes && node(u.to) == node(t.to);
+    }
+  };
+  const int capacity[4] = {model.ports, model.ports, model.nic_ports, model.nic_ports};
+  const auto full_at = [&](const Transfer& t, int resource, Time at) {
+    if (resource >= 2 && node(t.from) == node(t.to)) return false;
+    int busy = 0;
+    for (const Transfer& u : transfers) {
+      if (u.start <= at && at < u.end && uses(t, resource, u)) ++busy;
+    }
+    return busy >= capacity[resource];
+  };
+  int overfilled = 0;
+  int idle = 0;
+  for (const Transfer& t : transfers) {
+    for (int resource = 0; resource < 4; ++resource) {
+      int busy = 0;
+      for (const Transfer& u : transfers) {
+        if (u.start <= t.start && t.start < u.end && uses(t, resource, u)) ++busy;
+      }
+      if (resource < 2 || node(t.from) != node(t.to)) overfilled += busy > capacity[resource];
+    }
+    if (t.start == t.ready) continue;
+    // Every instant it waited through: its ready time and each end of a transfer before its
+    // start. After each, some resource of it must have been full.
+    std::vector<Time> instants{t.ready};
+    for (const Transfer& u : transfers) {
+      if (u.end > t.ready && u.end < t.start) instants.push_back(u.end);
+    }
+    for (const Time at : instants) {
+      bool blocked = false;
+      for (int resource = 0; resource < 4 && !blocked; ++resource) {
+        blocked = full_at(t, resource, at);
+      }
+      if (!blocked) {
+        ++idle;
+        ADD_FAILURE() << label << ": transfer " << t.from << " -> " << t.to << " ready at "
+                      << t.ready << " started at " << t.start << " though all it needs had room at "
+                      << at;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(overfilled, 0) << label;
+  EXPECT_EQ(idle, 0) << label;
+  return std::ranges::count_if(transfers, [](const Transfer& t) { return t.start > t.ready; });
+}
+
+TEST(PlacementSimulation, NicQueuesNeitherOverfillNorLeaveATransferIdle) {
+  struct Case {
+    const char* placement;
+    int nic_ports;
+  };
+  const Case cases[] = {{"4x4", 1},
+                        {"0,1,2,0,1,2,0,1,2,0,1,2,0", 1},  // round robin, one rank more on node 0
+                        {"0,0,0,0,0,0,0,1,1,2,2,2", 2},    // uneven nodes, two NIC ports
+                        {"0,1,2,3,4,5,6,7,8", 1}};         // one rank per node
+  std::mt19937 random(7);
+  for (const Case& c : cases) {
+    CostModel model = two_level(c.placement, 1, 1, 5, 2, c.nic_ports);
+    model.overlap = true;
+    const Rank p = model.placement->nranks();
+    std::vector<Count> matrix(static_cast<std::size_t>(p * p));
+    for (Count& count : matrix) count = random() % 4 == 0 ? 0 : 1 + random() % 20;  // zeros too
+    std::vector<Count> blocks(matrix.begin(), matrix.begin() + p);
+    const std::pair<const char*, CollectiveSpec> calls[] = {
+        {"alltoallv/linear", make_spec_v(CollectiveKind::kAlltoallv, p, matrix)},
+        {"alltoallv/pairwise", make_spec_v(CollectiveKind::kAlltoallv, p, matrix)},
+        {"allgatherv/linear", make_spec_v(CollectiveKind::kAllgatherv, p, blocks)},
+        {"reduce_scatter/pairwise", make_spec_v(CollectiveKind::kReduceScatter, p, blocks)},
+        {"gatherv/linear", make_spec_v(CollectiveKind::kGatherv, p, blocks, p - 1)},
+    };
+    std::ptrdiff_t waited = 0;
+    for (const auto& [algorithm, spec] : calls) {
+      waited += expect_channels_neither_overfilled_nor_idle(
+          algorithms::build(algorithm, spec, {}, model), model,
+          std::string(algorithm) + " on " + c.placement);
+    }
+    EXPECT_GT(waited, 50) << c.placement << ": too few transfers waited to check the queues";
+  }
 }
 
 // Shared processors (cores) across nodes, by hand, for linear_gather's schedule on nodes
