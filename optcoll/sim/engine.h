@@ -199,12 +199,12 @@ class Engine {
   // Queue q's first item (it must not be empty), and that item taken out of it.
   Item queue_top(std::int32_t q);
   const WaitLists::Entry& list_top(std::int32_t q);  // a port list's first parked entry
-  // A listed queue's first transfer, when try_start would only park it in another list (a
-  // port or NIC channel it needs is busy): moved there, without try_start's look-ups; false
-  // if it may start (or try_start must decide: it may join a send in progress).
+  // A port list's first transfer, when try_start would only park it elsewhere (a port or NIC
+  // channel it needs is busy): moved there, without try_start's look-ups; false if it may
+  // start (or try_start must decide: it may join a send in progress).
   bool move_if_blocked(std::int32_t q);
-  // The listed queue in which try_start would park the transfer of `entry` now, or -1 if it
-  // may start or may join a send in progress.
+  // The queue in which try_start would park the transfer of `entry` now (a port list, or its
+  // pair of nodes' queue), or -1 if it may start or may join a send in progress.
   std::int32_t blocked_at(const WaitLists::Entry& entry);
   Item queue_pop(std::int32_t q);
   bool queue_empty(std::int32_t q) const;
@@ -218,8 +218,9 @@ class Engine {
   void wake(Rank rank, QueueType type, Gid waker);
   void wake_after_communication(Rank rank, bool sent, Gid waker);
   void wake_queue(std::int32_t q, Gid waker);
-  // Links (only with a topology): take every link of the route of Send g, or park `item` on
-  // the first busy one and return false; release them when the transfer ends.
+  // Links (a topology's, or a placement's NIC channels): take every link of the route of
+  // Send g, or park `item` (on the first busy link; under a placement in its pair of nodes'
+  // queue) and return false; release them when the transfer ends.
   bool take_links(Gid g, Item item);
   // A placement's NIC channels: node n's out of it (2 n) and into it (2 n + 1), and whether
   // one carries fewer transfers than it may.
