@@ -850,7 +850,7 @@ std::int32_t Engine::pair_queue(std::int64_t from_node, std::int64_t to_node) {
 void Engine::push_to_pair(std::int32_t q, const Item& item) {
   const QueueInfo& info = queue_info_[static_cast<std::size_t>(q)];
   if (queues_.empty(info.store)) {  // the pair waits: both of its channels' releases look at it
-    NicPair& pair = nic_pairs_[static_cast<std::size_t>(info.rank)];
+    NicPair& pair = pair_of(q);
     auto& out = waiting_out_[static_cast<std::size_t>(pair.from_node)];
     auto& in = waiting_in_[static_cast<std::size_t>(pair.to_node)];
     pair.at_out = static_cast<std::int32_t>(out.size());
