@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "optcoll/api/communicator.h"
+#include "optcoll/plan/counts_free.h"
 
 namespace {
 
@@ -57,14 +58,46 @@ std::vector<optcoll::Count> skewed_counts(optcoll::Rank p, unsigned seed) {
   return counts;
 }
 
+// Rank 0's row (what it sends each rank) and column (what it receives from each) of such a
+// matrix, its block to itself the same in both.
+struct RowAndColumn {
+  std::vector<optcoll::Count> sent, received;
+};
+RowAndColumn skewed_row_and_column(optcoll::Rank p, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<optcoll::Count> count(32, 96);
+  std::uniform_int_distribution<optcoll::Rank> peer(0, p - 1);
+  const auto n = static_cast<std::size_t>(p);
+  RowAndColumn r{std::vector<optcoll::Count>(n), std::vector<optcoll::Count>(n)};
+  for (auto& c : r.sent) c = count(random);
+  for (auto& c : r.received) c = count(random);
+  for (int spike = 0; spike < 4; ++spike) r.sent[static_cast<std::size_t>(peer(random))] *= 16;
+  r.received[0] = r.sent[0];
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const optcoll::Rank p = argc > 1 ? std::atoi(argv[1]) : 1024;
   const int shapes = argc > 2 ? std::atoi(argv[2]) : 20;
-  const bool unbounded = argc > 3 && std::string(argv[3]) == "--unbounded";
-  if (p < 2 || shapes < 1) {
-    std::fprintf(stderr, "usage: bench_plan_cache [p >= 2] [shapes >= 1] [--unbounded]\n");
+  bool unbounded = false;
+  std::string own_counts;  // the forced algorithm of --own-counts
+  bool usage_error = p < 2 || shapes < 1;
+  for (int i = 3; i < argc && !usage_error; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--unbounded") {
+      unbounded = true;
+    } else if (arg == "--own-counts" && i + 1 < argc) {
+      own_counts = argv[++i];
+    } else {
+      usage_error = true;
+    }
+  }
+  if (usage_error) {
+    std::fprintf(stderr,
+                 "usage: bench_plan_cache [p >= 2] [shapes >= 1] [--unbounded] "
+                 "[--own-counts ALGORITHM]\n");
     return 2;
   }
   optcoll::PlanCacheLimits limits;
@@ -79,7 +112,19 @@ int main(int argc, char** argv) {
       "and counts)\n",
       p, shapes, unbounded ? "unbounded" : "bounded", limits.plans, limits.weight);
   const double start_mb = resident_mb();
-  for (int s = 0; s < shapes; ++s) {
+  optcoll::CollectiveSpec own_spec;  // --own-counts: reused from call to call, as the C API does
+  for (int s = 0; s < shapes && !own_counts.empty(); ++s) {
+    const RowAndColumn mine = skewed_row_and_column(p, static_cast<unsigned>(s));
+    const auto start = Clock::now();
+    optcoll::assign_alltoallv_counts_free_spec(own_spec, 0, mine.sent, mine.received);
+    const auto planned = cache.get(own_spec, model, own_counts, nullptr, {}, optcoll::Rank{0});
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf(
+        "shape %3d  %-28s spec and plan %6.3f s  held %3zu plans, weight %10zu  "
+        "resident %7.1f MB\n",
+        s, planned->algorithm.c_str(), took, cache.size(), cache.weight(), resident_mb());
+  }
+  for (int s = 0; s < shapes && own_counts.empty(); ++s) {
     const auto spec = optcoll::make_spec_v(optcoll::CollectiveKind::kAlltoallv, p,
                                            skewed_counts(p, static_cast<unsigned>(s)));
     const auto start = Clock::now();

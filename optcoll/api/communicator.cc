@@ -18,8 +18,9 @@ namespace {
 
 // The cache key's scalars: everything but the counts and the model that determines the plan.
 std::string shape_head(const CollectiveSpec& spec, const std::string& algorithm) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks, spec.root,
-                     spec.count, spec.commutative, spec.reproducible, spec.elem_bytes, algorithm);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|", collective_name(spec.kind), spec.nranks,
+                     spec.root, spec.count, spec.counts_of.value_or(-1), spec.commutative,
+                     spec.reproducible, spec.elem_bytes, algorithm);
 }
 
 // What a plan weighs in the cache (PlanCacheLimits): its ops and its spec's counts.
@@ -173,8 +174,9 @@ struct Communicator::PreparedCall {
     return spec.kind == call_spec.kind && spec.count == call_spec.count &&
            spec.root == call_spec.root && spec.nranks == call_spec.nranks &&
            spec.elem_bytes == call_spec.elem_bytes && spec.commutative == call_spec.commutative &&
-           spec.reproducible == call_spec.reproducible && spec.counts == call_spec.counts &&
-           algorithm.size() == call_algorithm.size() && algorithm == call_algorithm;
+           spec.reproducible == call_spec.reproducible && spec.counts_of == call_spec.counts_of &&
+           spec.counts == call_spec.counts && algorithm.size() == call_algorithm.size() &&
+           algorithm == call_algorithm;
   }
 
   const CollectiveSpec spec;    // as the caller gave it (before the communicator's options)

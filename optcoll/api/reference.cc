@@ -147,7 +147,9 @@ std::vector<Bytes> reference_outputs(const CollectiveSpec& spec, const std::vect
     case CollectiveKind::kAlltoallv: {
       // sent(i, j): elements rank i sends to rank j.
       auto sent = [&](std::size_t i, std::size_t j) {
-        return spec.counts.empty() ? spec.count : spec.counts[i * p + j];
+        return spec.counts.empty()
+                   ? spec.count
+                   : alltoallv_pair(spec, static_cast<Rank>(i), static_cast<Rank>(j));
       };
       for (std::size_t j = 0; j < p; ++j) {
         for (std::size_t i = 0; i < p; ++i) {

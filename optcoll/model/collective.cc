@@ -62,6 +62,69 @@ struct AlltoallvSums {
   std::vector<Count> sent, received;
 };
 
+// validate()'s checks of an alltoallv spec of one rank's row and column (counts_of), with
+// every rank's row and column sums: the owner's are its row's and its column's; another
+// rank sends only to the owner (its column entry) and receives only from it (its row entry).
+void check_row_and_column(const CollectiveSpec& spec, AlltoallvSums* sums) {
+  const auto p = static_cast<std::size_t>(spec.nranks);
+  const Rank owner = *spec.counts_of;
+  if (owner < 0 || owner >= spec.nranks) {
+    throw_invalid("alltoallv: counts_of {} out of range for nranks {}", owner, spec.nranks);
+  }
+  if (spec.counts.size() != 2 * p) {
+    throw_invalid("alltoallv of rank {}'s counts needs {} (its row, then its column), got {}",
+                  owner, 2 * p, spec.counts.size());
+  }
+  for (std::size_t i = 0; i < spec.counts.size(); ++i) {
+    if (spec.counts[i] < 0) {
+      throw_invalid("alltoallv: counts[{}] (rank {}'s {} {}) is negative ({})", i, owner,
+                    i < p ? "row, to rank" : "column, from rank", i < p ? i : i - p,
+                    spec.counts[i]);
+    }
+  }
+  const auto me = static_cast<std::size_t>(owner);
+  if (spec.counts[me] != spec.counts[p + me]) {
+    throw_invalid("alltoallv: rank {} sends itself {} elements in its row but {} in its column",
+                  owner, spec.counts[me], spec.counts[p + me]);
+  }
+  AlltoallvSums local;
+  AlltoallvSums& out = sums != nullptr ? *sums : local;
+  out.sent.assign(spec.counts.begin() + static_cast<std::ptrdiff_t>(p), spec.counts.end());
+  out.received.assign(spec.counts.begin(), spec.counts.begin() + static_cast<std::ptrdiff_t>(p));
+  Count sent = 0;
+  Count received = 0;
+  for (std::size_t i = 0; i < p; ++i) {
+    sent = checked_add(sent, spec.counts[i], "alltoallv: rank {}'s input", owner);
+    received = checked_add(received, spec.counts[p + i], "alltoallv: rank {}'s output", owner);
+  }
+  out.sent[me] = sent;
+  out.received[me] = received;
+}
+
+// validate()'s checks of an alltoallv's whole p x p matrix, with every rank's row and column
+// sums, row by row as the counts lie (a column read down strides p entries per element).
+void check_matrix(const CollectiveSpec& spec, AlltoallvSums* sums) {
+  const auto p = static_cast<std::size_t>(spec.nranks);
+  if (spec.counts.size() != p * p) {
+    throw_invalid("alltoallv needs {} counts (nranks x nranks, row = sender), got {}", p * p,
+                  spec.counts.size());
+  }
+  AlltoallvSums local;
+  AlltoallvSums& out = sums != nullptr ? *sums : local;
+  out.sent.assign(p, 0);
+  out.received.assign(p, 0);
+  for (std::size_t i = 0; i < p; ++i) {
+    const Count* row = spec.counts.data() + i * p;
+    Count sent = 0;
+    for (std::size_t j = 0; j < p; ++j) {
+      if (row[j] < 0) throw_invalid("alltoallv: counts[{}] is negative ({})", i * p + j, row[j]);
+      sent = checked_add(sent, row[j], "alltoallv: rank {}'s input", i);
+      out.received[j] = checked_add(out.received[j], row[j], "alltoallv: rank {}'s output", j);
+    }
+    out.sent[i] = sent;
+  }
+}
+
 // validate()'s checks; for an alltoallv they sum each rank's row and column (for overflow),
 // and leave the sums in `sums` when it is given (Layout keeps them: one pass over the p^2
 // counts, not two).
@@ -81,6 +144,10 @@ void check_spec(const CollectiveSpec& spec, AlltoallvSums* sums) {
   }
   if (spec.elem_bytes < 1 || spec.elem_bytes > 4096) {
     throw_invalid("{}: elem_bytes must be in 1..4096, got {}", name, spec.elem_bytes);
+  }
+  if (spec.counts_of && spec.kind != CollectiveKind::kAlltoallv) {
+    throw_invalid("{}: counts_of ({}) is for an alltoallv's row and column only", name,
+                  *spec.counts_of);
   }
   if (spec.reproducible && !is_reduction(spec.kind)) {
     throw_invalid("{} combines nothing: 'reproducible' applies to reductions only", name);
@@ -103,39 +170,22 @@ void check_spec(const CollectiveSpec& spec, AlltoallvSums* sums) {
   if (spec.count != 0) {
     throw_invalid("{} takes per-rank counts, not a uniform count (got count {})", name, spec.count);
   }
-  const std::size_t p = static_cast<std::size_t>(spec.nranks);
-  const std::size_t expected = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
-  if (spec.counts.size() != expected) {
-    if (spec.kind == CollectiveKind::kAlltoallv) {
-      throw_invalid("alltoallv needs {} counts (nranks x nranks, row = sender), got {}", expected,
-                    spec.counts.size());
-    }
-    throw_invalid("{} needs {} counts (one per rank), got {}", name, expected, spec.counts.size());
-  }
-  const auto negative = [&](std::size_t i) {
-    throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
-  };
   if (spec.kind == CollectiveKind::kAlltoallv) {
-    AlltoallvSums local;
-    AlltoallvSums& out = sums != nullptr ? *sums : local;
-    out.sent.assign(p, 0);
-    out.received.assign(p, 0);
-    // Row by row, as the counts lie: a column read down strides p entries per element.
-    for (std::size_t i = 0; i < p; ++i) {
-      const Count* row = spec.counts.data() + i * p;
-      Count sent = 0;
-      for (std::size_t j = 0; j < p; ++j) {
-        if (row[j] < 0) negative(i * p + j);
-        sent = checked_add(sent, row[j], "alltoallv: rank {}'s input", i);
-        out.received[j] = checked_add(out.received[j], row[j], "alltoallv: rank {}'s output", j);
-      }
-      out.sent[i] = sent;
+    if (spec.counts_of) {
+      check_row_and_column(spec, sums);
+    } else {
+      check_matrix(spec, sums);
     }
     return;
   }
+  const std::size_t p = static_cast<std::size_t>(spec.nranks);
+  if (spec.counts.size() != p) {
+    throw_invalid("{} needs {} counts (one per rank), got {}", name, p, spec.counts.size());
+  }
   Count total = 0;
-  for (std::size_t i = 0; i < spec.counts.size(); ++i) {
-    if (spec.counts[i] < 0) negative(i);
+  for (std::size_t i = 0; i < p; ++i) {
+    if (spec.counts[i] < 0)
+      throw_invalid("{}: counts[{}] is negative ({})", name, i, spec.counts[i]);
     total = checked_add(total, spec.counts[i], "{}: the sum of counts", name);
   }
 }
@@ -166,7 +216,9 @@ CollectiveSpec make_spec_v(CollectiveKind kind, Rank nranks, std::vector<Count> 
 
 // alltoallv's displacements, both written in the order the counts are read (row by row):
 // send[from*(p+1) + to] = what `from` sends ranks before `to`; recv[from*p + to] = what `to`
-// receives from ranks before `from` (row 0: zeros).
+// receives from ranks before `from` (row 0: zeros). Of one rank's row and column (counts_of),
+// only that rank's: send[to] = what it sends ranks before `to`, recv[from] = what it receives
+// from ranks before `from` (p + 1 each; any other rank's are one count or 0).
 struct Layout::PairDispls {
   std::once_flag made;
   std::vector<Count> send;
@@ -209,6 +261,15 @@ const Layout::PairDispls& Layout::pair_displs() const {
   PairDispls& d = *pair_displs_;
   std::call_once(d.made, [&] {
     const auto p = static_cast<std::size_t>(spec_->nranks);
+    if (spec_->counts_of) {
+      d.send.assign(p + 1, 0);
+      d.recv.assign(p + 1, 0);
+      for (std::size_t i = 0; i < p; ++i) {
+        d.send[i + 1] = d.send[i] + spec_->counts[i];
+        d.recv[i + 1] = d.recv[i] + spec_->counts[p + i];
+      }
+      return;
+    }
     d.send.resize(p * (p + 1));
     d.recv.resize((p + 1) * p);
     for (std::size_t i = 0; i < p; ++i) {
@@ -347,13 +408,17 @@ Count Layout::buffer_count(Rank r, Buf buf) const {
 Count Layout::pair_count(Rank from, Rank to) const {
   if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count;
   if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
-  const auto p = static_cast<std::size_t>(spec_->nranks);
-  return spec_->counts[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
+  return alltoallv_pair(*spec_, from, to);
 }
 
 Count Layout::send_displ(Rank from, Rank to) const {
   if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count * to;
   if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
+  if (spec_->counts_of) {  // another rank sends only to the owner (PairDispls)
+    const Rank owner = *spec_->counts_of;
+    if (from == owner) return pair_displs().send[static_cast<std::size_t>(to)];
+    return to > owner ? alltoallv_pair(*spec_, from, owner) : 0;
+  }
   const auto p = static_cast<std::size_t>(spec_->nranks);
   return pair_displs()
       .send[static_cast<std::size_t>(from) * (p + 1) + static_cast<std::size_t>(to)];
@@ -362,6 +427,11 @@ Count Layout::send_displ(Rank from, Rank to) const {
 Count Layout::recv_displ(Rank to, Rank from) const {
   if (spec_->kind == CollectiveKind::kAlltoall) return spec_->count * from;
   if (spec_->kind != CollectiveKind::kAlltoallv) return 0;
+  if (spec_->counts_of) {  // another rank receives only from the owner (PairDispls)
+    const Rank owner = *spec_->counts_of;
+    if (to == owner) return pair_displs().recv[static_cast<std::size_t>(from)];
+    return from > owner ? alltoallv_pair(*spec_, owner, to) : 0;
+  }
   const auto p = static_cast<std::size_t>(spec_->nranks);
   return pair_displs().recv[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
 }
@@ -435,6 +505,18 @@ std::string describe(const CollectiveSpec& spec) {
   if (spec.kind == CollectiveKind::kBarrier) return text;
   if (spec.counts.empty()) {
     text += fmt::format(" count={}", spec.count);
+  } else if (spec.counts_of) {
+    const auto p = static_cast<std::size_t>(spec.nranks);
+    const auto shown = [&](std::size_t first) {
+      constexpr std::size_t kShown = 4;
+      std::string list;
+      for (std::size_t i = 0; i < p && i < kShown; ++i) {
+        list += (i ? "," : "") + std::to_string(spec.counts[first + i]);
+      }
+      return p > kShown ? list + ",..." : list;
+    };
+    text +=
+        fmt::format(" rank {}'s counts: row=[{}] column=[{}]", *spec.counts_of, shown(0), shown(p));
   } else {
     Count total = 0;
     for (const Count c : spec.counts) total += c;

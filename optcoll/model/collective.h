@@ -104,16 +104,23 @@ inline bool count_is_message(CollectiveKind kind) { return traits(kind).count_is
 //           reduce_scatter_block: the per-rank block; alltoall: the block per (sender,
 //           receiver) pair.
 //   counts  scatterv/gatherv/allgatherv/reduce_scatter: one block per rank (size p);
-//           alltoallv: a p x p row-major matrix, counts[i*p + j] = elements i sends to j.
+//           alltoallv: a p x p row-major matrix, counts[i*p + j] = elements i sends to j;
+//           or, where counts_of names a rank R, R's row then R's column (2p entries).
+//   counts_of  alltoallv only: unset for the whole matrix; a rank R when `counts` holds only
+//           what R sends each rank (counts[j]) and what each rank sends R (counts[p + i]),
+//           every other pair being 0. That is what MPI gives rank R of an alltoallv, in O(p)
+//           rather than p^2 (134 MB at p = 4,096): the spec a rank runs without the count
+//           exchange (optcoll/plan/counts_free.h). Read pairs through Layout or alltoallv_pair.
 //
 // Use validate() (or Layout, which validates) before trusting a spec from outside.
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kBcast;
   Rank nranks = 0;
-  Rank root = 0;              // rooted kinds only; must be 0 otherwise
-  Count count = 0;            // regular kinds only; must be 0 for the v-variants
-  std::vector<Count> counts;  // v-variants only
-  bool commutative = true;    // false: the operator is only associative (rank order matters)
+  Rank root = 0;                                 // rooted kinds only; must be 0 otherwise
+  Count count = 0;                               // regular kinds only; must be 0 for the v-variants
+  std::vector<Count> counts;                     // v-variants only
+  std::optional<Rank> counts_of = std::nullopt;  // alltoallv only: `counts` holds its row, column
+  bool commutative = true;  // false: the operator is only associative (rank order matters)
   // Reductions only: every result element must be the left fold ((x0 ⊕ x1) ⊕ x2) ⊕ ... in
   // rank order, one fixed association whatever the algorithm, so floating-point results are
   // bit-identical across algorithms, runs and backends (docs/design.md, "Reproducible").
@@ -126,6 +133,40 @@ struct CollectiveSpec {
 // Throws Error(kInvalidArgument) naming the first problem: nranks < 1, root out of range, a
 // negative count, counts of the wrong length, a negative entry, a total above kMaxCount, ...
 void validate(const CollectiveSpec& spec);
+
+// alltoallv: the elements `from` sends to `to`, from either form of the counts (counts_of).
+// No checks: the spec must be valid and both ranks in range.
+inline Count alltoallv_pair(const CollectiveSpec& spec, Rank from, Rank to) {
+  const auto p = static_cast<std::size_t>(spec.nranks);
+  if (!spec.counts_of)
+    return spec.counts[static_cast<std::size_t>(from) * p + static_cast<std::size_t>(to)];
+  const Rank owner = *spec.counts_of;
+  if (from == owner) return spec.counts[static_cast<std::size_t>(to)];
+  if (to == owner) return spec.counts[p + static_cast<std::size_t>(from)];
+  return 0;
+}
+
+// alltoallv: calls visit(from, to, count) for every pair that may carry data, row by row:
+// all p^2 pairs of the whole matrix; with counts_of = R, R's row and then the rest of R's
+// column (2p - 1 pairs; every pair not visited is 0). For the loops over pairs (estimates,
+// sums) that would otherwise take p^2 steps on a spec of O(p) counts.
+template <class Visit>
+void for_each_alltoallv_pair(const CollectiveSpec& spec, Visit&& visit) {
+  const Rank p = spec.nranks;
+  if (!spec.counts_of) {
+    const Count* count = spec.counts.data();
+    for (Rank from = 0; from < p; ++from) {
+      for (Rank to = 0; to < p; ++to) visit(from, to, *count++);
+    }
+    return;
+  }
+  const Rank owner = *spec.counts_of;
+  const auto n = static_cast<std::size_t>(p);
+  for (Rank to = 0; to < p; ++to) visit(owner, to, spec.counts[static_cast<std::size_t>(to)]);
+  for (Rank from = 0; from < p; ++from) {
+    if (from != owner) visit(from, owner, spec.counts[n + static_cast<std::size_t>(from)]);
+  }
+}
 
 // Convenience constructors (validated).
 CollectiveSpec make_spec(CollectiveKind kind, Rank nranks, Count count, Rank root = 0);

@@ -846,13 +846,17 @@ std::vector<Count> node_traffic(const Layout& layout, const Placement& placement
       add_scan_traffic(layout, placement, into, traffic);
       break;
     case CollectiveKind::kAlltoall:
-    case CollectiveKind::kAlltoallv:
       for (Rank a = 0; a < p; ++a) {
         for (Rank b = 0; b < p; ++b) {
           if (node(a) == node(b)) continue;
           at(into ? node(b) : node(a)) += layout.pair_count(a, b);
         }
       }
+      break;
+    case CollectiveKind::kAlltoallv:  // (one rank's row and column: 2p - 1 pairs)
+      for_each_alltoallv_pair(spec, [&](Rank a, Rank b, Count m) {
+        if (node(a) != node(b)) at(into ? node(b) : node(a)) += m;
+      });
       break;
     case CollectiveKind::kBarrier:
       break;
@@ -903,6 +907,14 @@ void add_received(const Layout& layout, DataNeeds& needs) {
   const Rank p = layout.nranks();
   const auto& spec = layout.spec();
   const auto root = static_cast<std::size_t>(layout.root());
+  if (spec.kind == CollectiveKind::kAlltoallv) {  // over the pairs that may carry data
+    for_each_alltoallv_pair(spec, [&](Rank from, Rank to, Count m) {
+      if (from == to || m == 0) return;
+      needs.missing[static_cast<std::size_t>(to)] += m;
+      needs.sources[static_cast<std::size_t>(to)] += 1;
+    });
+    return;
+  }
   Count nonempty_blocks = 0;
   for (Rank q = 0; q < p; ++q) nonempty_blocks += layout.block(q) > 0 ? 1 : 0;
   for (Rank r = 0; r < p; ++r) {
@@ -937,7 +949,7 @@ void add_received(const Layout& layout, DataNeeds& needs) {
         needs.sources[i] = needs.missing[i] > 0 ? r : 0;
         break;
       case CollectiveKind::kAlltoall:
-      case CollectiveKind::kAlltoallv:
+      case CollectiveKind::kAlltoallv:  // (alltoallv: above)
         for (Rank q = 0; q < p; ++q) {
           if (q == r || layout.pair_count(q, r) == 0) continue;
           needs.missing[i] += layout.pair_count(q, r);
@@ -955,6 +967,13 @@ void add_outgoing(const Layout& layout, DataNeeds& needs) {
   const Rank p = layout.nranks();
   const auto& spec = layout.spec();
   const auto root = static_cast<std::size_t>(layout.root());
+  if (spec.kind == CollectiveKind::kAlltoallv) {  // over the pairs that may carry data
+    if (p < 2) return;
+    for_each_alltoallv_pair(spec, [&](Rank from, Rank to, Count m) {
+      if (from != to) needs.outgoing[static_cast<std::size_t>(from)] += m;
+    });
+    return;
+  }
   for (Rank r = 0; r < p && p > 1; ++r) {
     const auto i = static_cast<std::size_t>(r);
     switch (spec.kind) {

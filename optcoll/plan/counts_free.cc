@@ -125,14 +125,14 @@ void assign_alltoallv_counts_free_spec(CollectiveSpec& spec, Rank rank, std::spa
     throw_invalid("rank {} sends itself {} elements but receives {} from itself", rank, sent[me],
                   received[me]);
   }
-  std::vector<Count> matrix = std::move(spec.counts);  // its storage, for the new counts
-  matrix.assign(n * n, 0);
-  std::copy(sent.begin(), sent.end(), matrix.begin() + static_cast<std::ptrdiff_t>(me * n));
-  for (std::size_t from = 0; from < n; ++from) matrix[from * n + me] = received[from];
+  std::vector<Count> row_and_column = std::move(spec.counts);  // its storage, for the new counts
+  row_and_column.assign(sent.begin(), sent.end());
+  row_and_column.insert(row_and_column.end(), received.begin(), received.end());
   spec = CollectiveSpec{};
   spec.kind = CollectiveKind::kAlltoallv;
   spec.nranks = p;
-  spec.counts = std::move(matrix);
+  spec.counts = std::move(row_and_column);
+  spec.counts_of = rank;
   validate(spec);
 }
 

@@ -92,7 +92,8 @@ void assign_counts_free_spec(CollectiveSpec& spec, CollectiveKind kind, Rank p, 
 
 // The alltoallv spec rank `rank` runs without the count exchange, into `spec` (reusing its
 // storage): the p x p matrix (p = sent.size()) with `sent` as row `rank` (what it sends each
-// rank), `received` as column `rank` (what it receives from each) and 0 elsewhere. Throws
+// rank), `received` as column `rank` (what it receives from each) and 0 elsewhere, held as that
+// row and column alone (CollectiveSpec::counts_of = rank: 2p counts, not p^2). Throws
 // Error(kInvalidArgument) when the sizes differ, `rank` is not a rank, a count is negative,
 // or the rank's block to itself differs between the two (sent[rank] != received[rank]).
 // Neither span may alias spec.counts.

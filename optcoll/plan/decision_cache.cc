@@ -30,6 +30,7 @@ std::uint64_t digest(const CollectiveSpec& spec, const CostModel& model) {
   mix(static_cast<std::uint64_t>(spec.nranks));
   mix(static_cast<std::uint64_t>(spec.root));
   mix(static_cast<std::uint64_t>(spec.count));
+  mix(static_cast<std::uint64_t>(spec.counts_of.value_or(-1)));
   mix(spec.counts.size());
   for (std::size_t i = 0; i < spec.counts.size(); i += 1 + spec.counts.size() / 64) {
     mix(static_cast<std::uint64_t>(spec.counts[i]));

@@ -72,6 +72,10 @@ CollectiveSpec scaled_spec(const CollectiveSpec& spec, Rank p) {
   CollectiveSpec scaled = spec;
   scaled.nranks = p;
   scaled.root = std::min(spec.root, p - 1);
+  if (spec.counts_of) {  // (estimate_ops: no estimate; the caller builds as before)
+    throw_invalid("one rank's alltoallv counts (rank {}'s row and column) do not scale to {} ranks",
+                  *spec.counts_of, p);
+  }
   if (!spec.counts.empty()) {
     scaled.counts = sampled(spec.counts, spec.nranks, p, spec.kind == CollectiveKind::kAlltoallv);
   }

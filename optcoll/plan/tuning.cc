@@ -157,6 +157,9 @@ std::uint64_t tuning_bytes(const CollectiveSpec& spec) {
   if (!is_v_kind(spec.kind)) return static_cast<std::uint64_t>(spec.count) * eb;
   std::uint64_t total = 0;
   for (const Count c : spec.counts) total += static_cast<std::uint64_t>(c);
+  if (spec.counts_of) {  // its block to itself is in both its row and its column
+    total -= static_cast<std::uint64_t>(spec.counts[static_cast<std::size_t>(*spec.counts_of)]);
+  }
   const auto p = static_cast<std::uint64_t>(spec.nranks);
   const std::uint64_t blocks = spec.kind == CollectiveKind::kAlltoallv ? p * p : p;
   return blocks == 0 ? 0 : total * eb / blocks;
@@ -165,6 +168,7 @@ std::uint64_t tuning_bytes(const CollectiveSpec& spec) {
 std::uint64_t counts_fingerprint(const CollectiveSpec& spec) {
   if (!is_v_kind(spec.kind)) return 0;
   std::uint64_t hash = kFnvOffset;
+  if (spec.counts_of) hash = fnv1a(hash, static_cast<std::uint64_t>(*spec.counts_of) + 1);
   for (const Count c : spec.counts) hash = fnv1a(hash, static_cast<std::uint64_t>(c));
   return hash;
 }

@@ -228,6 +228,79 @@ TEST(Layout, AlltoallvDisplacementsAreSumsOfTheCountsBefore) {
   }
 }
 
+// An alltoallv spec of one rank's row and column (counts_of) is the matrix with zeros
+// elsewhere: every size, displacement and pair of its Layout, and every pair visited, against
+// the whole matrix's Layout, for every owner at p = 1, 2, 3 and 7.
+TEST(Layout, AlltoallvRowAndColumnIsTheMatrixWithZerosElsewhere) {
+  for (const Rank p : {1, 2, 3, 7}) {
+    for (Rank owner = 0; owner < p; ++owner) {
+      const auto n = static_cast<std::size_t>(p);
+      std::vector<Count> matrix(n * n, 0);
+      std::vector<Count> row_and_column(2 * n, 0);
+      for (Rank i = 0; i < p; ++i) {  // zeros among them
+        const auto k = static_cast<std::size_t>(i);
+        const Count out = (i * 5 + owner) % 4 == 0 ? 0 : i * 3 + owner + 1;
+        const Count in = i == owner ? out : (i * 7 + owner) % 3 == 0 ? 0 : i + 2 * owner + 1;
+        matrix[static_cast<std::size_t>(owner) * n + k] = out;
+        matrix[k * n + static_cast<std::size_t>(owner)] = in;
+        row_and_column[k] = out;
+        row_and_column[n + k] = in;
+      }
+      CollectiveSpec own;
+      own.kind = CollectiveKind::kAlltoallv;
+      own.nranks = p;
+      own.counts = row_and_column;
+      own.counts_of = owner;
+      const Layout mine(own);  // validates
+      const Layout whole(make_spec_v(CollectiveKind::kAlltoallv, p, matrix));
+      std::vector<int> visits(n * n, 0);
+      for_each_alltoallv_pair(own, [&](Rank from, Rank to, Count m) {
+        ++visits[static_cast<std::size_t>(from) * n + static_cast<std::size_t>(to)];
+        EXPECT_EQ(m, whole.pair_count(from, to)) << from << " -> " << to;
+      });
+      for (Rank a = 0; a < p; ++a) {
+        EXPECT_EQ(mine.input_count(a), whole.input_count(a)) << "p " << p << " rank " << a;
+        EXPECT_EQ(mine.output_count(a), whole.output_count(a)) << "p " << p << " rank " << a;
+        for (Rank b = 0; b <= p; ++b) {
+          EXPECT_EQ(mine.recv_displ(a, b), whole.recv_displ(a, b)) << "to " << a << " from " << b;
+          EXPECT_EQ(mine.send_displ(a, b), whole.send_displ(a, b)) << "from " << a << " to " << b;
+          if (b == p) continue;
+          EXPECT_EQ(mine.pair_count(a, b), whole.pair_count(a, b));
+          EXPECT_EQ(alltoallv_pair(own, a, b), whole.pair_count(a, b));
+          const int visited = visits[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)];
+          EXPECT_EQ(visited, a == owner || b == owner ? 1 : 0) << a << " -> " << b;
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveValidate, NamesEachProblemOfARowAndColumn) {
+  CollectiveSpec own;
+  own.kind = CollectiveKind::kAlltoallv;
+  own.nranks = 3;
+  own.counts = {1, 2, 3, 4, 2, 0};  // rank 1 sends 1, 2, 3 and receives 4, 2, 0
+  own.counts_of = 1;
+  validate(own);
+  CollectiveSpec bad = own;
+  bad.counts.pop_back();
+  expect_invalid(bad, "needs 6 (its row, then its column), got 5");
+  bad = own;
+  bad.counts_of = 3;
+  expect_invalid(bad, "counts_of 3 out of range");
+  bad = own;
+  bad.counts[4] = 5;
+  expect_invalid(bad, "rank 1 sends itself 2 elements in its row but 5 in its column");
+  bad = own;
+  bad.counts[3] = -1;
+  expect_invalid(bad, "counts[3] (rank 1's column, from rank 0) is negative");
+  CollectiveSpec gatherv = make_spec_v(CollectiveKind::kGatherv, 3, {1, 2, 3});
+  gatherv.counts_of = 0;
+  expect_invalid(gatherv, "counts_of (0) is for an alltoallv's row and column only");
+  EXPECT_NE(describe(own).find("rank 1's counts: row=[1,2,3] column=[4,2,0]"), std::string::npos)
+      << describe(own);
+}
+
 // Copies and borrowed layouts share the spec: alltoallv's p^2 counts are not copied again.
 TEST(Layout, CopiesAndBorrowedLayoutsShareTheSpec) {
   const CollectiveSpec spec =

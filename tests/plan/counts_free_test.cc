@@ -247,6 +247,72 @@ TEST(CountsFree, ExactlyTheNamedAlgorithmsRunFromEachRanksOwnCounts) {
   RecordProperty("programs_compared", compared);
 }
 
+// Every alltoallv algorithm of the registry builds from one rank's row and column
+// (counts_of) the schedule it builds from the whole matrix with zeros elsewhere, every rank's
+// program op for op, and estimates the same time: the algorithms read the counts through
+// Layout, alltoallv_pair and for_each_alltoallv_pair, which take both forms. So do the lower
+// bounds.
+TEST(CountsFree, AlltoallvOfOneRanksCountsBuildsAsTheMatrixWithZerosElsewhere) {
+  const CostModel model = reference_cluster_model();
+  int compared = 0;
+  for (const Rank p : {1, 2, 3, 5, 8, 13}) {
+    const auto n = static_cast<std::size_t>(p);
+    for (const Rank owner : std::set<Rank>{0, p / 2, p - 1}) {
+      const std::vector<Count> row = counts_for(p, 3 + static_cast<unsigned>(owner));
+      std::vector<Count> column = counts_for(p, 11 + static_cast<unsigned>(p));
+      column[static_cast<std::size_t>(owner)] = row[static_cast<std::size_t>(owner)];
+      std::vector<Count> matrix(n * n, 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        matrix[static_cast<std::size_t>(owner) * n + i] = row[i];
+        matrix[i * n + static_cast<std::size_t>(owner)] = column[i];
+      }
+      const CollectiveSpec whole = make_spec_v(CollectiveKind::kAlltoallv, p, matrix);
+      CollectiveSpec own;
+      assign_alltoallv_counts_free_spec(own, owner, row, column);
+      CostModel placed = model;  // the lower bounds, flat and with nodes (NIC traffic)
+      if (p >= 4) placed.placement = even_block_placement(p, 3);
+      for (const CostModel& m : {model, placed}) {
+        EXPECT_EQ(lower_bound(Layout(whole), m), lower_bound(Layout(own), m))
+            << "p " << p << " owner " << owner;
+      }
+      for (const algorithms::AlgorithmInfo* algorithm :
+           algorithms::algorithms_for(CollectiveKind::kAlltoallv)) {
+        CostModel at = model;
+        if (algorithm->name.ends_with("/node_aware") && p >= 4) {
+          at.placement = even_block_placement(p, 3);
+        }
+        const std::string what = std::string(algorithm->name) + " p " + std::to_string(p) +
+                                 " owner " + std::to_string(owner);
+        Schedule from_whole;
+        try {
+          from_whole = algorithms::build(*algorithm, whole, {}, at);
+        } catch (const Error&) {  // a restriction (a torus's shape, ...): the same for both
+          EXPECT_THROW(algorithms::build(*algorithm, own, {}, at), Error) << what;
+          continue;
+        }
+        const Schedule from_own = algorithms::build(*algorithm, own, {}, at);
+        ASSERT_EQ(from_whole.ranks.size(), from_own.ranks.size()) << what;
+        for (std::size_t r = 0; r < n; ++r) {
+          EXPECT_EQ(from_whole.ranks[r].scratch_count, from_own.ranks[r].scratch_count) << what;
+          EXPECT_EQ(from_whole.ranks[r].ops, from_own.ranks[r].ops) << what << " rank " << r;
+        }
+        if (algorithm->estimate != nullptr) {
+          const algorithms::Params params = algorithms::resolve_params(*algorithm, {});
+          const auto a = algorithm->estimate(whole, params, at);
+          const auto b = algorithm->estimate(own, params, at);
+          ASSERT_EQ(a.has_value(), b.has_value()) << what;
+          if (a) {
+            EXPECT_EQ(a->time, b->time) << what;
+            EXPECT_EQ(a->bytes, b->bytes) << what;
+          }
+        }
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 40);
+}
+
 TEST(CountsFree, AlltoallvSpecHoldsTheRowAndTheColumn) {
   CollectiveSpec spec;
   const std::vector<Count> row = {1, 2, 3};
@@ -254,10 +320,19 @@ TEST(CountsFree, AlltoallvSpecHoldsTheRowAndTheColumn) {
   assign_alltoallv_counts_free_spec(spec, 1, row, column);
   EXPECT_EQ(spec.kind, CollectiveKind::kAlltoallv);
   EXPECT_EQ(spec.nranks, 3);
-  EXPECT_EQ(spec.counts, (std::vector<Count>{0, 4, 0,  //
-                                             1, 2, 3,  //
-                                             0, 0, 0}));
-  const std::vector<Count> other_self = {4, 5, 0};  // receives 5 from itself, sends 2
+  EXPECT_EQ(spec.counts_of, 1);
+  EXPECT_EQ(spec.counts, (std::vector<Count>{1, 2, 3, 4, 2, 0}));  // 2p, not p^2
+  const std::vector<Count> matrix = {0, 4, 0,                      //
+                                     1, 2, 3,                      //
+                                     0, 0, 0};
+  for (Rank from = 0; from < 3; ++from) {
+    for (Rank to = 0; to < 3; ++to) {
+      EXPECT_EQ(alltoallv_pair(spec, from, to), matrix[static_cast<std::size_t>(from * 3 + to)]);
+    }
+  }
+  assign_alltoallv_counts_free_spec(spec, 0, std::vector<Count>{7}, std::vector<Count>{7});
+  EXPECT_EQ(spec.counts, (std::vector<Count>{7, 7}));  // the storage reused, the spec replaced
+  const std::vector<Count> other_self = {4, 5, 0};     // receives 5 from itself, sends 2
   EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 1, row, other_self), Error);
   EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 3, row, column), Error);
   EXPECT_THROW(assign_alltoallv_counts_free_spec(spec, 0, row, std::vector<Count>{1, 2}), Error);

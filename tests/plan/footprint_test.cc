@@ -7,6 +7,7 @@
 
 #include "optcoll/algorithms/estimate.h"
 #include "optcoll/model/distributions.h"
+#include "optcoll/model/error.h"
 #include "optcoll/model/topology.h"
 #include "tests/testing/registry_cases.h"
 
@@ -101,6 +102,29 @@ TEST(Footprint, ScaledSpecsKeepThePerRankProblem) {
   EXPECT_EQ(regular.count, 9);
   EXPECT_NO_THROW(validate(half));
   EXPECT_NO_THROW(validate(quarter));
+}
+
+// One rank's row and column of an alltoallv (counts_of) say nothing of the other ranks' at
+// another p: no scaled spec, so no estimate beyond the ranks it can build (the caller builds).
+TEST(Footprint, OneRanksAlltoallvCountsDoNotScale) {
+  CollectiveSpec own;
+  own.kind = CollectiveKind::kAlltoallv;
+  own.nranks = 200;
+  own.counts.assign(400, 3);
+  own.counts_of = 5;
+  validate(own);
+  try {
+    scaled_spec(own, 32);
+    FAIL() << "scaled one rank's counts";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(rank 5's row and column) do not scale to 32 ranks"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(estimate_ops(algorithms::lookup("linear", own.kind), own, {}, CostModel{}));
+  own.nranks = 100;  // built, not scaled
+  own.counts.resize(200);
+  EXPECT_TRUE(estimate_ops(algorithms::lookup("linear", own.kind), own, {}, CostModel{}));
 }
 
 }  // namespace

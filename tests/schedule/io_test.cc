@@ -164,6 +164,25 @@ TEST(TextFormat, ParamsRoundTrip) {
   EXPECT_THROW(io::to_text(s), Error);
 }
 
+// An alltoallv of one rank's row and column (CollectiveSpec::counts_of) keeps its form in
+// both formats; without the field its 2p counts would not be a p x p matrix.
+TEST(TextFormat, RowAndColumnOfOneRankRoundTrip) {
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::kAlltoallv;
+  spec.nranks = 3;
+  spec.counts = {1, 2, 3, 4, 2, 0};
+  spec.counts_of = 1;
+  const Schedule s = algorithms::build("alltoallv/pairwise", spec);
+  const std::string text = io::to_text(s);
+  EXPECT_NE(text.find("\ncounts 1 2 3 4 2 0\ncounts_of 1\n"), std::string::npos) << text;
+  EXPECT_EQ(io::parse_text(text), s);
+  EXPECT_EQ(io::parse_json(io::to_json(s)), s);
+  expect_parse_error(replace_once(text, "counts_of 1\n", ""), ErrorCode::kInvalidArgument,
+                     "needs 9 counts");
+  expect_parse_error(replace_once(text, "counts_of 1\n", "counts_of 1 2\n"), ErrorCode::kParse,
+                     "expected 'counts_of <rank>'");
+}
+
 // Release times (Op::not_before) survive both formats exactly, integral or not.
 TEST(TextFormat, ReleaseTimesRoundTrip) {
   Schedule s = small_schedule();

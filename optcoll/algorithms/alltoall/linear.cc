@@ -25,22 +25,23 @@ namespace {
 // One rank's program of alltoallv/linear (a OneRankBuild of rank `me`), op for op the whole
 // build's: its receives from ranks before it, its sends (and its own block's copy) in rank
 // order, its receives from ranks after it. The slices come from the counts straight: the
-// Layout's two p x (p + 1) displacement tables (268 MB at p = 4,096) are not made.
+// Layout's two p x (p + 1) displacement tables (268 MB at p = 4,096) are not made, and a spec
+// of one rank's row and column (counts_of) is read in O(p).
 void emit_one_rank(ScheduleBuilder& b, const CollectiveSpec& spec, Rank me) {
   const auto p = static_cast<std::size_t>(spec.nranks);
   const auto mine = static_cast<std::size_t>(me);
-  const auto count = [&](std::size_t from, std::size_t to) { return spec.counts[from * p + to]; };
+  const auto count = [&](std::size_t from, std::size_t to) {
+    return alltoallv_pair(spec, static_cast<Rank>(from), static_cast<Rank>(to));
+  };
   // What ranks before `me` send each rank (where me's block lands in the receiver's output),
   // and what each rank sends ranks before `me` (where its block for me sits in its input):
-  // both read row by row.
+  // sums over the pairs that may carry data, row by row in the whole matrix.
   std::vector<Count> before_me_to(p, 0);
   std::vector<Count> from_before_me(p, 0);
-  for (std::size_t i = 0; i < mine; ++i) {
-    for (std::size_t q = 0; q < p; ++q) before_me_to[q] += count(i, q);
-  }
-  for (std::size_t q = 0; q < p; ++q) {
-    for (std::size_t j = 0; j < mine; ++j) from_before_me[q] += count(q, j);
-  }
+  for_each_alltoallv_pair(spec, [&](Rank from, Rank to, Count m) {
+    if (from < me) before_me_to[static_cast<std::size_t>(to)] += m;
+    if (to < me) from_before_me[static_cast<std::size_t>(from)] += m;
+  });
   Count received = 0;  // what `me` received from ranks before the next sender
   const auto receive_from = [&](std::size_t from) {
     const Count m = count(from, mine);
@@ -106,28 +107,23 @@ std::optional<Estimate> estimate_alltoall_linear(const CollectiveSpec& spec,
     return make_estimate(spec, c->copy_of(spec.count) + rounds * c->message(spec.count), elements,
                          2.0 * p * p, true);
   }
-  // The counts matrix straight (row = sender): a Layout's p x p displacements cost more than
-  // the estimate itself at p = 1024.
-  const auto pair = [&](Rank from, Rank to) {
-    return spec.counts[static_cast<std::size_t>(from) * static_cast<std::size_t>(p) +
-                       static_cast<std::size_t>(to)];
-  };
-  Time busiest = 0;
+  // The counts straight (a Layout's p x p displacements cost more than the estimate itself at
+  // p = 1024), over the pairs that may carry data (an empty message costs nothing).
   Count own = 0;
   double elements = 0;
+  std::vector<Time> sent(static_cast<std::size_t>(p), 0);
   std::vector<Time> received(static_cast<std::size_t>(p), 0);
-  for (Rank r = 0; r < p; ++r) {
-    Time sent = 0;
-    for (Rank q = 0; q < p; ++q) {
-      if (q == r) continue;
-      const Count m = pair(r, q);
-      sent += c->message(m);
-      received[static_cast<std::size_t>(q)] += c->message(m);
-      elements += static_cast<double>(m);
+  for_each_alltoallv_pair(spec, [&](Rank from, Rank to, Count m) {
+    if (from == to) {
+      own = std::max(own, m);
+      return;
     }
-    busiest = std::max(busiest, sent);
-    own = std::max(own, pair(r, r));
-  }
+    sent[static_cast<std::size_t>(from)] += c->message(m);
+    received[static_cast<std::size_t>(to)] += c->message(m);
+    elements += static_cast<double>(m);
+  });
+  Time busiest = 0;
+  for (const Time t : sent) busiest = std::max(busiest, t);
   for (const Time t : received) busiest = std::max(busiest, t);
   return make_estimate(spec, c->copy_of(own) + busiest, elements, 2.0 * p * p, false);
 }

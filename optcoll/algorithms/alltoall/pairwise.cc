@@ -19,17 +19,65 @@
 
 namespace optcoll::algorithms {
 
+namespace {
+
+Slice send_slice(const Layout& layout, Rank from, Rank to) {
+  return Slice{Buf::kInput, layout.send_displ(from, to), layout.pair_count(from, to)};
+}
+
+Slice receive_slice(const Layout& layout, Rank from, Rank to) {
+  return Slice{Buf::kOutput, layout.recv_displ(to, from), layout.pair_count(from, to)};
+}
+
+// One rank's program (a OneRankBuild of rank `me`), op for op the whole build's, in O(p):
+// per step its receive and its send, in the order the whole build makes them (by sender).
+void emit_one_rank(ScheduleBuilder& b, Rank me) {
+  const Layout& layout = b.layout();
+  const Rank p = layout.nranks();
+  b.copy(me, send_slice(layout, me, me), receive_slice(layout, me, me));
+  std::vector<OpId> previous;  // the rank's ops of its last non-empty step
+  for (Rank step = 1; step < p; ++step) {
+    const Rank to = patterns::ring_mod(std::int64_t{me} + step, p);
+    const Rank from = patterns::ring_mod(std::int64_t{me} - step, p);
+    std::vector<OpId> current;
+    const auto send = [&] {
+      const auto t = b.transfer(me, to, send_slice(layout, me, to), receive_slice(layout, me, to));
+      if (t.send != kNoOp) current.push_back(t.send);
+    };
+    const auto receive = [&] {
+      const auto t =
+          b.transfer(from, me, send_slice(layout, from, me), receive_slice(layout, from, me));
+      if (t.recv != kNoOp) current.push_back(t.recv);
+    };
+    if (from < me) {
+      receive();
+      send();
+    } else {
+      send();
+      receive();
+    }
+    if (current.empty()) continue;
+    for (const OpId before : previous) {
+      for (const OpId after : current) b.add_dependency(me, before, after);
+    }
+    previous = std::move(current);
+  }
+}
+
+}  // namespace
+
 Schedule build_alltoall_pairwise(const CollectiveSpec& spec, const Params& /*params*/,
                                  const CostModel& /*model*/) {
   ScheduleBuilder b(spec, std::string(collective_name(spec.kind)) + "/pairwise");
+  const Rank only = OneRankBuild::current();
+  if (only >= 0 && only < spec.nranks) {
+    emit_one_rank(b, only);
+    return std::move(b).finish();
+  }
   const Layout& layout = b.layout();
   const Rank p = spec.nranks;
-  auto src = [&](Rank from, Rank to) {
-    return Slice{Buf::kInput, layout.send_displ(from, to), layout.pair_count(from, to)};
-  };
-  auto dst = [&](Rank from, Rank to) {
-    return Slice{Buf::kOutput, layout.recv_displ(to, from), layout.pair_count(from, to)};
-  };
+  auto src = [&](Rank from, Rank to) { return send_slice(layout, from, to); };
+  auto dst = [&](Rank from, Rank to) { return receive_slice(layout, from, to); };
   for (Rank r = 0; r < p; ++r) b.copy(r, src(r, r), dst(r, r));
   // The last op of each rank's previous step (empty blocks emit no ops).
   std::vector<std::vector<OpId>> previous(static_cast<std::size_t>(p));
@@ -70,23 +118,22 @@ std::optional<Estimate> estimate_alltoall_pairwise(const CollectiveSpec& spec,
                          c->copy_of(spec.count) + static_cast<Time>(p - 1) * c->message(spec.count),
                          elements, 2.0 * p * p, true);
   }
-  const auto pair = [&](Rank from, Rank to) {  // the counts matrix straight (see linear.cc)
-    return spec.counts[static_cast<std::size_t>(from) * static_cast<std::size_t>(p) +
-                       static_cast<std::size_t>(to)];
-  };
+  // The counts straight (see linear.cc), over the pairs that may carry data: the pair (r, q)
+  // goes in step (q - r) mod p.
   Count own = 0;
-  for (Rank r = 0; r < p; ++r) own = std::max(own, pair(r, r));
-  Time time = c->copy_of(own);
   double elements = 0;
-  for (Rank step = 1; step < p; ++step) {
-    Count largest = 0;
-    for (Rank r = 0; r < p; ++r) {
-      const Count m = pair(r, (r + step) % p);
-      largest = std::max(largest, m);
-      elements += static_cast<double>(m);
+  std::vector<Count> largest(static_cast<std::size_t>(p), 0);  // per step
+  for_each_alltoallv_pair(spec, [&](Rank from, Rank to, Count m) {
+    if (from == to) {
+      own = std::max(own, m);
+      return;
     }
-    time += c->message(largest);
-  }
+    Count& step_largest = largest[static_cast<std::size_t>(patterns::ring_mod(to - from, p))];
+    step_largest = std::max(step_largest, m);
+    elements += static_cast<double>(m);
+  });
+  Time time = c->copy_of(own);
+  for (Rank step = 1; step < p; ++step) time += c->message(largest[static_cast<std::size_t>(step)]);
   return make_estimate(spec, time, elements, 2.0 * p * p, false);
 }
 

@@ -177,6 +177,7 @@ std::string to_json(const Schedule& s) {
   doc["root"] = s.spec.root;
   doc["count"] = s.spec.count;
   if (!s.spec.counts.empty()) doc["counts"] = s.spec.counts;
+  if (s.spec.counts_of) doc["counts_of"] = *s.spec.counts_of;
   doc["commutative"] = s.spec.commutative;
   if (s.spec.reproducible) doc["reproducible"] = true;
   doc["elem_bytes"] = s.spec.elem_bytes;
@@ -246,6 +247,9 @@ Schedule parse_json(std::string_view text) {
   if (const auto it = doc.find("counts"); it != doc.end()) {
     if (!it->is_array()) fail(top, "\"counts\" must be an array");
     for (const auto& c : *it) s.spec.counts.push_back(get_int(c, 0, kMaxCount, "counts"));
+  }
+  if (const auto it = doc.find("counts_of"); it != doc.end()) {
+    s.spec.counts_of = static_cast<Rank>(get_int(*it, 0, Rank{1} << 24, "counts_of"));
   }
   const json& commutative = field(doc, "commutative", top);
   if (!commutative.is_boolean()) fail(top, "\"commutative\" must be true or false");

@@ -122,6 +122,11 @@ class Parser {
       }
       next_line();
     }
+    if (!tokens_.empty() && tokens_[0] == "counts_of") {  // optional: alltoallv's row and column
+      if (tokens_.size() != 2) fail("expected 'counts_of <rank>'");
+      spec.counts_of = static_cast<Rank>(to_int(tokens_[1], 0, Rank{1} << 24, "a rank"));
+      next_line();
+    }
     spec.commutative = current_keyword_bool("commutative");
     next_line();
     if (!tokens_.empty() && tokens_[0] == "reproducible") {  // optional
@@ -387,6 +392,7 @@ std::string to_text(const Schedule& s) {
   out += fmt::format("collective {}\n", collective_name(s.spec.kind));
   out += fmt::format("nranks {}\nroot {}\ncount {}\n", s.spec.nranks, s.spec.root, s.spec.count);
   if (!s.spec.counts.empty()) out += fmt::format("counts {}\n", fmt::join(s.spec.counts, " "));
+  if (s.spec.counts_of) out += fmt::format("counts_of {}\n", *s.spec.counts_of);
   out += fmt::format("commutative {}\n", s.spec.commutative);
   if (s.spec.reproducible) out += "reproducible true\n";
   out += fmt::format("elem_bytes {}\n", s.spec.elem_bytes);
