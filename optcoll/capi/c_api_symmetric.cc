@@ -188,10 +188,12 @@ void alltoallv_body(Call& call, const void* sendbuf, const int sendcounts[], con
                               recv_bytes);
     return;
   }
-  // MPI gives each rank its own row: every rank learns the whole matrix first.
-  std::vector<std::int64_t> matrix(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));
-  const std::vector<std::int64_t> row(send_counts.begin(), send_counts.end());
-  call.comm->allgather<std::int64_t>(row, matrix);
+  // MPI gives each rank its own row: every rank learns the whole matrix first, straight into
+  // the spec's counts (at p = 4,096 each copy of the matrix is 134 MB).
+  CollectiveSpec spec = detail::irregular(CollectiveKind::kAlltoallv, {});
+  std::vector<Count>& matrix = spec.counts;
+  matrix.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));
+  call.comm->allgather<Count>(send_counts, matrix);
   const auto me = static_cast<std::size_t>(call.rank);
   std::vector<Count> arriving(static_cast<std::size_t>(p));
   std::string mismatch;
@@ -202,8 +204,6 @@ void alltoallv_body(Call& call, const void* sendbuf, const int sendcounts[], con
           alltoallv_mismatch(static_cast<Rank>(from), arriving[from], call.rank, recv_counts[from]);
     }
   }
-  const CollectiveSpec spec = detail::irregular(CollectiveKind::kAlltoallv,
-                                                std::vector<Count>(matrix.begin(), matrix.end()));
   if (mismatch.empty()) {
     run_into_displs(call, spec, sendbuf, recvbuf, recv_counts, rdispls, recv_bytes);
     return;
