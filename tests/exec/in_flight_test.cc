@@ -102,9 +102,9 @@ const std::vector<Rank>& in_flight_ranks() {
   return kSanitizedBuild ? light : full;
 }
 INSTANTIATE_TEST_SUITE_P(Registry, InFlightRegistry,
-                         ::testing::ValuesIn(registry_cases(in_flight_ranks(),
-                                                            /*thin_large=*/true,
-                                                            /*include_noncommutative=*/true)),
+                         ::testing::ValuesIn(registered_cases(in_flight_ranks(),
+                                                              /*thin_large=*/true,
+                                                              /*include_noncommutative=*/true)),
                          case_name);
 
 Schedule auto_allreduce(Rank p, Count count) {

@@ -19,10 +19,6 @@
 #include "tests/testing/registry_cases.h"
 
 namespace optcoll::testing {
-
-// gtest prints a failing parameter with this instead of its bytes.
-void PrintTo(const RegistryCase& c, std::ostream* os) { *os << c.name; }
-
 namespace {
 
 // The element type, operator, reference combine and input generator of one run.
@@ -97,8 +93,8 @@ TEST_P(RegistryExec, MatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, RegistryExec,
-                         ::testing::ValuesIn(registry_cases(exec_rank_grid(),
-                                                            /*thin_large=*/kSanitizedBuild)),
+                         ::testing::ValuesIn(registered_cases(exec_rank_grid(),
+                                                              /*thin_large=*/kSanitizedBuild)),
                          case_name);
 
 // Release times (Op::not_before: Canon & Antoniu's Algorithm 2 under transfers=K, planned for
@@ -158,7 +154,7 @@ TEST_P(BarrierExec, NoRankLeavesBeforeEveryRankArrived) {
 
 std::vector<RegistryCase> barrier_cases() {
   std::vector<RegistryCase> cases;
-  for (auto& c : registry_cases(full_rank_grid())) {
+  for (auto& c : registered_cases(full_rank_grid())) {
     if (c.spec.kind == CollectiveKind::kBarrier) cases.push_back(std::move(c));
   }
   return cases;
@@ -236,7 +232,7 @@ DataChoice make_choice(const std::string& which, std::uint64_t salt) {
 std::vector<TypedCase> typed_cases(const std::vector<Rank>& ranks,
                                    const std::vector<std::string>& choices, bool few_patterns) {
   std::vector<TypedCase> cases;
-  for (auto& c : registry_cases(ranks, true, false)) {
+  for (auto& c : registered_cases(ranks, true, false)) {
     if (!is_reduction(c.spec.kind)) continue;
     if (few_patterns && !(contains(c.name, "_n5") || contains(c.name, "irregular"))) continue;
     for (const auto& choice : choices) cases.push_back({c, choice, c.name + "_" + choice});

@@ -322,8 +322,8 @@ std::vector<Rank> soundness_ranks() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, LowerBoundRegistry,
-                         ::testing::ValuesIn(testing::registry_cases(soundness_ranks(), true,
-                                                                     false)),
+                         ::testing::ValuesIn(testing::registered_cases(soundness_ranks(), true,
+                                                                       false)),
                          testing::case_name);
 
 // ---- attainment: the algorithms known to meet a bound meet it (within rounding)

@@ -30,7 +30,7 @@ TEST_P(RegistryRoundTrip, TextAndJsonAreFixedPoints) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, RegistryRoundTrip,
-                         ::testing::ValuesIn(testing::registry_cases({1, 2, 5, 8})),
+                         ::testing::ValuesIn(testing::registered_cases({1, 2, 5, 8})),
                          testing::case_name);
 
 Schedule small_schedule() {

@@ -386,7 +386,7 @@ std::vector<Rank> bound_ranks() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, PlacementBoundRegistry,
-                         ::testing::ValuesIn(testing::registry_cases(bound_ranks(), true, false)),
+                         ::testing::ValuesIn(testing::registered_cases(bound_ranks(), true, false)),
                          testing::case_name);
 
 TEST(PlacementBound, TheNicBoundIsAttainedWhereOneNicCarriesEverything) {

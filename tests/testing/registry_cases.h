@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -153,58 +156,99 @@ inline std::vector<CollectiveSpec> kind_grid_specs(CollectiveKind kind, Rank p) 
   return specs;
 }
 
-// Every applicable (algorithm, p, root, pattern) combination. Roots: 0, p/2, p-1 for rooted
-// kinds; patterns are thinned for large p to keep the suite's time in check when
-// `thin_large` is set (all patterns up to p = 17; {0, 5, irregular} above).
-inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
-                                                bool thin_large = true,
-                                                bool include_noncommutative = true) {
-  std::vector<RegistryCase> cases;
+// One algorithm's applicable (p, root, pattern) combinations, appended to `cases`. Roots: 0,
+// p/2, p-1 for rooted kinds; patterns are thinned for large p to keep the suite's time in check
+// when `thin_large` is set (all patterns up to p = 17; {0, 5, irregular} above).
+inline void append_registry_cases(const algorithms::AlgorithmInfo& info,
+                                  const std::vector<Rank>& ranks, bool thin_large,
+                                  bool include_noncommutative, std::vector<RegistryCase>& cases) {
   const std::vector<CountPattern> all{CountPattern::kZero, CountPattern::kOne, CountPattern::kFive,
                                       CountPattern::kThousand, CountPattern::kIrregular};
   const std::vector<CountPattern> thin{CountPattern::kZero, CountPattern::kFive,
                                        CountPattern::kIrregular};
-  for (const auto& info : algorithms::all_algorithms()) {
-    for (const Rank p : ranks) {
-      std::vector<Rank> roots{0};
-      if (is_rooted(info.collective)) {
-        if (p / 2 != 0) roots.push_back(p / 2);
-        if (p - 1 != p / 2 && p - 1 != 0) roots.push_back(p - 1);
-      }
-      const auto& patterns = (thin_large && p > 17) ? thin : all;
-      for (const Rank root : roots) {
-        for (const auto pattern : patterns) {
-          if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero)
-            continue;
-          for (const auto& [commutative, reproducible] :
-               {std::pair{true, false}, std::pair{false, false}, std::pair{true, true},
-                std::pair{false, true}}) {
-            if (!commutative && (!include_noncommutative || !is_reduction(info.collective)))
-              continue;
-            // Reproducible specs: the algorithms that support them (others refuse them).
-            if (reproducible && !algorithms::combines_in_fixed_order(info)) continue;
-            RegistryCase c;
-            c.algorithm = &info;
-            c.spec = grid_spec(info.collective, p, root, pattern, commutative);
-            c.spec.reproducible = reproducible;
-            if (algorithms::why_not(info, c.spec, algorithms::resolve_params(info, {}))) continue;
-            std::string name = std::string(info.name);
-            for (auto& ch : name)
-              if (ch == '/') ch = '_';
-            name += "_p" + std::to_string(p);
-            if (is_rooted(info.collective)) name += "_root" + std::to_string(root);
-            if (info.collective != CollectiveKind::kBarrier) name += "_" + pattern_name(pattern);
-            if (!commutative) name += "_noncomm";
-            if (reproducible) name += "_repro";
-            c.name = name;
-            cases.push_back(std::move(c));
-          }
+  for (const Rank p : ranks) {
+    std::vector<Rank> roots{0};
+    if (is_rooted(info.collective)) {
+      if (p / 2 != 0) roots.push_back(p / 2);
+      if (p - 1 != p / 2 && p - 1 != 0) roots.push_back(p - 1);
+    }
+    const auto& patterns = (thin_large && p > 17) ? thin : all;
+    for (const Rank root : roots) {
+      for (const auto pattern : patterns) {
+        if (info.collective == CollectiveKind::kBarrier && pattern != CountPattern::kZero) continue;
+        for (const auto& [commutative, reproducible] :
+             {std::pair{true, false}, std::pair{false, false}, std::pair{true, true},
+              std::pair{false, true}}) {
+          if (!commutative && (!include_noncommutative || !is_reduction(info.collective))) continue;
+          // Reproducible specs: the algorithms that support them (others refuse them).
+          if (reproducible && !algorithms::combines_in_fixed_order(info)) continue;
+          RegistryCase c;
+          c.algorithm = &info;
+          c.spec = grid_spec(info.collective, p, root, pattern, commutative);
+          c.spec.reproducible = reproducible;
+          if (algorithms::why_not(info, c.spec, algorithms::resolve_params(info, {}))) continue;
+          std::string name = std::string(info.name);
+          for (auto& ch : name)
+            if (ch == '/') ch = '_';
+          name += "_p" + std::to_string(p);
+          if (is_rooted(info.collective)) name += "_root" + std::to_string(root);
+          if (info.collective != CollectiveKind::kBarrier) name += "_" + pattern_name(pattern);
+          if (!commutative) name += "_noncomm";
+          if (reproducible) name += "_repro";
+          c.name = name;
+          cases.push_back(std::move(c));
         }
       }
     }
   }
+}
+
+// Every applicable (algorithm, p, root, pattern) combination (append_registry_cases).
+inline std::vector<RegistryCase> registry_cases(const std::vector<Rank>& ranks,
+                                                bool thin_large = true,
+                                                bool include_noncommutative = true) {
+  std::vector<RegistryCase> cases;
+  for (const auto& info : algorithms::all_algorithms())
+    append_registry_cases(info, ranks, thin_large, include_noncommutative, cases);
   return cases;
 }
+
+// The registry algorithm whose cases this process registers: the one OPTCOLL_TEST_ALGORITHM
+// names ("allreduce/ring"), or every algorithm where it is unset. The release build runs a
+// registry-driven binary as one ctest test per algorithm (tests/CMakeLists.txt, BY_ALGORITHM)
+// and sets it beside that test's gtest filter: gtest registers every case of a binary before it
+// filters, and registering exec_test's 47,000 cases took most of each of its 135 processes'
+// start. A name that is not in the registry is an error, not a process that runs nothing.
+inline const algorithms::AlgorithmInfo* registered_algorithm() {
+  static const algorithms::AlgorithmInfo* const only = [] {
+    const char* name = std::getenv("OPTCOLL_TEST_ALGORITHM");
+    if (name == nullptr || *name == '\0')
+      return static_cast<const algorithms::AlgorithmInfo*>(nullptr);
+    for (const auto& info : algorithms::all_algorithms()) {
+      if (info.name == name) return &info;
+    }
+    throw std::invalid_argument(std::string("OPTCOLL_TEST_ALGORITHM=") + name +
+                                " names no registry algorithm");
+  }();
+  return only;
+}
+
+// registry_cases() of the algorithms this process registers (registered_algorithm()): what
+// the registry suites' INSTANTIATE_TEST_SUITE_P take. Tests that loop over the registry in
+// their body take registry_cases() and see every algorithm.
+inline std::vector<RegistryCase> registered_cases(const std::vector<Rank>& ranks,
+                                                  bool thin_large = true,
+                                                  bool include_noncommutative = true) {
+  const algorithms::AlgorithmInfo* only = registered_algorithm();
+  if (only == nullptr) return registry_cases(ranks, thin_large, include_noncommutative);
+  std::vector<RegistryCase> cases;
+  append_registry_cases(*only, ranks, thin_large, include_noncommutative, cases);
+  return cases;
+}
+
+// gtest records each case's parameter as text; without this it prints the case's bytes, most
+// of the registration time of a binary with thousands of cases.
+inline void PrintTo(const RegistryCase& c, std::ostream* out) { *out << c.name; }
 
 // For INSTANTIATE_TEST_SUITE_P(..., ::testing::ValuesIn(registry_cases(...)), case_name).
 inline std::string case_name(const ::testing::TestParamInfo<RegistryCase>& param_info) {

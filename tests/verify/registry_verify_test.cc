@@ -22,8 +22,8 @@ TEST_P(RegistryVerify, VerifiesClean) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, RegistryVerify,
-                         ::testing::ValuesIn(testing::registry_cases(testing::full_rank_grid(),
-                                                                     /*thin_large=*/false)),
+                         ::testing::ValuesIn(testing::registered_cases(testing::full_rank_grid(),
+                                                                       /*thin_large=*/false)),
                          testing::case_name);
 
 }  // namespace
