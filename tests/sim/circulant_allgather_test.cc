@@ -19,6 +19,7 @@
 #include "optcoll/sim/simulator.h"
 #include "optcoll/verify/verify.h"
 #include "tests/exec/exec_helpers.h"
+#include "tests/testing/registry_cases.h"
 
 namespace optcoll {
 namespace {
@@ -69,11 +70,16 @@ Time makespan(const Schedule& schedule, const CostModel& model) {
   return result.makespan;
 }
 
+// Every p to 40, then every 7th to 100 (the sanitizer builds: to 54; the largest p are most of
+// this test's time under AddressSanitizer).
+Rank next_random_blocks_p(Rank p) { return p + (p < 40 ? 1 : 7); }
+const Rank kLargestRandomBlocksP = testing::kSanitizedBuild ? 54 : 100;
+
 // α = 1, β = 0: S − 1 + q rounds, whatever the blocks (the largest not empty); with
 // overlap too (the copies then wait only for their data).
 TEST(CirculantAllgather, RoundsAreOptimalForRandomBlocks) {
   CostModel rounds = one_port(1, 0);
-  for (Rank p = 1; p <= 100; p += (p < 40 ? 1 : 7)) {
+  for (Rank p = 1; p <= kLargestRandomBlocksP; p = next_random_blocks_p(p)) {
     rounds.overlap = p % 2 == 0;
     const std::int64_t q = ceil_log2(p);
     for (const Count wanted : {Count{1}, Count{2}, Count{3}, Count{q}, Count{17}}) {
@@ -98,7 +104,8 @@ TEST(CirculantAllgather, RoundsAreOptimalForRandomBlocks) {
 // Equal blocks m >= S, copy = 0: (S − 1 + q)α + (p − 1)mβ for every S, so auto takes S = 1.
 TEST(CirculantAllgather, EqualBlocksCostTheRingsBandwidth) {
   const CostModel m = one_port(100, 1);
-  for (Rank p = 2; p <= 70; p += (p < 20 ? 1 : 5)) {
+  // Every p to 20, then every 5th (the sanitizer builds: every 10th).
+  for (Rank p = 2; p <= 70; p += (p < 20 ? 1 : testing::kSanitizedBuild ? 10 : 5)) {
     const std::int64_t q = ceil_log2(p);
     for (const Count count : {Count{1}, Count{7}, Count{100}}) {
       for (const Count s : {Count{1}, Count{2}, Count{3}, Count{q}}) {
