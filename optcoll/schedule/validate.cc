@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "optcoll/model/error.h"
+#include "optcoll/model/huge_pages.h"
 
 namespace optcoll {
 namespace {
@@ -129,8 +130,8 @@ Endpoints empty_endpoints(const Schedule& schedule) {
   const std::size_t p = schedule.ranks.size();
   e.sends.start.assign(p + 1, 0);
   e.recvs.start.assign(p + 1, 0);
-  e.sends.items.reserve(schedule.op_count() / 2);
-  e.recvs.items.reserve(schedule.op_count() / 2);
+  reserve_on_huge_pages(e.sends.items, schedule.op_count() / 2);
+  reserve_on_huge_pages(e.recvs.items, schedule.op_count() / 2);
   return e;
 }
 
@@ -457,6 +458,7 @@ std::vector<StructureIssue> check_structure(const Schedule& schedule, std::size_
   if (partner != nullptr) {
     match.emplace();
     match->base = flat_bases(schedule);
+    reserve_on_huge_pages(match->partner, match->base.back());
     match->partner.assign(match->base.back(), kNoPartner);
   }
   check_matches(issues, schedule, e, match ? &*match : nullptr);

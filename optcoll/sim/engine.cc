@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "optcoll/model/error.h"
+#include "optcoll/model/huge_pages.h"
 #include "optcoll/schedule/validate.h"
 
 namespace optcoll::sim::detail {
@@ -193,6 +194,7 @@ void Engine::build_successors(const std::vector<Gid>& preds) {
     sum += c.succ_begin;
     c.succ_begin = sum;
   }
+  reserve_on_huge_pages(succ_, edges);
   succ_.resize(edges);
   std::size_t k = 0;
   for_each_op_tiled([&](std::size_t g, std::size_t /*pos*/, std::size_t /*op*/) {
@@ -206,6 +208,9 @@ void Engine::build_successors(const std::vector<Gid>& preds) {
 void Engine::reset_run_state() {
   const std::size_t total = hot_.size();
   const std::size_t p = schedule_.ranks.size();
+  reserve_on_huge_pages(start_, total);
+  reserve_on_huge_pages(end_, total);
+  reserve_on_huge_pages(cause_, total);
   start_.assign(total, -1);
   end_.assign(total, -1);
   cause_.assign(total, kNoGid);
@@ -223,13 +228,16 @@ void Engine::flatten(std::vector<std::uint32_t>& partners) {
   OPTCOLL_CHECK(partners.size() == total, "simulator given {} partners for {} ops", partners.size(),
                 total);
   renumber_partners(partners);
+  reserve_on_huge_pages(hot_, total);
+  reserve_on_huge_pages(cold_, total + 1);
+  reserve_on_huge_pages(count_, total);
   hot_.resize(total);
   cold_.resize(total + 1);
   count_.resize(total);  // the last entry only ends the successor lists
   // Predecessors, flat, so that successor lists are built without a second pass over the
   // schedule's (scattered) ops and `after` lists: the schedule is read exactly once.
   std::vector<Gid> preds;
-  preds.reserve(2 * total);
+  reserve_on_huge_pages(preds, 2 * total);
   for_each_op_tiled([&](std::size_t g, std::size_t pos, std::size_t k) {
     const Rank rank = rank_at[pos];
     const auto r = static_cast<std::size_t>(rank);
@@ -280,6 +288,7 @@ void Engine::price_in_place_combines() {
 }
 
 void Engine::cache_send_traits() {
+  reserve_on_huge_pages(send_traits_, hot_.size());
   send_traits_.assign(hot_.size(), 0);
   for (std::size_t g = 0; g < hot_.size(); ++g) {
     if (hot_[g].kind != OpKind::kSend) continue;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "optcoll/model/error.h"
+#include "optcoll/model/huge_pages.h"
 
 namespace optcoll::verify_detail {
 namespace {
@@ -334,16 +335,20 @@ FlatSchedule flatten(const Schedule& schedule, const Layout& layout,
   OPTCOLL_CHECK(partner.size() == n, "verify: {} message partners for {} ops", partner.size(), n);
   OPTCOLL_CHECK(n < (std::size_t{1} << 31), "verify: {} ops exceed 2^31", n);
   flat.partner = std::move(partner);
+  reserve_on_huge_pages(flat.ops, n);
+  reserve_on_huge_pages(flat.dep_start, n + 1);
+  reserve_on_huge_pages(flat.succ_start, n + 1);
   flat.ops.resize(n);
   flat.dep_start.resize(n + 1);
   flat.succ_start.resize(n + 1);
   flat.cell_base.resize(3 * p + 1);
   // Capacity is address space until written: reserve enough that these rarely (bound:
   // never) reallocate, since each reallocation copies the array and touches fresh pages.
-  flat.deps.reserve(2 * n);  // builders rarely give an op more than 2 dependencies on average
-  flat.succs.reserve(2 * n);
+  // Builders rarely give an op more than 2 dependencies on average.
+  reserve_on_huge_pages(flat.deps, 2 * n);
+  reserve_on_huge_pages(flat.succs, 2 * n);
   // At most 2 per buffer of a rank and 4 per op (more only with SendSlices / RecvSlices).
-  flat.bound.reserve(6 * p + 4 * n);
+  reserve_on_huge_pages(flat.bound, 6 * p + 4 * n);
   Flattener flattener(schedule, layout, flat);
   for (std::size_t r = 0; r < p; ++r) {
     prefetch_ranks(schedule, r);

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "optcoll/model/huge_pages.h"
 #include "optcoll/schedule/validate.h"
 
 namespace optcoll::verify_detail {
@@ -59,6 +60,8 @@ std::vector<GlobalOp> find_cycle(const FlatSchedule& flat, const Pending& pendin
 EventOrder order_events(const FlatSchedule& flat) {
   const std::size_t n = flat.op_count();
   Pending pending;
+  reserve_on_huge_pages(pending.deps, n);
+  reserve_on_huge_pages(pending.starts, n);
   pending.deps.resize(n);
   pending.starts.resize(n);
   for (GlobalOp g = 0; g < n; ++g) {
@@ -66,7 +69,7 @@ EventOrder order_events(const FlatSchedule& flat) {
     pending.starts[g] = flat.partner[g] == kNoPartner ? 1 : 2;
   }
   EventOrder order;
-  order.starts.reserve(n);
+  reserve_on_huge_pages(order.starts, n);
   // A stack of the events whose causes have all happened.
   std::vector<Event> ready;
   const auto finish = [&](GlobalOp g) {  // done(g): its dependents may start

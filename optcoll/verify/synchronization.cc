@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "optcoll/model/huge_pages.h"
 #include "optcoll/verify/happens_before.h"
 
 namespace optcoll::verify_detail {
@@ -35,6 +36,7 @@ class SyncSweep {
   // Ranks [64 * first_word, 64 * (first_word + words)).
   void sweep(std::size_t first_word, std::size_t words) {
     const std::size_t n = flat_.op_count();
+    reserve_on_huge_pages(masks_, n * words);
     masks_.assign(n * words, 0);
     auto mask = [&](GlobalOp g) { return masks_.data() + static_cast<std::size_t>(g) * words; };
     for (const GlobalOp entry : starts_) {
