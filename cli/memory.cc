@@ -51,13 +51,13 @@ std::size_t machine_memory() {
                                : 0;
 }
 
-// Σ over ranks of (input + 2 x output) elements: the run's data and its reference outputs.
+// Σ over ranks of 2 x (input + output) elements: every rank's input and reference output,
+// made once for the whole world, and each rank's own copy of its input and its output.
 double data_bytes(const CollectiveSpec& spec) {
   const Layout layout(spec);
   double elements = 0;
   for (Rank r = 0; r < spec.nranks; ++r) {
-    elements += static_cast<double>(layout.input_count(r)) +
-                2.0 * static_cast<double>(layout.output_count(r));
+    elements += 2.0 * static_cast<double>(layout.input_count(r) + layout.output_count(r));
   }
   return elements * static_cast<double>(spec.elem_bytes);
 }

@@ -30,17 +30,26 @@ void check_arguments(const Schedule& schedule, const Datatype& type, const Reduc
   }
 }
 
-// Every rank's input: the bcast message lives in the root's output buffer (MPI_Bcast's one
-// buffer), so the bcast inputs are empty but the root's, which is the message.
-std::vector<Bytes> inputs_of(const Layout& layout, const Datatype& scalar,
-                             std::string_view op_name) {
-  const bool bcast = layout.kind() == CollectiveKind::kBcast;
+// What every rank's run is checked with: each rank's input (bcast: the message lives in the
+// root's output buffer, MPI_Bcast's one buffer, so the inputs are empty but the root's, which
+// is the message) and the reference's output for each rank.
+struct CheckedData {
   std::vector<Bytes> inputs;
+  std::vector<Bytes> expected;
+};
+
+CheckedData checked_data(const Schedule& schedule, const Datatype& scalar,
+                         std::string_view op_name) {
+  const Layout layout = Layout::borrowing(schedule.spec);
+  const bool bcast = layout.kind() == CollectiveKind::kBcast;
+  CheckedData data;
   for (Rank r = 0; r < layout.nranks(); ++r) {
     const Count n = bcast ? (r == layout.root() ? layout.total() : 0) : layout.input_count(r);
-    inputs.push_back(make_input(scalar, op_name, r, n));
+    data.inputs.push_back(make_input(scalar, op_name, r, n));
   }
-  return inputs;
+  data.expected = reference_outputs(schedule.spec, data.inputs, element_type(scalar, op_name),
+                                    reduce_op(scalar, op_name));
+  return data;
 }
 
 // The first element where `output` differs from `expected`, as a message, or "".
@@ -56,13 +65,13 @@ std::string first_mismatch(Rank r, const Bytes& output, const Bytes& expected,
   return fmt::format("rank {} element {} differs from the reference", r, at / elem_bytes);
 }
 
-}  // namespace
-
-CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Datatype& scalar,
-                       std::string_view op_name, const CheckedRunOptions& options) {
-  const Datatype type = element_type(scalar, op_name);
-  const ReduceOp op = reduce_op(scalar, op_name);
-  check_arguments(schedule, type, op, options);
+// One rank's checked run against `data`, made before any rank starts: a rank that made its
+// own (every rank's inputs and reference outputs, as the reference needs them) held up the
+// ranks that waited for it, p times the work in all, and on a thread world of many ranks
+// on few cores that reached the progress timeout (p = 82, 1.3 MB per rank: 30 s and 9 GB).
+CheckedRun run_checked_with(Transport& transport, const Schedule& schedule, const CheckedData& data,
+                            const Datatype& type, const ReduceOp& op,
+                            const CheckedRunOptions& options) {
   const Layout layout = Layout::borrowing(schedule.spec);
   if (layout.nranks() != transport.size()) {
     throw_invalid("the schedule has {} ranks but the transport {}", layout.nranks(),
@@ -70,8 +79,7 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   }
   const Rank me = transport.rank();
   const bool bcast = schedule.spec.kind == CollectiveKind::kBcast;
-  const std::vector<Bytes> inputs = inputs_of(layout, scalar, op_name);
-  const Bytes& mine = inputs[static_cast<std::size_t>(me)];
+  const Bytes mine = data.inputs[static_cast<std::size_t>(me)];  // first touched by its rank
   Bytes output(static_cast<std::size_t>(layout.output_count(me)) * type.bytes, std::byte{0xAB});
   if (bcast && me == layout.root()) output = mine;
   const BufferBinding buffers{bcast ? std::span<const std::byte>{} : mine, output};
@@ -83,9 +91,8 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   for (int round = 0; round < options.rounds; ++round) {
     result.seconds.push_back(slowest_per_call(sync, run, buffers, type, op, options.calls));
   }
-  const auto expected = reference_outputs(schedule.spec, inputs, type, op);
   const std::string mismatch =
-      first_mismatch(me, output, expected[static_cast<std::size_t>(me)], type.bytes);
+      first_mismatch(me, output, data.expected[static_cast<std::size_t>(me)], type.bytes);
   if (!mismatch.empty()) result.mismatches.push_back(mismatch);
   result.correct = sync.max(mismatch.empty() ? 0.0 : 1.0) == 0;
   std::vector<double> sorted = result.seconds;
@@ -94,15 +101,29 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   return result;
 }
 
+}  // namespace
+
+CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Datatype& scalar,
+                       std::string_view op_name, const CheckedRunOptions& options) {
+  const Datatype type = element_type(scalar, op_name);
+  const ReduceOp op = reduce_op(scalar, op_name);
+  check_arguments(schedule, type, op, options);
+  return run_checked_with(transport, schedule, checked_data(schedule, scalar, op_name), type, op,
+                          options);
+}
+
 CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scalar,
                                   std::string_view op_name, const CheckedRunOptions& options) {
-  check_arguments(schedule, element_type(scalar, op_name), reduce_op(scalar, op_name), options);
+  const Datatype type = element_type(scalar, op_name);
+  const ReduceOp op = reduce_op(scalar, op_name);
+  check_arguments(schedule, type, op, options);
+  const CheckedData data = checked_data(schedule, scalar, op_name);  // once, for every rank
   ThreadWorld world(schedule.spec.nranks, WorldOptions{options.timeout});
   CheckedRun result;
   std::vector<std::string> mismatches;
   std::mutex mutex;
   world.run([&](Transport& transport) {
-    CheckedRun mine = run_checked(transport, schedule, scalar, op_name, options);
+    CheckedRun mine = run_checked_with(transport, schedule, data, type, op, options);
     std::lock_guard lock(mutex);
     mismatches.insert(mismatches.end(), mine.mismatches.begin(), mine.mismatches.end());
     if (transport.rank() == 0) result = std::move(mine);
