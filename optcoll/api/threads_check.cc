@@ -12,6 +12,7 @@
 #include "optcoll/exec/executor.h"
 #include "optcoll/exec/threads/world.h"
 #include "optcoll/model/error.h"
+#include "optcoll/schedule/validate.h"
 
 namespace optcoll {
 namespace {
@@ -69,9 +70,11 @@ std::string first_mismatch(Rank r, const Bytes& output, const Bytes& expected,
 // own (every rank's inputs and reference outputs, as the reference needs them) held up the
 // ranks that waited for it, p times the work in all, and on a thread world of many ranks
 // on few cores that reached the progress timeout (p = 82, 1.3 MB per rank: 30 s and 9 GB).
+// `known_well_formed`: the caller has checked the schedule (once for a whole thread world;
+// each rank checking all of it was p times the work, as with the data).
 CheckedRun run_checked_with(Transport& transport, const Schedule& schedule, const CheckedData& data,
                             const Datatype& type, const ReduceOp& op,
-                            const CheckedRunOptions& options) {
+                            const CheckedRunOptions& options, bool known_well_formed) {
   const Layout layout = Layout::borrowing(schedule.spec);
   if (layout.nranks() != transport.size()) {
     throw_invalid("the schedule has {} ranks but the transport {}", layout.nranks(),
@@ -85,7 +88,7 @@ CheckedRun run_checked_with(Transport& transport, const Schedule& schedule, cons
   const BufferBinding buffers{bcast ? std::span<const std::byte>{} : mine, output};
 
   RankSync sync(transport, options.timeout);
-  Execution run(schedule, me);                            // checks the schedule once
+  Execution run(schedule, me, known_well_formed);         // checks the schedule once
   run.run(transport, buffers, type, op, sync.options());  // untimed: first touch, scratch
   CheckedRun result;
   for (int round = 0; round < options.rounds; ++round) {
@@ -109,7 +112,7 @@ CheckedRun run_checked(Transport& transport, const Schedule& schedule, const Dat
   const ReduceOp op = reduce_op(scalar, op_name);
   check_arguments(schedule, type, op, options);
   return run_checked_with(transport, schedule, checked_data(schedule, scalar, op_name), type, op,
-                          options);
+                          options, /*known_well_formed=*/false);
 }
 
 CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scalar,
@@ -117,13 +120,15 @@ CheckedRun run_checked_on_threads(const Schedule& schedule, const Datatype& scal
   const Datatype type = element_type(scalar, op_name);
   const ReduceOp op = reduce_op(scalar, op_name);
   check_arguments(schedule, type, op, options);
-  const CheckedData data = checked_data(schedule, scalar, op_name);  // once, for every rank
+  require_well_formed(schedule);                                     // once, for every rank
+  const CheckedData data = checked_data(schedule, scalar, op_name);  // likewise
   ThreadWorld world(schedule.spec.nranks, WorldOptions{options.timeout});
   CheckedRun result;
   std::vector<std::string> mismatches;
   std::mutex mutex;
   world.run([&](Transport& transport) {
-    CheckedRun mine = run_checked_with(transport, schedule, data, type, op, options);
+    CheckedRun mine = run_checked_with(transport, schedule, data, type, op, options,
+                                       /*known_well_formed=*/true);
     std::lock_guard lock(mutex);
     mismatches.insert(mismatches.end(), mine.mismatches.begin(), mine.mismatches.end());
     if (transport.rank() == 0) result = std::move(mine);
